@@ -1,0 +1,43 @@
+"""synclint: find, fix and prove the removal of host-device syncs in PyTorch code.
+
+Importing this package is cheap and never imports torch: the runtime half
+(``no_sync``, ``watch``, ``SyncError``) and the ops (``synclint.ops``) load on
+first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Finding",
+    "SyncError",
+    "__version__",
+    "check_source",
+    "fix_source",
+    "no_sync",
+    "watch",
+]
+
+_LAZY = {
+    "Finding": ("synclint.finding", "Finding"),
+    "check_source": ("synclint.engine", "check_source"),
+    "fix_source": ("synclint.fixers", "fix_source"),
+    "no_sync": ("synclint.runtime", "no_sync"),
+    "watch": ("synclint.runtime", "watch"),
+    "SyncError": ("synclint.runtime", "SyncError"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'synclint' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), attribute)
+    globals()[name] = value
+    return value

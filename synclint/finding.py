@@ -1,0 +1,76 @@
+"""The records every part of synclint produces and consumes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two positions (1-based lines and columns, end exclusive)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    message: str
+    severity: str = "warning"
+    fix: Fix | None = None
+    # Not part of the JSON contract: kept for reporters and fixers.
+    source_line: str = field(default="", compare=False, repr=False)
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("source_line")
+        if self.fix is not None:
+            data["fix"] = {
+                "applicability": self.fix.applicability,
+                "message": self.fix.message,
+                "edits": [asdict(edit) for edit in self.fix.edits],
+            }
+        return data
+
+
+PARSE_ERROR_CODE = "SL000"
+PARSE_ERROR_NAME = "syntax-error"
+
+
+def error_finding(path: str, reason: str, line: int = 1, column: int = 1) -> Finding:
+    """The single entry a file that cannot be analysed produces."""
+    return Finding(
+        path=path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
+        code=PARSE_ERROR_CODE,
+        name=PARSE_ERROR_NAME,
+        message=reason,
+        severity="error",
+    )
