@@ -1,0 +1,99 @@
+"""Flow-insensitive evidence that a name holds a tensor (or a host array).
+
+Before a function is analysed, one cheap walk over its body records how each
+name is *used*: ``x.view(...)``, ``x.cuda()`` or ``torch.exp(x)`` are things
+one only does to a tensor; ``torch.from_numpy(a)`` says ``a`` is a numpy
+array. The walk stops at nested functions and classes, which get their own.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.imports import ImportMap
+from synclint.analysis.kinds import (
+    FACTORY_FUNCTIONS,
+    NON_TENSOR_FUNCTIONS,
+    NON_TENSOR_NAMESPACES,
+    TENSOR_ONLY_METHODS,
+    Kind,
+)
+
+_TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
+# Functional losses: both the prediction and the target are tensors.
+_TWO_TENSOR_PREFIXES = ("torch.nn.functional.",)
+
+
+def torch_tensor_function(qualified: str | None) -> str | None:
+    """The short name if ``qualified`` is torch math taking tensors, else None."""
+    if qualified is None or not qualified.startswith("torch."):
+        return None
+    if qualified.startswith("torch.nn.functional.") or qualified.startswith(
+        ("torch.linalg.", "torch.special.", "torch.fft.")
+    ):
+        return qualified.rsplit(".", 1)[1]
+    if qualified.startswith(NON_TENSOR_NAMESPACES) or qualified.startswith("torch.Tensor."):
+        return None
+    short = qualified[len("torch.") :]
+    if "." in short or short in FACTORY_FUNCTIONS or short in NON_TENSOR_FUNCTIONS:
+        return None
+    return short
+
+
+class EvidenceCollector(cst.CSTVisitor):
+    def __init__(self, imports: ImportMap) -> None:
+        super().__init__()
+        self.imports = imports
+        self.evidence: dict[str, Kind] = {}
+        self._root: cst.CSTNode | None = None
+
+    def _note(self, node: cst.BaseExpression, kind: Kind) -> None:
+        if not isinstance(node, cst.Name):
+            return
+        previous = self.evidence.get(node.value)
+        if previous is None or previous is kind:
+            self.evidence[node.value] = kind
+        else:  # contradictory uses: say nothing
+            self.evidence[node.value] = Kind.UNKNOWN
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self._root
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return node is self._root
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in _TENSOR_ONLY_ATTRIBUTES:
+            self._note(node.value, Kind.TENSOR)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if func.attr.value in TENSOR_ONLY_METHODS:
+                self._note(func.value, Kind.TENSOR)
+                return
+        qualified = self.imports.qualify(func)
+        if qualified is None:
+            return
+        if qualified in ("torch.from_numpy", "torch.as_tensor") and node.args:
+            if qualified == "torch.from_numpy":
+                self._note(node.args[0].value, Kind.NUMPY)
+            return
+        short = torch_tensor_function(qualified)
+        if short is None:
+            return
+        positional = [arg for arg in node.args if arg.keyword is None and arg.star == ""]
+        wanted = 2 if qualified.startswith(_TWO_TENSOR_PREFIXES) else 1
+        for arg in positional[:wanted]:
+            self._note(arg.value, Kind.TENSOR)
+
+
+def collect_evidence(root: cst.CSTNode, imports: ImportMap) -> dict[str, Kind]:
+    """Evidence for the names used directly in ``root`` (a function, class or module)."""
+    collector = EvidenceCollector(imports)
+    collector._root = root
+    root.visit(collector)
+    return {name: kind for name, kind in collector.evidence.items() if kind is not Kind.UNKNOWN}

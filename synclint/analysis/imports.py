@@ -1,0 +1,117 @@
+"""Import-aware name resolution without libcst's (slow) scope metadata.
+
+``import torch as T`` makes ``T.nonzero`` mean ``torch.nonzero``;
+``from torch import nonzero as nz`` makes ``nz`` mean ``torch.nonzero``.
+Imports are collected flow-insensitively from the whole module (function-level
+imports included): a name bound by an import anywhere is taken to mean that
+import everywhere, which is what real training code relies on.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+NUMPY_ROOTS = frozenset({"numpy", "cupy", "jax.numpy"})
+PANDAS_ROOTS = frozenset({"pandas", "polars"})
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression | None) -> str:
+    return "" if node is None else (dotted_name(node) or "")
+
+
+class ImportMap(cst.CSTVisitor):
+    """Maps local names to the fully qualified names they were imported as."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aliases: dict[str, str] = {}
+
+    # -- collection -----------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            full = _module_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = full
+            else:
+                # ``import torch.nn.functional`` binds ``torch``.
+                root = full.split(".", 1)[0]
+                self.aliases.setdefault(root, root)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative:
+            return False
+        module = _module_name(node.module)
+        if isinstance(node.names, cst.ImportStar):
+            self.aliases.setdefault(f"*{module}", module)
+            return False
+        for alias in node.names:
+            imported = _module_name(alias.name)
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{module}.{imported}"
+        return False
+
+    # Imports live in statements; skip expression-heavy subtrees cheaply.
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return any(isinstance(stmt, (cst.Import, cst.ImportFrom)) for stmt in node.body)
+
+    # -- queries ----------------------------------------------------------
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The fully qualified name of a Name/Attribute chain, if it is imported."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            if f"*torch" in self.aliases and head in _TORCH_STAR_NAMES:
+                full = f"torch.{head}"
+            else:
+                return None
+        return f"{full}.{rest}" if rest else full
+
+    def imports_root(self, roots: frozenset[str] | set[str]) -> bool:
+        return any(
+            full == root or full.startswith(root + ".")
+            for full in self.aliases.values()
+            for root in roots
+        )
+
+    @property
+    def imports_torch(self) -> bool:
+        return self.imports_root({"torch"})
+
+    @property
+    def imports_numpy(self) -> bool:
+        return self.imports_root(NUMPY_ROOTS)
+
+    @property
+    def imports_pandas(self) -> bool:
+        return self.imports_root(PANDAS_ROOTS)
+
+
+# ``from torch import *`` is rare; resolve only the names rules care about.
+_TORCH_STAR_NAMES = frozenset(
+    {"nonzero", "argwhere", "where", "unique", "unique_consecutive", "masked_select",
+     "repeat_interleave", "bincount", "tensor", "zeros", "ones", "full", "equal", "allclose"}
+)
+
+
+def collect_imports(module: cst.Module) -> ImportMap:
+    imports = ImportMap()
+    module.visit(imports)
+    return imports

@@ -1,0 +1,185 @@
+"""Parse once, analyse in one traversal, turn reports into findings.
+
+Data flows one way: source -> libcst module -> (imports, flow state, rules in a
+single traversal) -> reports -> findings (positions resolved lazily, only when
+a file has something to report) -> suppression filter.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from synclint.analysis.flow import FlowState
+from synclint.analysis.imports import collect_imports
+from synclint.config import Settings
+from synclint.finding import Edit, Finding, Fix, error_finding
+from synclint.fixers.base import render
+from synclint.rules import ALL_RULES
+from synclint.rules.base import Report, Rule, RuleContext
+from synclint.suppression import is_suppressed, suppressions
+
+
+class SourceError(Exception):
+    """The file cannot be analysed; the message says why (reported as SL000)."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """One traversal: keeps the flow state current and calls every rule's hooks."""
+
+    def __init__(self, flow: FlowState, rules: Sequence[Rule]) -> None:
+        super().__init__()
+        self.flow = flow
+        self.visits: dict[str, list] = {}
+        self.leaves: dict[str, list] = {}
+        for rule in rules:
+            for attr, node_type in type(rule).hooks().items():
+                table = self.visits if attr.startswith("visit_") else self.leaves
+                table.setdefault(node_type, []).append(getattr(rule, attr))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.flow.enter(node)
+        for hook in self.visits.get(type(node).__name__, ()):
+            hook(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for hook in self.leaves.get(type(original_node).__name__, ()):
+            hook(original_node)
+        self.flow.leave(original_node)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source honouring a BOM or a PEP 263 coding cookie."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    import tokenize
+    import io
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"cannot detect the encoding: {error}") from error
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise SourceError(f"not valid {encoding}: {error}") from error
+
+
+def parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        raise SourceError(
+            f"syntax error: {error.message}", line=error.raw_line, column=error.raw_column + 1
+        ) from error
+    except (RecursionError, MemoryError) as error:  # pathological nesting
+        raise SourceError(f"cannot parse: {type(error).__name__}") from error
+
+
+def select_rules(settings: Settings | None, path: str | None = None) -> list[type[Rule]]:
+    if settings is None:
+        return list(ALL_RULES)
+    return [rule for rule in ALL_RULES if settings.is_enabled(rule.code, path)]
+
+
+def analyse(
+    module: cst.Module, source: str, path: str, rules: Iterable[type[Rule]]
+) -> tuple[RuleContext, list[Report]]:
+    """Run ``rules`` over ``module`` in one traversal; return their raw reports."""
+    imports = collect_imports(module)
+    flow = FlowState(module, imports)
+    context = RuleContext(path, source, module, imports, flow)
+    instances = [rule(context) for rule in rules]
+    module.visit(_Dispatcher(flow, instances))
+    return context, context.reports
+
+
+def check_module(module: cst.Module, source: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
+    _, reports = analyse(module, source, path, rules)
+    if not reports:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    silenced = suppressions(source)
+    lines = source.splitlines()
+    findings = []
+    for report in reports:
+        where = positions[report.node]
+        line, end_line = where.start.line, where.end.line
+        if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
+            continue
+        findings.append(
+            Finding(
+                path=path,
+                line=line,
+                column=where.start.column + 1,
+                end_line=end_line,
+                end_column=where.end.column + 1,
+                code=report.rule.code,
+                name=report.rule.name,
+                message=report.message,
+                fix=_fix_record(report, positions),
+                source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+            )
+        )
+    findings.sort(key=lambda f: f.sort_key)
+    return findings
+
+
+def _fix_record(report: Report, positions) -> Fix | None:
+    proposal = report.fix
+    if proposal is None:
+        return None
+    edits = []
+    for original, replacement in proposal.replacements.items():
+        where = positions.get(original)
+        if where is None:
+            continue
+        edits.append(
+            Edit(
+                line=where.start.line,
+                column=where.start.column + 1,
+                end_line=where.end.line,
+                end_column=where.end.column + 1,
+                content=render(replacement),
+            )
+        )
+    edits.sort(key=lambda e: (e.line, e.column))
+    return Fix(proposal.applicability, proposal.message, tuple(edits))
+
+
+def check_source(
+    source: str | bytes,
+    path: str = "<string>",
+    settings: Settings | None = None,
+) -> list[Finding]:
+    """Findings for one module's source (the public API)."""
+    try:
+        text = decode_source(source) if isinstance(source, bytes) else source
+        if not text.strip():
+            return []
+        module = parse(text)
+        return check_module(module, text, path, select_rules(settings, path))
+    except SourceError as error:
+        return [error_finding(path, str(error), error.line, error.column)]
+
+
+def check_file(path: str | Path, settings: Settings | None = None) -> list[Finding]:
+    """Findings for one file; unreadable or unparsable files yield one SL000 entry."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return [error_finding(str(path), f"cannot read: {error.strerror or error}")]
+    if not data.strip():
+        return []
+    return check_source(data, str(path), settings)

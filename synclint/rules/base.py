@@ -1,0 +1,131 @@
+"""The rule base class and the context every rule sees.
+
+A rule is one class: its docstring is its documentation (What it does / Why is
+this bad? / Example / Use instead / Fix safety), ``VALID`` and ``INVALID`` are
+examples that run as tests, and ``visit_<Node>`` / ``leave_<Node>`` methods are
+called by the engine's single traversal, with the shared :class:`RuleContext`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from synclint.analysis.kinds import Kind
+from synclint.catalogue import SyncOp
+
+if TYPE_CHECKING:
+    from synclint.analysis.flow import FlowState
+    from synclint.analysis.imports import ImportMap
+    from synclint.fixers.base import FixProposal
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example a rule must flag, at ``line``:``column`` (1-based) of ``code``."""
+
+    code: str
+    line: int
+    column: int
+    fixed: str | None = None  # expected output of the rule's fix, when it has one
+
+
+@dataclass
+class Report:
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    fix: FixProposal | None = None
+
+
+class RuleContext:
+    """What the engine knows about the file being checked."""
+
+    def __init__(
+        self, path: str, source: str, module: cst.Module, imports: ImportMap, flow: FlowState
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.imports = imports
+        self.flow = flow
+        self.reports: list[Report] = []
+
+    # Conveniences so rules read like the sentence they implement.
+    def kind_of(self, node: cst.BaseExpression) -> Kind:
+        return self.flow.kind_of(node)
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.flow.kind_of(node).is_tensor
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node)
+
+    @property
+    def in_loop(self) -> bool:
+        return self.flow.in_loop
+
+    def context_phrase(self) -> str:
+        return self.flow.context_phrase()
+
+    @property
+    def is_hot(self) -> bool:
+        """Inside a loop, ``forward``, a loss or a training step."""
+        return self.flow.in_loop or self.flow.hot_path() is not None
+
+    @property
+    def mentions_cuda(self) -> bool:
+        return "cuda" in self.source
+
+
+class Rule:
+    """Base class; subclasses set ``code`` and ``name`` and define visitors."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    #: "safe" / "unsafe" when the rule offers a fix for some findings, else None.
+    fix_applicability: ClassVar[str | None] = None
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def __init__(self, context: RuleContext) -> None:
+        self.context = context
+
+    def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
+        self.context.reports.append(Report(type(self), node, message, fix))
+
+    # -- catalogue-worded messages ------------------------------------------------------
+    def sync_message(self, what: str, op: SyncOp) -> str:
+        return (
+            f"{what} forces a host-device sync: {op.why}; use {op.use_instead}"
+            f"{self.context.context_phrase()}"
+        )
+
+    # -- introspection for the engine and docs ---------------------------------------
+    @classmethod
+    def hooks(cls) -> dict[str, str]:
+        """``{"visit_Call": "Call", ...}`` for the visitor methods this rule defines."""
+        return {
+            attr: attr.split("_", 1)[1]
+            for attr, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+            if attr.startswith(("visit_", "leave_")) and attr.split("_", 1)[1][:1].isupper()
+        }
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        doc = cls.documentation()
+        for line in doc.splitlines():
+            if line.strip() and not line.startswith("#"):
+                return line.strip()
+        return ""
+
+
+RuleHook = Callable[[cst.CSTNode], None]

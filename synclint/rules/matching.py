@@ -1,0 +1,69 @@
+"""Match calls against the sync-op catalogue, with the receiver-kind policy.
+
+A call matches a catalogue entry either by its resolved qualified name
+(``torch.nonzero``, ``T.nonzero`` after ``import torch as T``,
+``torch.Tensor.nonzero(x)``) or as a method on a receiver that is a tensor.
+
+Receivers of unknown kind: a method that only tensors have (``.cpu()``,
+``.numpy()``, ``.item()``, ``.bincount()``) is taken as a tensor method. A name
+numpy or pandas also use (``.nonzero()``, ``.unique()``, ``.tolist()``) needs
+positive evidence that the receiver is a tensor when the file imports numpy or
+pandas; in a file that imports torch and neither of them, the tensor reading is
+assumed. This keeps ``np.nonzero``-style look-alikes out while still catching
+``(labels == k).nonzero()`` in torch-only code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from synclint.analysis.kinds import Kind
+from synclint.catalogue import SyncOp, by_function, by_method
+from synclint.rules.base import RuleContext
+
+#: Method names that numpy arrays or pandas objects also have.
+SHARED_WITH_HOST_ARRAYS = frozenset(
+    {"nonzero", "unique", "tolist", "any", "all", "argmax", "argmin", "repeat", "sum",
+     "mean", "max", "min", "equal", "synchronize"}
+)
+
+
+@dataclass(frozen=True)
+class SyncCall:
+    op: SyncOp
+    display: str  # how to name it in a message: `torch.nonzero`, `.nonzero()`
+    is_method: bool
+    receiver: cst.BaseExpression | None  # the tensor for method calls / first arg
+
+
+def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, method: str) -> bool:
+    kind = context.kind_of(receiver)
+    if kind.is_tensor:
+        return True
+    if kind is not Kind.UNKNOWN:
+        return False
+    if not context.imports.imports_torch:
+        return False
+    if method in SHARED_WITH_HOST_ARRAYS:
+        return not (context.imports.imports_numpy or context.imports.imports_pandas)
+    return True
+
+
+def match_sync_call(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
+    """The catalogue entry (reported as ``code``) this call invokes, if any."""
+    qualified = context.qualify(call.func)
+    if qualified is not None:
+        op = by_function(qualified)
+        if op is None or op.code != code:
+            return None
+        args = [a for a in call.args if a.keyword is None]
+        return SyncCall(op, f"`{qualified}`", False, args[0].value if args else None)
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    for op in by_method(method):
+        if op.code == code and receiver_is_tensor(context, call.func.value, method):
+            return SyncCall(op, f"`.{method}()`", True, call.func.value)
+    return None

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.rules.base import Invalid, Rule
+from synclint.rules.matching import match_sync_call
+
+
+class Unique(Rule):
+    """Flags `torch.unique`, `Tensor.unique` and `unique_consecutive`.
+
+    ## What it does
+    Finds calls that return the distinct values of a tensor.
+
+    ## Why is this bad?
+    The number of distinct values decides the output shape, so the host must
+    wait for the device before it can allocate the result or queue the next
+    kernel. In the seed segmentation loss, replacing `torch.nonzero` alone did
+    not help: the stall simply moved to `torch.unique`.
+
+    ## Example
+    ```python
+    unique = torch.unique(target)
+    ignore_loss = torch.numel(unique) < 2
+    ```
+
+    ## Use instead
+    When only the number of distinct values is needed, sort and count the steps
+    on the device:
+    ```python
+    sorted_target, _ = torch.sort(target.flatten())
+    num_unique = torch.count_nonzero(sorted_target[1:] != sorted_target[:-1]) + 1
+    ```
+    For a histogram over known classes, use `torch.zeros(C).scatter_add_(...)`.
+
+    ## Fix safety
+    A unique result used only for its count becomes the sort + step count:
+    unsafe, the count is a 0-d tensor (and an empty input counts 1, not 0).
+    """
+
+    code = "SL102"
+    name = "unique"
+    fix_applicability = "unsafe"
+
+    VALID = (
+        "import torch\ns, _ = torch.sort(t.flatten())\n",
+        "import pandas as pd\nimport torch\ndf = pd.DataFrame()\nu = df['a'].unique()\n",
+        "import numpy as np\nu = np.unique(a)\n",
+        "import numpy as np\nimport torch\nu = np.asarray(a).unique()\n",
+        "labels = set(xs)\nu = len(labels)\n",
+        "import numpy as np\nimport torch\nu = arr.unique()\n",
+    )
+    INVALID = (
+        Invalid("import torch\nu = torch.unique(t)\n", 2, 5),
+        Invalid("import torch as T\nu = T.unique(t, return_counts=True)\n", 2, 5),
+        Invalid("from torch import unique\nu = unique(t)\n", 2, 5),
+        Invalid("import torch\ndef f(t: torch.Tensor):\n    return t.unique()\n", 3, 12),
+        Invalid("import torch\nu = torch.unique_consecutive(t)\n", 2, 5),
+        Invalid("import torch\ndef f(x):\n    return (x.float() > 0).unique_consecutive()\n", 3, 12),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        match = match_sync_call(self.context, node, self.code)
+        if match is not None:
+            from synclint.fixers import propose
+
+            self.report(node, self.sync_message(match.display, match.op), propose(self, node))

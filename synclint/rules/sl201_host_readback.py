@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.inference import keyword, positional
+from synclint.analysis.kinds import Kind
+from synclint.catalogue import ops_for
+from synclint.rules.base import Invalid, Rule
+from synclint.rules.matching import match_sync_call, receiver_is_tensor
+
+_READBACK, _DEVICE_TO_HOST, _PY_BOOL = ops_for("SL201")
+_CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
+_FORMATTERS = frozenset({"print", "str", "repr", "format"})
+_READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})
+
+
+def _is_cpu_device(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value == "cpu"
+    if isinstance(node, cst.Call) and node.args:
+        return _is_cpu_device(node.args[0].value)  # torch.device("cpu")
+    return False
+
+
+class HostReadback(Rule):
+    """Flags reads of device values on the host: `.item()`, `.tolist()`, `.cpu()`, `float(t)`, ...
+
+    ## What it does
+    Finds every place a tensor's *value* crosses to Python: `.item()`,
+    `.tolist()`, `.numpy()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
+    `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
+    Python bool), a tensor used where Python needs an integer (slice bounds,
+    `range(t)`), and printing or formatting a tensor (`print(t)`, `f"{t}"`).
+
+    ## Why is this bad?
+    The host cannot read a value the device has not computed yet: it blocks
+    until every queued kernel has run. One `.item()` per step for logging
+    turns an asynchronous training loop into a lock-step one.
+
+    ## Example
+    ```python
+    for batch in loader:
+        loss = step(batch)
+        running += loss.item()
+    ```
+
+    ## Use instead
+    ```python
+    running = torch.zeros((), device=device)
+    for batch in loader:
+        running += step(batch).detach()
+    print(running.item())  # once, after the loop or every N steps
+    ```
+
+    ## Fix safety
+    No automatic fix: where the value is needed on the host is a design choice.
+    """
+
+    code = "SL201"
+    name = "host-readback"
+
+    VALID = (
+        "import numpy as np\nimport torch\na = np.zeros(3)\nv = a.tolist()\n",
+        "import torch\nn = len(xs)\nv = float(n)\n",
+        "import torch\nx = torch.zeros(3)\nprint(x.shape)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return x.to('cuda')\n",
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.cpu()\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return float(x.shape[0])\n",
+        "import torch\ndef f(x: torch.Tensor):\n    print(f'{x.dtype}')\n",
+    )
+    INVALID = (
+        Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.detach().cpu().numpy()\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu')\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
+        Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
+        Invalid("import math\nimport torch\ndef f(x: torch.Tensor):\n    return math.sqrt(x.sum())\n", 4, 12),
+        Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.equal(a, b)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return f'{x.mean()}'\n", 3, 15),
+    )
+
+    # -- method and function calls ----------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and self._already_on_host(func.value):
+            return
+        match = match_sync_call(self.context, node, self.code)
+        if match is not None:
+            if match.op is _DEVICE_TO_HOST and not self._moves_to_host(node, match.is_method):
+                return
+            self.report(node, self.sync_message(match.display, match.op))
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            if self._moves_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
+                self.report(node, self.sync_message("`.to('cpu')`", _DEVICE_TO_HOST))
+            return
+        if isinstance(func, cst.Name) and func.value in _CONVERSIONS | _FORMATTERS:
+            if self.context.imports.qualify(func) is None:
+                self._check_builtin(func.value, node)
+            return
+        qualified = self.context.qualify(func)
+        if qualified is not None and qualified.startswith("math.") and node.args:
+            if self.context.is_tensor(node.args[0].value):
+                self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
+
+    def _already_on_host(self, receiver: cst.BaseExpression) -> bool:
+        """`x.cpu().numpy()`: only the first read-back in a chain syncs."""
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            method = receiver.func.attr.value
+            if method in _READBACK_METHODS or (method == "to" and self._moves_to_host(receiver, True)):
+                return True
+            receiver = receiver.func.value
+        return False
+
+    def _moves_to_host(self, call: cst.Call, is_method: bool) -> bool:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu":
+            return True
+        device = keyword(call, "device")
+        candidates = [device.value] if device else [a.value for a in positional(call)[:1]]
+        return any(_is_cpu_device(c) for c in candidates)
+
+    def _check_builtin(self, name: str, node: cst.Call) -> None:
+        args = positional(node)
+        if not args:
+            return
+        if name in _FORMATTERS:
+            for arg in args:
+                if self.context.is_tensor(arg.value):
+                    self.report(arg.value, self.sync_message(f"`{name}()` of a tensor", _READBACK))
+            return
+        if self.context.is_tensor(args[0].value):
+            self.report(node, self.sync_message(f"`{name}(tensor)`", _READBACK))
+
+    # -- tensors where Python needs a number ----------------------------------------
+    def visit_Slice(self, node: cst.Slice) -> None:
+        for bound in (node.lower, node.upper, node.step):
+            if bound is not None and self.context.is_tensor(bound):
+                self.report(bound, self.sync_message("A tensor used as a slice bound", _READBACK))
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if self.context.is_tensor(node.expression):
+            self.report(node.expression, self.sync_message("Formatting a tensor in an f-string", _READBACK))
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "range":
+            for arg in node.args:
+                if self.context.is_tensor(arg.value):
+                    self.report(arg.value, self.sync_message("A tensor passed to `range()`", _READBACK))

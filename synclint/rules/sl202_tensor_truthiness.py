@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.catalogue import ops_for
+from synclint.rules.base import Invalid, Rule
+
+_READBACK = ops_for("SL201")[0]
+
+
+class TensorTruthiness(Rule):
+    """Flags a tensor used as a Python bool: `if t:`, `while t:`, `assert t`, `t and u`, `not t`, `max(a, b)`.
+
+    ## What it does
+    Finds tensors in a Python boolean context: the test of `if`, `while`,
+    `assert`, a conditional expression or a comprehension filter; operands of
+    `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors
+    (they compare with `bool(a < b)`).
+
+    ## Why is this bad?
+    Python calls `Tensor.__bool__`, which reads the value back to the host:
+    the CPU waits for the device before it can decide which branch to take.
+
+    ## Example
+    ```python
+    if num_unique < 2:
+        loss = 0.0 * loss
+    ```
+
+    ## Use instead
+    ```python
+    loss = torch.where(num_unique < 2, 0.0 * loss, loss)
+    ```
+    and `torch.maximum(a, b)` instead of `max(a, b)`.
+
+    ## Fix safety
+    An `if` whose body (and `else`) only assigns one name becomes
+    `name = torch.where(cond, a, b)`: unsafe, both branches are now evaluated
+    (an exception or side effect in the untaken branch now happens).
+    """
+
+    code = "SL202"
+    name = "tensor-truthiness"
+    fix_applicability = "unsafe"
+
+    VALID = (
+        "import torch\ndef f(x: torch.Tensor):\n    if x is None:\n        return 0\n",
+        "import torch\ndef f(x: torch.Tensor):\n    if x.shape[0] > 0:\n        return 1\n",
+        "import torch\ndef f(x: torch.Tensor):\n    if x.numel() == 0:\n        return 1\n",
+        "import torch\ndef f(x: torch.Tensor, n: int):\n    while n:\n        n -= 1\n",
+        "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
+        "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",
+        "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
+    )
+    INVALID = (
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    if x.sum() > 0:\n        return 1\n", 3, 8),
+        Invalid("import torch\ndef f(loss: torch.Tensor):\n    if torch.isnan(loss).any():\n        return 1\n", 3, 8),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    assert (x >= 0).all()\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    while x.max() > 1:\n        x = x / 2\n", 3, 11),
+        Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max(x, y)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
+        Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return not x.all()\n", 3, 16),
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._seen: set[int] = set()
+
+    def _check(self, test: cst.BaseExpression, statement: cst.CSTNode | None = None) -> None:
+        if isinstance(test, cst.BooleanOperation):
+            self._check(test.left)
+            self._check(test.right)
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._check(test.expression)
+        elif id(test) not in self._seen and self.context.is_tensor(test):
+            self._seen.add(id(test))
+            message = self.sync_message("Using a tensor as a Python bool", _READBACK)
+            fix = None
+            if statement is not None:
+                from synclint.fixers import propose
+
+                fix = propose(self, statement)
+            self.report(test, message, fix)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._check(node.test, node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._check(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check(node.test)
+
+    def visit_CompIf(self, node: cst.CompIf) -> None:
+        self._check(node.test)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._check(node.left)  # evaluated as a bool whatever the context
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._check(node.expression)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value in ("min", "max")):
+            return
+        if self.context.imports.qualify(func) is not None:
+            return
+        args = [a for a in node.args if a.keyword is None]
+        if any(self.context.is_tensor(a.value) for a in args):
+            if id(node) not in self._seen:
+                self._seen.add(id(node))
+                self.report(node, self.sync_message(f"Builtin `{func.value}()` of tensors", _READBACK))

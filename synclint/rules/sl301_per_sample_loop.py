@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from synclint.analysis.imports import dotted_name
+from synclint.analysis.kinds import Kind
+from synclint.rules.base import Invalid, Rule
+from synclint.rules.loaders import is_loader
+
+_BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
+_IOU_NAME = re.compile(r"iou", re.I)
+_SAMPLE_NAME = re.compile(
+    r"(target|box|label|gt|annot|sample|image|img|mask|pred|instance|proposal)s?$", re.I
+)
+
+
+class _BodyScan(cst.CSTVisitor):
+    """What a loop body does: tensor ops launched, IoU-like calls, indexing by the loop variable."""
+
+    def __init__(self, rule: PerSampleLoop, loop_names: set[str]) -> None:
+        super().__init__()
+        self.rule = rule
+        self.loop_names = loop_names
+        self.tensor_ops = 0
+        self.iou_call: str | None = None
+        self.indexes_by_loop_var = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.rule.context
+        qualified = context.qualify(node.func)
+        name = dotted_name(node.func) or ""
+        if _IOU_NAME.search(name.rsplit(".", 1)[-1]):
+            self.iou_call = name
+        if qualified is not None and qualified.startswith("torch."):
+            self.tensor_ops += 1
+        elif isinstance(node.func, cst.Attribute) and context.is_tensor(node.func.value):
+            self.tensor_ops += 1
+        elif self.iou_call == name:
+            self.tensor_ops += 1
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        for element in node.slice:
+            index = element.slice
+            value = index.value if isinstance(index, cst.Index) else None
+            if isinstance(value, cst.Name) and value.value in self.loop_names:
+                self.indexes_by_loop_var = True
+            elif isinstance(value, cst.Tuple) and any(
+                isinstance(e.value, cst.Name) and e.value.value in self.loop_names for e in value.elements
+            ):
+                self.indexes_by_loop_var = True
+
+
+class PerSampleLoop(Rule):
+    """Flags Python loops over the samples of a batch whose body launches tensor ops.
+
+    ## What it does
+    Finds `for` loops that walk a batch one sample at a time — over
+    `range(len(targets))`, `range(x.shape[0])`, `range(batch_size)`, a list of
+    per-sample tensors, or `enumerate` / `zip` of them — and launch tensor
+    operations in the body (typically a loss per image).
+
+    ## Why is this bad?
+    Each iteration launches the same kernels again for a handful of elements:
+    B times the launch overhead, and usually a host-side shape check
+    (`if targets.shape[0] > 0`) that blocks pipelining. In the seed
+    detection loss the per-image loop took 938 ms per step; concatenating took
+    25 ms, padding + masking 1.8 ms, and a fused kernel 0.63 ms.
+
+    ## Example
+    ```python
+    for i in range(len(targets_list)):
+        n = targets_list[i].shape[0]
+        loss_sum += generalized_box_iou(pred[i, :n], targets_list[i]).sum()
+    ```
+
+    ## Use instead
+    Pad the targets to a fixed number of slots in `collate_fn`, compute the
+    loss on the whole batch and mask the padding:
+    ```python
+    from synclint.ops import giou_loss
+    loss = giou_loss(pred, padded_targets)  # fused C++/CUDA, forward and backward
+    ```
+
+    ## Fix safety
+    The seed's box-loss loop is rewritten to the padded, masked batch form:
+    unsafe (the targets must be padded by the data pipeline).
+    """
+
+    code = "SL301"
+    name = "per-sample-loop"
+    fix_applicability = "unsafe"
+
+    VALID = (
+        "import torch\nfor i in range(10):\n    layers.append(torch.nn.Linear(2, 2))\n",
+        "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
+        "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
+        "import torch\ndef f(targets):\n    n = len(targets)\n    for i in range(n):\n        print(i)\n",
+        "import torch\nfor epoch in range(5):\n    train(model)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import torch\ndef loss_fn(pred, targets_list):\n    batch_size = len(targets_list)\n"
+            "    for i in range(batch_size):\n        t = targets_list[i]\n        s = torch.abs(pred[i, : t.shape[0]] - t).sum()\n",
+            4, 5,
+        ),
+        Invalid(
+            "import torch\ndef f(x: torch.Tensor):\n    for i in range(x.shape[0]):\n        x[i] = torch.relu(x[i])\n",
+            3, 5,
+        ),
+        Invalid(
+            "import torch\nfrom typing import List\ndef f(ts: List[torch.Tensor]):\n    out = 0\n"
+            "    for t in ts:\n        out = out + t.sum()\n    return out\n",
+            5, 5,
+        ),
+        Invalid(
+            "import torch\ndef f(p: torch.Tensor, ts):\n    for i in range(p.size(0)):\n        p[i].mul_(2)\n",
+            3, 5,
+        ),
+        Invalid(
+            "import torch\ndef f(preds: torch.Tensor, targets):\n    for i, t in enumerate(targets):\n        torch.nn.functional.l1_loss(preds[i], t)\n",
+            3, 5,
+        ),
+        Invalid(
+            "import torch\ndef f(preds, targets):\n    for i in range(len(targets)):\n        generalized_box_iou(preds[i], targets[i])\n",
+            3, 5,
+        ),
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._batch_sized: list[set[str]] = [set()]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._batch_sized.append(set())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._batch_sized.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_batch_size(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self._batch_sized[-1].add(target.target.value)
+
+    def _is_batch_size(self, node: cst.BaseExpression) -> bool:
+        """``len(seq)``, ``x.shape[0]``, ``x.size(0)``, ``batch_size``-like names."""
+        if isinstance(node, cst.Name):
+            return node.value in self._batch_sized[-1] or bool(_BATCH_NAME.match(node.value))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+            return bool(node.args) and self.context.kind_of(node.args[0].value) is not Kind.PYTHON
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+            index = node.slice[0].slice if len(node.slice) == 1 else None
+            return (
+                node.value.attr.value == "shape"
+                and isinstance(index, cst.Index)
+                and isinstance(index.value, cst.Integer)
+                and index.value.value == "0"
+            )
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+            return len(node.args) == 1 and isinstance(node.args[0].value, cst.Integer) and node.args[0].value.value == "0"
+        return False
+
+    def _per_sample_iteration(self, node: cst.For) -> str | None:
+        """"direct" when the loop walks per-sample tensors, "indexed" when it walks
+        sample indices (the body must then index by the loop variable), else None."""
+        iterable = node.iter
+        if is_loader(iterable):
+            return None  # a loader yields whole batches
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            name = iterable.func.value
+            if name == "range" and len(iterable.args) == 1:
+                return "indexed" if self._is_batch_size(iterable.args[0].value) else None
+            if name in ("enumerate", "zip"):
+                if any(self._is_sample_sequence(a.value) for a in iterable.args):
+                    return "direct"
+                if any(_SAMPLE_NAME.search(dotted_name(a.value) or "") for a in iterable.args):
+                    return "indexed"
+                return None
+        return "direct" if self._is_sample_sequence(iterable) else None
+
+    def _is_sample_sequence(self, node: cst.BaseExpression) -> bool:
+        return self.context.kind_of(node) is Kind.TENSOR_SEQUENCE
+
+    def visit_For(self, node: cst.For) -> None:
+        iteration = self._per_sample_iteration(node)
+        if iteration is None:
+            return
+        loop_names = {n.value for n in _names(node.target)}
+        scan = _BodyScan(self, loop_names)
+        node.body.visit(scan)
+        if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
+            return
+        if scan.iou_call:
+            advice = (
+                f"the body computes a box IoU loss (`{scan.iou_call}`): pad the targets and call "
+                "the fused `synclint.ops.giou_loss(pred, targets)` once per batch"
+            )
+        else:
+            advice = "concatenate the samples, or pad them to a fixed size and mask, and launch once per batch"
+        from synclint.fixers import propose
+
+        self.report(
+            node,
+            f"Per-sample Python loop launches the same kernels once per sample; {advice}"
+            f"{self.context.context_phrase()}",
+            propose(self, node),
+        )
+
+
+def _names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names(element.value)

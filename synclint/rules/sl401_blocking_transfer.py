@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.inference import keyword
+from synclint.rules.base import Invalid, Rule
+from synclint.rules.loaders import is_loader as _is_loader
+from synclint.rules.sl302_per_sample_transfer import _is_host_transfer, _root_name, _target_names
+
+
+
+class BlockingTransfer(Rule):
+    """Flags host-to-device copies of loader batches without `non_blocking=True`.
+
+    ## What it does
+    Finds `.to(device)` and `.cuda()` calls on the values a `for` loop takes
+    from a data loader (`for x, y in train_loader:`, `for step, batch in
+    enumerate(loader):`) that do not pass `non_blocking=True`.
+
+    ## Why is this bad?
+    A blocking copy makes the host wait until the copy is done — and a copy
+    is queued behind every kernel already launched, so in practice the CPU
+    waits for the previous step to finish before it can start queueing the
+    next one.
+
+    ## Example
+    ```python
+    for images, labels in loader:
+        images = images.to(device)
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, batch_size=64, pin_memory=True)
+    for images, labels in loader:
+        images = images.to(device, non_blocking=True)
+    ```
+
+    ## Fix safety
+    Adding `non_blocking=True` is safe: the copy is ordered on the current
+    stream before every kernel that reads it. It only overlaps with compute
+    when the loader pins memory (see SL402).
+    """
+
+    code = "SL401"
+    name = "blocking-transfer"
+    fix_applicability = "safe"
+
+    VALID = (
+        "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n",
+        "import torch\nfor x, y in loader:\n    x = x.to('cpu')\n",
+        "import torch\nmodel = model.to(device)\n",
+        "import torch\nfor i in range(3):\n    w = w.to(device)\n",
+        "import torch\nfor x, y in loader:\n    x = x.cuda(non_blocking=True)\n",
+        "import torch\nfor x in items:\n    x = x.to(device)\n",
+    )
+    INVALID = (
+        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9, "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"),
+        Invalid("import torch\nfor step, (x, y) in enumerate(train_loader):\n    y = y.cuda()\n", 3, 9, "import torch\nfor step, (x, y) in enumerate(train_loader):\n    y = y.cuda(non_blocking=True)\n"),
+        Invalid("import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev)\n", 3, 9, "import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev, non_blocking=True)\n"),
+        Invalid("import torch\nfor data in val_dl:\n    out = model(data['img'].to(device))\n", 3, 17, "import torch\nfor data in val_dl:\n    out = model(data['img'].to(device, non_blocking=True))\n"),
+        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=False)\n", 3, 9, "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"),
+        Invalid("import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0)\n", 4, 18, "import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0, non_blocking=True)\n"),
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._batch_names: list[set[str]] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        iterable = node.iter
+        if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+        names = set(_target_names(node.target)) if _is_loader(iterable) else set()
+        self._batch_names.append(names)
+
+    def leave_For(self, node: cst.For) -> None:
+        self._batch_names.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._batch_names or not _is_host_transfer(node):
+            return
+        if _root_name(node.func.value) not in set().union(*self._batch_names):  # type: ignore[union-attr]
+            return
+        flag = keyword(node, "non_blocking")
+        if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
+            return
+        from synclint.fixers import propose
+
+        self.report(
+            node,
+            "Blocking host-to-device copy of a loader batch: the host waits for the copy, "
+            "which waits for every queued kernel; pass `non_blocking=True` (with a pinned loader)"
+            f"{self.context.context_phrase()}",
+            propose(self, node),
+        )

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.inference import keyword
+from synclint.rules.base import Invalid, Rule
+from synclint.rules.sl302_per_sample_transfer import _is_host_transfer
+
+_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
+     "tensor", "as_tensor", "zeros_like", "ones_like", "full_like"}
+)
+
+
+def _is_accelerator(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return isinstance(value, str) and value != "cpu" and not value.startswith("cpu")
+    return not (isinstance(node, cst.Name) and node.value == "None")
+
+
+def _python_data(node: cst.BaseExpression) -> bool:
+    """A literal (number, bool, or a list/tuple of them) or a unary minus of one."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _python_data(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(_python_data(e.value) for e in node.elements)
+    return False
+
+
+class HostTensorCtor(Rule):
+    """Flags tensors built on the host and copied to the device in hot code.
+
+    ## What it does
+    Finds, inside loops, `forward`, losses and training steps:
+    `torch.tensor(<python data>, device=<accelerator>)`, and factories whose
+    result is immediately moved (`torch.zeros(n).cuda()`,
+    `torch.tensor(x).to(device)`).
+
+    ## Why is this bad?
+    The data is materialised in pageable host memory and copied with a
+    synchronous host-to-device transfer, every time the line runs.
+
+    ## Example
+    ```python
+    zero = torch.tensor(0.0, device=pred.device)
+    offsets = torch.arange(n).cuda()
+    ```
+
+    ## Use instead
+    ```python
+    zero = torch.zeros((), device=pred.device)
+    offsets = torch.arange(n, device="cuda")
+    ```
+
+    ## Fix safety
+    Literal zeros and scalars become `torch.zeros` / `torch.full` on the
+    device, and factory-then-move becomes the factory with `device=`: safe,
+    the values, dtype and device are the same.
+    """
+
+    code = "SL403"
+    name = "host-tensor-ctor"
+    fix_applicability = "safe"
+
+    VALID = (
+        "import torch\nzero = torch.tensor(0.0, device='cuda')\n",
+        "import torch\ndef forward(self, x):\n    return torch.zeros((), device=x.device)\n",
+        "import torch\ndef forward(self, x):\n    return torch.tensor(x, device='cpu')\n",
+        "import torch\nfor i in range(3):\n    z = torch.zeros(3, device='cuda')\n",
+        "import torch\nfor i in range(3):\n    z = torch.tensor(values)\n",
+        "import torch\nfor i in range(3):\n    z = torch.zeros(3).to(torch.float16)\n",
+    )
+    INVALID = (
+        Invalid("import torch\nfor b in range(3):\n    z = torch.tensor(0.0, device='cuda')\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros((), device='cuda')\n"),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.tensor(1.5, device=x.device)\n", 4, 16, "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.full((), 1.5, device=x.device)\n"),
+        Invalid("import torch\nfor b in range(3):\n    z = torch.zeros(4).cuda()\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros(4, device='cuda')\n"),
+        Invalid("import torch\ndef loss_fn(p, t):\n    return torch.arange(4).to(p.device)\n", 3, 12, "import torch\ndef loss_fn(p, t):\n    return torch.arange(4, device=p.device)\n"),
+        Invalid("import torch\nfor b in range(3):\n    z = torch.tensor([1, 2], device=dev)\n", 3, 9, None),
+        Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, "import torch as T\nfor b in range(3):\n    z = T.ones(2, 2, device=dev)\n"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.context.is_hot:
+            return
+        from synclint.fixers import propose
+
+        qualified = self.context.qualify(node.func)
+        if qualified in ("torch.tensor", "torch.as_tensor"):
+            device = keyword(node, "device")
+            if device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value):
+                self.report(
+                    node,
+                    "Tensor built from Python data on the host and copied to the device each time "
+                    "this line runs (a synchronous host-to-device copy); create it on the device "
+                    f"with `torch.zeros`/`torch.full(..., device=...)`{self.context.context_phrase()}",
+                    propose(self, node),
+                )
+            return
+        if not _is_host_transfer(node):
+            return
+        inner = node.func.value  # type: ignore[union-attr]
+        if not isinstance(inner, cst.Call):
+            return
+        inner_name = self.context.qualify(inner.func)
+        if inner_name is None or not inner_name.startswith("torch."):
+            return
+        if inner_name.rsplit(".", 1)[1] in _FACTORIES and keyword(inner, "device") is None:
+            self.report(
+                node,
+                "Factory tensor created on the host and then moved: the move is a synchronous "
+                f"host-to-device copy; pass `device=` to the factory{self.context.context_phrase()}",
+                propose(self, node),
+            )
