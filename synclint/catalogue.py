@@ -69,7 +69,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("nonzero", "nonzero_numpy", "argwhere"),
         why="the number of non-zero elements decides the output shape, so the host "
         "must wait for the device to count them",
-        use_instead="3-arg `torch.where(cond, a, b)`, `masked_fill_`, or "
+        use_instead="use 3-arg `torch.where(cond, a, b)`, `masked_fill_`, or "
         "`nonzero_static(size=...)` when an upper bound is known",
     ),
     SyncOp(
@@ -81,7 +81,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.SINGLE_ARGUMENT,
         why="`torch.where(cond)` is `nonzero(as_tuple=True)`: its output shape "
         "depends on the data",
-        use_instead="3-arg `torch.where(cond, a, b)` or `masked_fill_`",
+        use_instead="use 3-arg `torch.where(cond, a, b)` or `masked_fill_`",
     ),
     SyncOp(
         code="SL102",
@@ -91,9 +91,8 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"),
         why="the number of distinct values decides the output shape, so the host "
         "must wait for the device",
-        use_instead="`torch.sort` + a step count (`count_nonzero(s[1:] != s[:-1]) + 1`) "
-        "when only the count is needed, or a fixed-size `bincount`-free histogram "
-        "via `scatter_add_`",
+        use_instead="count with `torch.sort` + `count_nonzero(s[1:] != s[:-1]) + 1` when "
+        "only the number of values is needed, or a fixed-size histogram via `scatter_add_`",
     ),
     SyncOp(
         code="SL103",
@@ -112,7 +111,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("index",),
         condition=SyncCondition.BOOLEAN_INDEX,
         why="`x[mask]` has a data-dependent shape",
-        use_instead="`torch.where(mask, x, fill)` or a masked reduction",
+        use_instead="use `torch.where(mask, x, fill)`, a weighted reduction, or `ignore_index` in the loss",
     ),
     SyncOp(
         code="SL103",
@@ -120,7 +119,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("index_put", "index_put_", "_index_put_impl"),
         condition=SyncCondition.BOOLEAN_INDEX_TENSOR_VALUE,
         why="`x[mask] = tensor` turns the mask into indices with `nonzero`",
-        use_instead="`x = torch.where(mask, value, x)` or `x.masked_scatter_`",
+        use_instead="use `x = torch.where(mask, value, x)`",
     ),
     SyncOp(
         code="SL104",
@@ -131,7 +130,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.NO_OUTPUT_SIZE,
         why="with tensor `repeats` the output length is `repeats.sum()`, which the "
         "host must read back",
-        use_instead="pass `output_size=` (a Python int known on the host)",
+        use_instead="pass `output_size=` (a Python int the host knows)",
     ),
     SyncOp(
         code="SL105",
@@ -140,7 +139,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         methods=("bincount",),
         aten=("bincount",),
         why="`bincount` reads `max()` back to size its output, even with `minlength`",
-        use_instead="`torch.zeros(n).scatter_add_(0, idx, ones)` with a static `n`",
+        use_instead="use `torch.zeros(n).scatter_add_(0, idx, ones)` with a static `n`",
     ),
     SyncOp(
         code="SL201",
@@ -163,7 +162,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         ),
         why="reading a device value on the host waits for every queued kernel",
         use_instead="keep values on the device (accumulate into a tensor) and read "
-        "back once per logging interval",
+        "them back once per logging interval",
     ),
     SyncOp(
         code="SL201",
@@ -183,7 +182,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         methods=("equal", "allclose", "is_nonzero"),
         aten=("equal", "allclose", "is_nonzero"),
         why="the result is a Python bool, so the host waits for the device",
-        use_instead="`torch.isclose(...).all()` kept as a tensor",
+        use_instead="keep `torch.isclose(a, b).all()` as a tensor",
     ),
     SyncOp(
         code="SL501",

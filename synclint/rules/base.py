@@ -101,7 +101,7 @@ class Rule:
     # -- catalogue-worded messages ------------------------------------------------------
     def sync_message(self, what: str, op: SyncOp) -> str:
         return (
-            f"{what} forces a host-device sync: {op.why}; use {op.use_instead}"
+            f"{what} syncs the host with the device: {op.why}; {op.use_instead}"
             f"{self.context.context_phrase()}"
         )
 

@@ -1,0 +1,215 @@
+"""The ``synclint`` command line (click). Exit codes: 0 clean, 1 findings, 2 error."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+import click
+
+from synclint import __version__
+from synclint.config import ConfigError, Settings, load_settings
+from synclint.discovery import MissingPathError, discover
+from synclint.finding import Finding
+from synclint.rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMATS = ("text", "json", "sarif", "github")
+
+
+def _split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    codes = tuple(c.strip().upper() for value in values for c in value.split(",") if c.strip())
+    return codes
+
+
+def _load(config: Path | None, paths: tuple[str, ...], select, ignore, extend_select) -> Settings:
+    start = Path(paths[0]) if paths else Path.cwd()
+    try:
+        settings = load_settings(config, start if start.exists() else Path.cwd())
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from error
+    unknown = [
+        code
+        for code in (_split_codes(select) or ()) + (_split_codes(ignore) or ()) + (_split_codes(extend_select) or ())
+        if code != "ALL" and not any(rule.code.startswith(code) for rule in ALL_RULES)
+    ]
+    if unknown:
+        raise click.UsageError(f"unknown rule selector(s): {', '.join(unknown)}")
+    return settings.with_overrides(
+        select=_split_codes(select),
+        ignore=((settings.ignore + _split_codes(ignore)) if ignore else None),
+        extend_select=((settings.extend_select + _split_codes(extend_select)) if extend_select else None),
+    )
+
+
+def _selection_options(function):
+    for option in reversed(
+        [
+            click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated)."),
+            click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
+            click.option("--extend-select", multiple=True, help="Codes to enable on top of the selection."),
+            click.option(
+                "--config",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                help="A pyproject.toml (with [tool.synclint]) or synclint.toml to use.",
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="synclint")
+def cli() -> None:
+    """Find, fix and prove the removal of host-device syncs in PyTorch code."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@_selection_options
+@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True)
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fix", "apply_fix", is_flag=True, help="Apply fixes (alias of `synclint fix --apply`).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix/--diff: include unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the diff of the fixes instead of the findings.")
+def check(paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff):
+    """Check PATHS (files or directories, default: .) for sync hazards."""
+    paths = paths or (".",)
+    settings = _load(config, paths, select, ignore, extend_select)
+    if apply_fix or diff:
+        sys.exit(_run_fix(paths, settings, apply=apply_fix and not diff, unsafe=unsafe_fixes))
+    findings = _lint(paths, settings)
+    _emit(findings, output_format, statistics)
+    if exit_zero:
+        sys.exit(EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if findings else EXIT_CLEAN)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@_selection_options
+@click.option("--apply", "apply_fixes", is_flag=True, help="Write the fixes to the files.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change edge-case behaviour.")
+@click.option("--diff", is_flag=True, help="Print the diff (the default without --apply).")
+def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes, diff):
+    """Show (default) or apply (--apply) the fixes for PATHS."""
+    paths = paths or (".",)
+    settings = _load(config, paths, select, ignore, extend_select)
+    sys.exit(_run_fix(paths, settings, apply=apply_fixes and not diff, unsafe=unsafe_fixes))
+
+
+@cli.command()
+@click.argument("code")
+def rule(code: str) -> None:
+    """Print the documentation of one rule (by code or name)."""
+    found = RULES_BY_CODE.get(code.upper()) or RULES_BY_NAME.get(code.lower())
+    if found is None:
+        raise click.UsageError(f"unknown rule {code!r}; `synclint rules` lists them")
+    fix_note = {"safe": "Fix is always available.", "unsafe": "Fix is sometimes available (unsafe)."}
+    click.echo(f"# {found.name} ({found.code})\n")
+    if found.fix_applicability:
+        click.echo(fix_note.get(found.fix_applicability, "") + "\n")
+    click.echo(found.documentation())
+
+
+@cli.command()
+@click.option("--output-format", type=click.Choice(("text", "json")), default="text")
+def rules(output_format: str) -> None:
+    """List every rule."""
+    if output_format == "json":
+        import json
+
+        click.echo(
+            json.dumps(
+                [
+                    {"code": r.code, "name": r.name, "summary": r.summary(), "fix": r.fix_applicability}
+                    for r in ALL_RULES
+                ],
+                indent=2,
+            )
+        )
+        return
+    for r in ALL_RULES:
+        marker = {"safe": "[*]", "unsafe": "[~]"}.get(r.fix_applicability or "", "   ")
+        click.echo(f"{r.code}  {marker} {r.name:<22} {r.summary()}")
+
+
+def _lint(paths, settings: Settings) -> list[Finding]:
+    from synclint.runner import lint_paths
+
+    try:
+        return lint_paths(paths, settings)
+    except MissingPathError as error:
+        raise click.UsageError(str(error)) from error
+
+
+def _emit(findings: list[Finding], output_format: str, statistics: bool) -> None:
+    from synclint.reporters import REPORTERS, render_statistics
+
+    out = sys.stdout
+    if statistics and output_format == "text":
+        render_statistics(findings, out)
+        return
+    reporter = REPORTERS.get(output_format)
+    if reporter is None:
+        raise click.UsageError(f"output format {output_format!r} is not available")
+    reporter(findings, out)
+
+
+def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
+    from synclint.engine import SourceError
+    from synclint.fixers.apply import fix_file, write_atomically
+
+    try:
+        files = discover(paths, settings)
+    except MissingPathError as error:
+        raise click.UsageError(str(error)) from error
+    changed = errors = applied = 0
+    for file in files:
+        try:
+            result = fix_file(file, settings, unsafe=unsafe)
+        except SourceError as error:
+            click.echo(f"{file}: SL000 {error}", err=True)
+            errors += 1
+            continue
+        if not result.changed:
+            continue
+        changed += 1
+        applied += result.applied
+        if apply:
+            write_atomically(file, result.fixed)
+        else:
+            diff = difflib.unified_diff(
+                result.original.splitlines(keepends=True),
+                result.fixed.splitlines(keepends=True),
+                fromfile=f"a/{file}",
+                tofile=f"b/{file}",
+            )
+            sys.stdout.writelines(diff)
+    if apply:
+        click.echo(f"Applied {applied} fix{'es' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", err=True)
+        return EXIT_ERROR if errors else EXIT_CLEAN
+    if errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if changed else EXIT_CLEAN
+
+
+def _register_optional_commands() -> None:
+    """Commands whose modules are heavier are added without importing them eagerly."""
+    try:
+        from synclint.runtime.cli import run_command
+    except ImportError:
+        return
+    cli.add_command(run_command)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    cli(prog_name="synclint")

@@ -1,0 +1,61 @@
+"""Name the modules a fix needs, and add their imports only when missing."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.imports import ImportMap, collect_imports
+
+
+def local_name(imports: ImportMap, module: str) -> str | None:
+    """The name bound to ``module`` in this file (``T`` after ``import torch as T``)."""
+    for local, full in imports.aliases.items():
+        if full == module and not local.startswith("*"):
+            return local
+    return None
+
+
+def name_for(imports: ImportMap, module: str, default: str) -> tuple[str, tuple[str, ...]]:
+    """The expression prefix to use for ``module`` and the imports the fix must add.
+
+    ``name_for(imports, "torch", "torch")`` -> ``("T", ())`` after ``import torch as T``,
+    or ``("torch", ("torch",))`` when nothing binds torch yet.
+    """
+    bound = local_name(imports, module)
+    if bound is not None:
+        return bound, ()
+    return default, (module,)
+
+
+def ensure_imports(module: cst.Module, needed: list[str]) -> cst.Module:
+    """Add ``import X`` for each needed module that no name in ``module`` binds yet."""
+    if not needed:
+        return module
+    imports = collect_imports(module)
+    missing = [m for m in dict.fromkeys(needed) if local_name(imports, m) != m.split(".")[0] and m not in imports.aliases]
+    if not missing:
+        return module
+    new_lines = [cst.parse_statement(f"import {name}\n") for name in missing]
+    body = list(module.body)
+    insert_at = 0
+    for index, statement in enumerate(body):
+        if _is_docstring(statement, index) or _is_future_import(statement):
+            insert_at = index + 1
+    return module.with_changes(body=body[:insert_at] + new_lines + body[insert_at:])
+
+
+def _is_docstring(statement: cst.CSTNode, index: int) -> bool:
+    return (
+        index == 0
+        and isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future_import(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and any(isinstance(s, cst.ImportFrom) and getattr(s.module, "value", None) == "__future__" for s in statement.body)
+    )
