@@ -68,7 +68,8 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        raise SourceError(f"cannot detect the encoding: {error}") from error
+        # tokenize refuses non-UTF-8 bytes in the first two lines without a cookie.
+        raise SourceError(f"not valid utf-8 and no coding declaration (PEP 263): {error}") from error
     try:
         return data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as error:
@@ -79,11 +80,29 @@ def parse(source: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        raise SourceError(
-            f"syntax error: {error.message}", line=error.raw_line, column=error.raw_column + 1
-        ) from error
+        raise _syntax_error(source, error) from error
     except (RecursionError, MemoryError) as error:  # pathological nesting
         raise SourceError(f"cannot parse: {type(error).__name__}") from error
+
+
+def _syntax_error(source: str, error: cst.ParserSyntaxError) -> SourceError:
+    """Prefer CPython's location and wording, which users know; fall back to libcst's."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except SyntaxError as python_error:
+        return SourceError(
+            f"syntax error: {python_error.msg}",
+            line=python_error.lineno or 1,
+            column=python_error.offset or 1,
+        )
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return SourceError(f"syntax error: {error.message}", line=error.raw_line, column=error.raw_column + 1)
 
 
 def select_rules(settings: Settings | None, path: str | None = None) -> list[type[Rule]]:

@@ -121,10 +121,13 @@ class FlowState:
             return f"training step `{function.name}`"
         return None
 
-    def context_phrase(self) -> str:
-        """`` (inside a loop in `Net.forward`)``-style suffix for messages."""
+    def context_phrase(self, enclosing_only: bool = False) -> str:
+        """`` (inside a loop in `Net.forward`)``-style suffix for messages.
+
+        ``enclosing_only`` ignores the innermost loop (for findings about that loop).
+        """
         parts = []
-        if self.in_loop:
+        if len(self.scope.loops) > (1 if enclosing_only else 0):
             parts.append("inside a loop")
         hot = self.hot_path()
         if hot:

@@ -208,7 +208,7 @@ class PerSampleLoop(Rule):
         self.report(
             node,
             f"Per-sample Python loop launches the same kernels once per sample; {advice}"
-            f"{self.context.context_phrase()}",
+            f"{self.context.flow.context_phrase(enclosing_only=True)}",
             propose(self, node),
         )
 

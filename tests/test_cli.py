@@ -1,0 +1,140 @@
+"""The command line contract: output formats, exit codes 0/1/2, fix, rule docs."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from synclint.cli import cli
+
+HAZARD = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+CLEAN = "import torch\n\n\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0)\n"
+LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "hazard.py").write_text(HAZARD)
+    (tmp_path / "pkg" / "clean.py").write_text(CLEAN)
+    (tmp_path / "pkg" / "broken.py").write_text("def f(:\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "skipped.py").write_text(HAZARD)
+    return tmp_path
+
+
+def run(*args: str, cwd: Path | None = None):
+    runner = CliRunner()
+    if cwd is None:
+        return runner.invoke(cli, list(args))
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(cli, list(args))
+    finally:
+        os.chdir(old)
+
+
+def test_text_output_is_ruff_like(tmp_path: Path):
+    (tmp_path / "m.py").write_text(HAZARD)
+    result = run("check", str(tmp_path / "m.py"))
+    assert result.exit_code == 1
+    first, bar, source, carets = result.output.splitlines()[:4]
+    assert first.startswith(f"{tmp_path / 'm.py'}:5:12: SL101 ")
+    assert source == "5 |     return x.nonzero()"
+    assert carets == "  |            ^^^^^^^^^^^"
+    assert "Found 1 sync hazard." in result.output
+
+
+def test_exit_codes(tree: Path):
+    assert run("check", str(tree / "pkg" / "clean.py")).exit_code == 0
+    assert run("check", str(tree / "pkg" / "hazard.py")).exit_code == 1
+    assert run("check", "--exit-zero", str(tree / "pkg" / "hazard.py")).exit_code == 0
+    assert run("check", str(tree / "missing")).exit_code == 2
+    assert run("check", "--select", "SL999", str(tree)).exit_code == 2
+
+
+def test_json_is_valid_with_a_broken_file_and_skips_excludes(tree: Path):
+    result = run("check", "--output-format", "json", str(tree))
+    data = json.loads(result.output)
+    assert result.exit_code == 1
+    assert sorted((Path(d["path"]).name, d["code"]) for d in data) == [("broken.py", "SL000"), ("hazard.py", "SL101")]
+    hazard = next(d for d in data if d["code"] == "SL101")
+    assert set(hazard) == {
+        "path", "line", "column", "end_line", "end_column", "code", "name", "message", "severity", "fix",
+    }
+    assert (hazard["line"], hazard["column"], hazard["end_line"], hazard["end_column"]) == (5, 12, 5, 23)
+
+
+def test_json_fix_record(tmp_path: Path):
+    (tmp_path / "m.py").write_text(LOADER)
+    (finding,) = json.loads(run("check", "--output-format", "json", str(tmp_path)).output)
+    assert finding["fix"] == {
+        "applicability": "safe",
+        "message": "Pass `non_blocking=True`",
+        "edits": [{"line": 3, "column": 9, "end_line": 3, "end_column": 21, "content": "x.to(device, non_blocking=True)"}],
+    }
+
+
+def test_statistics(tree: Path):
+    result = run("check", "--statistics", str(tree))
+    assert result.output.splitlines() == ["    1\tSL000\t    syntax-error", "    1\tSL101\t    nonzero"]
+
+
+def test_config_from_pyproject(tree: Path):
+    (tree / "pyproject.toml").write_text('[tool.synclint]\nignore = ["SL101"]\n')
+    assert run("check", "pkg/hazard.py", cwd=tree).exit_code == 0
+
+
+def test_fix_shows_diff_and_exits_1_then_apply_writes(tmp_path: Path):
+    path = tmp_path / "train.py"
+    path.write_text(LOADER.replace("\n", "\r\n"))
+    path.chmod(0o754)
+    diff = run("fix", str(path))
+    assert diff.exit_code == 1
+    assert "-    x = x.to(device)" in diff.output and "+    x = x.to(device, non_blocking=True)" in diff.output
+    assert path.read_bytes() == LOADER.replace("\n", "\r\n").encode()  # diff mode writes nothing
+    applied = run("fix", "--apply", str(path))
+    assert applied.exit_code == 0
+    assert path.read_bytes() == LOADER.replace("x.to(device)", "x.to(device, non_blocking=True)").replace("\n", "\r\n").encode()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o754
+    assert run("fix", str(path)).exit_code == 0  # idempotent: nothing left
+
+
+def test_check_fix_is_fix_apply(tmp_path: Path):
+    path = tmp_path / "train.py"
+    path.write_text(LOADER)
+    assert run("check", "--fix", str(path)).exit_code == 0
+    assert "non_blocking=True" in path.read_text()
+
+
+def test_fix_never_touches_unparsable_files(tmp_path: Path):
+    path = tmp_path / "broken.py"
+    path.write_text("def f(:\n")
+    result = run("fix", "--apply", str(path))
+    assert result.exit_code == 2
+    assert path.read_text() == "def f(:\n"
+
+
+def test_rule_prints_docs_and_rules_lists_all():
+    doc = run("rule", "SL103")
+    assert doc.exit_code == 0
+    assert doc.output.startswith("# boolean-mask (SL103)")
+    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert section in doc.output
+    assert run("rule", "nonzero").exit_code == 0
+    assert run("rule", "SL999").exit_code == 2
+    listing = run("rules").output.splitlines()
+    assert [line.split()[0] for line in listing] == [
+        "SL101", "SL102", "SL103", "SL104", "SL105", "SL201", "SL202",
+        "SL301", "SL302", "SL401", "SL402", "SL403", "SL404", "SL501",
+    ]
+
+
+def test_version():
+    assert run("--version").output.strip() == "synclint, version 0.1.0"

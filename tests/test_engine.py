@@ -1,0 +1,120 @@
+"""The engine's contract: bad input becomes one SL000 entry, suppression, positions."""
+
+from __future__ import annotations
+
+import pytest
+
+from synclint.engine import check_file, check_source
+
+HAZARD = "import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+
+
+def test_finding_carries_exact_span_and_message():
+    (finding,) = check_source(HAZARD, "m.py")
+    assert (finding.code, finding.name) == ("SL101", "nonzero")
+    assert (finding.line, finding.column, finding.end_line, finding.end_column) == (3, 12, 3, 23)
+    assert "`.nonzero()`" in finding.message and "torch.where" in finding.message
+    assert finding.source_line == "    return x.nonzero()"
+
+
+def test_syntax_error_is_one_sl000_with_its_location():
+    (finding,) = check_source("def f(:\n    pass\n", "bad.py")
+    assert finding.code == "SL000" and finding.severity == "error"
+    assert finding.line == 1 and "syntax error" in finding.message
+
+
+def test_non_utf8_file_is_sl000(tmp_path):
+    path = tmp_path / "latin.py"
+    path.write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+    (finding,) = check_file(path)
+    assert finding.code == "SL000" and "utf-8" in finding.message
+
+
+def test_coding_cookie_is_honoured(tmp_path):
+    path = tmp_path / "latin.py"
+    path.write_bytes("# -*- coding: latin-1 -*-\nimport torch\nx = 'caf\xe9'\ny = torch.nonzero(m)\n".encode("latin-1"))
+    assert [(f.code, f.line) for f in check_file(path)] == [("SL101", 4)]
+
+
+def test_bom_is_accepted(tmp_path):
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbf" + HAZARD.encode())
+    assert [(f.code, f.line, f.column) for f in check_file(path)] == [("SL101", 3, 12)]
+
+
+def test_unreadable_file_is_sl000(tmp_path):
+    path = tmp_path / "gone.py"
+    (finding,) = check_file(path)
+    assert finding.code == "SL000" and "cannot read" in finding.message
+
+
+def test_empty_and_whitespace_files_have_no_findings(tmp_path):
+    # Empty __init__.py files are everywhere; they are valid Python, not errors.
+    for text in ("", "\n\n", "   \n"):
+        path = tmp_path / "empty.py"
+        path.write_text(text)
+        assert check_file(path) == []
+
+
+def test_crlf_source_positions():
+    (finding,) = check_source(HAZARD.replace("\n", "\r\n"), "crlf.py")
+    assert (finding.line, finding.column) == (3, 12)
+
+
+@pytest.mark.parametrize(
+    "comment",
+    ["# synclint: ignore[SL101]", "# synclint: ignore", "# noqa: SL101", "# noqa", "# noqa: E501, SL101"],
+)
+def test_suppression_comments(comment):
+    source = f"import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()  {comment}\n"
+    assert check_source(source) == []
+
+
+@pytest.mark.parametrize("comment", ["# synclint: ignore[SL201]", "# noqa: E501", "# nosynclint"])
+def test_suppression_of_other_codes_keeps_the_finding(comment):
+    source = f"import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()  {comment}\n"
+    assert [f.code for f in check_source(source)] == ["SL101"]
+
+
+def test_suppression_on_last_line_of_multiline_node():
+    source = "import torch\ndef f(m):\n    return torch.nonzero(\n        m\n    )  # synclint: ignore[SL101]\n"
+    assert check_source(source) == []
+
+
+def test_all_rules_in_one_file_are_sorted_by_position():
+    source = (
+        "import torch\n"
+        "def loss_fn(x: torch.Tensor):\n"
+        "    u = torch.unique(x)\n"
+        "    n = x.nonzero()\n"
+        "    if x.sum() > 0:\n"
+        "        return x.item()\n"
+    )
+    found = [(f.line, f.code) for f in check_source(source)]
+    assert found == [(3, "SL102"), (4, "SL101"), (5, "SL202"), (6, "SL201")]
+
+
+def test_messages_name_the_loop_and_hot_function():
+    source = (
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        for i in range(3):\n"
+        "            x = x[x > 0]\n"
+        "        return x\n"
+    )
+    (finding,) = check_source(source)
+    assert finding.message.endswith("(inside a loop in `Net.forward`)")
+
+
+def test_static_checker_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, synclint.cli, synclint.engine;"
+        "from synclint.engine import check_source;"
+        "check_source('import torch\\nx = torch.nonzero(m)\\n');"
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
