@@ -12,6 +12,7 @@ a node is entered and left, and keeps
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -49,6 +50,7 @@ class FlowState:
         self.scopes: list[Scope] = [
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
+        self._comprehension_saved: list[dict[str, Kind]] = []
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -134,6 +136,21 @@ class FlowState:
             parts.append(f"in {hot}")
         return f" ({' '.join(parts)})" if parts else ""
 
+    @contextmanager
+    def comprehension_bindings(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+        """Temporarily bind a comprehension's targets (to type its element early)."""
+        env = self.scope.env
+        saved = dict(env)
+        clause = node.for_in
+        while clause is not None:
+            self.bind(clause.target, self._iteration_kind(clause.iter))
+            clause = clause.inner_for_in
+        try:
+            yield
+        finally:
+            env.clear()
+            env.update(saved)
+
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.FunctionDef):
@@ -145,7 +162,9 @@ class FlowState:
                 self.bind(node.target, self._iteration_kind(node.iter))
             self.scope.loops.append(node)
         elif isinstance(node, _COMPREHENSIONS):
-            # The element is visited before the ``for`` clauses: bind targets first.
+            # The element is visited before the ``for`` clauses: bind targets first,
+            # and restore the enclosing bindings on leave (comprehension names don't leak).
+            self._comprehension_saved.append(dict(self.scope.env))
             clause = node.for_in
             while clause is not None:
                 self.bind(clause.target, self._iteration_kind(clause.iter))
@@ -159,6 +178,9 @@ class FlowState:
             loops = self.scope.loops
             if loops and loops[-1] is node:
                 loops.pop()
+            if isinstance(node, _COMPREHENSIONS) and self._comprehension_saved:
+                self.scope.env.clear()
+                self.scope.env.update(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
             kind = self.kind_of(node.value)
             for target in node.targets:

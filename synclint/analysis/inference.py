@@ -54,6 +54,16 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
 _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
+def _is_shape(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("size", "stride")
+    )
+
+
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -144,7 +154,9 @@ class KindInference:
         return Kind.PYTHON
 
     def _kind_ListComp(self, node: cst.ListComp) -> Kind:
-        return Kind.TENSOR_SEQUENCE if self.kind_of(node.elt).is_tensor else Kind.UNKNOWN
+        with self.flow.comprehension_bindings(node):
+            element = self.kind_of(node.elt)
+        return Kind.TENSOR_SEQUENCE if element.is_tensor else Kind.UNKNOWN
 
     _kind_GeneratorExp = _kind_ListComp
 
@@ -208,6 +220,8 @@ class KindInference:
         base = self.kind_of(node.value)
         if base.is_tensor:
             return base
+        if base is Kind.PYTHON and _is_shape(node.value):
+            return Kind.PYTHON  # x.shape[0], x.size()[1]
         if base is Kind.TENSOR_TUPLE:
             return Kind.INT_TENSOR
         if base is Kind.TENSOR_SEQUENCE:
@@ -247,6 +261,8 @@ class KindInference:
         return bool(extra) and not self.kind_of(extra[0].value).is_tensor
 
     def _kind_Call(self, node: cst.Call) -> Kind:
+        if isinstance(node.func, cst.Attribute) and self.kind_of(node.func) is Kind.MODULE:
+            return Kind.TENSOR  # self.criterion(pred, target)
         qualified = self.imports.qualify(node.func)
         if qualified is not None:
             return self._qualified_call_kind(qualified, node)

@@ -1,0 +1,104 @@
+"""Intra-function kind inference: what the rules know about each value."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from synclint.analysis.kinds import Kind
+from synclint.engine import analyse
+from synclint.rules.base import Rule
+
+
+class _Probe(Rule):
+    """Records the kind of the argument of every ``probe(...)`` call."""
+
+    code = "SL999"
+    name = "probe"
+    kinds: list[Kind] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            type(self).kinds.append(self.context.kind_of(node.args[0].value))
+
+
+def kind(source: str) -> Kind:
+    _Probe.kinds = []
+    analyse(cst.parse_module(source), source, "probe.py", [_Probe])
+    assert len(_Probe.kinds) == 1
+    return _Probe.kinds[0]
+
+
+T = "import torch\nimport numpy as np\nimport pandas as pd\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # results of torch calls and tensor methods
+        ("x = torch.randn(3)\nprobe(x)", Kind.TENSOR),
+        ("x = torch.randn(3).sum(0)\nprobe(x)", Kind.TENSOR),
+        ("import torch.nn.functional as F\nprobe(F.relu(torch.randn(3)))", Kind.TENSOR),
+        # comparisons and logical ops of tensors are boolean
+        ("x = torch.randn(3)\nprobe(x > 0)", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe(~(x > 0))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe((x > 0) & (x < 1))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe((x > 0) | torch.isnan(x))", Kind.BOOL_TENSOR),
+        ("probe(torch.isfinite(torch.randn(3)))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe(x.bool())", Kind.BOOL_TENSOR),
+        ("probe(torch.zeros(3, dtype=torch.bool))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe(torch.ones_like(x, dtype=torch.bool))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe((x > 0).unsqueeze(-1).expand(-1, 4))", Kind.BOOL_TENSOR),
+        ("x = torch.randn(3)\nprobe(x.to(torch.bool))", Kind.BOOL_TENSOR),
+        # integer index tensors
+        ("x = torch.randn(3)\nprobe(x.argsort())", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nprobe(torch.nonzero(x))", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nprobe(torch.where(x > 0)[0])", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nv, i = x.sort()\nprobe(i)", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nv, i = torch.max(x, dim=0)\nprobe(i)", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nprobe(x.topk(2).indices)", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nprobe(x.long())", Kind.INT_TENSOR),
+        ("x = torch.randn(3)\nprobe(torch.nonzero(x, as_tuple=True))", Kind.TENSOR_TUPLE),
+        # annotations, forward arguments, names passed to torch functions
+        ("def f(x: torch.Tensor):\n    probe(x)", Kind.TENSOR),
+        ("from typing import Optional\nfrom torch import Tensor\ndef f(x: Optional[Tensor]):\n    probe(x)", Kind.TENSOR),
+        ("def f(xs: 'list[torch.Tensor]'):\n    probe(xs)", Kind.TENSOR_SEQUENCE),
+        ("class M(torch.nn.Module):\n    def forward(self, x, y):\n        probe(y)", Kind.TENSOR),
+        ("class M(torch.nn.Module):\n    def forward(self, x, y=None):\n        probe(y)", Kind.UNKNOWN),
+        ("def f(x):\n    y = torch.exp(x)\n    probe(x)", Kind.TENSOR),
+        ("def f(x):\n    y = x.view(-1)\n    probe(x)", Kind.TENSOR),
+        ("def f(x):\n    probe(x)", Kind.UNKNOWN),
+        # numpy / pandas / python
+        ("a = np.zeros(3)\nprobe(a > 0)", Kind.NUMPY),
+        ("a = np.zeros(3)\nprobe(a[a > 0])", Kind.NUMPY),
+        ("df = pd.DataFrame()\nprobe(df['a'])", Kind.PANDAS),
+        ("x = torch.randn(3)\nprobe(x.numpy())", Kind.NUMPY),
+        ("def f(a):\n    t = torch.from_numpy(a)\n    probe(a)", Kind.NUMPY),
+        ("x = torch.randn(3)\nprobe(x.item())", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.shape[0])", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.size(0) > 1)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(torch.numel(x) < 2)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(len(x))", Kind.PYTHON),
+        ("probe(3 * 2.0)", Kind.PYTHON),
+        ("def f(eps: float = 1e-6):\n    probe(eps)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x is None)", Kind.PYTHON),
+        # self attributes, modules, sequences
+        ("class L(torch.nn.Module):\n    def __init__(self):\n        self.ce = torch.nn.CrossEntropyLoss()\n"
+         "    def forward(self, p, t):\n        probe(self.ce(p, t))", Kind.TENSOR),
+        ("class L(torch.nn.Module):\n    def __init__(self):\n        self.register_buffer('w', torch.ones(3))\n"
+         "    def forward(self, p):\n        probe(self.w)", Kind.TENSOR),
+        ("x = torch.randn(3)\nprobe(x.split(1))", Kind.TENSOR_SEQUENCE),
+        ("x = torch.randn(3)\nprobe([x, x])", Kind.TENSOR_SEQUENCE),
+        ("xs = torch.randn(3).unbind()\nfor t in xs:\n    probe(t)", Kind.TENSOR),
+        ("for i in range(3):\n    probe(i)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe([t * 2 for t in x.unbind()])", Kind.TENSOR_SEQUENCE),
+        # flow: a later assignment overrides
+        ("x = torch.randn(3)\nx = x.tolist()\nprobe(x)", Kind.PYTHON),
+        ("x = np.zeros(3)\nx = torch.from_numpy(x)\nprobe(x)", Kind.TENSOR),
+        # import aliases
+        ("import torch as T\nprobe(T.isnan(T.zeros(2)))", Kind.BOOL_TENSOR),
+        ("from torch import isnan as isn\nprobe(isn(y))", Kind.BOOL_TENSOR),
+    ],
+)
+def test_kind(body: str, expected: Kind):
+    assert kind(T + body + "\n") is expected
