@@ -13,10 +13,9 @@ import libcst as cst
 from synclint.analysis.imports import ImportMap
 from synclint.analysis.kinds import (
     FACTORY_FUNCTIONS,
-    NON_TENSOR_FUNCTIONS,
-    NON_TENSOR_NAMESPACES,
     TENSOR_ONLY_METHODS,
     Kind,
+    classify_torch_callable,
 )
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
@@ -28,16 +27,10 @@ def torch_tensor_function(qualified: str | None) -> str | None:
     """The short name if ``qualified`` is torch math taking tensors, else None."""
     if qualified is None or not qualified.startswith("torch."):
         return None
-    if qualified.startswith("torch.nn.functional.") or qualified.startswith(
-        ("torch.linalg.", "torch.special.", "torch.fft.")
-    ):
-        return qualified.rsplit(".", 1)[1]
-    if qualified.startswith(NON_TENSOR_NAMESPACES) or qualified.startswith("torch.Tensor."):
+    if classify_torch_callable(qualified) != "tensor":
         return None
-    short = qualified[len("torch.") :]
-    if "." in short or short in FACTORY_FUNCTIONS or short in NON_TENSOR_FUNCTIONS:
-        return None
-    return short
+    short = qualified.rsplit(".", 1)[1]
+    return None if short in FACTORY_FUNCTIONS else short
 
 
 class EvidenceCollector(cst.CSTVisitor):
@@ -48,7 +41,8 @@ class EvidenceCollector(cst.CSTVisitor):
         self._root: cst.CSTNode | None = None
 
     def _note(self, node: cst.BaseExpression, kind: Kind) -> None:
-        if not isinstance(node, cst.Name):
+        # ``self.float()`` / ``self.cuda()`` are nn.Module methods too: never evidence.
+        if not isinstance(node, cst.Name) or node.value in ("self", "cls"):
             return
         previous = self.evidence.get(node.value)
         if previous is None or previous is kind:

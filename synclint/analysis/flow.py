@@ -29,6 +29,9 @@ _STEP_NAME = re.compile(
 )
 
 
+_TENSOR_SEQUENCE_ANNOTATION = re.compile(
+    r"^(typing\.)?(List|list|Sequence|Tuple|tuple|Iterable)\[\s*(torch\.)?Tensor\s*(,\s*\.\.\.\s*)?\]$"
+)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -241,8 +244,10 @@ class FlowState:
         text = _annotation_text(annotation)
         if text is None:
             return Kind.UNKNOWN
-        if re.search(r"\b(List|list|Sequence|Tuple|tuple|Iterable)\[.*Tensor", text):
+        if _TENSOR_SEQUENCE_ANNOTATION.search(text):
             return Kind.TENSOR_SEQUENCE
+        if re.search(r"\[", text) and not re.fullmatch(r"(typing\.)?Optional\[\s*(torch\.)?Tensor\s*\]", text):
+            return Kind.UNKNOWN  # containers of mixed things: say nothing
         if re.search(r"\bTensor\b", text):
             return Kind.TENSOR
         if re.search(r"\b(ndarray|NDArray)\b", text):
@@ -255,7 +260,12 @@ class FlowState:
     def _enter_function(self, node: cst.FunctionDef) -> None:
         scope = Scope("function", node.name.value, node, collect_evidence(node, self.imports))
         in_class = self.scope.kind == "class"
-        is_forward = in_class and node.name.value == "forward"
+        is_forward = (
+            in_class
+            and node.name.value == "forward"
+            and not any(_decorator_name(d) == "staticmethod" for d in node.decorators)
+            and not self._class_is_autograd_function()
+        )
         params = node.params
         every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
         for index, param in enumerate(every):
@@ -274,10 +284,23 @@ class FlowState:
                 scope.env[star.name.value] = Kind.UNKNOWN
         self.scopes.append(scope)
 
+    def _class_is_autograd_function(self) -> bool:
+        node = self.scope.node
+        return isinstance(node, cst.ClassDef) and any(
+            (dotted_name(base.value) or "").endswith("Function") for base in node.bases
+        )
+
     def _enter_class(self, node: cst.ClassDef) -> None:
         scope = Scope("class", node.name.value, node, {})
         self.scopes.append(scope)
         scope.self_attributes = _SelfAttributeCollector.collect(node, self)
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    target = decorator.decorator
+    if isinstance(target, cst.Call):
+        target = target.func
+    return dotted_name(target)
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

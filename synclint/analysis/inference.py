@@ -31,6 +31,7 @@ from synclint.analysis.kinds import (
     TENSOR_ONLY_METHODS,
     VALUES_INDICES_FUNCTIONS,
     Kind,
+    classify_torch_callable,
     join,
 )
 
@@ -297,14 +298,13 @@ class KindInference:
         if root != "torch":
             return Kind.UNKNOWN
         short = qualified.rsplit(".", 1)[1]
-        if qualified.startswith("torch.nn.functional."):
-            return Kind.TENSOR
-        if qualified.startswith(NON_TENSOR_NAMESPACES):
-            if qualified.startswith("torch.nn.") and short[:1].isupper():
-                return Kind.MODULE
-            return Kind.UNKNOWN
-        if short in NON_TENSOR_FUNCTIONS:
+        verdict = classify_torch_callable(qualified)
+        if verdict == "module":
+            return Kind.MODULE
+        if verdict == "python":
             return Kind.PYTHON
+        if verdict == "unknown" and short not in FACTORY_FUNCTIONS:
+            return Kind.UNKNOWN
         dtype = self.dtype_kind(keyword(node, "dtype").value if keyword(node, "dtype") else None)
         args = positional(node)
         if short == "where":

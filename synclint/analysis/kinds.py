@@ -89,7 +89,7 @@ NON_TENSOR_FUNCTIONS = frozenset(
         "set_default_dtype", "set_num_threads", "get_num_threads", "is_grad_enabled",
         "jit", "autocast", "use_deterministic_algorithms", "finfo", "iinfo",
         "result_type", "promote_types", "can_cast", "set_float32_matmul_precision",
-        "Generator", "Stream", "Event",
+        "Generator", "Stream", "Event", "typename", "broadcast_shapes", "cond",
     }
 )
 
@@ -116,6 +116,37 @@ NON_TENSOR_NAMESPACES = (
     "torch.accelerator.", "torch.mps.", "torch.xpu.", "torch.cpu.", "torch.ops.",
     "torch.overrides.", "torch.quantization.", "torch.ao.", "torch.distributions.",
 )
+
+_PYTHON_PREFIXES = ("is_", "are_", "get_", "has_", "set_", "use_", "enable_", "disable_")
+_TENSOR_MATH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+
+
+def classify_torch_callable(qualified: str) -> str:
+    """What calling ``qualified`` (a ``torch.*`` name) returns.
+
+    One of ``"tensor"`` (tensor math), ``"python"`` (flags, sizes, settings),
+    ``"module"`` (an ``nn.Module`` class) or ``"unknown"``. Only public,
+    lower-case functions directly in ``torch`` or its math namespaces count as
+    tensor math: ``torch._C.*``, ``torch.jit.is_scripting`` and
+    ``torch.is_autocast_enabled`` do not return tensors.
+    """
+    short = qualified.rsplit(".", 1)[1]
+    if short.startswith("_"):
+        return "unknown"
+    if qualified.startswith(_TENSOR_MATH_NAMESPACES):
+        return "tensor" if short[:1].islower() else "unknown"
+    if qualified.startswith(NON_TENSOR_NAMESPACES):
+        if qualified.startswith("torch.nn.") and short[:1].isupper():
+            return "module"
+        return "unknown"
+    if qualified.count(".") != 1:
+        return "unknown"  # some other torch submodule
+    if short in NON_TENSOR_FUNCTIONS or short.startswith(_PYTHON_PREFIXES) or short == "Size":
+        return "python"
+    if short[:1].isupper() and short not in FACTORY_FUNCTIONS:
+        return "unknown"  # torch.Generator, torch.Stream, ...
+    return "tensor"
+
 
 BOOL_DTYPES = frozenset({"torch.bool"})
 INT_DTYPES = frozenset(

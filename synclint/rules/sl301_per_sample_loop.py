@@ -11,8 +11,11 @@ from synclint.rules.loaders import is_loader
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
+#: Names of per-sample collections: ``targets``, ``gt_boxes``, ``targets_list``, ``batch``.
 _SAMPLE_NAME = re.compile(
-    r"(target|box|label|gt|annot|sample|image|img|mask|pred|instance|proposal)s?$", re.I
+    r"(^|_)(targets|boxes|labels|gts|annotations|annots|samples|images|imgs|masks|preds|"
+    r"predictions|instances|proposals|detections|dets|batch)(_list|_lst)?$",
+    re.I,
 )
 
 
@@ -102,6 +105,11 @@ class PerSampleLoop(Rule):
         "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
         "import torch\ndef f(targets):\n    n = len(targets)\n    for i in range(n):\n        print(i)\n",
         "import torch\nfor epoch in range(5):\n    train(model)\n",
+        "import torch\ndef f(q, k, v):\n    for x in [q, k, v]:\n        x.mul_(2)\n",
+        "import torch\nfrom typing import Iterable\ndef f(parameters: Iterable[torch.Tensor]):\n"
+        "    for p in parameters:\n        p.grad.zero_()\n",
+        "import torch\ndef f(x: torch.Tensor, output_size):\n    for i in range(len(output_size)):\n"
+        "        x = x.narrow(i, 0, output_size[i])\n",
     )
     INVALID = (
         Invalid(
@@ -114,8 +122,8 @@ class PerSampleLoop(Rule):
             3, 5,
         ),
         Invalid(
-            "import torch\nfrom typing import List\ndef f(ts: List[torch.Tensor]):\n    out = 0\n"
-            "    for t in ts:\n        out = out + t.sum()\n    return out\n",
+            "import torch\nfrom typing import List\ndef f(gt_boxes: List[torch.Tensor]):\n    out = 0\n"
+            "    for t in gt_boxes:\n        out = out + t.sum()\n    return out\n",
             5, 5,
         ),
         Invalid(
@@ -153,7 +161,7 @@ class PerSampleLoop(Rule):
         if isinstance(node, cst.Name):
             return node.value in self._batch_sized[-1] or bool(_BATCH_NAME.match(node.value))
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
-            return bool(node.args) and self.context.kind_of(node.args[0].value) is not Kind.PYTHON
+            return bool(node.args) and self._is_batch(node.args[0].value)
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
             index = node.slice[0].slice if len(node.slice) == 1 else None
             return (
@@ -179,13 +187,19 @@ class PerSampleLoop(Rule):
             if name in ("enumerate", "zip"):
                 if any(self._is_sample_sequence(a.value) for a in iterable.args):
                     return "direct"
-                if any(_SAMPLE_NAME.search(dotted_name(a.value) or "") for a in iterable.args):
-                    return "indexed"
                 return None
         return "direct" if self._is_sample_sequence(iterable) else None
 
     def _is_sample_sequence(self, node: cst.BaseExpression) -> bool:
-        return self.context.kind_of(node) is Kind.TENSOR_SEQUENCE
+        """A per-sample collection by name (``targets``, ``gt_boxes``): a list of
+        parameters or of ``[query, key, value]`` is a sequence of tensors too, but
+        not a batch."""
+        name = (dotted_name(node) or "").rsplit(".", 1)[-1]
+        return bool(_SAMPLE_NAME.search(name))
+
+    def _is_batch(self, node: cst.BaseExpression) -> bool:
+        """``len(batch)`` counts samples when ``batch`` is a tensor or a sample collection."""
+        return self.context.is_tensor(node) or self._is_sample_sequence(node)
 
     def visit_For(self, node: cst.For) -> None:
         iteration = self._per_sample_iteration(node)
