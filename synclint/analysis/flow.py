@@ -54,6 +54,10 @@ class FlowState:
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
         self._comprehension_saved: list[dict[str, Kind]] = []
+        # Nodes that only run when an error is raised (raise statements, assert
+        # messages): their read-backs are not on any hot path.
+        self._error_roots: set[int] = set()
+        self._error_depth = 0
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -154,8 +158,18 @@ class FlowState:
             env.clear()
             env.update(saved)
 
+    @property
+    def in_error_path(self) -> bool:
+        return self._error_depth > 0
+
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Raise):
+            self._error_roots.add(id(node))
+        elif isinstance(node, cst.Assert) and node.msg is not None:
+            self._error_roots.add(id(node.msg))
+        if id(node) in self._error_roots:
+            self._error_depth += 1
         if isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
@@ -175,6 +189,9 @@ class FlowState:
             self.scope.loops.append(node)
 
     def leave(self, node: cst.CSTNode) -> None:
+        if id(node) in self._error_roots:
+            self._error_roots.discard(id(node))
+            self._error_depth -= 1
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             self.scopes.pop()
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):

@@ -96,6 +96,8 @@ class Rule:
         self.context = context
 
     def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
+        if self.context.flow.in_error_path:
+            return  # code that only runs to build an error message is not a hot path
         self.context.reports.append(Report(type(self), node, message, fix))
 
     # -- catalogue-worded messages ------------------------------------------------------

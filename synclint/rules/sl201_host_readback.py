@@ -67,6 +67,8 @@ class HostReadback(Rule):
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.cpu()\n",
         "import torch\ndef f(x: torch.Tensor):\n    return float(x.shape[0])\n",
         "import torch\ndef f(x: torch.Tensor):\n    print(f'{x.dtype}')\n",
+        "import torch\ndef f(x: torch.Tensor):\n    if x.dim() != 2:\n        raise ValueError(f'bad {x.max().item()}')\n",
+        "import torch\ndef f(x: torch.Tensor):\n    assert x.dim() == 2, f'bad {x}'\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
