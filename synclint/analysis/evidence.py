@@ -12,6 +12,7 @@ import libcst as cst
 
 from synclint.analysis.imports import ImportMap
 from synclint.analysis.kinds import (
+    CONTAINER_METHODS,
     FACTORY_FUNCTIONS,
     TENSOR_ONLY_METHODS,
     Kind,
@@ -63,11 +64,21 @@ class EvidenceCollector(cst.CSTVisitor):
         if node.attr.value in _TENSOR_ONLY_ATTRIBUTES:
             self._note(node.value, Kind.TENSOR)
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # ``outputs["pred_boxes"]``: only containers are indexed by strings.
+        if len(node.slice) == 1:
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.FormattedString)):
+                self._note(node.value, Kind.PYTHON)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             if func.attr.value in TENSOR_ONLY_METHODS:
                 self._note(func.value, Kind.TENSOR)
+                return
+            if func.attr.value in CONTAINER_METHODS:
+                self._note(func.value, Kind.PYTHON)
                 return
         qualified = self.imports.qualify(func)
         if qualified is None:

@@ -19,9 +19,11 @@ import libcst as cst
 
 from synclint.analysis.evidence import collect_evidence
 from synclint.analysis.imports import ImportMap, dotted_name
+from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
 
+_COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
     r"^(training_step|train_step|train_one_epoch|train_epoch|step|validation_step|"
@@ -44,12 +46,15 @@ class Scope:
     env: dict[str, Kind] = field(default_factory=dict)
     self_attributes: dict[str, Kind] = field(default_factory=dict)
     loops: list[cst.CSTNode] = field(default_factory=list)
+    #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
+    host: set[str] = field(default_factory=set)
 
 
 class FlowState:
     def __init__(self, module: cst.Module, imports: ImportMap) -> None:
         self.imports = imports
         self.inference = KindInference(self)
+        self.devices = DeviceInference(self)
         self.scopes: list[Scope] = [
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
@@ -159,6 +164,17 @@ class FlowState:
             env.update(saved)
 
     @property
+    def in_data_pipeline(self) -> bool:
+        """Inside ``Dataset.__getitem__``, a ``collate`` function or a dataset class:
+        code that runs in loader workers on host tensors."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "function" and _COLLATE_NAME.search(scope.name):
+                return True
+            if scope.kind == "class" and _is_dataset_class(scope.node):
+                return True
+        return False
+
+    @property
     def in_error_path(self) -> bool:
         return self._error_depth > 0
 
@@ -203,8 +219,11 @@ class FlowState:
                 self.scope.env.update(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
             kind = self.kind_of(node.value)
+            on_host = kind.is_tensor and self.devices.on_host(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
+                if isinstance(target.target, cst.Name):
+                    (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -293,8 +312,8 @@ class FlowState:
             elif param.default is not None:
                 default = self.kind_of(param.default)
                 kind = default if default is Kind.PYTHON and not _is_none(param.default) else Kind.UNKNOWN
-            elif is_forward and index > 0:
-                kind = Kind.TENSOR  # forward(self, x, ...): inputs are tensors
+            elif is_forward and index > 0 and scope.evidence.get(name) is not Kind.PYTHON:
+                kind = Kind.TENSOR  # forward(self, x, ...): inputs are tensors (not dicts)
             scope.env[name] = kind
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -311,6 +330,14 @@ class FlowState:
         scope = Scope("class", node.name.value, node, {})
         self.scopes.append(scope)
         scope.self_attributes = _SelfAttributeCollector.collect(node, self)
+
+
+def _is_dataset_class(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.ClassDef):
+        return False
+    if node.name.value.endswith("Dataset"):
+        return True
+    return any((dotted_name(base.value) or "").endswith("Dataset") for base in node.bases)
 
 
 def _decorator_name(decorator: cst.Decorator) -> str | None:

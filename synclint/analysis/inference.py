@@ -17,6 +17,7 @@ from synclint.analysis.kinds import (
     BOOL_DTYPES,
     BOOL_FUNCTIONS,
     BOOL_METHODS,
+    CONTAINER_METHODS,
     DTYPE_PRESERVING_METHODS,
     FACTORY_FUNCTIONS,
     INT_DTYPES,
@@ -373,6 +374,8 @@ class KindInference:
         return Kind.UNKNOWN
 
     def _tensor_method_kind(self, receiver: Kind, method: str, node: cst.Call) -> Kind:
+        if method in CONTAINER_METHODS:
+            return Kind.UNKNOWN  # the "tensor" was a guess: it is a container
         if method in NON_TENSOR_METHODS:
             return Kind.NUMPY if method == "numpy" else Kind.PYTHON
         if method == "nonzero":

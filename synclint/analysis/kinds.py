@@ -220,5 +220,11 @@ NON_TENSOR_ATTRIBUTES = frozenset(
      "is_leaf", "is_sparse", "is_quantized", "is_meta", "itemsize", "nbytes"}
 )
 
+#: Methods of dicts and lists that tensors do not have: the receiver is a container.
+CONTAINER_METHODS = frozenset(
+    {"items", "keys", "values", "get", "append", "extend", "pop", "update", "setdefault",
+     "insert", "remove", "popitem", "appendleft"}
+)
+
 #: Attributes that are tensors.
 TENSOR_ATTRIBUTES = frozenset({"grad", "data", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})

@@ -62,6 +62,13 @@ class RuleContext:
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.flow.kind_of(node).is_tensor
 
+    def is_device_tensor(self, node: cst.BaseExpression) -> bool:
+        """A tensor not known to live in host memory."""
+        return self.flow.kind_of(node).is_tensor and not self.flow.devices.on_host(node)
+
+    def on_host(self, node: cst.BaseExpression) -> bool:
+        return self.flow.devices.on_host(node)
+
     def qualify(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualify(node)
 
@@ -87,6 +94,9 @@ class Rule:
 
     code: ClassVar[str]
     name: ClassVar[str]
+    #: True for rules about ops that wait for the device (SL1xx, SL2xx): they stay
+    #: quiet on host tensors and in data-pipeline code (``Dataset.__getitem__``).
+    device_sync: ClassVar[bool] = False
     #: "safe" / "unsafe" when the rule offers a fix for some findings, else None.
     fix_applicability: ClassVar[str | None] = None
     VALID: ClassVar[tuple[str, ...]] = ()
@@ -96,8 +106,11 @@ class Rule:
         self.context = context
 
     def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
-        if self.context.flow.in_error_path:
+        flow = self.context.flow
+        if flow.in_error_path:
             return  # code that only runs to build an error message is not a hot path
+        if self.device_sync and flow.in_data_pipeline:
+            return  # loader workers handle host tensors: nothing to wait for
         self.context.reports.append(Report(type(self), node, message, fix))
 
     # -- catalogue-worded messages ------------------------------------------------------

@@ -9,7 +9,7 @@ Receivers of unknown kind: a method that only tensors have (``.cpu()``,
 numpy or pandas also use (``.nonzero()``, ``.unique()``, ``.tolist()``) needs
 positive evidence that the receiver is a tensor when the file imports numpy or
 pandas; in a file that imports torch and neither of them, the tensor reading is
-assumed. This keeps ``np.nonzero``-style look-alikes out while still catching
+assumed (except for ``.tolist()``, which always needs evidence). This keeps ``np.nonzero``-style look-alikes out while still catching
 ``(labels == k).nonzero()`` in torch-only code.
 """
 
@@ -28,6 +28,9 @@ SHARED_WITH_HOST_ARRAYS = frozenset(
     {"nonzero", "unique", "tolist", "any", "all", "argmax", "argmin", "repeat", "sum",
      "mean", "max", "min", "equal", "synchronize"}
 )
+#: Shared names so common on host arrays (``stats.tolist()``) that an unknown
+#: receiver is never assumed to be a tensor.
+NEEDS_EVIDENCE = frozenset({"tolist"})
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
         return True
     if kind is not Kind.UNKNOWN:
         return False
-    if not context.imports.imports_torch:
+    if not context.imports.imports_torch or method in NEEDS_EVIDENCE:
         return False
     if method in SHARED_WITH_HOST_ARRAYS:
         return not (context.imports.imports_numpy or context.imports.imports_pandas)
@@ -52,7 +55,15 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
 
 
 def match_sync_call(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
-    """The catalogue entry (reported as ``code``) this call invokes, if any."""
+    """The catalogue entry (reported as ``code``) this call invokes on a tensor that
+    may live on the device (host tensors never make the host wait)."""
+    match = _match(context, call, code)
+    if match is not None and match.receiver is not None and context.on_host(match.receiver):
+        return None
+    return match
+
+
+def _match(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
     qualified = context.qualify(call.func)
     if qualified is not None:
         op = by_function(qualified)

@@ -44,6 +44,7 @@ class Nonzero(Rule):
     """
 
     code = "SL101"
+    device_sync = True
     name = "nonzero"
     fix_applicability = "unsafe"
 

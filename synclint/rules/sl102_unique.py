@@ -39,6 +39,7 @@ class Unique(Rule):
     """
 
     code = "SL102"
+    device_sync = True
     name = "unique"
     fix_applicability = "unsafe"
 

@@ -50,6 +50,7 @@ class BooleanMask(Rule):
     """
 
     code = "SL103"
+    device_sync = True
     name = "boolean-mask"
     fix_applicability = "unsafe"
 
@@ -61,6 +62,8 @@ class BooleanMask(Rule):
         "import torch\ndef f(x: torch.Tensor):\n    return x[torch.argsort(x)]\n",
         "import torch\ndef f(x: torch.Tensor):\n    x[torch.isnan(x)] = 0.0\n",
         "import torch\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0)\n",
+        "import torch\ndef collate_boxes(batch):\n    b = torch.stack(batch)\n    return b[b[:, 2] > 0]\n",
+        "import torch\ndef f(values):\n    t = torch.tensor(values)\n    return t[t > 0]\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x[x > 0]\n", 3, 12),
@@ -80,7 +83,8 @@ class BooleanMask(Rule):
         return False
 
     def _indexes_a_tensor(self, node: cst.Subscript) -> bool:
-        return self.context.kind_of(node.value) not in _NOT_TENSORS
+        """The indexed value may be a device tensor (not numpy, a list, or a host tensor)."""
+        return self.context.kind_of(node.value) not in _NOT_TENSORS and not self.context.on_host(node.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if getattr(self, "_write_target", None) is node:

@@ -36,6 +36,7 @@ class DynamicRepeat(Rule):
     """
 
     code = "SL104"
+    device_sync = True
     name = "dynamic-repeat"
 
     VALID = (

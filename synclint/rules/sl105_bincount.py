@@ -34,6 +34,7 @@ class Bincount(Rule):
     """
 
     code = "SL105"
+    device_sync = True
     name = "bincount"
 
     VALID = (

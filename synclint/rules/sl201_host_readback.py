@@ -57,6 +57,7 @@ class HostReadback(Rule):
     """
 
     code = "SL201"
+    device_sync = True
     name = "host-readback"
 
     VALID = (
@@ -69,6 +70,10 @@ class HostReadback(Rule):
         "import torch\ndef f(x: torch.Tensor):\n    print(f'{x.dtype}')\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x.dim() != 2:\n        raise ValueError(f'bad {x.max().item()}')\n",
         "import torch\ndef f(x: torch.Tensor):\n    assert x.dim() == 2, f'bad {x}'\n",
+        "import torch\ndef median(values):\n    d = torch.tensor(list(values))\n    return d.median().item()\n",
+        "import torch\nclass Boxes(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        return int(self.sizes[i].sum())\n",
+        "import numpy as np\nimport torch\ndef f(stats):\n    return stats.tolist()\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
@@ -103,7 +108,7 @@ class HostReadback(Rule):
             return
         qualified = self.context.qualify(func)
         if qualified is not None and qualified.startswith("math.") and node.args:
-            if self.context.is_tensor(node.args[0].value):
+            if self.context.is_device_tensor(node.args[0].value):
                 self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
 
     def _already_on_host(self, receiver: cst.BaseExpression) -> bool:
@@ -128,24 +133,24 @@ class HostReadback(Rule):
             return
         if name in _FORMATTERS:
             for arg in args:
-                if self.context.is_tensor(arg.value):
+                if self.context.is_device_tensor(arg.value):
                     self.report(arg.value, self.sync_message(f"`{name}()` of a tensor", _READBACK))
             return
-        if self.context.is_tensor(args[0].value):
+        if self.context.is_device_tensor(args[0].value):
             self.report(node, self.sync_message(f"`{name}(tensor)`", _READBACK))
 
     # -- tensors where Python needs a number ----------------------------------------
     def visit_Slice(self, node: cst.Slice) -> None:
         for bound in (node.lower, node.upper, node.step):
-            if bound is not None and self.context.is_tensor(bound):
+            if bound is not None and self.context.is_device_tensor(bound):
                 self.report(bound, self.sync_message("A tensor used as a slice bound", _READBACK))
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
-        if self.context.is_tensor(node.expression):
+        if self.context.is_device_tensor(node.expression):
             self.report(node.expression, self.sync_message("Formatting a tensor in an f-string", _READBACK))
 
     def leave_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "range":
             for arg in node.args:
-                if self.context.is_tensor(arg.value):
+                if self.context.is_device_tensor(arg.value):
                     self.report(arg.value, self.sync_message("A tensor passed to `range()`", _READBACK))

@@ -40,6 +40,7 @@ class TensorTruthiness(Rule):
     """
 
     code = "SL202"
+    device_sync = True
     name = "tensor-truthiness"
     fix_applicability = "unsafe"
 
@@ -51,6 +52,9 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
         "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",
         "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
+        "        return {k: v for k, v in outputs.items() if k != 'aux'}\n",
+        "import torch\ndef f(x: torch.Tensor):\n    if not torch.jit.is_scripting() and torch.is_autocast_enabled():\n        return x\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(x: torch.Tensor):\n    if x.sum() > 0:\n        return 1\n", 3, 8),
@@ -73,7 +77,7 @@ class TensorTruthiness(Rule):
             self._check(test.right)
         elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             self._check(test.expression)
-        elif id(test) not in self._seen and self.context.is_tensor(test):
+        elif id(test) not in self._seen and self.context.is_device_tensor(test):
             self._seen.add(id(test))
             message = self.sync_message("Using a tensor as a Python bool", _READBACK)
             fix = None
@@ -112,7 +116,7 @@ class TensorTruthiness(Rule):
         if self.context.imports.qualify(func) is not None:
             return
         args = [a for a in node.args if a.keyword is None]
-        if any(self.context.is_tensor(a.value) for a in args):
+        if any(self.context.is_device_tensor(a.value) for a in args):
             if id(node) not in self._seen:
                 self._seen.add(id(node))
                 self.report(node, self.sync_message(f"Builtin `{func.value}()` of tensors", _READBACK))

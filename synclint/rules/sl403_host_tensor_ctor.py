@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.inference import keyword
+from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.sl302_per_sample_transfer import _is_host_transfer
 
@@ -19,16 +20,18 @@ def _is_accelerator(node: cst.BaseExpression) -> bool:
     return not (isinstance(node, cst.Name) and node.value == "None")
 
 
-def _python_data(node: cst.BaseExpression) -> bool:
-    """A literal (number, bool, or a list/tuple of them) or a unary minus of one."""
+def _python_data(node: cst.BaseExpression, context=None) -> bool:
+    """Python numbers: literals, names known to hold Python values, lists of them."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False")
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return True
+    if context is not None and not isinstance(node, (cst.List, cst.Tuple)):
+        return context.kind_of(node) is Kind.PYTHON
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return _python_data(node.expression)
+        return _python_data(node.expression, context)
     if isinstance(node, (cst.List, cst.Tuple)):
-        return all(_python_data(e.value) for e in node.elements)
+        return bool(node.elements) and all(_python_data(e.value, context) for e in node.elements)
     return False
 
 
@@ -81,6 +84,7 @@ class HostTensorCtor(Rule):
         Invalid("import torch\nfor b in range(3):\n    z = torch.zeros(4).cuda()\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros(4, device='cuda')\n"),
         Invalid("import torch\ndef loss_fn(p, t):\n    return torch.arange(4).to(p.device)\n", 3, 12, "import torch\ndef loss_fn(p, t):\n    return torch.arange(4, device=p.device)\n"),
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor([1, 2], device=dev)\n", 3, 9, None),
+        Invalid("import torch\ndef loss_fn(p, t):\n    n = len(t)\n    return torch.as_tensor([n], dtype=torch.float, device=p.device)\n", 4, 12, None),
         Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, "import torch as T\nfor b in range(3):\n    z = T.ones(2, 2, device=dev)\n"),
     )
 
@@ -92,7 +96,7 @@ class HostTensorCtor(Rule):
         qualified = self.context.qualify(node.func)
         if qualified in ("torch.tensor", "torch.as_tensor"):
             device = keyword(node, "device")
-            if device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value):
+            if device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value, self.context):
                 self.report(
                     node,
                     "Tensor built from Python data on the host and copied to the device each time "

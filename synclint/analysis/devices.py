@@ -1,0 +1,70 @@
+"""Which tensors are known to live in host memory.
+
+Reading a host tensor (``.item()``, ``if t:``, ``t[mask]``) does not wait for
+any device, so sync rules stay quiet about it. Only positive evidence counts:
+a factory without ``device=`` (``torch.tensor(values)``, ``torch.from_numpy``),
+``.cpu()``, and what is computed from those alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from synclint.analysis.kinds import FACTORY_FUNCTIONS
+
+if TYPE_CHECKING:
+    from synclint.analysis.flow import FlowState
+
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
+_MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
+
+
+def _is_cpu(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+class DeviceInference:
+    def __init__(self, flow: FlowState) -> None:
+        self.flow = flow
+
+    def on_host(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in self.flow.scope.host
+        if isinstance(node, cst.Subscript):
+            return self.on_host(node.value)
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            operands = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else [
+                node.left, *(c.comparator for c in node.comparisons)
+            ]
+            tensors = [o for o in operands if self.flow.kind_of(o).is_tensor]
+            return bool(tensors) and all(self.on_host(o) for o in tensors)
+        if isinstance(node, cst.UnaryOperation):
+            return self.on_host(node.expression)
+        if isinstance(node, cst.Call):
+            return self._call_on_host(node)
+        return False
+
+    def _call_on_host(self, node: cst.Call) -> bool:
+        qualified = self.flow.imports.qualify(node.func)
+        if qualified is not None and qualified.startswith("torch."):
+            short = qualified.rsplit(".", 1)[1]
+            device = next((a for a in node.args if a.keyword and a.keyword.value == "device"), None)
+            if short in _LIKE:
+                if device is not None:
+                    return _is_cpu(device.value)
+                return bool(node.args) and self.on_host(node.args[0].value)
+            if short in FACTORY_FUNCTIONS or short == "from_numpy":
+                return device is None or _is_cpu(device.value)
+            first = node.args[0].value if node.args else None
+            return first is not None and self.on_host(first)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "cpu":
+                return True
+            if method in _MOVES:
+                return any(_is_cpu(a.value) for a in node.args)
+            return self.on_host(func.value)
+        return False
