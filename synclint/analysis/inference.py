@@ -158,7 +158,9 @@ class KindInference:
     def _kind_ListComp(self, node: cst.ListComp) -> Kind:
         with self.flow.comprehension_bindings(node):
             element = self.kind_of(node.elt)
-        return Kind.TENSOR_SEQUENCE if element.is_tensor else Kind.UNKNOWN
+        if element.is_tensor:
+            return Kind.TENSOR_SEQUENCE
+        return Kind.PYTHON if element is Kind.PYTHON else Kind.UNKNOWN
 
     _kind_GeneratorExp = _kind_ListComp
 
@@ -280,9 +282,11 @@ class KindInference:
         if callee is Kind.MODULE:
             return Kind.TENSOR  # calling an nn.Module (a loss, a layer)
         if name in ("abs", "sum", "max", "min") and node.args:
-            first = self.kind_of(node.args[0].value)
-            if first.is_tensor or first is Kind.TENSOR_SEQUENCE:
+            kinds = [self.kind_of(arg.value) for arg in node.args if arg.keyword is None]
+            if any(k.is_tensor or k is Kind.TENSOR_SEQUENCE for k in kinds):
                 return Kind.TENSOR
+            if kinds and all(k is Kind.PYTHON for k in kinds):
+                return Kind.PYTHON
         if name in ("list", "tuple") and node.args:
             first = self.kind_of(node.args[0].value)
             return Kind.TENSOR_SEQUENCE if first in (Kind.TENSOR_SEQUENCE, Kind.TENSOR) else Kind.UNKNOWN

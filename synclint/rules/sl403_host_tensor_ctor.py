@@ -100,8 +100,9 @@ class HostTensorCtor(Rule):
                 self.report(
                     node,
                     "Tensor built from Python data on the host and copied to the device each time "
-                    "this line runs (a synchronous host-to-device copy); create it on the device "
-                    f"with `torch.zeros`/`torch.full(..., device=...)`{self.context.context_phrase()}",
+                    "this line runs (a synchronous host-to-device copy); create constants on the "
+                    "device (`torch.zeros`/`torch.full(..., device=...)`) and derive counts from "
+                    f"device tensors{self.context.context_phrase()}",
                     propose(self, node),
                 )
             return
