@@ -12,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import synclint  # noqa: E402
+from synclint.catalogue import CATALOGUE  # noqa: E402
+from synclint.runtime.api import NoSync  # noqa: E402
 from synclint.runtime.cuda import DebugModeLevel, WarningRouter, blocked_ms_by_line  # noqa: E402
 from synclint.runtime.detector import CUDA_SYNC_MESSAGE, Detector  # noqa: E402
 from synclint.runtime.events import SyncError  # noqa: E402
@@ -113,7 +115,7 @@ def test_a_routed_warning_is_named_after_the_running_op_and_its_catalogue_rule()
 
 def test_python_hook_names_the_sync_over_the_inner_aten_op() -> None:
     detector, sink = observing_detector()
-    entry = next(e for e in synclint.catalogue.CATALOGUE if "item" in e.python_hooks)
+    entry = next(e for e in CATALOGUE if "item" in e.python_hooks)
     with detector.python_hook("Tensor.item", entry):
         detector.running(lambda: detector.on_cuda_sync(), (), {})
     assert [(e.op, e.code) for e in sink.events] == [("Tensor.item", "SL201")]
@@ -121,7 +123,7 @@ def test_python_hook_names_the_sync_over_the_inner_aten_op() -> None:
 
 def test_error_mode_runtime_error_becomes_sync_error_inside_no_sync() -> None:
     detector = Detector(simulate=False)
-    detector.sinks.append(synclint.runtime.api.NoSync())
+    detector.sinks.append(NoSync())
 
     def nonzero_in_error_mode(*args):
         raise RuntimeError(f"{CUDA_SYNC_MESSAGE}")
