@@ -46,7 +46,7 @@ class Detector:
         self.sinks: list[Sink] = []
         self.muted = 0
         self.ctx = Context(is_host if simulate else _really_on_host)
-        self.rules = RuleTable()
+        self.rules = _shared_rules()
         self._hook_label: tuple[str, SyncOp] | None = None
         self._running_op: tuple[Any, Sequence[Any], dict[str, Any]] | None = None
         hooks = SimulatedHooks(self) if simulate else ObservingHooks(self)
@@ -124,6 +124,17 @@ class Detector:
         rule = self.rules.lookup(func)
         entry = rule(args, kwargs, self.ctx) if rule is not None else None
         return (str(func), entry or by_aten(getattr(func, "_opname", "")))
+
+
+_RULES: RuleTable | None = None
+
+
+def _shared_rules() -> RuleTable:
+    """One verdict cache per process: rules depend on the op only, not on the session."""
+    global _RULES
+    if _RULES is None:
+        _RULES = RuleTable()
+    return _RULES
 
 
 def _really_on_host(tensor: torch.Tensor) -> bool:
