@@ -149,7 +149,10 @@ class _HookMode(TorchFunctionMode):
         self._table = table
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-        handler = self._table.get(func)
+        try:
+            handler = self._table.get(func)
+        except TypeError:  # an unhashable callable is never one of ours
+            handler = None
         if handler is None:
             return func(*args, **(kwargs or {}))
         return handler(func, args, kwargs or {})
