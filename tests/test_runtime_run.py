@@ -151,3 +151,11 @@ def test_cli_module_does_not_import_torch() -> None:
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )
     assert completed.stdout.strip() == "False", completed.stderr
+
+
+def test_module_entry_file_is_found_from_the_working_directory(monkeypatch) -> None:
+    from synclint.runtime.runner import _entry_file
+
+    monkeypatch.chdir(FIXTURES)
+    assert _entry_file("pkg.readback", module=True) == str(FIXTURES / "pkg" / "readback.py")
+    assert _entry_file("no.such.module", module=True) is None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from types import TracebackType
 
-from synclint.runtime.events import SiteTable
+from synclint.runtime.events import SiteTable, SyncSite
 from synclint.runtime.join import JoinRow, files_involved, join, static_findings
 from synclint.runtime.report import (
     build_report,
@@ -32,7 +32,7 @@ INTERRUPTED_EXIT_CODE = 130  # what a shell reports for SIGINT
 class RunResult:
     exit_code: int
     device: str
-    sites: list = field(default_factory=list)
+    sites: list[SyncSite] = field(default_factory=list)
     join: list[JoinRow] = field(default_factory=list)
     report_path: str | None = None
 
@@ -59,11 +59,10 @@ def run_program(
     modules_before = set(sys.modules)
     result = RunResult(exit_code=1, device=label)
     try:
-        profiler = (
-            HostBlockProfiler(cuda=resolved == "cuda", trace_path=ranked_path(trace_path, rank) if trace_path else None)
-            if resolved == "cuda" or trace_path
-            else None
-        )
+        profiler = None
+        if resolved == "cuda" or trace_path:
+            ranked_trace = ranked_path(trace_path, rank) if trace_path else None
+            profiler = HostBlockProfiler(cuda=resolved == "cuda", trace_path=ranked_trace)
         with _Session(table, resolved):  # a watch that adds up instead of keeping each event
             if profiler is None:
                 result.exit_code = _execute(target, args, module)
@@ -75,7 +74,7 @@ def run_program(
     finally:
         result.sites = table.sites
         if static:
-            new_modules = [sys.modules[name] for name in set(sys.modules) - modules_before if name in sys.modules]
+            new_modules = [sys.modules.get(name) for name in set(sys.modules) - modules_before]
             roots = [os.getcwd()] + ([os.path.dirname(os.path.abspath(entry_file))] if entry_file else [])
             paths = files_involved(entry_file, result.sites, new_modules, roots)
             result.join = join(result.sites, static_findings(paths))
@@ -90,10 +89,13 @@ def run_program(
 def _entry_file(target: str, module: bool) -> str | None:
     if not module:
         return os.path.abspath(target)
+    sys.path.insert(0, os.getcwd())  # where `python -m` looks first
     try:
         spec = find_spec(target)
     except (ImportError, ValueError):
         return None
+    finally:
+        sys.path.remove(os.getcwd())
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
     if spec.submodule_search_locations:  # a package runs its __main__
