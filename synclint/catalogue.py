@@ -35,6 +35,11 @@ class SyncCondition(str, Enum):
     DEVICE_TO_HOST = "device_to_host"
     #: only inside a loop or a hot path (``forward``, a loss, a training step).
     IN_HOT_PATH = "in_hot_path"
+    #: an index tensor that lives on the host indexes a device tensor, so it is
+    #: first copied to the device with a blocking transfer.
+    HOST_INDEX = "host_index"
+    #: ``one_hot`` without ``num_classes`` reads ``max()`` back to size its output.
+    NO_NUM_CLASSES = "no_num_classes"
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,15 @@ CATALOGUE: tuple[SyncOp, ...] = (
         use_instead="use `torch.zeros(n).scatter_add_(0, idx, ones)` with a static `n`",
     ),
     SyncOp(
+        code="SL105",
+        name="one_hot without num_classes",
+        functions=("torch.nn.functional.one_hot",),
+        aten=("one_hot",),
+        condition=SyncCondition.NO_NUM_CLASSES,
+        why="without `num_classes`, `one_hot` reads `max()` back to size its output",
+        use_instead="pass `num_classes=` (a Python int known on the host)",
+    ),
+    SyncOp(
         code="SL201",
         name="host read-back",
         methods=("item", "tolist", "numpy"),
@@ -169,7 +183,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         name="device-to-host copy",
         methods=("cpu",),
         aten=("_to_copy", "copy_", "to"),
-        python_hooks=("cpu",),
+        python_hooks=("cpu", "to"),
         condition=SyncCondition.DEVICE_TO_HOST,
         why="a device-to-host copy into pageable memory blocks the host",
         use_instead="keep the value on the device, or copy with "
@@ -199,6 +213,16 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.IN_HOT_PATH,
         why="an explicit synchronize drains the device queue and idles the CPU",
         use_instead="remove it from the hot path; time with CUDA events or the profiler",
+    ),
+    SyncOp(
+        code="SL401",
+        name="host-side index tensor",
+        aten=("index", "index_put", "index_put_", "_index_put_impl"),
+        condition=SyncCondition.HOST_INDEX,
+        why="an index tensor on the host is copied to the device with a blocking "
+        "transfer before the kernel can run",
+        use_instead="build the index on the device (`torch.arange(..., device=x.device)`) "
+        "or move it once, outside the loop, with `non_blocking=True` from pinned memory",
     ),
 )
 

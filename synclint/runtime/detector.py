@@ -1,0 +1,198 @@
+"""The per-thread detector: two torch modes feeding events to the active sessions.
+
+A :class:`Detector` owns one ``TorchFunctionMode`` (Python-level hooks, see
+:mod:`hooks`) and one ``TorchDispatchMode`` (ATen ops, see :mod:`rules`). Both
+mode stacks are thread-local in PyTorch, so each thread that opens a session
+gets its own detector; autograd carries the dispatch mode into backward.
+
+* ``simulate=True`` (CPU): the detector decides, "as if on CUDA".
+* ``simulate=False`` (CUDA): PyTorch's sync debug mode decides; the modes only
+  remember which op is running so that :mod:`cuda` can name it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from synclint.catalogue import SyncOp, by_aten
+from synclint.runtime.events import SyncError, SyncEvent
+from synclint.runtime.frames import user_location
+from synclint.runtime.hooks import ObservingHooks, SimulatedHooks
+from synclint.runtime.residency import is_host
+from synclint.runtime.rules import Context, RuleTable
+
+#: PyTorch's sync debug mode words both its warning and its error this way.
+CUDA_SYNC_MESSAGE = "called a synchronizing CUDA operation"
+_FALLBACK_CODE = "SL201"  # a sync nothing more specific explains is a read-back
+
+
+class Sink(Protocol):
+    def record(self, event: SyncEvent) -> None: ...
+
+
+class Detector:
+    """Turns syncs into :class:`SyncEvent` s for the sessions open in one thread."""
+
+    def __init__(self, *, simulate: bool) -> None:
+        self.simulate = simulate
+        self.sinks: list[Sink] = []
+        self.muted = 0
+        self.ctx = Context(is_host if simulate else _really_on_host)
+        self.rules = _shared_rules()
+        self._hook_label: tuple[str, SyncOp] | None = None
+        self._running_op: tuple[Any, Sequence[Any], dict[str, Any]] | None = None
+        hooks = SimulatedHooks(self) if simulate else ObservingHooks(self)
+        self._function_mode = _HookMode(hooks.table)
+        self._dispatch_mode = _SimulatingMode(self) if simulate else _ObservingMode(self)
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> None:
+        self._dispatch_mode.__enter__()
+        self._function_mode.__enter__()
+
+    def stop(self) -> None:
+        self._function_mode.__exit__(None, None, None)
+        self._dispatch_mode.__exit__(None, None, None)
+
+    # -- used by the hooks and modes -----------------------------------------
+    def call_muted(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        self.muted += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.muted -= 1
+
+    def report(self, op: str, entry: SyncOp | None, blocked_ms: float = 0.0) -> None:
+        """Attribute a sync to the user's line (walks frames: flagged events only)."""
+        path, line, function = user_location(sys._getframe(1))
+        code = entry.code if entry is not None else _FALLBACK_CODE
+        self.deliver(SyncEvent(path, line, function, op, code, blocked_ms))
+
+    def deliver(self, event: SyncEvent) -> None:
+        """Every sink sees the event; a ``no_sync`` sink's error is raised last."""
+        error: SyncError | None = None
+        for sink in list(self.sinks):
+            try:
+                sink.record(event)
+            except SyncError as exc:
+                error = error or exc
+        if error is not None:
+            raise error
+
+    # -- CUDA: naming the op the debug mode complained about -----------------
+    @contextmanager
+    def python_hook(self, label: str, entry: SyncOp) -> Iterator[None]:
+        outer = self._hook_label
+        self._hook_label = self._hook_label or (label, entry)  # the user-facing call wins
+        try:
+            yield
+        finally:
+            self._hook_label = outer
+
+    def running(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        outer = self._running_op
+        self._running_op = (func, args, kwargs)
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as exc:
+            if CUDA_SYNC_MESSAGE not in str(exc):
+                raise
+            self.on_cuda_sync()  # raises SyncError inside no_sync
+            raise
+        finally:
+            self._running_op = outer
+
+    def on_cuda_sync(self, blocked_ms: float = 0.0) -> None:
+        """The debug mode flagged a sync: name it from the innermost known op."""
+        op, entry = self._describe_running()
+        self.report(op, entry, blocked_ms)
+
+    def _describe_running(self) -> tuple[str, SyncOp | None]:
+        if self._hook_label is not None:
+            return self._hook_label
+        if self._running_op is None:
+            return ("<cuda sync>", None)
+        func, args, kwargs = self._running_op
+        rule = self.rules.lookup(func)
+        entry = rule(args, kwargs, self.ctx) if rule is not None else None
+        return (str(func), entry or by_aten(getattr(func, "_opname", "")))
+
+
+_RULES: RuleTable | None = None
+
+
+def _shared_rules() -> RuleTable:
+    """One verdict cache per process: rules depend on the op only, not on the session."""
+    global _RULES
+    if _RULES is None:
+        _RULES = RuleTable()
+    return _RULES
+
+
+def _really_on_host(tensor: torch.Tensor) -> bool:
+    return tensor.device.type == "cpu"
+
+
+class _HookMode(TorchFunctionMode):
+    """Routes the few hooked Python entry points to their handler; the rest pass through."""
+
+    def __init__(self, table: dict[Any, Any]) -> None:
+        super().__init__()
+        self._table = table
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        try:
+            handler = self._table.get(func)
+        except TypeError:  # an unhashable callable is never one of ours
+            handler = None
+        if handler is None:
+            return func(*args, **(kwargs or {}))
+        return handler(func, args, kwargs or {})
+
+
+class _SimulatingMode(TorchDispatchMode):
+    """CPU run: judge each ATen op with the cached rule table."""
+
+    def __init__(self, detector: Detector) -> None:
+        super().__init__()
+        self._detector = detector
+        self._lookup = detector.rules.lookup
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        detector = self._detector
+        if not detector.muted:
+            rule = self._lookup(func)
+            if rule is not None:
+                entry = rule(args, kwargs, detector.ctx)
+                if entry is not None:
+                    detector.report(str(func), entry)
+        return func(*args, **kwargs)
+
+
+class _ObservingMode(TorchDispatchMode):
+    """CUDA run: remember the running op for the warning router and the error mode."""
+
+    def __init__(self, detector: Detector) -> None:
+        super().__init__()
+        self._detector = detector
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        _current.detector = self._detector  # autograd may run this in its own thread
+        return self._detector.running(func, args, kwargs or {})
+
+
+_current = threading.local()
+
+
+def detector_in_this_thread() -> Detector | None:
+    """The detector whose op is running in this thread, if any (for the warning router)."""
+    return getattr(_current, "detector", None)

@@ -1,0 +1,92 @@
+"""What the runtime records: one sync occurrence, a site's tally, the error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SyncEvent:
+    """One synchronisation, attributed to the user line that caused it."""
+
+    path: str
+    line: int
+    function: str
+    op: str
+    """What synced: an ATen overload (``aten.nonzero.default``) or a Tensor hook
+    (``Tensor.item``)."""
+    code: str
+    """The catalogue rule code (``SL101``) that reports the same hazard statically."""
+    blocked_ms: float = 0.0
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class SyncSite:
+    """Every sync one user line caused through one op, added up."""
+
+    path: str
+    line: int
+    function: str
+    op: str
+    code: str
+    count: int = 0
+    blocked_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "function": self.function,
+            "op": self.op,
+            "code": self.code,
+            "count": self.count,
+            "blocked_ms": round(self.blocked_ms, 3),
+        }
+
+
+class SiteTable:
+    """Aggregates events per (path, line, function, op) in first-seen order."""
+
+    def __init__(self) -> None:
+        self._sites: dict[tuple[str, int, str, str], SyncSite] = {}
+
+    def record(self, event: SyncEvent) -> None:
+        key = (event.path, event.line, event.function, event.op)
+        site = self._sites.get(key)
+        if site is None:
+            site = self._sites[key] = SyncSite(
+                event.path, event.line, event.function, event.op, event.code
+            )
+        site.count += 1
+        site.blocked_ms += event.blocked_ms
+
+    def add_blocked_time(self, blocked_ms_by_line: dict[tuple[str, int], float]) -> None:
+        """Spread measured host-blocked time over the sites of each line, by count."""
+        for (path, line), blocked_ms in blocked_ms_by_line.items():
+            sites = [s for s in self._sites.values() if (s.path, s.line) == (path, line)]
+            total = sum(s.count for s in sites)
+            for site in sites:
+                site.blocked_ms += blocked_ms * site.count / total
+
+    @property
+    def sites(self) -> list[SyncSite]:
+        return list(self._sites.values())
+
+    def __len__(self) -> int:
+        return len(self._sites)
+
+
+class SyncError(RuntimeError):
+    """A synchronisation happened inside :func:`synclint.no_sync`."""
+
+    def __init__(self, event: SyncEvent) -> None:
+        self.event = event
+        super().__init__(
+            f"{event.location}: {event.op} synchronises the host with the device "
+            f"[{event.code}] in {event.function}()"
+        )

@@ -1,0 +1,212 @@
+"""The CUDA path. Without a GPU: the debug-mode bookkeeping, the warning router and
+the blocked-time attribution run against fakes. With one: the real thing."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import synclint  # noqa: E402
+from synclint.catalogue import CATALOGUE  # noqa: E402
+from synclint.runtime.api import NoSync  # noqa: E402
+from synclint.runtime.cuda import DebugModeLevel, WarningRouter, blocked_ms_by_line  # noqa: E402
+from synclint.runtime.detector import CUDA_SYNC_MESSAGE, Detector  # noqa: E402
+from synclint.runtime.events import SyncError  # noqa: E402
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+SYNC_WARNING = f"called a synchronizing CUDA operation (from {CUDA_SYNC_MESSAGE!r})"
+
+
+class FakeCuda:
+    def __init__(self) -> None:
+        self.mode = 0
+        self.history: list = []
+
+    def get_sync_debug_mode(self):
+        return self.mode
+
+    def set_sync_debug_mode(self, mode) -> None:
+        self.mode = mode
+        self.history.append(mode)
+
+
+def test_debug_mode_restores_the_previous_setting_after_the_last_client() -> None:
+    cuda = FakeCuda()
+    cuda.mode = "previous"
+    level = DebugModeLevel(cuda)
+    level.acquire("warn")
+    level.acquire("warn")
+    level.release("warn")
+    assert cuda.mode == "warn"
+    level.release("warn")
+    assert cuda.mode == "previous"
+
+
+def test_debug_mode_errors_only_while_no_sync_is_alone() -> None:
+    cuda = FakeCuda()
+    level = DebugModeLevel(cuda)
+    level.acquire("error")
+    assert cuda.mode == "error"
+    level.acquire("warn")  # a watch elsewhere must keep getting warnings
+    assert cuda.mode == "warn"
+    level.release("warn")
+    assert cuda.mode == "error"
+    level.release("error")
+    assert cuda.mode == 0
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.events: list = []
+
+    def record(self, event) -> None:
+        self.events.append(event)
+
+
+def observing_detector() -> tuple[Detector, RecordingSink]:
+    detector = Detector(simulate=False)
+    sink = RecordingSink()
+    detector.sinks.append(sink)
+    return detector, sink
+
+
+def test_router_sees_every_occurrence_not_once_per_location() -> None:
+    detector, sink = observing_detector()
+    router = WarningRouter()
+    router.acquire(detector)
+    try:
+        for _ in range(3):
+            warnings.warn(SYNC_WARNING, UserWarning); line = inspect.currentframe().f_lineno  # noqa: E702
+    finally:
+        router.release()
+    assert [(e.line, e.op, e.code) for e in sink.events] == [(line, "<cuda sync>", "SL201")] * 3
+
+
+def test_router_leaves_other_warnings_and_cleans_up() -> None:
+    detector, sink = observing_detector()
+    filters_before, show_before = list(warnings.filters), warnings.showwarning
+    router = WarningRouter()
+    router.acquire(detector)
+    with pytest.warns(DeprecationWarning):
+        warnings.warn("unrelated", DeprecationWarning)
+    router.release()
+    assert sink.events == []
+    assert warnings.filters == filters_before and warnings.showwarning is show_before
+
+
+def test_a_routed_warning_is_named_after_the_running_op_and_its_catalogue_rule() -> None:
+    detector, sink = observing_detector()
+    x, mask = torch.arange(4), torch.tensor([True, False, True, False])
+
+    def index_that_warns(*args, **kwargs):
+        detector.on_cuda_sync()
+        return torch.ops.aten.index.Tensor(*args, **kwargs)
+
+    index_that_warns._opname = "index"
+    index_that_warns.namespace = "aten"
+    detector.running(index_that_warns, (x, [mask]), {})
+    assert [(e.op, e.code) for e in sink.events] == [(str(index_that_warns), "SL103")]
+
+
+def test_python_hook_names_the_sync_over_the_inner_aten_op() -> None:
+    detector, sink = observing_detector()
+    entry = next(e for e in CATALOGUE if "item" in e.python_hooks)
+    with detector.python_hook("Tensor.item", entry):
+        detector.running(lambda: detector.on_cuda_sync(), (), {})
+    assert [(e.op, e.code) for e in sink.events] == [("Tensor.item", "SL201")]
+
+
+def test_error_mode_runtime_error_becomes_sync_error_inside_no_sync() -> None:
+    detector = Detector(simulate=False)
+    detector.sinks.append(NoSync())
+
+    def nonzero_in_error_mode(*args):
+        raise RuntimeError(f"{CUDA_SYNC_MESSAGE}")
+
+    nonzero_in_error_mode._opname, nonzero_in_error_mode.namespace = "nonzero", "aten"
+    with pytest.raises(SyncError) as raised:
+        detector.running(nonzero_in_error_mode, (torch.arange(3),), {})
+    assert raised.value.event.code == "SL101"
+    assert isinstance(raised.value.__context__, RuntimeError)
+
+
+def test_other_runtime_errors_pass_untouched() -> None:
+    detector = Detector(simulate=False)
+
+    def broken(*args):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        detector.running(broken, (), {})
+
+
+def fake_event(name, us, parent=None, stack=()):
+    return types.SimpleNamespace(
+        name=name,
+        time_range=types.SimpleNamespace(elapsed_us=lambda: us),
+        cpu_parent=parent,
+        stack=list(stack),
+    )
+
+
+def test_blocked_time_is_charged_to_the_first_user_frame_of_the_nearest_stack() -> None:
+    torch_file = torch.__file__
+    op = fake_event("aten::nonzero", 900, stack=[f"{torch_file}(10): nonzero", "/src/train.py(42): step", "/src/train.py(90): main"])
+    copy = fake_event("aten::_local_scalar_dense", 500, stack=["/src/train.py(50): step"])
+    events = [
+        op,
+        fake_event("cudaMemcpyAsync", 100, parent=op),
+        fake_event("cudaStreamSynchronize", 700, parent=op),
+        copy,
+        fake_event("cudaStreamSynchronize", 250, parent=copy),
+        fake_event("cudaLaunchKernel", 5, parent=op),  # does not block
+        fake_event("cudaStreamSynchronize", 1000),  # no stack anywhere: unattributed
+    ]
+    assert blocked_ms_by_line(events) == pytest.approx({("/src/train.py", 42): 0.8, ("/src/train.py", 50): 0.25})
+
+
+def test_blocked_time_from_python_function_events() -> None:
+    frame = fake_event("/src/train.py(7): forward", 0)
+    op = fake_event("aten::item", 0, parent=frame)
+    assert blocked_ms_by_line([fake_event("Stream Sync", 2000, parent=op)]) == {("/src/train.py", 7): 2.0}
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_watch_sees_a_real_sync_and_restores_the_debug_mode() -> None:
+    before = torch.cuda.get_sync_debug_mode()
+    x = torch.arange(4, device="cuda")
+    with synclint.watch(device="cuda") as watched:
+        x.nonzero(); line = inspect.currentframe().f_lineno  # noqa: E702
+        x.nonzero()
+        x + 1
+    assert [(e.line, e.code) for e in watched.events] == [(line, "SL101")] * 2
+    assert torch.cuda.get_sync_debug_mode() == before
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_no_sync_raises_sync_error_at_the_user_line() -> None:
+    x = torch.rand(4, device="cuda")
+    with pytest.raises(SyncError) as raised:
+        with synclint.no_sync(device="cuda"):
+            line = inspect.currentframe().f_lineno + 1
+            x.sum().item()
+    assert raised.value.event.line == line
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_run_measures_blocked_time(tmp_path) -> None:
+    from synclint.runtime.runner import run_program
+
+    script = tmp_path / "s.py"
+    script.write_text("import torch\nx = torch.rand(1 << 20, device='cuda')\nfor _ in range(3):\n    (x > 0.5).nonzero()\n")
+    result = run_program(str(script), device="cuda", static=False)
+    (site,) = [s for s in result.sites if s.line == 4]
+    assert site.count == 3 and site.blocked_ms > 0
