@@ -2,20 +2,24 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.inference import keyword, positional
+from synclint.catalogue import SyncCondition
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call
 
 
 class Bincount(Rule):
-    """Flags `torch.bincount` and `Tensor.bincount`.
+    """Flags `torch.bincount`, `Tensor.bincount` and `one_hot` without `num_classes`.
 
     ## What it does
-    Finds histogram counts computed with `bincount`.
+    Finds histogram counts computed with `bincount`, and
+    `torch.nn.functional.one_hot` calls that do not pass `num_classes`.
 
     ## Why is this bad?
     `bincount` sizes its output as `max(input.max() + 1, minlength)`, so it
     reads the maximum back to the host on every call, even when `minlength`
-    already covers every value.
+    already covers every value. `one_hot` without `num_classes` does the same
+    to size its last dimension.
 
     ## Example
     ```python
@@ -44,6 +48,8 @@ class Bincount(Rule):
         "import numpy as np\nimport torch\nc = np.asarray(a).bincount()\n",
         "import torch\nc = counter.count(3)\n",
         "import collections\nc = collections.Counter(xs)\n",
+        "import torch.nn.functional as F\nh = F.one_hot(labels, num_classes=10)\n",
+        "import torch.nn.functional as F\nh = F.one_hot(labels, 10)\n",
     )
     INVALID = (
         Invalid("import torch\nc = torch.bincount(labels)\n", 2, 5),
@@ -52,9 +58,28 @@ class Bincount(Rule):
         Invalid("from torch import bincount\nc = bincount(labels)\n", 2, 5),
         Invalid("import torch\ndef f(y: torch.Tensor):\n    return y.bincount()\n", 3, 12),
         Invalid("import torch\ndef f(y):\n    return y.long().bincount(minlength=3)\n", 3, 12),
+        Invalid("import torch.nn.functional as F\nh = F.one_hot(labels)\n", 2, 5),
+        Invalid("import torch\nh = torch.nn.functional.one_hot(labels, num_classes=-1)\n", 2, 5),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         match = match_sync_call(self.context, node, self.code)
-        if match is not None:
-            self.report(node, self.sync_message(match.display, match.op))
+        if match is None:
+            return
+        if match.op.condition is SyncCondition.NO_NUM_CLASSES and self._has_num_classes(node):
+            return
+        self.report(node, self.sync_message(match.display, match.op))
+
+    @staticmethod
+    def _has_num_classes(node: cst.Call) -> bool:
+        """``one_hot(x, C)`` / ``one_hot(x, num_classes=C)`` with ``C`` other than -1."""
+        given = keyword(node, "num_classes")
+        args = positional(node)
+        value = given.value if given is not None else (args[1].value if len(args) > 1 else None)
+        if value is None:
+            return False
+        return not (
+            isinstance(value, cst.UnaryOperation)
+            and isinstance(value.expression, cst.Integer)
+            and value.expression.value == "1"
+        )
