@@ -304,3 +304,18 @@ def test_every_tagged_data_dependent_op_is_catalogued_or_explained() -> None:
 def test_untagged_ops_that_sync_are_in_the_rule_table() -> None:
     # Tags under-approximate: `x[mask] = v` reaches the untagged index_put_.
     assert {"index_put_", "index_put", "_local_scalar_dense"} <= RuleTable().packets
+
+
+def test_data_loading_is_host_side_and_never_reported():
+    """Samplers (`randperm(...).tolist()`), fetchers and collate run on host tensors."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    import synclint
+
+    loader = DataLoader(TensorDataset(torch.arange(10.0)), batch_size=2, shuffle=True)
+    with synclint.watch() as session:
+        batches = [batch for (batch,) in loader]
+        total = batches[0].sum().item()  # a read-back in user code is still reported
+    assert len(batches) == 5
+    assert [event.op for event in session.events] == ["Tensor.item"]
+    del total

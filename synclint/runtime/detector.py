@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from synclint.catalogue import SyncOp, by_aten
 from synclint.runtime.events import SyncError, SyncEvent
-from synclint.runtime.frames import user_location
+from synclint.runtime.frames import in_data_loading, user_location
 from synclint.runtime.hooks import ObservingHooks, SimulatedHooks
 from synclint.runtime.residency import is_host
 from synclint.runtime.rules import Context, RuleTable
@@ -72,7 +72,10 @@ class Detector:
 
     def report(self, op: str, entry: SyncOp | None, blocked_ms: float = 0.0) -> None:
         """Attribute a sync to the user's line (walks frames: flagged events only)."""
-        path, line, function = user_location(sys._getframe(1))
+        caller = sys._getframe(1)
+        if in_data_loading(caller):
+            return
+        path, line, function = user_location(caller)
         code = entry.code if entry is not None else _FALLBACK_CODE
         self.deliver(SyncEvent(path, line, function, op, code, blocked_ms))
 

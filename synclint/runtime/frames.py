@@ -38,6 +38,21 @@ def is_internal(filename: str) -> bool:
     return cached
 
 
+_DATA_LOADING = os.path.join("torch", "utils", "data", "")
+
+
+def in_data_loading(start: FrameType | None) -> bool:
+    """True when a ``torch.utils.data`` frame is on the stack: samplers, fetchers and
+    the datasets and collate functions they call run on host tensors (in loader
+    workers when ``num_workers > 0``), so nothing there waits for a device."""
+    frame = start
+    while frame is not None:
+        if _DATA_LOADING in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     """The innermost frame outside torch and synclint, from ``start`` (default: caller) outwards."""
     frame = start if start is not None else sys._getframe(1)
