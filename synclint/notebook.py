@@ -72,10 +72,10 @@ class Notebook:
 
     @property
     def is_python(self) -> bool:
-        metadata = self.data.get("metadata") or {}
-        language = (metadata.get("language_info") or {}).get("name") or (
-            metadata.get("kernelspec") or {}
-        ).get("language")
+        metadata = _table(self.data.get("metadata"))
+        language = _table(metadata.get("language_info")).get("name") or _table(metadata.get("kernelspec")).get(
+            "language"
+        )
         return language in (None, "python", "python3")
 
     def code_cells(self) -> list[CodeCell]:
@@ -94,8 +94,14 @@ class Notebook:
         return _dumps_like(data, self.text)
 
 
+def _table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _join(source: Any) -> str:
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, list):
+        return "".join(line for line in source if isinstance(line, str))
+    return source if isinstance(source, str) else ""
 
 
 def _dumps_like(data: Any, original: str) -> str:
@@ -214,13 +220,15 @@ class VirtualModule:
     def split(self, fixed: str) -> dict[int, str] | None:
         """Cell number -> source from a fixed virtual module; None if the markers moved."""
         sources: dict[int, list[str]] = {}
-        current: list[str] | None = None
+        leading: list[str] = []  # text a fix put above the first marker belongs to the first cell
+        current = leading
         for line in fixed.splitlines(keepends=True):
             marker = _CELL_MARKER_LINE.match(line.rstrip("\r\n"))
             if marker:
                 current = sources.setdefault(int(marker.group(1)), [])
-            elif current is None:
-                return None  # text before the first cell's marker
+                if leading:
+                    current.extend(leading)
+                    leading = []
             else:
                 current.append(line)
         if sorted(sources) != [span.cell.number for span in self.spans]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from synclint.cli import cli
@@ -122,3 +124,35 @@ def test_fix_rewrites_only_the_changed_cell_source(tmp_path):
     assert changed == ['    "loader = DataLoader(ds, pin_memory=True)\\n",']
     again = CliRunner().invoke(cli, ["fix", str(path)])
     assert again.exit_code == 0 and again.output == ""
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"cells": [{"cell_type": "code", "source": None}], "metadata": []},
+        {"cells": [{"cell_type": "code"}, "not a cell", {"cell_type": "code", "source": [1, "x = 1"]}]},
+        {"cells": [], "metadata": {"language_info": "python"}},
+        {"worksheets": []},
+        [],
+    ],
+)
+def test_malformed_notebooks_never_crash(document):
+    findings = check_source(json.dumps(document), "nb.ipynb")
+    assert all(f.code == "SL000" for f in findings)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("%!?x=( )\n\t'\"#:.")), max_size=40), max_size=4))
+def test_any_cell_text_is_handled(cells):
+    text = notebook(code("import torch\n"), *(code(source) for source in cells))
+    for finding in check_source(text, "nb.ipynb"):
+        assert finding.cell is not None
+
+
+def test_text_a_fix_puts_above_the_first_cell_marker_goes_into_the_first_cell():
+    from synclint.notebook import Notebook, VirtualModule, _masked_cells
+
+    originals: list[str] = []
+    nb = Notebook.from_text(notebook(code("x = 1\n"), code("%ls\ny = 2")))
+    virtual = VirtualModule.build(_masked_cells(nb, originals), originals)
+    assert virtual.split("import torch\n" + virtual.source) == {1: "import torch\nx = 1\n", 2: "%ls\ny = 2\n"}

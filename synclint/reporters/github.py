@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from synclint.finding import PARSE_ERROR_CODE, Finding
+from synclint.finding import Finding
 
 
 def _escape_data(text: str) -> str:
@@ -20,7 +20,7 @@ def _escape_property(text: str) -> str:
 
 
 def annotation(finding: Finding) -> str:
-    command = "error" if finding.code == PARSE_ERROR_CODE else "warning"
+    command = {"error": "error", "info": "notice"}.get(finding.severity, "warning")
     properties = {"file": finding.path}
     message = finding.message
     if finding.cell is None:

@@ -79,7 +79,10 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str,
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
-def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, Any]:
+_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _result(finding: Finding, rule_index: int | None, fingerprint: str) -> dict[str, Any]:
     artifact = _artifact(finding.path)
     message = finding.message
     if finding.cell is None:
@@ -89,12 +92,13 @@ def _result(finding: Finding, rule_index: int, fingerprint: str) -> dict[str, An
         message = f"cell_{finding.cell}:{finding.line}:{finding.column}: {message}"
     result: dict[str, Any] = {
         "ruleId": finding.code,
-        "ruleIndex": rule_index,
-        "level": "error" if finding.code == PARSE_ERROR_CODE else "warning",
+        "level": _LEVELS.get(finding.severity, "warning"),
         "message": {"text": message},
         "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": region}}],
         "partialFingerprints": {"synclint/v1": fingerprint},
     }
+    if rule_index is not None:
+        result["ruleIndex"] = rule_index
     if finding.cell is not None:
         result["properties"] = {"cell": finding.cell, "line": finding.line, "column": finding.column}
     elif finding.fix is not None and finding.fix.edits:
@@ -133,7 +137,7 @@ def sarif_document(findings: Sequence[Finding]) -> dict[str, Any]:
                 "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri() + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": [
-                    _result(finding, index.get(finding.code, 0), fp) for finding, fp in zip(findings, prints)
+                    _result(finding, index.get(finding.code), fp) for finding, fp in zip(findings, prints)
                 ],
             }
         ],
