@@ -85,6 +85,9 @@ def test_check_hook_fails_on_a_hazard_and_passes_on_clean_code(project, pre_comm
     passed = _run_hook(project, "synclint", "clean.py", home=pre_commit_home)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
+    # The hook environment holds synclint's own dependencies only: torch is an optional extra.
+    assert not list(pre_commit_home.glob("*/py_env-*/lib/python*/site-packages/torch"))
+    assert list(pre_commit_home.glob("*/py_env-*/lib/python*/site-packages/libcst"))
 
 
 def test_check_hook_runs_on_notebooks(project, pre_commit_home):
