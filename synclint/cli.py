@@ -77,13 +77,30 @@ def cli() -> None:
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply fixes (alias of `synclint fix --apply`).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix/--diff: include unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the diff of the fixes instead of the findings.")
-def check(paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff):
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Report only findings not recorded in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Record the current findings in this file and exit 0.",
+)
+def check(
+    paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff,
+    baseline, write_baseline,
+):
     """Check PATHS (files or directories, default: .) for sync hazards."""
     paths = paths or (".",)
     settings = _load(config, paths, select, ignore, extend_select)
     if apply_fix or diff:
         sys.exit(_run_fix(paths, settings, apply=apply_fix and not diff, unsafe=unsafe_fixes))
     findings = _lint(paths, settings)
+    if write_baseline is not None:
+        sys.exit(_write_baseline(write_baseline, findings))
+    if baseline is not None:
+        findings = _without_baseline(findings, baseline)
     _emit(findings, output_format, statistics)
     if exit_zero:
         sys.exit(EXIT_CLEAN)
@@ -148,6 +165,23 @@ def _lint(paths, settings: Settings) -> list[Finding]:
         raise click.UsageError(str(error)) from error
 
 
+def _write_baseline(path: Path, findings: list[Finding]) -> int:
+    from synclint.baseline import write_baseline
+
+    count = write_baseline(path, findings)
+    click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline {path}.", err=True)
+    return EXIT_CLEAN
+
+
+def _without_baseline(findings: list[Finding], path: Path) -> list[Finding]:
+    from synclint.baseline import BaselineError, new_findings
+
+    try:
+        return new_findings(findings, path)
+    except BaselineError as error:
+        raise click.UsageError(str(error)) from error
+
+
 def _emit(findings: list[Finding], output_format: str, statistics: bool) -> None:
     from synclint.reporters import REPORTERS, render_statistics
 
@@ -164,6 +198,7 @@ def _emit(findings: list[Finding], output_format: str, statistics: bool) -> None
 def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
     from synclint.engine import SourceError
     from synclint.fixers.apply import fix_file, write_atomically
+    from synclint.notebook import fix_notebook, is_notebook
 
     try:
         files = discover(paths, settings)
@@ -172,7 +207,7 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
     changed = errors = applied = 0
     for file in files:
         try:
-            result = fix_file(file, settings, unsafe=unsafe)
+            result = (fix_notebook if is_notebook(file) else fix_file)(file, settings, unsafe=unsafe)
         except SourceError as error:
             click.echo(f"{file}: SL000 {error}", err=True)
             errors += 1
@@ -183,6 +218,8 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
         applied += result.applied
         if apply:
             write_atomically(file, result.fixed)
+        elif is_notebook(file):
+            sys.stdout.writelines(result.diff_lines())
         else:
             diff = difflib.unified_diff(
                 result.original.splitlines(keepends=True),
@@ -197,6 +234,22 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if changed else EXIT_CLEAN
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(("bash", "zsh", "fish")))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL.
+
+    \b
+    bash:  eval "$(synclint completion bash)"   (e.g. in ~/.bashrc)
+    zsh:   eval "$(synclint completion zsh)"    (e.g. in ~/.zshrc)
+    fish:  synclint completion fish > ~/.config/fish/completions/synclint.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    completer = get_completion_class(shell)
+    click.echo(completer(cli, {}, "synclint", "_SYNCLINT_COMPLETE").source())
 
 
 def _register_optional_commands() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from synclint.config import Settings
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 class MissingPathError(FileNotFoundError):

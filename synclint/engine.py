@@ -182,6 +182,10 @@ def check_source(
     settings: Settings | None = None,
 ) -> list[Finding]:
     """Findings for one module's source (the public API)."""
+    if path.endswith(".ipynb"):  # notebook JSON: its code cells are checked
+        from synclint.notebook import check_notebook_source
+
+        return check_notebook_source(source, path, settings)
     try:
         text = decode_source(source) if isinstance(source, bytes) else source
         if not text.strip():

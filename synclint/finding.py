@@ -40,14 +40,24 @@ class Finding:
     fix: Fix | None = None
     # Not part of the JSON contract: kept for reporters and fixers.
     source_line: str = field(default="", compare=False, repr=False)
+    #: Notebooks only: the 1-based cell that ``line``/``column`` are relative to.
+    cell: int | None = None
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
+
+    @property
+    def location(self) -> str:
+        """``path:line:col``, or ``nb.ipynb:cell_3:line:col`` in a notebook."""
+        cell = f":cell_{self.cell}" if self.cell is not None else ""
+        return f"{self.path}{cell}:{self.line}:{self.column}"
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("source_line")
+        if self.cell is None:  # the key exists only for notebook findings
+            data.pop("cell")
         if self.fix is not None:
             data["fix"] = {
                 "applicability": self.fix.applicability,

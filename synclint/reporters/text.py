@@ -18,7 +18,7 @@ def _fix_marker(finding: Finding) -> str:
 def render_text(findings: Sequence[Finding], out: TextIO, *, show_source: bool = True) -> None:
     for finding in findings:
         out.write(
-            f"{finding.path}:{finding.line}:{finding.column}: {finding.code}{_fix_marker(finding)} "
+            f"{finding.location}: {finding.code}{_fix_marker(finding)} "
             f"{finding.message}\n"
         )
         if show_source and finding.source_line:
