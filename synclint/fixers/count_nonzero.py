@@ -36,7 +36,7 @@ def propose_count_nonzero(rule, node: cst.CSTNode) -> FixProposal | None:
         return None  # numel of an (n, ndim) index tensor is n * ndim
     if binding is not None:
         place = tree.place_of(rule, count)
-        if not tree.stable_between(place.block, binding.index, place.index, tree.name_values(found.condition)):
+        if not tree.stable_between(place.block, binding.index, place.index, tree.name_values(found.condition), rule.context.qualify):
             return None
     torch, imports = torch_name(rule)
     replacements: dict = {count: tree.expr(f"{torch}.count_nonzero({tree.code(found.condition)})")}

@@ -48,7 +48,7 @@ def propose_masked_fill(rule, node: cst.CSTNode) -> FixProposal | None:
     if use_place.index <= place.index:
         return None
     # The condition is evaluated later now: nothing in between may change it.
-    if not tree.stable_between(place.block, place.index, use_place.index, tree.name_values(found.condition)):
+    if not tree.stable_between(place.block, place.index, use_place.index, tree.name_values(found.condition), rule.context.qualify):
         return None
     return _rewrite(rule, found.condition, write, index=uses[0], binding=place.statement)
 

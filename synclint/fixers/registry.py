@@ -6,6 +6,7 @@ Order matters where two fixers serve one code: the first proposal wins.
 from synclint.fixers import (  # noqa: F401
     count_nonzero,
     device_factory,
+    ignore_index,
     masked_fill,
     non_blocking,
     pin_memory,

@@ -226,10 +226,11 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield from _walk(child)
 
 
-def mutates(statement: cst.CSTNode, names: set[str]) -> bool:
+def mutates(statement: cst.CSTNode, names: set[str], qualify=None) -> bool:
     """Whether ``statement`` may change the value behind any of ``names``:
     rebinding, ``x[...] = ``, ``x.attr = ``, an in-place method (``x.add_(...)``)
-    or passing it to a call (which might mutate it)."""
+    or passing it to a call (which might mutate it) other than an out-of-place
+    ``torch`` function (``qualify`` resolves imported names)."""
     for node in _walk(statement):
         if any(_binds_here(node, name) for name in names):
             return True
@@ -241,9 +242,22 @@ def mutates(statement: cst.CSTNode, names: set[str]) -> bool:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and _root(func.value) in names:
                 return True
-            if any(_root(arg.value) in names for arg in node.args):
+            if _pure_torch_call(node, qualify):
+                continue
+            # A bare name handed to a call may be mutated by it; `self.n` reads are not.
+            if any(isinstance(arg.value, cst.Name) and arg.value.value in names for arg in node.args):
                 return True
     return False
+
+
+def _pure_torch_call(call: cst.Call, qualify) -> bool:
+    qualified = qualify(call.func) if qualify is not None else None
+    return (
+        qualified is not None
+        and qualified.startswith("torch.")
+        and not qualified.endswith("_")
+        and not any(a.keyword is not None and a.keyword.value == "out" for a in call.args)
+    )
 
 
 def _root(node: cst.CSTNode) -> str | None:
@@ -275,6 +289,8 @@ def reaching_binding(block: Sequence[cst.BaseStatement], index: int, name: str) 
     return None
 
 
-def stable_between(block: Sequence[cst.BaseStatement], start: int, stop: int, names: set[str]) -> bool:
+def stable_between(
+    block: Sequence[cst.BaseStatement], start: int, stop: int, names: set[str], qualify=None
+) -> bool:
     """No statement strictly between ``start`` and ``stop`` changes any of ``names``."""
-    return not any(mutates(block[i], names) for i in range(start + 1, stop))
+    return not any(mutates(block[i], names, qualify) for i in range(start + 1, stop))
