@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.seed_helpers import ROOT, fixed_copy, load
 from tests.sync_counter import SyncCounter
@@ -64,3 +65,58 @@ def test_fixing_again_changes_nothing(tmp_path, source):
 def test_safe_fixes_alone_leave_the_unsafe_ones(tmp_path):
     fixed = fixed_copy(SEGMENTATION, tmp_path).read_text()
     assert "masked_fill_" in fixed and "torch.unique" in fixed and "target[mask]" in fixed
+
+
+DETECTION = ROOT / "examples" / "seed_detection.py"
+
+
+class _OpCounter(TorchDispatchMode):
+    """Every ATen op dispatched: a stand-in for kernel launches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _box_batches(generator: torch.Generator):
+    def boxes(n: int) -> torch.Tensor:
+        top_left = torch.randint(0, 40, (n, 2), generator=generator)
+        size = torch.randint(1, 20, (n, 2), generator=generator)
+        return torch.cat((top_left, top_left + size), dim=1).to(torch.uint8)
+
+    yield "mixed", [boxes(int(n)) for n in torch.randint(0, 6, (6,), generator=generator)]
+    yield "some empty", [boxes(0), boxes(3), boxes(0), boxes(1)]
+    yield "all empty", [boxes(0), boxes(0)]
+    yield "one image", [boxes(5)]
+    yield "one box", [boxes(1), boxes(0)]
+
+
+def test_seed_detection_loop_becomes_one_padded_batch(tmp_path):
+    original = load(DETECTION, "seed_detection_original")
+    fixed = load(fixed_copy(DETECTION, tmp_path, "--unsafe-fixes"), "seed_detection_fixed")
+    generator = torch.Generator().manual_seed(1)
+    for label, targets in _box_batches(generator):
+        pred = (torch.rand(len(targets), 8, 4, generator=generator) * 64).requires_grad_()
+        with _OpCounter() as before:
+            expected = original.loss_fn(pred, targets)
+        with _OpCounter() as after:
+            actual = fixed.loss_fn(pred, targets)
+        torch.testing.assert_close(actual, torch.as_tensor(expected, dtype=actual.dtype), msg=label)
+        if isinstance(expected, torch.Tensor):
+            (grad_expected,) = torch.autograd.grad(expected, pred)
+            (grad_actual,) = torch.autograd.grad(actual, pred)
+            torch.testing.assert_close(grad_actual, grad_expected, msg=label)
+        if label == "mixed":
+            assert after.count < before.count / 2, (before.count, after.count)
+
+
+def test_detection_fix_names_the_fused_op(tmp_path):
+    from synclint.engine import check_file
+
+    findings = [f for f in check_file(DETECTION) if f.code == "SL301"]
+    assert findings and findings[0].fix.applicability == "unsafe"
+    assert "synclint.ops.giou_loss" in findings[0].fix.message

@@ -171,3 +171,28 @@ def count_target(rule, call: cst.Call) -> tuple[cst.BaseExpression, tree.Binding
         return None  # a loop or branch test may run the count more than once
     binding = tree.Binding(name, call, place.statement, place.index)  # type: ignore[arg-type]
     return count, binding
+
+
+def mask_of(rule, mask: cst.BaseExpression, tensor: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``mask`` (directly, or the name's straight-line binding before ``at``) is
+    elementwise of ``tensor``: the two have the same shape."""
+    if elementwise_of(rule, mask, tensor):
+        return True
+    place = tree.place_of(rule, at)
+    if isinstance(mask, cst.Name) and place is not None:
+        binding = tree.reaching_binding(place.block, place.index, mask.value)
+        if binding is not None and elementwise_of(rule, binding.value, tensor):
+            used = tree.name_values(binding.value)
+            return tree.stable_between(place.block, binding.index, place.index, used, rule.context.qualify)
+    return False
+
+
+def wrapped(rule, original: cst.CSTNode, replacement: cst.BaseExpression) -> cst.BaseExpression:
+    """``replacement`` in parentheses when it is an operation standing in for an
+    operand (``2 / x[m].mean()`` must not become ``2 / a / b``)."""
+    if not isinstance(replacement, (cst.BinaryOperation, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        return replacement
+    outer = tree.parent(rule, original)
+    if isinstance(outer, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Comparison)):
+        return replacement.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return replacement

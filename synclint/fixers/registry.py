@@ -9,7 +9,10 @@ from synclint.fixers import (  # noqa: F401
     ignore_index,
     masked_fill,
     non_blocking,
+    padded_batch,
     pin_memory,
     sorted_unique_count,
+    where_reduction,
     where_select,
+    where_update,
 )
