@@ -76,10 +76,7 @@ def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | None:
 
 
 def _calls(node: cst.CSTNode):
-    if isinstance(node, cst.Call):
-        yield node
-    for child in node.children:
-        yield from _calls(child)
+    return [n for n in tree.walk(node) if isinstance(n, cst.Call)]
 
 
 @dataclass
@@ -276,18 +273,12 @@ def _forwardable(constructor: cst.Call) -> bool:
 
 
 def _self_assignments(cls: cst.ClassDef, attr: str):
-    for node in _walk(cls.body):
+    for node in tree.walk(cls.body):
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 t = target.target
                 if isinstance(t, cst.Attribute) and tree.code(t) == f"self.{attr}":
                     yield node.value
-
-
-def _walk(node):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def _is_rows(call: cst.Call) -> bool:

@@ -15,8 +15,9 @@ becomes::
 
     padded_targets = torch.nn.utils.rnn.pad_sequence(targets_list, batch_first=True)
     valid = torch.nn.utils.rnn.pad_sequence([t.new_ones(len(t), dtype=torch.bool) for t in targets_list], batch_first=True)
+    losses = generalized_box_iou(pred[:, : padded_targets.shape[1]], padded_targets)
     total_boxes += valid.sum()
-    loss_sum += torch.where(valid, generalized_box_iou(pred[:, : padded_targets.shape[1]], padded_targets), 0).sum()
+    loss_sum += torch.where(valid.view(valid.shape + (1,) * (losses.dim() - 2)), losses, 0).sum()
     return loss_sum / total_boxes.clamp(min=1)
 
 The targets are padded inside the loss, so the collate function can stay as
@@ -78,6 +79,7 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
     function = tree.enclosing_function(rule, node)
     scope = function if function is not None else rule.context.module
     padded, valid = tree.fresh_name("padded_targets", scope), tree.fresh_name("valid", scope)
+    losses = tree.fresh_name("losses", scope)
     summand = _batched(loop, padded)
     if summand is None:
         return None
@@ -88,9 +90,12 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
         f"{padded} = {pad}({samples}, batch_first=True)",
         f"{valid} = {pad}([t.new_ones(len(t), dtype={torch}.bool) for t in {samples}], batch_first=True)",
     ]
+    lines.append(f"{losses} = {tree.code(summand)}")
     if loop.total is not None:
         lines.append(f"{loop.total} += {valid}.sum()")
-    lines.append(f"{loop.accumulator} += {torch}.where({valid}, {tree.code(summand)}, 0).sum()")
+    # (B, N, ...) losses against a (B, N) mask: align the mask on the left.
+    aligned = f"{valid}.view({valid}.shape + (1,) * ({losses}.dim() - 2))"
+    lines.append(f"{loop.accumulator} += {torch}.where({aligned}, {losses}, 0).sum()")
     statements = [cst.parse_statement(line + "\n") for line in lines]
     statements[0] = statements[0].with_changes(leading_lines=node.leading_lines)
     replacements: dict = {node: cst.FlattenSentinel(statements)}
@@ -251,13 +256,17 @@ class _Batch(cst.CSTTransformer):
         super().__init__()
         self.loop = loop
         self.padded = padded
-        self.batched_pred = tree.expr(f"{tree.code(loop.pred)}[:, : {padded}.shape[1]]") if loop.pred else None
+        self.batched_pred = self._batched_prediction(loop.pred) if loop.pred else None
+
+    def _batched_prediction(self, pred: cst.BaseExpression) -> cst.BaseExpression:
+        return tree.expr(f"{tree.code(pred)}[:, : {self.padded}.shape[1]]")
 
     def leave_Subscript(self, original_node, updated_node):
         if _is_sample(self.loop, original_node):
             return cst.Name(self.padded)
-        if self.loop.pred is not None and _sliced_prediction(self.loop, original_node) is not None:
-            return self.batched_pred
+        pred = _sliced_prediction(self.loop, original_node)
+        if pred is not None:
+            return self._batched_prediction(pred)
         return updated_node
 
     def leave_Name(self, original_node, updated_node):
@@ -278,9 +287,7 @@ def _batched(loop: _Loop, padded: str) -> cst.BaseExpression | None:
 
 def _builtin_max_of(rule, statement: cst.CSTNode, name: str):
     """``max(name, k)`` / ``max(k, name)`` calls in ``statement`` (they would read a tensor back)."""
-    stack = [statement]
-    while stack:
-        node = stack.pop()
+    for node in tree.walk(statement):
         if (
             isinstance(node, cst.Call)
             and tree.code(node.func) == "max"
@@ -290,5 +297,3 @@ def _builtin_max_of(rule, statement: cst.CSTNode, name: str):
             and all(a.keyword is None and not a.star for a in node.args)
         ):
             yield node
-        else:
-            stack.extend(node.children)

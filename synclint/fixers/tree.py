@@ -220,10 +220,25 @@ def _target_names(target: cst.CSTNode) -> Iterator[cst.Name]:
         yield from _target_names(target.value)
 
 
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+class _Collector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        return True
+
+
+def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node`` and all its descendants, in source order (one traversal;
+    libcst's ``children`` property re-visits on every access)."""
+    collector = _Collector()
+    node.visit(collector)
+    return collector.nodes
+
+
+_walk = walk
 
 
 def mutates(statement: cst.CSTNode, names: set[str], qualify=None) -> bool:

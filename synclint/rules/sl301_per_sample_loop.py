@@ -130,6 +130,7 @@ class PerSampleLoop(Rule):
             "import torch\ndef f(preds, targets):\n    for i in range(len(targets)):\n        generalized_box_iou(preds[i], targets[i])\n",
             3, 5,
         ),
+        Invalid('import torch\ndef loss_fn(pred, targets):\n    total = 0\n    acc = 0.0\n    for i in range(len(targets)):\n        n = targets[i].shape[0]\n        total += n\n        acc += torch.abs(pred[i, :n] - targets[i]).sum()\n    return acc / max(total, 1)\n', 5, 5, 'import torch\ndef loss_fn(pred, targets):\n    total = 0\n    acc = 0.0\n    padded_targets = torch.nn.utils.rnn.pad_sequence(targets, batch_first=True)\n    valid = torch.nn.utils.rnn.pad_sequence([t.new_ones(len(t), dtype=torch.bool) for t in targets], batch_first=True)\n    losses = torch.abs(pred[:, : padded_targets.shape[1]] - padded_targets)\n    total += valid.sum()\n    acc += torch.where(valid.view(valid.shape + (1,) * (losses.dim() - 2)), losses, 0).sum()\n    return acc / total.clamp(min=1)\n'),
     )
 
     def __init__(self, context) -> None:
