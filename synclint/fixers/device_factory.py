@@ -85,6 +85,20 @@ def _destination(move: cst.Call) -> cst.BaseExpression | None:
         if len(args) == 1 and isinstance(args[0].value, cst.Integer) and args[0].keyword in (None,):
             return cst.SimpleString(f"'cuda:{args[0].value.value}'")
         return None
-    if method == "to" and len(args) == 1 and (args[0].keyword is None or args[0].keyword.value == "device"):
+    if method == "to" and len(args) == 1 and (args[0].keyword is not None and args[0].keyword.value == "device"):
+        return args[0].value
+    if method == "to" and len(args) == 1 and args[0].keyword is None and _names_a_device(args[0].value):
         return args[0].value
     return None
+
+
+def _names_a_device(node: cst.BaseExpression) -> bool:
+    """``"cuda"``, ``x.device``, ``device`` / ``dev``, ``torch.device(...)``: not a tensor
+    (``.to(other)`` would also take ``other``'s dtype)."""
+    if isinstance(node, cst.SimpleString):
+        return True
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "device"
+    if isinstance(node, cst.Name):
+        return "dev" in node.value.lower()
+    return isinstance(node, cst.Call) and tree.code(node.func).endswith("device")

@@ -46,7 +46,8 @@ def nonzero_call(rule, call: cst.CSTNode) -> NonzeroCall | None:
             return None
         return NonzeroCall(args[0].value, as_tuple)
     if qualified is None and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("nonzero", "argwhere"):
-        return NonzeroCall(call.func.value, as_tuple) if not args else None
+        receiver = call.func.value.with_changes(lpar=[], rpar=[])  # `(x == k).nonzero()` -> x == k
+        return NonzeroCall(receiver, as_tuple) if not args else None
     return None
 
 

@@ -25,8 +25,8 @@ from synclint.fixers.patterns import torch_name
 
 @fixer("SL202")
 def propose_where_select(rule, node: cst.CSTNode) -> FixProposal | None:
-    if not isinstance(node, cst.If):
-        return None
+    if not isinstance(node, cst.If) or isinstance(tree.parent(rule, node), cst.If):
+        return None  # an `elif` is part of the chain above it
     taken = _sole_assignment(node.body)
     if taken is None:
         return None

@@ -2,8 +2,8 @@
 
 ``x`` is updated in place, as before (``x.copy_(torch.where(m, y, x))``),
 unless it is a fresh local: bound in the same block to a new tensor
-(``x = a.clone()``, ``x = torch.zeros(...)``, ``x = a * b``) and not read in
-between, where ``x = torch.where(m, y, x)`` is plain rebinding.
+(``x = a.clone()``, ``x = torch.zeros(...)``, ``x = a * b``) and only used in
+arithmetic or comparisons in between (nothing can hold a view of it), where ``x = torch.where(m, y, x)`` is plain rebinding.
 
 Offered only when ``m`` is elementwise of ``x`` or ``y`` (same shape).
 
@@ -71,7 +71,12 @@ def _fresh_local(rule, tensor: cst.BaseExpression, statement: cst.CSTNode) -> bo
     if binding is None or not _creates_tensor(rule, binding.value):
         return False
     between = place.block[binding.index + 1 : place.index]
-    return not tree.occurrences(tensor.value, list(between))
+    return all(_plain_read(rule, n) for n in tree.occurrences(tensor.value, list(between)))
+
+
+def _plain_read(rule, name: cst.Name) -> bool:
+    """An operand of arithmetic or a comparison: a new tensor, never a view or alias."""
+    return isinstance(tree.parent(rule, name), (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.UnaryOperation))
 
 
 def _creates_tensor(rule, value: cst.BaseExpression) -> bool:
