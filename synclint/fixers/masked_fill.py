@@ -39,9 +39,9 @@ def propose_masked_fill(rule, node: cst.CSTNode) -> FixProposal | None:
     scope = function.body if function is not None else rule.context.module
     binding_target = place.statement.body[0].targets[0].target  # type: ignore[attr-defined]
     uses = [n for n in tree.occurrences(name, [scope]) if n is not binding_target]
-    if len(uses) != 1:
+    write = _assignment_indexed_by(rule, uses[0]) if uses else None
+    if write is None or not all(_in_this_write(rule, use, write) for use in uses[1:]):
         return None  # other uses still need the indices
-    write = _assignment_indexed_by(rule, uses[0])
     use_place = tree.place_of(rule, uses[0])
     if write is None or use_place is None or use_place.block is not place.block:
         return None
@@ -85,6 +85,12 @@ def _rewrite(rule, condition, assign: cst.Assign, index, binding) -> FixProposal
         replacements[binding] = cst.RemovalSentinel.REMOVE
     safety = "safe" if elementwise_of(rule, condition, tensor) else "unsafe"
     return FixProposal(safety, message, replacements, imports)
+
+
+def _in_this_write(rule, use: cst.Name, write: cst.Assign) -> bool:
+    """``use`` is the index of the written value: the ``i`` of ``y[i]`` in ``x[i] = y[i]``."""
+    value = write.value
+    return isinstance(value, cst.Subscript) and len(value.slice) == 1 and getattr(value.slice[0].slice, "value", None) is use
 
 
 def _indexed_by_same(value: cst.BaseExpression, index: cst.CSTNode) -> bool:
