@@ -24,7 +24,8 @@ def run(*args: str):
 
 def test_a_fix_that_would_not_parse_is_not_applied(monkeypatch):
     def broken(rule, node):
-        return FixProposal("safe", "break it", {node: cst.Name("not")}  # a keyword: renders, does not parse)
+        # A keyword is a valid identifier to libcst, so it renders, but it does not parse.
+        return FixProposal("safe", "break it", {node: cst.Name("not")})
 
     monkeypatch.setitem(fixers._PROPOSERS, "SL401", [broken])
     assert fix_text(LOADER, unsafe=True) == (LOADER, 0)
