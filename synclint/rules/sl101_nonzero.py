@@ -36,11 +36,17 @@ class Nonzero(Rule):
     keeps the shape static.
 
     ## Fix safety
-    Index assignment through the nonzero result becomes `masked_fill_` (scalar
-    value) or 3-arg `torch.where` (tensor value): safe, the values are equal.
-    A nonzero result used only for its count (`len(...)`, `.numel()`,
-    `.shape[0]`) becomes `torch.count_nonzero(...)`: unsafe, the count becomes
-    a 0-d tensor instead of a Python int.
+    Index assignment through the nonzero result becomes `x.masked_fill_(c, v)`
+    (scalar value) or `x.copy_(torch.where(c, y, x))` (for `x[i] = y[i]`),
+    in place like the original: safe when `c` is computed elementwise from `x`
+    (same shape); unsafe otherwise, because a mask over leading dimensions
+    selects rows while `masked_fill_` broadcasts from the right. A now-unused
+    `inds = ...` line is removed.
+    A nonzero result used only for its count (`len(...)`, `.shape[0]`,
+    `.size(0)`, and `.numel()` of one `as_tuple` index) becomes
+    `torch.count_nonzero(...)`: unsafe, the count becomes a 0-d tensor
+    instead of a Python int (it now syncs or fails where an int is required,
+    e.g. `range(n)`).
     """
 
     code = "SL101"

@@ -34,8 +34,9 @@ class Unique(Rule):
     For a histogram over known classes, use `torch.zeros(C).scatter_add_(...)`.
 
     ## Fix safety
-    A unique result used only for its count becomes the sort + step count:
-    unsafe, the count is a 0-d tensor (and an empty input counts 1, not 0).
+    A unique result used only for its count becomes the sort + step count
+    (`+ min(s.numel(), 1)`, a shape read, keeps an empty input at 0): unsafe,
+    the count is a 0-d tensor, and NaNs count once each.
     """
 
     code = "SL102"

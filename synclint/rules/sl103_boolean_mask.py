@@ -44,9 +44,17 @@ class BooleanMask(Rule):
     ```
 
     ## Fix safety
-    `x[m] = y[m]` becomes `torch.where`, `x[m].sum()` / `.mean()` become
-    weighted reductions, and masked cross-entropy pairs become `ignore_index`:
-    all unsafe (empty masks give 0 instead of an empty tensor or NaN).
+    All unsafe, and offered only when the mask has the tensor's shape (it is
+    computed elementwise from it):
+    `x[m].sum()` / `.mean()` / `.amax()` / `.amin()` become reductions of
+    `torch.where(m, x, fill)` (summation order differs; an empty mask gives
+    `-inf`/`inf` from `amax`/`amin` where the original raised).
+    `x[m] = y[m]` becomes `x.copy_(torch.where(m, y, x))`, or rebinding for a
+    fresh local (whose dtype may then be promoted).
+    Masked cross-entropy (`ce(p.permute(0, 2, 3, 1)[m], t[m])`) becomes
+    `F.cross_entropy(p, t, ignore_index=K)` for `m = t != K`, else
+    `torch.where(m, t, ignore_index)`; never for `reduction="none"`. All-masked
+    inputs give NaN in both forms.
     """
 
     code = "SL103"

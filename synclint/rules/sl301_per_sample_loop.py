@@ -87,8 +87,11 @@ class PerSampleLoop(Rule):
     ```
 
     ## Fix safety
-    The seed's box-loss loop is rewritten to the padded, masked batch form:
-    unsafe (the targets must be padded by the data pipeline).
+    A loop that sums a per-sample loss over `pred[i, :n]` and `targets[i]`
+    is rewritten to pad the targets inside the loss (`pad_sequence`), mask the
+    padding from the per-sample counts and sum once: unsafe, the loss
+    expression must accept batched `(B, N, ...)` inputs, the sums become
+    tensors, and an empty list of targets now raises.
     """
 
     code = "SL301"
