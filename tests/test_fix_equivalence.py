@@ -26,6 +26,7 @@ CASES = {
     "where_amax": ("SL103", H + "def f(x: torch.Tensor):\n    return x[x < 0.5].amax()\n"),
     "where_update": ("SL103", H + "def f(x: torch.Tensor, y: torch.Tensor):\n    m = x > 0\n    x[m] = y[m]\n    return x\n"),
     "ignore_index": ("SL103", H + "def f(p: torch.Tensor, t: torch.Tensor):\n    m = t != 7\n    return F.cross_entropy(p.permute(0, 2, 1)[m], t[m])\n"),
+    "ignore_index_weight": ("SL103", H + "def f(p: torch.Tensor, t: torch.Tensor):\n    m = t != 7\n    return F.cross_entropy(p.permute(0, 2, 1)[m], t[m], weight=torch.arange(1.0, 11.0))\n"),
     "ignore_index_where": ("SL103", H + "def f(p: torch.Tensor, t: torch.Tensor):\n    m = t < 7\n    return F.cross_entropy(p.movedim(1, -1)[m], t[m], label_smoothing=0.2)\n"),
 }
 
