@@ -1,3 +1,18 @@
-"""Imports every fixer module so their ``@fixer`` registrations run."""
+"""Imports every fixer module so their ``@fixer`` registrations run.
 
-from synclint.fixers import non_blocking, pin_memory  # noqa: F401
+Order matters where two fixers serve one code: the first proposal wins.
+"""
+
+from synclint.fixers import (  # noqa: F401
+    count_nonzero,
+    device_factory,
+    ignore_index,
+    masked_fill,
+    non_blocking,
+    padded_batch,
+    pin_memory,
+    sorted_unique_count,
+    where_reduction,
+    where_select,
+    where_update,
+)

@@ -36,11 +36,17 @@ class Nonzero(Rule):
     keeps the shape static.
 
     ## Fix safety
-    Index assignment through the nonzero result becomes `masked_fill_` (scalar
-    value) or 3-arg `torch.where` (tensor value): safe, the values are equal.
-    A nonzero result used only for its count (`len(...)`, `.numel()`,
-    `.shape[0]`) becomes `torch.count_nonzero(...)`: unsafe, the count becomes
-    a 0-d tensor instead of a Python int.
+    Index assignment through the nonzero result becomes `x.masked_fill_(c, v)`
+    (scalar value) or `x.copy_(torch.where(c, y, x))` (for `x[i] = y[i]`),
+    in place like the original: safe when `c` is computed elementwise from `x`
+    (same shape); unsafe otherwise, because a mask over leading dimensions
+    selects rows while `masked_fill_` broadcasts from the right. A now-unused
+    `inds = ...` line is removed.
+    A nonzero result used only for its count (`len(...)`, `.shape[0]`,
+    `.size(0)`, and `.numel()` of one `as_tuple` index) becomes
+    `torch.count_nonzero(...)`: unsafe, the count becomes a 0-d tensor
+    instead of a Python int (it now syncs or fails where an int is required,
+    e.g. `range(n)`).
     """
 
     code = "SL101"
@@ -65,6 +71,9 @@ class Nonzero(Rule):
         Invalid("import torch\nidx = torch.argwhere(x)\n", 2, 7),
         Invalid("import torch\nidx = torch.Tensor.nonzero(x)\n", 2, 7),
         Invalid("import torch\ndef f(x):\n    return (torch.exp(x) > 1).nonzero()[:, 0]\n", 3, 12),
+        Invalid('import torch\ndef f(t: torch.Tensor):\n    inds = torch.nonzero(t == 9, as_tuple=True)\n    t[inds] = -1\n    return t\n', 3, 12, 'import torch\ndef f(t: torch.Tensor):\n    t.masked_fill_(t == 9, -1)\n    return t\n'),
+        Invalid('import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x[torch.where(x < 0)] = y[torch.where(x < 0)]\n', 3, 7, 'import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.copy_(torch.where(x < 0, y, x))\n'),
+        Invalid('import torch\ndef f(m: torch.Tensor):\n    return len(torch.nonzero(m)) > 0\n', 3, 16, 'import torch\ndef f(m: torch.Tensor):\n    return torch.count_nonzero(m) > 0\n'),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

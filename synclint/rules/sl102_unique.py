@@ -34,8 +34,9 @@ class Unique(Rule):
     For a histogram over known classes, use `torch.zeros(C).scatter_add_(...)`.
 
     ## Fix safety
-    A unique result used only for its count becomes the sort + step count:
-    unsafe, the count is a 0-d tensor (and an empty input counts 1, not 0).
+    A unique result used only for its count becomes the sort + step count
+    (`+ min(s.numel(), 1)`, a shape read, keeps an empty input at 0): unsafe,
+    the count is a 0-d tensor, and NaNs count once each.
     """
 
     code = "SL102"
@@ -58,6 +59,7 @@ class Unique(Rule):
         Invalid("import torch\ndef f(t: torch.Tensor):\n    return t.unique()\n", 3, 12),
         Invalid("import torch\nu = torch.unique_consecutive(t)\n", 2, 5),
         Invalid("import torch\ndef f(x):\n    return (x.float() > 0).unique_consecutive()\n", 3, 12),
+        Invalid('import torch\ndef f(t: torch.Tensor):\n    unique = torch.unique(t)\n    return torch.numel(unique) < 2\n', 3, 14, 'import torch\ndef f(t: torch.Tensor):\n    sorted_t = torch.sort(t.flatten()).values\n    return torch.count_nonzero(sorted_t[1:] != sorted_t[:-1]) + min(sorted_t.numel(), 1) < 2\n'),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -44,9 +44,17 @@ class BooleanMask(Rule):
     ```
 
     ## Fix safety
-    `x[m] = y[m]` becomes `torch.where`, `x[m].sum()` / `.mean()` become
-    weighted reductions, and masked cross-entropy pairs become `ignore_index`:
-    all unsafe (empty masks give 0 instead of an empty tensor or NaN).
+    All unsafe, and offered only when the mask has the tensor's shape (it is
+    computed elementwise from it):
+    `x[m].sum()` / `.mean()` / `.amax()` / `.amin()` become reductions of
+    `torch.where(m, x, fill)` (summation order differs; an empty mask gives
+    `-inf`/`inf` from `amax`/`amin` where the original raised).
+    `x[m] = y[m]` becomes `x.copy_(torch.where(m, y, x))`, or rebinding for a
+    fresh local (whose dtype may then be promoted).
+    Masked cross-entropy (`ce(p.permute(0, 2, 3, 1)[m], t[m])`) becomes
+    `F.cross_entropy(p, t, ignore_index=K)` for `m = t != K`, else
+    `torch.where(m, t, ignore_index)`; never for `reduction="none"`. All-masked
+    inputs give NaN in both forms.
     """
 
     code = "SL103"
@@ -73,6 +81,9 @@ class BooleanMask(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    m = (x > 0) & (x < 1)\n    x[m] += 1\n", 4, 5),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x[x.isfinite()].mean()\n", 3, 12),
         Invalid("import torch\nclass L(torch.nn.Module):\n    def forward(self, p, t):\n        return p[t != -1]\n", 4, 16),
+        Invalid('import torch\ndef f(x: torch.Tensor):\n    return x[x > 0].sum()\n', 3, 12, 'import torch\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0).sum()\n'),
+        Invalid('import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x[x > 0] = y[x > 0]\n', 3, 5, 'import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.copy_(torch.where(x > 0, y, x))\n'),
+        Invalid('import torch\nimport torch.nn.functional as F\ndef f(p: torch.Tensor, t: torch.Tensor):\n    m = t != -1\n    return F.cross_entropy(p.permute(0, 2, 3, 1)[m], t[m])\n', 5, 28, 'import torch\nimport torch.nn.functional as F\ndef f(p: torch.Tensor, t: torch.Tensor):\n    return F.cross_entropy(p, t, ignore_index=-1)\n'),
     )
 
     def _mask_index(self, node: cst.Subscript) -> bool:

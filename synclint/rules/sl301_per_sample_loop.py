@@ -90,8 +90,11 @@ class PerSampleLoop(Rule):
     ```
 
     ## Fix safety
-    The seed's box-loss loop is rewritten to the padded, masked batch form:
-    unsafe (the targets must be padded by the data pipeline).
+    A loop that sums a per-sample loss over `pred[i, :n]` and `targets[i]`
+    is rewritten to pad the targets inside the loss (`pad_sequence`), mask the
+    padding from the per-sample counts and sum once: unsafe, the loss
+    expression must accept batched `(B, N, ...)` inputs, the sums become
+    tensors, and an empty list of targets now raises.
     """
 
     code = "SL301"
@@ -138,6 +141,7 @@ class PerSampleLoop(Rule):
             "import torch\ndef f(preds, targets):\n    for i in range(len(targets)):\n        generalized_box_iou(preds[i], targets[i])\n",
             3, 5,
         ),
+        Invalid('import torch\ndef loss_fn(pred, targets):\n    total = 0\n    acc = 0.0\n    for i in range(len(targets)):\n        n = targets[i].shape[0]\n        total += n\n        acc += torch.abs(pred[i, :n] - targets[i]).sum()\n    return acc / max(total, 1)\n', 5, 5, 'import torch\ndef loss_fn(pred, targets):\n    total = 0\n    acc = 0.0\n    padded_targets = torch.nn.utils.rnn.pad_sequence(targets, batch_first=True)\n    valid = torch.nn.utils.rnn.pad_sequence([t.new_ones(len(t), dtype=torch.bool) for t in targets], batch_first=True)\n    losses = torch.abs(pred[:, : padded_targets.shape[1]] - padded_targets)\n    total += valid.sum()\n    acc += torch.where(valid.view(valid.shape + (1,) * (losses.dim() - 2)), losses, 0).sum()\n    return acc / total.clamp(min=1)\n'),
     )
 
     def __init__(self, context) -> None:

@@ -63,7 +63,8 @@ class HostTensorCtor(Rule):
     ## Fix safety
     Literal zeros and scalars become `torch.zeros` / `torch.full` on the
     device, and factory-then-move becomes the factory with `device=`: safe,
-    the values, dtype and device are the same.
+    the values, dtype and device are the same. Random factories are the
+    exception (unsafe): the device generator draws different numbers.
     """
 
     code = "SL403"

@@ -1,0 +1,90 @@
+"""SL102: a unique result used only for its length -> sort and count the steps.
+
+``torch.numel(torch.unique(t))`` (also through a name used nowhere else)
+becomes, with the sort evaluated where ``unique`` was::
+
+    sorted_t = torch.sort(t.flatten()).values
+    ... torch.count_nonzero(sorted_t[1:] != sorted_t[:-1]) + min(sorted_t.numel(), 1) ...
+
+``min(sorted_t.numel(), 1)`` reads only the shape (no sync) and keeps an empty
+input at 0 distinct values. ``unique_consecutive`` needs no sort.
+
+Unsafe: the count becomes a 0-d tensor, and NaNs count once each (they are
+never equal to themselves).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.inference import positional
+from synclint.fixers import fixer, tree
+from synclint.fixers.base import FixProposal
+from synclint.fixers.patterns import count_target, torch_name
+
+_HARMLESS_KEYWORDS = frozenset({"sorted"})  # changes the order of the values, not their number
+
+
+@fixer("SL102")
+def propose_sorted_unique_count(rule, node: cst.CSTNode) -> FixProposal | None:
+    unique = _unique_call(rule, node)
+    if unique is None:
+        return None
+    values, consecutive = unique
+    target = count_target(rule, node)
+    if target is None:
+        return None
+    count, binding = target
+    function = tree.enclosing_function(rule, node)
+    scope = function if function is not None else rule.context.module
+    base = values.value if isinstance(values, cst.Name) else "values"
+    name = tree.fresh_name(f"sorted_{base}" if not consecutive else f"flat_{base}", scope)
+    torch, imports = torch_name(rule)
+    flat = f"{tree.code(_parenthesised(values))}.flatten()"
+    prepared = f"{flat}" if consecutive else f"{torch}.sort({flat}).values"
+    prepare_line = cst.parse_statement(f"{name} = {prepared}\n")
+    counted = tree.expr(f"{torch}.count_nonzero({name}[1:] != {name}[:-1]) + min({name}.numel(), 1)")
+    if _needs_parentheses(rule, count):
+        counted = counted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    message = "Count distinct values on the device (sort, then count the steps)"
+    if binding is not None:
+        prepare_line = prepare_line.with_changes(leading_lines=binding.statement.leading_lines)
+        replacements: dict = {binding.statement: prepare_line, count: counted}
+        return FixProposal("unsafe", message, replacements, imports)
+    place = tree.place_of(rule, node)
+    if place is None or not isinstance(place.statement, cst.SimpleStatementLine):
+        return None
+    statement = place.statement.deep_replace(count, counted)
+    prepare_line = prepare_line.with_changes(leading_lines=place.statement.leading_lines)
+    flattened = cst.FlattenSentinel([prepare_line, statement.with_changes(leading_lines=())])
+    return FixProposal("unsafe", message, {place.statement: flattened}, imports)
+
+
+def _unique_call(rule, node: cst.CSTNode) -> tuple[cst.BaseExpression, bool] | None:
+    """``(values, consecutive)`` for ``torch.unique(values)`` / ``values.unique()`` / ``..._consecutive``."""
+    if not isinstance(node, cst.Call) or any(a.star for a in node.args):
+        return None
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if keywords - _HARMLESS_KEYWORDS:
+        return None
+    args = positional(node)
+    qualified = rule.context.qualify(node.func)
+    if qualified in ("torch.unique", "torch.unique_consecutive", "torch.Tensor.unique", "torch.Tensor.unique_consecutive"):
+        return (args[0].value, qualified.endswith("consecutive")) if len(args) == 1 else None
+    if qualified is None and isinstance(node.func, cst.Attribute) and not args:
+        method = node.func.attr.value
+        if method in ("unique", "unique_consecutive"):
+            return node.func.value, method == "unique_consecutive"
+    return None
+
+
+def _parenthesised(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _needs_parentheses(rule, count: cst.BaseExpression) -> bool:
+    """``a + b`` replaces a call or subscript: keep it one operand of its context."""
+    outer = tree.parent(rule, count)
+    return isinstance(outer, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript))
