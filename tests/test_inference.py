@@ -68,6 +68,7 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         ("def f(x):\n    y = torch.exp(x)\n    probe(x)", Kind.TENSOR),
         ("def f(x):\n    y = x.view(-1)\n    probe(x)", Kind.TENSOR),
         ("def f(x):\n    probe(x)", Kind.UNKNOWN),
+
         # numpy / pandas / python
         ("a = np.zeros(3)\nprobe(a > 0)", Kind.NUMPY),
         ("a = np.zeros(3)\nprobe(a[a > 0])", Kind.NUMPY),
@@ -102,3 +103,12 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
 )
 def test_kind(body: str, expected: Kind):
     assert kind(T + body + "\n") is expected
+
+
+@pytest.mark.parametrize(
+    ("prelude", "expected"),
+    [("import torch\n", Kind.BOOL_TENSOR), ("import torch\nimport pandas as pd\n", Kind.UNKNOWN)],
+)
+def test_comparison_methods_are_tensor_evidence_unless_pandas_is_imported(prelude, expected):
+    # ``labels.ne(v)``: numpy arrays have no ``.ne``; pandas Series do.
+    assert kind(prelude + "def drop_void(labels, v):\n    keep = labels.ne(v)\n    probe(keep)\n") is expected

@@ -12,6 +12,7 @@ import libcst as cst
 
 from synclint.analysis.imports import ImportMap
 from synclint.analysis.kinds import (
+    COMPARISON_METHODS,
     CONTAINER_METHODS,
     FACTORY_FUNCTIONS,
     TENSOR_ONLY_METHODS,
@@ -74,7 +75,9 @@ class EvidenceCollector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            if func.attr.value in TENSOR_ONLY_METHODS:
+            if func.attr.value in TENSOR_ONLY_METHODS or (
+                func.attr.value in COMPARISON_METHODS and not self.imports.imports_pandas
+            ):
                 self._note(func.value, Kind.TENSOR)
                 return
             if func.attr.value in CONTAINER_METHODS:

@@ -17,6 +17,7 @@ from synclint.analysis.kinds import (
     BOOL_DTYPES,
     BOOL_FUNCTIONS,
     BOOL_METHODS,
+    COMPARISON_METHODS,
     CONTAINER_METHODS,
     DTYPE_PRESERVING_METHODS,
     FACTORY_FUNCTIONS,
@@ -365,7 +366,10 @@ class KindInference:
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
         receiver = self.kind_of(func.value)
-        if receiver is Kind.UNKNOWN and method in TENSOR_ONLY_METHODS:
+        if receiver is Kind.UNKNOWN and (
+            method in TENSOR_ONLY_METHODS
+            or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
+        ):
             receiver = Kind.TENSOR  # only tensors have this method
         if receiver is Kind.MODULE:
             return Kind.MODULE if method in ("to", "cuda", "cpu", "train", "eval", "half", "float") else Kind.UNKNOWN

@@ -177,6 +177,10 @@ TENSOR_ONLY_METHODS = frozenset(
     }
 )
 
+#: Comparison methods: tensors have them, numpy arrays do not, pandas objects do.
+#: Evidence of a tensor in files that do not import pandas.
+COMPARISON_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+
 #: Tensor methods whose result is a boolean tensor.
 BOOL_METHODS = frozenset(
     {
