@@ -8,6 +8,8 @@ array. The walk stops at nested functions and classes, which get their own.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from synclint.analysis.imports import ImportMap
@@ -22,6 +24,7 @@ from synclint.analysis.kinds import (
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
 # Functional losses: both the prediction and the target are tensors.
+_LOSS = re.compile(r"loss|entropy|kl_div|nll|distance|similarity")
 _TWO_TENSOR_PREFIXES = ("torch.nn.functional.",)
 
 
@@ -94,7 +97,8 @@ class EvidenceCollector(cst.CSTVisitor):
         if short is None:
             return
         positional = [arg for arg in node.args if arg.keyword is None and arg.star == ""]
-        wanted = 2 if qualified.startswith(_TWO_TENSOR_PREFIXES) else 1
+        # ``F.cross_entropy(pred, target)``: both tensors; ``F.interpolate(x, size)``: not.
+        wanted = 2 if qualified.startswith(_TWO_TENSOR_PREFIXES) and _LOSS.search(short) else 1
         for arg in positional[:wanted]:
             self._note(arg.value, Kind.TENSOR)
 

@@ -22,6 +22,7 @@ from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
+from synclint.analysis.loaders import is_loader
 
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
@@ -34,6 +35,14 @@ _STEP_NAME = re.compile(
 _TENSOR_SEQUENCE_ANNOTATION = re.compile(
     r"^(typing\.)?(List|list|Sequence|Tuple|tuple|Iterable)\[\s*(torch\.)?Tensor\s*(,\s*\.\.\.\s*)?\]$"
 )
+_TENSOR_DICT = r"(typing\.)?(Dict|dict)\[\s*str\s*,\s*(torch\.)?Tensor\s*\]"
+_TENSOR_DICT_ANNOTATION = re.compile(_TENSOR_DICT)
+_TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
+    r"(typing\.)?(List|list|Sequence|Iterable|Tuple|tuple)\[\s*" + _TENSOR_DICT + r"\s*(,\s*\.\.\.\s*)?\]"
+)
+#: Methods that run once, not per step: their findings are not hot-path hazards.
+_ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
+_TRACING_CHECKS = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -48,6 +57,11 @@ class Scope:
     loops: list[cst.CSTNode] = field(default_factory=list)
     #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
     host: set[str] = field(default_factory=set)
+    #: Loop variables of unknown kind: function-wide evidence does not apply to
+    #: them (``for v in model.parameters()`` says nothing of ``[v for v in hyp]``).
+    opaque: set[str] = field(default_factory=set)
+    #: Names bound to data loaders or wrappers of them (``pbar = tqdm(loader)``).
+    loaders: set[str] = field(default_factory=set)
 
 
 class FlowState:
@@ -59,10 +73,13 @@ class FlowState:
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
         self._comprehension_saved: list[dict[str, Kind]] = []
-        # Nodes that only run when an error is raised (raise statements, assert
-        # messages): their read-backs are not on any hot path.
+        # Code that never runs in an eager training step: raise statements, assert
+        # messages, branches taken only under TorchScript/tracing, ONNX helpers.
         self._error_roots: set[int] = set()
         self._error_depth = 0
+        # Code that runs once, not per step: ``__init__``, ``__repr__``.
+        self._cold_roots: set[int] = set()
+        self._cold_depth = 0
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -79,6 +96,8 @@ class FlowState:
                 continue
             bound = scope.env.get(name)
             if bound is not None and bound is not Kind.UNKNOWN:
+                return bound
+            if bound is Kind.UNKNOWN and name in scope.opaque:
                 return bound
             evidence = scope.evidence.get(name)
             if evidence is not None:
@@ -174,25 +193,35 @@ class FlowState:
                 return True
         return False
 
+    def is_loader(self, node: cst.BaseExpression) -> bool:
+        """A data loader, a wrapper of one, or a name bound to either."""
+        known = set().union(*(scope.loaders for scope in self.scopes))
+        return is_loader(node, known)
+
     @property
     def in_error_path(self) -> bool:
+        """Code that never runs in an eager step (error messages, tracing-only branches)."""
         return self._error_depth > 0
+
+    @property
+    def in_cold_path(self) -> bool:
+        """Code that runs once rather than per step (constructors, reprs)."""
+        return self._cold_depth > 0
 
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Raise):
-            self._error_roots.add(id(node))
-        elif isinstance(node, cst.Assert) and node.msg is not None:
-            self._error_roots.add(id(node.msg))
+        self._mark_quiet_regions(node)
         if id(node) in self._error_roots:
             self._error_depth += 1
+        if id(node) in self._cold_roots:
+            self._cold_depth += 1
         if isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
             self._enter_class(node)
         elif isinstance(node, (cst.For, cst.While)):
             if isinstance(node, cst.For):
-                self.bind(node.target, self._iteration_kind(node.iter))
+                self.bind_loop_target(node.target, node.iter)
             self.scope.loops.append(node)
         elif isinstance(node, _COMPREHENSIONS):
             # The element is visited before the ``for`` clauses: bind targets first,
@@ -200,14 +229,32 @@ class FlowState:
             self._comprehension_saved.append(dict(self.scope.env))
             clause = node.for_in
             while clause is not None:
-                self.bind(clause.target, self._iteration_kind(clause.iter))
+                self.bind_loop_target(clause.target, clause.iter)
                 clause = clause.inner_for_in
             self.scope.loops.append(node)
+
+    def _mark_quiet_regions(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Raise):
+            self._error_roots.add(id(node))
+        elif isinstance(node, cst.Assert) and node.msg is not None:
+            self._error_roots.add(id(node.msg))
+        elif isinstance(node, cst.If) and _is_tracing_check(node.test):
+            self._error_roots.add(id(node.body))
+        elif isinstance(node, cst.FunctionDef):
+            name = node.name.value
+            decorators = {_decorator_name(d) or "" for d in node.decorators}
+            if name.startswith("_onnx") or any(d.endswith(("script_if_tracing", "jit.unused")) for d in decorators):
+                self._error_roots.add(id(node.body))
+            elif name in _ONCE_METHODS:
+                self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
         if id(node) in self._error_roots:
             self._error_roots.discard(id(node))
             self._error_depth -= 1
+        if id(node) in self._cold_roots:
+            self._cold_roots.discard(id(node))
+            self._cold_depth -= 1
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             self.scopes.pop()
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
@@ -218,6 +265,10 @@ class FlowState:
                 self.scope.env.clear()
                 self.scope.env.update(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
+            if self.is_loader(node.value):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        self.scope.loaders.add(target.target.value)
             kind = self.kind_of(node.value)
             on_host = kind.is_tensor and self.devices.on_host(node.value)
             for target in node.targets:
@@ -248,6 +299,7 @@ class FlowState:
     ) -> None:
         if isinstance(target, cst.Name):
             self.scope.env[target.value] = kind
+            self.scope.opaque.discard(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             for element, element_kind in zip(elements, self._unpacked_kinds(kind, value, len(elements))):
@@ -262,15 +314,44 @@ class FlowState:
             return [Kind.TENSOR, Kind.INT_TENSOR] + [Kind.UNKNOWN] * (n - 2)
         if kind is Kind.TENSOR_TUPLE:
             return [Kind.INT_TENSOR] * n
-        if kind in (Kind.TENSOR_SEQUENCE,) or kind.is_tensor:
+        if kind.is_tensor:
+            return [kind] * n  # unpacking along dim 0 keeps the dtype (``j, k = mask.T``)
+        if kind is Kind.TENSOR_SEQUENCE:
             return [Kind.TENSOR] * n
         return [Kind.UNKNOWN] * n
+
+    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """Bind ``for target in iterable``, through ``zip`` and ``enumerate``."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(
+            target, (cst.Tuple, cst.List)
+        ):
+            elements = [e.value for e in target.elements]
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if iterable.func.value == "zip" and len(args) == len(elements):
+                for element, arg in zip(elements, args):
+                    self.bind_loop_target(element, arg)
+                return
+            if iterable.func.value == "enumerate" and len(elements) == 2 and args:
+                self.bind(elements[0], Kind.PYTHON)
+                self.bind_loop_target(elements[1], args[0])
+                return
+        kind = self._iteration_kind(iterable)
+        self.bind(target, kind)
+        names = [n.value for n in _target_name_nodes(target)]
+        if kind is Kind.UNKNOWN:
+            self.scope.opaque.update(names)
+        if kind.is_tensor and self.devices.on_host(iterable):
+            self.scope.host.update(names)
 
     def _iteration_kind(self, iterable: cst.BaseExpression) -> Kind:
         """Kind of the loop variable for ``for x in iterable``."""
         kind = self.kind_of(iterable)
-        if kind is Kind.TENSOR_SEQUENCE or kind.is_tensor:
+        if kind.is_tensor:
+            return kind
+        if kind is Kind.TENSOR_SEQUENCE:
             return Kind.TENSOR
+        if kind is Kind.TENSOR_DICT_SEQUENCE:
+            return Kind.TENSOR_DICT
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             if iterable.func.value == "range":
                 return Kind.PYTHON
@@ -280,8 +361,15 @@ class FlowState:
         text = _annotation_text(annotation)
         if text is None:
             return Kind.UNKNOWN
+        optional = re.fullmatch(r"(typing\.)?Optional\[(.*)\]", text.strip())
+        if optional:
+            text = optional.group(2).strip()
         if _TENSOR_SEQUENCE_ANNOTATION.search(text):
             return Kind.TENSOR_SEQUENCE
+        if _TENSOR_DICT_SEQUENCE_ANNOTATION.fullmatch(text):
+            return Kind.TENSOR_DICT_SEQUENCE
+        if _TENSOR_DICT_ANNOTATION.fullmatch(text):
+            return Kind.TENSOR_DICT
         if re.search(r"\[", text) and not re.fullmatch(r"(typing\.)?Optional\[\s*(torch\.)?Tensor\s*\]", text):
             return Kind.UNKNOWN  # containers of mixed things: say nothing
         if re.search(r"\bTensor\b", text):
@@ -330,6 +418,29 @@ class FlowState:
         scope = Scope("class", node.name.value, node, {})
         self.scopes.append(scope)
         scope.self_attributes = _SelfAttributeCollector.collect(node, self)
+
+
+def _is_tracing_check(test: cst.BaseExpression) -> bool:
+    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated)."""
+    if isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.Or):
+            return _is_tracing_check(test.left) or _is_tracing_check(test.right)
+        return _is_tracing_check(test.left) and _is_tracing_check(test.right)
+    return (
+        isinstance(test, cst.Call)
+        and bool(_TRACING_CHECKS.search(dotted_name(test.func) or ""))
+        and "compiling" not in (dotted_name(test.func) or "")
+    )
+
+
+def _target_name_nodes(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_name_nodes(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_name_nodes(target.value)
 
 
 def _is_dataset_class(node: cst.CSTNode) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import libcst as cst
 
 NUMPY_ROOTS = frozenset({"numpy", "cupy", "jax.numpy"})
+#: Other array libraries whose tensors share method names with torch (``.numpy()``).
+OTHER_TENSOR_ROOTS = frozenset({"tensorflow", "jax", "mxnet", "paddle", "cupy", "tinygrad", "mlx"})
 PANDAS_ROOTS = frozenset({"pandas", "polars"})
 
 
@@ -102,6 +104,17 @@ class ImportMap(cst.CSTVisitor):
     @property
     def imports_pandas(self) -> bool:
         return self.imports_root(PANDAS_ROOTS)
+
+    @property
+    def imports_other_tensors(self) -> bool:
+        return self.imports_root(OTHER_TENSOR_ROOTS)
+
+    @property
+    def torch_only(self) -> bool:
+        """Imports torch and no other array library: arrays here are tensors."""
+        return self.imports_torch and not (
+            self.imports_numpy or self.imports_pandas or self.imports_other_tensors
+        )
 
 
 # ``from torch import *`` is rare; resolve only the names rules care about.

@@ -55,6 +55,9 @@ _PYTHON_BUILTINS = frozenset(
 )
 _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
+#: Array methods no Python container has: on an unknown receiver in a file whose
+#: only array library is torch, the receiver is a tensor.
+_ARRAY_METHODS = frozenset({"any", "all", "sum", "mean", "amax", "amin", "prod", "std", "var", "norm", "abs"})
 
 
 def _is_shape(node: cst.BaseExpression) -> bool:
@@ -232,8 +235,15 @@ class KindInference:
         if base is Kind.TENSOR_SEQUENCE:
             index = self.single_index(node)
             return Kind.TENSOR_SEQUENCE if isinstance(index, cst.Slice) else Kind.TENSOR
+        if base is Kind.TENSOR_DICT:
+            return Kind.TENSOR
+        if base is Kind.TENSOR_DICT_SEQUENCE:
+            index = self.single_index(node)
+            return Kind.TENSOR_DICT_SEQUENCE if isinstance(index, cst.Slice) else Kind.TENSOR_DICT
         if base.is_host_array:
             return base
+        if base is Kind.UNKNOWN and len(node.slice) >= 2 and self.imports.torch_only:
+            return Kind.TENSOR  # ``boxes[:, 2:]``: multi-dimensional indexing of an array
         return Kind.UNKNOWN
 
     @staticmethod
@@ -369,14 +379,17 @@ class KindInference:
         if receiver is Kind.UNKNOWN and (
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
+            or (method in _ARRAY_METHODS and self.imports.torch_only)
         ):
-            receiver = Kind.TENSOR  # only tensors have this method
+            receiver = Kind.TENSOR  # only tensors have this method (here)
         if receiver is Kind.MODULE:
             return Kind.MODULE if method in ("to", "cuda", "cpu", "train", "eval", "half", "float") else Kind.UNKNOWN
         if receiver.is_tensor:
             return self._tensor_method_kind(receiver, method, node)
         if receiver is Kind.TENSOR_SEQUENCE and method in ("index", "count"):
             return Kind.PYTHON
+        if receiver is Kind.TENSOR_DICT:
+            return {"get": Kind.TENSOR, "values": Kind.TENSOR_SEQUENCE, "pop": Kind.TENSOR}.get(method, Kind.UNKNOWN)
         if receiver.is_host_array:
             return Kind.PYTHON if method in ("tolist", "item") else receiver
         return Kind.UNKNOWN

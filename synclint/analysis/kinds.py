@@ -17,6 +17,8 @@ class Kind(Enum):
     INT_TENSOR = "integer tensor"
     TENSOR_TUPLE = "tuple of index tensors"  # nonzero(as_tuple=True), where(c)
     TENSOR_SEQUENCE = "sequence of tensors"  # list of per-sample tensors
+    TENSOR_DICT = "dict of tensors"  # Dict[str, Tensor], e.g. one image's targets
+    TENSOR_DICT_SEQUENCE = "sequence of dicts of tensors"  # List[Dict[str, Tensor]]
     NUMPY = "numpy array"
     PANDAS = "pandas object"
     PYTHON = "python value"  # numbers, strings, containers of them, torch.Size

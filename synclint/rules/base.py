@@ -97,6 +97,9 @@ class Rule:
     #: True for rules about ops that wait for the device (SL1xx, SL2xx): they stay
     #: quiet on host tensors and in data-pipeline code (``Dataset.__getitem__``).
     device_sync: ClassVar[bool] = False
+    #: False for rules whose hazard matters wherever the code runs (a DataLoader
+    #: built in ``__init__`` still needs ``pin_memory``).
+    hot_path_only: ClassVar[bool] = True
     #: "safe" / "unsafe" when the rule offers a fix for some findings, else None.
     fix_applicability: ClassVar[str | None] = None
     VALID: ClassVar[tuple[str, ...]] = ()
@@ -111,6 +114,8 @@ class Rule:
             return  # code that only runs to build an error message is not a hot path
         if self.device_sync and flow.in_data_pipeline:
             return  # loader workers handle host tensors: nothing to wait for
+        if self.hot_path_only and flow.in_cold_path:
+            return  # constructors and reprs run once, not per step
         self.context.reports.append(Report(type(self), node, message, fix))
 
     # -- catalogue-worded messages ------------------------------------------------------

@@ -15,10 +15,12 @@ assumed (except for ``.tolist()``, which always needs evidence). This keeps ``np
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import SyncOp, by_function, by_method
 from synclint.rules.base import RuleContext
@@ -28,6 +30,10 @@ SHARED_WITH_HOST_ARRAYS = frozenset(
     {"nonzero", "unique", "tolist", "any", "all", "argmax", "argmin", "repeat", "sum",
      "mean", "max", "min", "equal", "synchronize"}
 )
+#: Methods nn.Module shares with Tensor, and names that say "this is a module".
+_MODULE_METHODS = frozenset({"cpu", "cuda", "to", "half", "float", "double"})
+_MODULE_NAME = re.compile(r"(^|[._])(model|net|module|backbone|head|layer|encoder|decoder|ema)s?$", re.I)
+
 #: Shared names so common on host arrays (``stats.tolist()``) that an unknown
 #: receiver is never assumed to be a tensor.
 NEEDS_EVIDENCE = frozenset({"tolist"})
@@ -49,6 +55,10 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
         return False
     if not context.imports.imports_torch or method in NEEDS_EVIDENCE:
         return False
+    if context.imports.imports_other_tensors:
+        return False  # ``x.numpy()`` may be a TensorFlow tensor
+    if method in _MODULE_METHODS and _MODULE_NAME.search(dotted_name(receiver) or ""):
+        return False  # ``model.cpu()`` moves an nn.Module's weights once
     if method in SHARED_WITH_HOST_ARRAYS:
         return not (context.imports.imports_numpy or context.imports.imports_pandas)
     return True

@@ -14,6 +14,15 @@ _FORMATTERS = frozenset({"print", "str", "repr", "format"})
 _READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})
 
 
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string literal, or literals combined with ``+`` / ``*`` (``"%11s" * 2 + "%g"``)."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Multiply)):
+        return _is_text(node.left) or _is_text(node.right)
+    return False
+
+
 def _is_cpu_device(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value == "cpu"
@@ -85,6 +94,7 @@ class HostReadback(Rule):
         Invalid("import math\nimport torch\ndef f(x: torch.Tensor):\n    return math.sqrt(x.sum())\n", 4, 12),
         Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.equal(a, b)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return f'{x.mean()}'\n", 3, 15),
+        Invalid("import torch\nm = torch.zeros(3, device='cuda')\ns = ('%11s' * 2 + '%g') % ('a', 'b', *m)\n", 3, 39),
     )
 
     # -- method and function calls ----------------------------------------------------
@@ -144,6 +154,16 @@ class HostReadback(Rule):
         for bound in (node.lower, node.upper, node.step):
             if bound is not None and self.context.is_device_tensor(bound):
                 self.report(bound, self.sync_message("A tensor used as a slice bound", _READBACK))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """``"%.4g" % loss`` and ``fmt % (*mloss, lr)``: %-formatting reads values back."""
+        if not (isinstance(node.operator, cst.Modulo) and _is_text(node.left)):
+            return
+        right = node.right
+        values = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        for value in values:
+            if self.context.is_device_tensor(value):
+                self.report(value, self.sync_message("%-formatting a tensor", _READBACK))
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         if self.context.is_device_tensor(node.expression):

@@ -7,16 +7,11 @@ import libcst as cst
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loaders import is_loader
+from synclint.analysis.kinds import NON_TENSOR_METHODS, classify_torch_callable
+from synclint.analysis.loaders import is_sample_collection
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
-#: Names of per-sample collections: ``targets``, ``gt_boxes``, ``targets_list``, ``batch``.
-_SAMPLE_NAME = re.compile(
-    r"(^|_)(targets|boxes|labels|gts|annotations|annots|samples|images|imgs|masks|preds|"
-    r"predictions|instances|proposals|detections|dets|batch)(_list|_lst)?$",
-    re.I,
-)
 
 
 class _BodyScan(cst.CSTVisitor):
@@ -40,8 +35,14 @@ class _BodyScan(cst.CSTVisitor):
         if _IOU_NAME.search(name.rsplit(".", 1)[-1]):
             self.iou_call = name
         if qualified is not None and qualified.startswith("torch."):
-            self.tensor_ops += 1
-        elif isinstance(node.func, cst.Attribute) and context.is_tensor(node.func.value):
+            # Kernels, not ``torch._assert`` / ``torch.jit.is_scripting`` / ``isinstance`` checks.
+            if classify_torch_callable(qualified) == "tensor":
+                self.tensor_ops += 1
+        elif (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value not in NON_TENSOR_METHODS
+            and context.is_tensor(node.func.value)
+        ):
             self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
@@ -113,6 +114,8 @@ class PerSampleLoop(Rule):
         "    for p in parameters:\n        p.grad.zero_()\n",
         "import torch\ndef f(x: torch.Tensor, output_size):\n    for i in range(len(output_size)):\n"
         "        x = x.narrow(i, 0, output_size[i])\n",
+        "import torch\ndef check(targets):\n    for target in targets:\n        boxes = target['boxes']\n"
+        "        torch._assert(len(boxes.shape) == 2, 'boxes must be 2-d')\n",
     )
     INVALID = (
         Invalid(
@@ -182,7 +185,7 @@ class PerSampleLoop(Rule):
         """"direct" when the loop walks per-sample tensors, "indexed" when it walks
         sample indices (the body must then index by the loop variable), else None."""
         iterable = node.iter
-        if is_loader(iterable):
+        if self.context.flow.is_loader(iterable):
             return None  # a loader yields whole batches
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             name = iterable.func.value
@@ -198,8 +201,7 @@ class PerSampleLoop(Rule):
         """A per-sample collection by name (``targets``, ``gt_boxes``): a list of
         parameters or of ``[query, key, value]`` is a sequence of tensors too, but
         not a batch."""
-        name = (dotted_name(node) or "").rsplit(".", 1)[-1]
-        return bool(_SAMPLE_NAME.search(name))
+        return is_sample_collection(node) or self.context.kind_of(node) is Kind.TENSOR_DICT_SEQUENCE
 
     def _is_batch(self, node: cst.BaseExpression) -> bool:
         """``len(batch)`` counts samples when ``batch`` is a tensor or a sample collection."""

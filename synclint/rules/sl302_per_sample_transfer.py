@@ -3,8 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
+from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loaders import is_loader as _is_loader
+from synclint.analysis.loaders import is_sample_collection
 
 _TRANSFER_METHODS = frozenset({"to", "cuda"})
 _DTYPE_NAMES = frozenset(
@@ -30,6 +31,8 @@ def _is_host_transfer(call: cst.Call) -> bool:
             value = arg.value
             if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
                 return False
+            if "cpu" in (dotted_name(value) or "").lower():
+                return False  # ``.to(cpu_device)``: a read-back, not an upload
             name = dotted_name(value) or ""
             if name.rsplit(".", 1)[-1] in _DTYPE_NAMES:
                 return False
@@ -77,11 +80,15 @@ class PerSampleTransfer(Rule):
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n",
         "import torch\nys = [f(t) for t in ts]\n",
         "import torch\nfor epoch in range(3):\n    model.to(device)\n",
+        "import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n"
+        "    imgs = imgs.to(device, non_blocking=True)\n",
+        "import torch\ndef to(self, device):\n    for k, v in self._fields.items():\n        v = v.to(device)\n",
+        "import torch\nres = [{k: v.to(cpu_device) for k, v in t.items()} for t in outputs]\n",
     )
     INVALID = (
-        Invalid("import torch\nys = [t.to(device) for t in ts]\n", 2, 7),
-        Invalid("import torch\nys = [t.cuda() for t in ts]\n", 2, 7),
-        Invalid("import torch\nts = [{k: v.to(device) for k, v in t.items()} for t in ts]\n", 2, 11),
+        Invalid("import torch\nys = [t.to(device) for t in targets]\n", 2, 7),
+        Invalid("import torch\nys = [t.cuda() for t in gt_boxes]\n", 2, 7),
+        Invalid("import torch\nts = [{k: v.to(device) for k, v in t.items()} for t in targets]\n", 2, 11),
         Invalid("import torch\nfor t in targets:\n    out.append(t.to(device))\n", 3, 16),
         Invalid("import torch\nys = tuple(b[1].to(d, non_blocking=True) for b in batch)\n", 2, 12),
         Invalid(
@@ -103,7 +110,7 @@ class PerSampleTransfer(Rule):
         names: set[str] = set()
         clause = node.for_in
         while clause is not None:
-            if not _is_loader(clause.iter):
+            if self._per_sample(clause.iter, names):
                 names.update(_target_names(clause.target))
             clause = clause.inner_for_in
         self._element_names.append(names)
@@ -115,11 +122,25 @@ class PerSampleTransfer(Rule):
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def visit_For(self, node: cst.For) -> None:
-        iterable = node.iter
-        if _is_loader(iterable) or dotted_name(getattr(iterable, "func", iterable)) == "range":
-            self._element_names.append(set())
-            return
-        self._element_names.append({n for n in _target_names(node.target)})
+        per_sample = self._per_sample(node.iter, set())
+        self._element_names.append(set(_target_names(node.target)) if per_sample else set())
+
+    def _per_sample(self, iterable: cst.BaseExpression, inner: set[str]) -> bool:
+        """Iterating the samples of a batch: ``targets``, ``zip(images, targets)``,
+        ``enumerate(boxes)``, or the fields of one sample (``t.items()``) — not a loader
+        (its elements are whole batches) and not a module's fields or parameters."""
+        if self.context.flow.is_loader(iterable):
+            return False
+        if isinstance(iterable, cst.Call):
+            func = iterable.func
+            if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed"):
+                return any(self._per_sample(a.value, inner) for a in iterable.args)
+            if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values"):
+                root = _root_name(func.value)
+                known = inner.union(*self._element_names)
+                return root in known or is_sample_collection(func.value)
+            return False
+        return is_sample_collection(iterable) or self.context.kind_of(iterable) is Kind.TENSOR_DICT_SEQUENCE
 
     def leave_For(self, node: cst.For) -> None:
         self._element_names.pop()

@@ -4,7 +4,6 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loaders import is_loader as _is_loader
 from synclint.rules.sl302_per_sample_transfer import _is_host_transfer, _root_name, _target_names
 
 
@@ -60,6 +59,7 @@ class BlockingTransfer(Rule):
         Invalid("import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev)\n", 3, 9, "import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev, non_blocking=True)\n"),
         Invalid("import torch\nfor data in val_dl:\n    out = model(data['img'].to(device))\n", 3, 17, "import torch\nfor data in val_dl:\n    out = model(data['img'].to(device, non_blocking=True))\n"),
         Invalid("import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=False)\n", 3, 9, "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"),
+        Invalid("import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n    loss = f(targets.to(device))\n", 4, 14, "import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n    loss = f(targets.to(device, non_blocking=True))\n"),
         Invalid("import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0)\n", 4, 18, "import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0, non_blocking=True)\n"),
     )
 
@@ -71,7 +71,7 @@ class BlockingTransfer(Rule):
         iterable = node.iter
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
-        names = set(_target_names(node.target)) if _is_loader(iterable) else set()
+        names = set(_target_names(node.target)) if self.context.flow.is_loader(iterable) else set()
         self._batch_names.append(names)
 
     def leave_For(self, node: cst.For) -> None:

@@ -38,6 +38,7 @@ class UnpinnedLoader(Rule):
     code = "SL402"
     name = "unpinned-loader"
     fix_applicability = "safe"
+    hot_path_only = False
 
     VALID = (
         "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nx.cuda()\n",

@@ -75,6 +75,7 @@ class HostTensorCtor(Rule):
         "import torch\nzero = torch.tensor(0.0, device='cuda')\n",
         "import torch\ndef forward(self, x):\n    return torch.zeros((), device=x.device)\n",
         "import torch\ndef forward(self, x):\n    return torch.tensor(x, device='cpu')\n",
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self, w):\n        self.w = torch.tensor(0.5, device=w.device)\n",
         "import torch\nfor i in range(3):\n    z = torch.zeros(3, device='cuda')\n",
         "import torch\nfor i in range(3):\n    z = torch.tensor(values)\n",
         "import torch\nfor i in range(3):\n    z = torch.zeros(3).to(torch.float16)\n",
@@ -86,18 +87,22 @@ class HostTensorCtor(Rule):
         Invalid("import torch\ndef loss_fn(p, t):\n    return torch.arange(4).to(p.device)\n", 3, 12, "import torch\ndef loss_fn(p, t):\n    return torch.arange(4, device=p.device)\n"),
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor([1, 2], device=dev)\n", 3, 9, None),
         Invalid("import torch\ndef loss_fn(p, t):\n    n = len(t)\n    return torch.as_tensor([n], dtype=torch.float, device=p.device)\n", 4, 12, None),
+        Invalid("import torch\ndef decode(rel_codes, boxes):\n    c = torch.tensor(0.5, dtype=boxes.dtype, device=boxes.device)\n", 3, 9, "import torch\ndef decode(rel_codes, boxes):\n    c = torch.full((), 0.5, dtype=boxes.dtype, device=boxes.device)\n"),
         Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, "import torch as T\nfor b in range(3):\n    z = T.ones(2, 2, device=dev)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.context.is_hot:
-            return
         from synclint.fixers import propose
 
         qualified = self.context.qualify(node.func)
         if qualified in ("torch.tensor", "torch.as_tensor"):
             device = keyword(node, "device")
-            if device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value, self.context):
+            # ``device=pred.device``: tensor-processing code, called per step even when
+            # it is a helper outside any loop or ``forward`` (a box coder, a matcher).
+            hot = self.context.is_hot or (
+                device is not None and isinstance(device.value, cst.Attribute) and device.value.attr.value == "device"
+            )
+            if hot and device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value, self.context):
                 self.report(
                     node,
                     "Tensor built from Python data on the host and copied to the device each time "
@@ -107,7 +112,7 @@ class HostTensorCtor(Rule):
                     propose(self, node),
                 )
             return
-        if not _is_host_transfer(node):
+        if not self.context.is_hot or not _is_host_transfer(node):
             return
         inner = node.func.value  # type: ignore[union-attr]
         if not isinstance(inner, cst.Call):

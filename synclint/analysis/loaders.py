@@ -1,0 +1,38 @@
+"""Recognising data-loader iteration (``for batch in train_loader``) syntactically."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+import libcst as cst
+
+_LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$)", re.I)
+
+
+def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
+    """``loader``, ``self.train_loader``, ``enumerate(loader)``, ``tqdm(loader)``, ``iter(dl)``,
+    or a name in ``known`` (``pbar = tqdm(enumerate(train_loader))``)."""
+    if isinstance(node, cst.Name):
+        return node.value in known or bool(_LOADER_NAME.search(node.value))
+    if isinstance(node, cst.Attribute):
+        return bool(_LOADER_NAME.search(node.attr.value))
+    if isinstance(node, cst.Call):
+        return any(is_loader(arg.value, known) for arg in node.args[:1]) or is_loader(node.func, known)
+    return False
+
+
+#: Names of per-sample collections: ``targets``, ``gt_boxes``, ``targets_list``, ``batch``.
+SAMPLE_NAME = re.compile(
+    r"(^|_)(targets|boxes|labels|gts|annotations|annots|samples|images|imgs|masks|preds|"
+    r"predictions|instances|proposals|detections|dets|batch)(_list|_lst)?$",
+    re.I,
+)
+
+
+def is_sample_collection(node: cst.BaseExpression) -> bool:
+    """A per-sample collection by name (``targets``, ``gt_boxes``, ``batch``)."""
+    from synclint.analysis.imports import dotted_name
+
+    name = (dotted_name(node) or "").rsplit(".", 1)[-1]
+    return bool(SAMPLE_NAME.search(name))
