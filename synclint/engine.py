@@ -116,7 +116,7 @@ def analyse(
 ) -> tuple[RuleContext, list[Report]]:
     """Run ``rules`` over ``module`` in one traversal; return their raw reports."""
     imports = collect_imports(module)
-    flow = FlowState(module, imports)
+    flow = FlowState(module, imports, path)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
     module.visit(_Dispatcher(flow, instances))

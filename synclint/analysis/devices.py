@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import FACTORY_FUNCTIONS
 
 if TYPE_CHECKING:
@@ -22,7 +23,12 @@ _MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
 
 
 def _is_cpu(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+    """``"cpu"``, ``torch.device("cpu")``, ``cpu_device``."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value == "cpu"
+    if isinstance(node, cst.Call) and node.args:
+        return _is_cpu(node.args[0].value)
+    return isinstance(node, (cst.Name, cst.Attribute)) and "cpu" in (dotted_name(node) or "").lower()
 
 
 class DeviceInference:

@@ -23,6 +23,8 @@ from synclint.analysis.kinds import (
 )
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
+_MODULE_METHODS = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "requires_grad_"})
+_MODULE_NAME = re.compile(r"(^|_)(model|net|module|backbone|head|layer|encoder|decoder|ema)s?$", re.I)
 # Functional losses: both the prediction and the target are tensors.
 _LOSS = re.compile(r"loss|entropy|kl_div|nll|distance|similarity")
 _TWO_TENSOR_PREFIXES = ("torch.nn.functional.",)
@@ -78,6 +80,8 @@ class EvidenceCollector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if func.attr.value in _MODULE_METHODS and _MODULE_NAME.search(func.value.value):
+                return  # ``model.half()``: nn.Module has it too
             if func.attr.value in TENSOR_ONLY_METHODS or (
                 func.attr.value in COMPARISON_METHODS and not self.imports.imports_pandas
             ):

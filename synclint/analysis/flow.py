@@ -24,6 +24,7 @@ from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 
+_DATASET_DIR = re.compile(r"(^|/)datasets?/")
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
@@ -39,6 +40,11 @@ _TENSOR_DICT = r"(typing\.)?(Dict|dict)\[\s*str\s*,\s*(torch\.)?Tensor\s*\]"
 _TENSOR_DICT_ANNOTATION = re.compile(_TENSOR_DICT)
 _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
     r"(typing\.)?(List|list|Sequence|Iterable|Tuple|tuple)\[\s*" + _TENSOR_DICT + r"\s*(,\s*\.\.\.\s*)?\]"
+)
+#: ``forward`` parameters that name sizes and flags, not tensors (``forward(self, x, H, W)``).
+_SIZE_LIKE_NAME = re.compile(
+    r"^([BCDHLNTW]|[hw]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
+    r"num_\w+|n_\w+|\w+_(size|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
 _ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
@@ -65,8 +71,10 @@ class Scope:
 
 
 class FlowState:
-    def __init__(self, module: cst.Module, imports: ImportMap) -> None:
+    def __init__(self, module: cst.Module, imports: ImportMap, path: str = "") -> None:
         self.imports = imports
+        #: Files under ``datasets/``: loading code that runs on host tensors.
+        self.in_dataset_package = bool(_DATASET_DIR.search(path.replace("\\", "/")))
         self.inference = KindInference(self)
         self.devices = DeviceInference(self)
         self.scopes: list[Scope] = [
@@ -80,6 +88,7 @@ class FlowState:
         # Code that runs once, not per step: ``__init__``, ``__repr__``.
         self._cold_roots: set[int] = set()
         self._cold_depth = 0
+        self._branch_depth = 0
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -186,6 +195,8 @@ class FlowState:
     def in_data_pipeline(self) -> bool:
         """Inside ``Dataset.__getitem__``, a ``collate`` function or a dataset class:
         code that runs in loader workers on host tensors."""
+        if self.in_dataset_package:
+            return True
         for scope in reversed(self.scopes):
             if scope.kind == "function" and _COLLATE_NAME.search(scope.name):
                 return True
@@ -219,6 +230,8 @@ class FlowState:
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
             self._enter_class(node)
+        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+            self._branch_depth += 1
         elif isinstance(node, (cst.For, cst.While)):
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
@@ -242,10 +255,10 @@ class FlowState:
             self._error_roots.add(id(node.body))
         elif isinstance(node, cst.FunctionDef):
             name = node.name.value
-            decorators = {_decorator_name(d) or "" for d in node.decorators}
-            if name.startswith("_onnx") or any(d.endswith(("script_if_tracing", "jit.unused")) for d in decorators):
+                # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
+            if name.startswith("_onnx"):
                 self._error_roots.add(id(node.body))
-            elif name in _ONCE_METHODS:
+            elif name in _ONCE_METHODS or name.startswith("test_") or _is_test_case(self.scope.node):
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
@@ -264,13 +277,17 @@ class FlowState:
             if isinstance(node, _COMPREHENSIONS) and self._comprehension_saved:
                 self.scope.env.clear()
                 self.scope.env.update(self._comprehension_saved.pop())
+        elif isinstance(node, (cst.If, cst.Try, cst.With)) and self._branch_depth:
+            self._branch_depth -= 1
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
             kind = self.kind_of(node.value)
-            on_host = kind.is_tensor and self.devices.on_host(node.value)
+            # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
+            # says nothing about the CUDA path.
+            on_host = kind.is_tensor and not self._branch_depth and self.devices.on_host(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
@@ -400,8 +417,13 @@ class FlowState:
             elif param.default is not None:
                 default = self.kind_of(param.default)
                 kind = default if default is Kind.PYTHON and not _is_none(param.default) else Kind.UNKNOWN
-            elif is_forward and index > 0 and scope.evidence.get(name) is not Kind.PYTHON:
-                kind = Kind.TENSOR  # forward(self, x, ...): inputs are tensors (not dicts)
+            elif (
+                is_forward
+                and index > 0
+                and scope.evidence.get(name) is not Kind.PYTHON
+                and not _SIZE_LIKE_NAME.match(name)
+            ):
+                kind = Kind.TENSOR  # forward(self, x, ...): inputs are tensors (not dicts, not sizes)
             scope.env[name] = kind
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -441,6 +463,13 @@ def _target_name_nodes(target: cst.BaseExpression):
             yield from _target_name_nodes(element.value)
     elif isinstance(target, cst.StarredElement):
         yield from _target_name_nodes(target.value)
+
+
+def _is_test_case(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.ClassDef) and (
+        node.name.value.startswith("Test")
+        or any((dotted_name(b.value) or "").endswith("TestCase") for b in node.bases)
+    )
 
 
 def _is_dataset_class(node: cst.CSTNode) -> bool:

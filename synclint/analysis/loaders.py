@@ -25,7 +25,7 @@ def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
 #: Names of per-sample collections: ``targets``, ``gt_boxes``, ``targets_list``, ``batch``.
 SAMPLE_NAME = re.compile(
     r"(^|_)(targets|boxes|labels|gts|annotations|annots|samples|images|imgs|masks|preds|"
-    r"predictions|instances|proposals|detections|dets|batch)(_list|_lst)?$",
+    r"predictions|instances|proposals|detections|dets|batch|batched_inputs)(_list|_lst)?$",
     re.I,
 )
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import ops_for
@@ -24,11 +25,12 @@ def _is_text(node: cst.BaseExpression) -> bool:
 
 
 def _is_cpu_device(node: cst.BaseExpression) -> bool:
+    """``"cpu"``, ``torch.device("cpu")``, or a name that says so (``cpu_device``)."""
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value == "cpu"
     if isinstance(node, cst.Call) and node.args:
         return _is_cpu_device(node.args[0].value)  # torch.device("cpu")
-    return False
+    return isinstance(node, (cst.Name, cst.Attribute)) and "cpu" in (dotted_name(node) or "").lower()
 
 
 class HostReadback(Rule):

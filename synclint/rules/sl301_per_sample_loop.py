@@ -14,6 +14,12 @@ _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_s
 _IOU_NAME = re.compile(r"iou", re.I)
 
 
+_BUILTINS = frozenset(
+    {"isinstance", "len", "print", "str", "repr", "int", "float", "bool", "getattr", "hasattr",
+     "range", "list", "tuple", "dict", "set", "zip", "enumerate", "type", "any", "all", "id"}
+)
+
+
 class _BodyScan(cst.CSTVisitor):
     """What a loop body does: tensor ops launched, IoU-like calls, indexing by the loop variable."""
 
@@ -46,6 +52,12 @@ class _BodyScan(cst.CSTVisitor):
             self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
+        elif (
+            qualified is None
+            and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS)
+            and any(context.is_tensor(arg.value) for arg in node.args)
+        ):
+            self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         for element in node.slice:
