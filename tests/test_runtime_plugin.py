@@ -21,6 +21,9 @@ REPO = str(Path(__file__).resolve().parent.parent)
 def synclint_importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The inner pytest runs elsewhere; let it import this checkout's synclint."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [REPO, os.environ.get("PYTHONPATH")])))
+    # Load the plugin explicitly (``-p``) whether or not the installed entry point
+    # would autoload it: loading it twice is an error.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 def test_marker_and_fixture(pytester: pytest.Pytester) -> None:
@@ -55,3 +58,10 @@ def test_marker_and_fixture(pytester: pytest.Pytester) -> None:
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "synclint.pytest_plugin", "--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.no_sync*"])
+
+
+def test_entry_point_declares_the_plugin() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(REPO) / "pyproject.toml").read_text())
+    assert pyproject["project"]["entry-points"]["pytest11"] == {"synclint": "synclint.pytest_plugin"}
