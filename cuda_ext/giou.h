@@ -16,9 +16,17 @@
 //     gradient to the prediction (torch.maximum would split it 50/50).
 #pragma once
 
-#include <c10/macros/Macros.h>
-
 #include <cstdint>
+
+// Force inlining: the CPU kernels only vectorise once the per-box math is
+// inlined into their loops (GCC declines to inline the backward on its own).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define SYNCLINT_BOX_FN __host__ __device__ __forceinline__
+#elif defined(_MSC_VER)
+#define SYNCLINT_BOX_FN __forceinline
+#else
+#define SYNCLINT_BOX_FN inline __attribute__((always_inline))
+#endif
 
 namespace synclint {
 namespace giou {
@@ -31,13 +39,13 @@ enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
 constexpr int64_t kBoxesPerChunk = 2048;
 
 template <typename T>
-C10_HOST_DEVICE inline T clamp0(T w) {
+SYNCLINT_BOX_FN T clamp0(T w) {
   return w > T(0) ? w : T(0);
 }
 
 // 1 - GIoU for one box pair, computed in T (float for fp32/fp16/bf16 inputs).
 template <typename T>
-C10_HOST_DEVICE inline T box_loss(T px1, T py1, T px2, T py2,
+SYNCLINT_BOX_FN T box_loss(T px1, T py1, T px2, T py2,
                                   T tx1, T ty1, T tx2, T ty2, T eps) {
   const T area_p = (px2 - px1) * (py2 - py1);
   const T area_t = (tx2 - tx1) * (ty2 - ty1);
@@ -62,7 +70,7 @@ struct BoxGrads {
 // intermediates instead of saving them: a few flops are cheaper than the
 // memory traffic of storing and re-reading activations.
 template <typename T>
-C10_HOST_DEVICE inline BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
+SYNCLINT_BOX_FN BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
                                                      T tx1, T ty1, T tx2, T ty2,
                                                      T eps, T g) {
   const T pw = px2 - px1, ph = py2 - py1;
@@ -93,28 +101,34 @@ C10_HOST_DEVICE inline BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
   const T d_inter = -g * inv_u - d_union;                     // dloss/dI, via U too
   const T d_encl = g * uni_eps * inv_c * inv_c;               // dloss/dC
 
-  // Chain through the clamped widths: zero where the clamp is active.
-  const T d_iw = iw_raw > T(0) ? d_inter * ih : T(0);
-  const T d_ih = ih_raw > T(0) ? d_inter * iw : T(0);
-  const T d_cw = cw_raw > T(0) ? d_encl * ch : T(0);
-  const T d_ch = ch_raw > T(0) ? d_encl * cw : T(0);
+  // Chain through the clamped widths: zero where the clamp is active. (Select
+  // values, never conditional arithmetic, so the loop stays branch-free.)
+  const T d_iw = (iw_raw > T(0) ? d_inter : T(0)) * ih;
+  const T d_ih = (ih_raw > T(0) ? d_inter : T(0)) * iw;
+  const T d_cw = (cw_raw > T(0) ? d_encl : T(0)) * ch;
+  const T d_ch = (ch_raw > T(0) ? d_encl : T(0)) * cw;
 
+  // Masks as 0/1 values: multiplies vectorise where chains of selects on one
+  // bool defeat GCC's if-conversion.
+  const T m_ix1 = ix1_p ? T(1) : T(0), m_iy1 = iy1_p ? T(1) : T(0);
+  const T m_ix2 = ix2_p ? T(1) : T(0), m_iy2 = iy2_p ? T(1) : T(0);
+  const T m_cx1 = cx1_p ? T(1) : T(0), m_cy1 = cy1_p ? T(1) : T(0);
+  const T m_cx2 = cx2_p ? T(1) : T(0), m_cy2 = cy2_p ? T(1) : T(0);
   BoxGrads<T> out;
-  // Area terms (d area_p / d px1 = -ph, ...), then the edge each box owns.
-  out.p[0] = -d_union * ph - (ix1_p ? d_iw : T(0)) - (cx1_p ? d_cw : T(0));
-  out.p[1] = -d_union * pw - (iy1_p ? d_ih : T(0)) - (cy1_p ? d_ch : T(0));
-  out.p[2] = d_union * ph + (ix2_p ? d_iw : T(0)) + (cx2_p ? d_cw : T(0));
-  out.p[3] = d_union * pw + (iy2_p ? d_ih : T(0)) + (cy2_p ? d_ch : T(0));
-  out.t[0] = -d_union * th - (ix1_p ? T(0) : d_iw) - (cx1_p ? T(0) : d_cw);
-  out.t[1] = -d_union * tw - (iy1_p ? T(0) : d_ih) - (cy1_p ? T(0) : d_ch);
-  out.t[2] = d_union * th + (ix2_p ? T(0) : d_iw) + (cx2_p ? T(0) : d_cw);
-  out.t[3] = d_union * tw + (iy2_p ? T(0) : d_ih) + (cy2_p ? T(0) : d_ch);
+  out.p[0] = -d_union * ph - m_ix1 * d_iw - m_cx1 * d_cw;
+  out.p[1] = -d_union * pw - m_iy1 * d_ih - m_cy1 * d_ch;
+  out.p[2] = d_union * ph + m_ix2 * d_iw + m_cx2 * d_cw;
+  out.p[3] = d_union * pw + m_iy2 * d_ih + m_cy2 * d_ch;
+  out.t[0] = -d_union * th - (T(1) - m_ix1) * d_iw - (T(1) - m_cx1) * d_cw;
+  out.t[1] = -d_union * tw - (T(1) - m_iy1) * d_ih - (T(1) - m_cy1) * d_ch;
+  out.t[2] = d_union * th + (T(1) - m_ix2) * d_iw + (T(1) - m_cx2) * d_cw;
+  out.t[3] = d_union * tw + (T(1) - m_iy2) * d_ih + (T(1) - m_cy2) * d_ch;
   return out;
 }
 
 // The default validity rule: a target row of four zeros is padding.
 template <typename T>
-C10_HOST_DEVICE inline bool is_padding(T tx1, T ty1, T tx2, T ty2) {
+SYNCLINT_BOX_FN bool is_padding(T tx1, T ty1, T tx2, T ty2) {
   return tx1 == T(0) && ty1 == T(0) && tx2 == T(0) && ty2 == T(0);
 }
 
