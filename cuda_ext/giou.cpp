@@ -22,55 +22,61 @@ namespace synclint {
 namespace giou {
 namespace {
 
-// Validity rules: each answers "is box i present?" for one contiguous run of
-// boxes. Counts mode is applied per image, so within a run it is `i < end`.
+// Validity rules: cursors answering "is box i present?" for boxes visited in
+// increasing order from seek(begin) on. The rule is a template parameter of
+// the loops, so choosing it costs no branch per box.
 struct PaddingRule {
+  void seek(int64_t) {}
   template <typename T>
-  bool operator()(int64_t, T tx1, T ty1, T tx2, T ty2) const {
+  bool next(int64_t, T tx1, T ty1, T tx2, T ty2) {
     return !is_padding(tx1, ty1, tx2, ty2);
   }
 };
 
 struct MaskRule {
   const bool* mask;
+  void seek(int64_t) {}
   template <typename T>
-  bool operator()(int64_t i, T, T, T, T) const {
+  bool next(int64_t i, T, T, T, T) {
     return mask[i];
   }
 };
 
-struct PrefixRule {
-  int64_t end;  // boxes [run start, end) are present
+// counts[b] present boxes at the start of image b; walks (image, slot)
+// incrementally instead of dividing per box.
+struct CountsRule {
+  const int64_t* counts;
+  int64_t num_images;
+  int64_t slots;
+  int64_t image = 0, slot = 0, present = 0;
+
+  void seek(int64_t i) {
+    image = i / slots;
+    slot = i % slots;
+    present = image < num_images ? counts[image] : 0;
+  }
   template <typename T>
-  bool operator()(int64_t i, T, T, T, T) const {
-    return i < end;
+  bool next(int64_t, T, T, T, T) {
+    const bool is_present = slot < present;  // negative counts: none present
+    if (++slot == slots) seek((image + 1) * slots);
+    return is_present;
   }
 };
 
-// Calls fn(run_begin, run_end, rule) over [begin, end), split so each run
-// gets a rule it can apply without branching on the mode.
+// Calls fn(rule) with the rule for `mode`.
 template <typename Fn>
-void for_each_run(ValidityMode mode, const at::Tensor& valid, const at::Tensor& counts,
-                  int64_t slots, int64_t begin, int64_t end, Fn&& fn) {
+void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& counts,
+               int64_t slots, Fn&& fn) {
   switch (mode) {
     case ValidityMode::Padding:
-      fn(begin, end, PaddingRule{});
+      fn(PaddingRule{});
       return;
     case ValidityMode::Mask:
-      fn(begin, end, MaskRule{valid.const_data_ptr<bool>()});
+      fn(MaskRule{valid.const_data_ptr<bool>()});
       return;
-    case ValidityMode::Counts: {
-      const int64_t* count = counts.const_data_ptr<int64_t>();
-      for (int64_t run_begin = begin; run_begin < end;) {
-        const int64_t image = run_begin / slots;
-        const int64_t image_begin = image * slots;
-        const int64_t run_end = std::min(end, image_begin + slots);
-        const int64_t present = std::clamp<int64_t>(count[image], 0, slots);
-        fn(run_begin, run_end, PrefixRule{image_begin + present});
-        run_begin = run_end;
-      }
+    case ValidityMode::Counts:
+      fn(CountsRule{counts.const_data_ptr<int64_t>(), counts.numel(), slots});
       return;
-    }
   }
 }
 
@@ -106,14 +112,14 @@ struct Tile {
 // gives them exact zeros: no inf * 0 = NaN.
 template <typename scalar_t, typename T, typename Rule>
 inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t n, Rule is_valid, Tile<T>& tile) {
+                      int64_t begin, int64_t n, Rule& rule, Tile<T>& tile) {
   constexpr T kUnitBox[4] = {T(0), T(0), T(1), T(1)};
   for (int64_t j = 0; j < kTile; ++j) {
     const int64_t i = begin + j;
     bool present = false;
     if (j < n) {
       const scalar_t* t = target + 4 * i;
-      present = is_valid(i, static_cast<T>(t[0]), static_cast<T>(t[1]), static_cast<T>(t[2]),
+      present = rule.next(i, static_cast<T>(t[0]), static_cast<T>(t[1]), static_cast<T>(t[2]),
                          static_cast<T>(t[3]));
     }
     tile.present[j] = present;
@@ -131,7 +137,7 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
                                           const scalar_t* __restrict__ target,
                                           scalar_t* __restrict__ per_box, int64_t begin,
                                           int64_t end, at::opmath_type<scalar_t> eps,
-                                          Rule is_valid) {
+                                          Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
   T loss[kTile];
@@ -139,13 +145,14 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
   int64_t count = 0;
   for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
     const int64_t n = std::min(kTile, end - tile_begin);
-    load_tile(pred, target, tile_begin, n, is_valid, tile);
+    load_tile(pred, target, tile_begin, n, rule, tile);
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < kTile; ++j) {
-      loss[j] = tile.present[j]
-                    ? box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
-                               tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps)
-                    : T(0);
+      // Computed for every slot (absent ones hold a finite unit box), then
+      // selected: no branch, so the loop vectorises.
+      const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
+                             tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
+      loss[j] = tile.present[j] ? box : T(0);
       sum += loss[j];
       count += tile.present[j] ? 1 : 0;
     }
@@ -163,7 +170,7 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
                                         at::opmath_type<scalar_t> grad_scale,
                                         scalar_t* __restrict__ grad_pred,
                                         scalar_t* __restrict__ grad_target, int64_t begin,
-                                        int64_t end, at::opmath_type<scalar_t> eps, Rule is_valid) {
+                                        int64_t end, at::opmath_type<scalar_t> eps, Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
   T g[kTile];
@@ -171,7 +178,7 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
   T d_target[4][kTile];
   for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
     const int64_t n = std::min(kTile, end - tile_begin);
-    load_tile(pred, target, tile_begin, n, is_valid, tile);
+    load_tile(pred, target, tile_begin, n, rule, tile);
     // Upstream gradient per box; absent slots get 0 (their math is finite).
     for (int64_t j = 0; j < kTile; ++j) {
       if (!tile.present[j]) {
@@ -234,11 +241,9 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
       for (int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
         const int64_t begin = chunk * kBoxesPerChunk;
         const int64_t end = std::min(num_boxes, begin + kBoxesPerChunk);
-        Partial& acc = partials[chunk];
-        for_each_run(mode, valid, counts, slots, begin, end, [&](int64_t b, int64_t e, auto rule) {
-          const Partial run = forward_run<scalar_t>(p, t, out, b, e, static_cast<T>(eps), rule);
-          acc.loss_sum += run.loss_sum;
-          acc.num_valid += run.num_valid;
+        with_rule(mode, valid, counts, slots, [&](auto rule) {
+          rule.seek(begin);
+          partials[chunk] = forward_run<scalar_t>(p, t, out, begin, end, static_cast<T>(eps), rule);
         });
       }
     });
@@ -294,14 +299,15 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     if (reduction != Reduction::None) {
       g_scale = static_cast<T>(*grad_loss.const_data_ptr<scalar_t>());
       if (reduction == Reduction::Mean) {
-        g_scale /= static_cast<T>(std::max<int64_t>(num_valid.item<int64_t>(), 1));
+        g_scale /= static_cast<T>(std::max<int64_t>(*num_valid.const_data_ptr<int64_t>(), 1));
       }
     }
     scalar_t* gp = output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr;
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     at::parallel_for(0, num_boxes, kBoxesPerChunk, [&](int64_t begin, int64_t end) {
-      for_each_run(mode, valid, counts, slots, begin, end, [&](int64_t b, int64_t e, auto rule) {
-        backward_run<scalar_t>(p, t, g_box, g_scale, gp, gt, b, e, static_cast<T>(eps), rule);
+      with_rule(mode, valid, counts, slots, [&](auto rule) {
+        rule.seek(begin);
+        backward_run<scalar_t>(p, t, g_box, g_scale, gp, gt, begin, end, static_cast<T>(eps), rule);
       });
     });
   });
