@@ -423,6 +423,17 @@ def test_torch_compile_fullgraph_forward_and_backward(cpu_kernel):
     for g, w in zip(got[:2], want[:2]):
         torch.testing.assert_close(g, w)
 
+    # The compiled graph calls the fused op (not an inlined reference).
+    targets = set()
+
+    def record_graph(graph_module, example_inputs):
+        targets.update(str(node.target) for node in graph_module.graph.nodes)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    torch.compile(step, fullgraph=True, backend=record_graph)(pred, target, counts)
+    assert any("synclint.giou_loss_forward" in name for name in targets), targets
+
 
 # ---------------------------------------------------------------- host syncs
 
