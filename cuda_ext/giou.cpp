@@ -3,8 +3,7 @@
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
 // Each kernel is one pass over the boxes: at::parallel_for over fixed-size
-// chunks, and a branch-free inner loop the compiler vectorises (the validity
-// rule is a template parameter so it costs no branch per box).
+// chunks of tiles, each tile processed by loops the compiler vectorises.
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -22,44 +21,53 @@ namespace synclint {
 namespace giou {
 namespace {
 
-// Validity rules: cursors answering "is box i present?" for boxes visited in
-// increasing order from seek(begin) on. The rule is a template parameter of
-// the loops, so choosing it costs no branch per box.
+// The loops work on tiles of kTile boxes held as structure-of-arrays in float
+// (double for float64). Every stage is a simple loop GCC vectorises: a 4-wide
+// deinterleave that also widens fp16/bf16, the presence test, the branch-free
+// per-box math over the full tile, and the write-back.
+constexpr int64_t kTile = 64;
+
+template <typename T>
+struct Tile {
+  T p[4][kTile] = {};
+  T t[4][kTile] = {};
+  bool present[kTile] = {};
+};
+
+// Validity rules: fill tile.present[0, n) for boxes [begin, begin + n). The
+// rule is a template parameter of the loops: no per-box branch on the mode.
 struct PaddingRule {
-  void seek(int64_t) {}
   template <typename T>
-  bool next(int64_t, T tx1, T ty1, T tx2, T ty2) {
-    return !is_padding(tx1, ty1, tx2, ty2);
+  void fill(int64_t, int64_t n, Tile<T>& tile) const {
+    for (int64_t j = 0; j < n; ++j) {
+      tile.present[j] = !is_padding(tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j]);
+    }
   }
 };
 
 struct MaskRule {
   const bool* mask;
-  void seek(int64_t) {}
   template <typename T>
-  bool next(int64_t i, T, T, T, T) {
-    return mask[i];
+  void fill(int64_t begin, int64_t n, Tile<T>& tile) const {
+    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j];
   }
 };
 
-// counts[b] present boxes at the start of image b; walks (image, slot)
-// incrementally instead of dividing per box.
+// counts[b] present boxes at the start of image b (negative: none).
 struct CountsRule {
   const int64_t* counts;
-  int64_t num_images;
   int64_t slots;
-  int64_t image = 0, slot = 0, present = 0;
-
-  void seek(int64_t i) {
-    image = i / slots;
-    slot = i % slots;
-    present = image < num_images ? counts[image] : 0;
-  }
   template <typename T>
-  bool next(int64_t, T, T, T, T) {
-    const bool is_present = slot < present;  // negative counts: none present
-    if (++slot == slots) seek((image + 1) * slots);
-    return is_present;
+  void fill(int64_t begin, int64_t n, Tile<T>& tile) const {
+    // One vectorisable loop per image the tile touches; no division per box.
+    for (int64_t j0 = 0; j0 < n;) {
+      const int64_t image = (begin + j0) / slots;
+      const int64_t slot0 = (begin + j0) - image * slots;
+      const int64_t j1 = std::min(n, j0 + slots - slot0);
+      const int64_t present_end = j0 + counts[image] - slot0;  // tile index
+      for (int64_t j = j0; j < j1; ++j) tile.present[j] = j < present_end;
+      j0 = j1;
+    }
   }
 };
 
@@ -75,29 +83,36 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
       fn(MaskRule{valid.const_data_ptr<bool>()});
       return;
     case ValidityMode::Counts:
-      fn(CountsRule{counts.const_data_ptr<int64_t>(), counts.numel(), slots});
+      fn(CountsRule{counts.const_data_ptr<int64_t>(), slots});
       return;
   }
 }
 
-struct Partial {
-  double loss_sum = 0.0;
-  int64_t num_valid = 0;
-};
-
-// The inner loops work on tiles of kTile boxes held as structure-of-arrays in
-// float (double for float64): one loop deinterleaves and widens the (x1, y1,
-// x2, y2) rows, one does the branch-free math, one writes back. Fixed trip
-// counts and no control flow let the compiler vectorise the math loop; a
-// short last tile is padded with absent unit boxes.
-constexpr int64_t kTile = 64;
-
-template <typename T>
-struct Tile {
-  T p[4][kTile];
-  T t[4][kTile];
-  bool present[kTile];
-};
+// Loads boxes [begin, begin + n) into the tile; slots n..kTile are absent.
+template <typename scalar_t, typename T, typename Rule>
+inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                      int64_t begin, int64_t n, const Rule& rule, Tile<T>& tile) {
+  const scalar_t* __restrict__ p = pred + 4 * begin;
+  const scalar_t* __restrict__ t = target + 4 * begin;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int k = 0; k < 4; ++k) {
+      tile.p[k][j] = static_cast<T>(p[4 * j + k]);
+      tile.t[k][j] = static_cast<T>(t[4 * j + k]);
+    }
+  }
+  rule.fill(begin, n, tile);
+  for (int64_t j = n; j < kTile; ++j) tile.present[j] = false;
+  // Absent slots compute on a unit box instead of their real (or stale)
+  // coordinates: their discarded math stays finite, so a zero upstream
+  // gradient gives exact zeros (no inf * 0 = NaN).
+  for (int k = 0; k < 4; ++k) {
+    const T unit = k < 2 ? T(0) : T(1);
+    for (int64_t j = 0; j < kTile; ++j) {
+      tile.p[k][j] = tile.present[j] ? tile.p[k][j] : unit;
+      tile.t[k][j] = tile.present[j] ? tile.t[k][j] : unit;
+    }
+  }
+}
 
 // Compiled twice on x86-64 Linux/GCC (AVX2+FMA and baseline), picked at load
 // time, so one cached binary is both portable and fast.
@@ -107,31 +122,13 @@ struct Tile {
 #define SYNCLINT_MULTIVERSION
 #endif
 
-// Absent slots (and the padding of a short last tile) are replaced by a unit
-// box, so their discarded math is always finite and a zero upstream gradient
-// gives them exact zeros: no inf * 0 = NaN.
-template <typename scalar_t, typename T, typename Rule>
-inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t n, Rule& rule, Tile<T>& tile) {
-  constexpr T kUnitBox[4] = {T(0), T(0), T(1), T(1)};
-  for (int64_t j = 0; j < kTile; ++j) {
-    const int64_t i = begin + j;
-    bool present = false;
-    if (j < n) {
-      const scalar_t* t = target + 4 * i;
-      present = rule.next(i, static_cast<T>(t[0]), static_cast<T>(t[1]), static_cast<T>(t[2]),
-                         static_cast<T>(t[3]));
-    }
-    tile.present[j] = present;
-    for (int k = 0; k < 4; ++k) {
-      tile.p[k][j] = present ? static_cast<T>(pred[4 * i + k]) : kUnitBox[k];
-      tile.t[k][j] = present ? static_cast<T>(target[4 * i + k]) : kUnitBox[k];
-    }
-  }
-}
+struct Partial {
+  double loss_sum = 0.0;
+  int64_t num_valid = 0;
+};
 
-// Loss over boxes [begin, end): returns the run's sum and count and, when
-// `per_box` is non-null (reduction="none"), stores each box's loss.
+// Loss over boxes [begin, end): their sum and count and, when `per_box` is
+// non-null (reduction="none"), each box's loss.
 template <typename scalar_t, typename Rule>
 SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
                                           const scalar_t* __restrict__ target,
@@ -148,8 +145,6 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
     load_tile(pred, target, tile_begin, n, rule, tile);
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < kTile; ++j) {
-      // Computed for every slot (absent ones hold a finite unit box), then
-      // selected: no branch, so the loop vectorises.
       const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
                              tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
       loss[j] = tile.present[j] ? box : T(0);
@@ -179,13 +174,12 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
   for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
     const int64_t n = std::min(kTile, end - tile_begin);
     load_tile(pred, target, tile_begin, n, rule, tile);
-    // Upstream gradient per box; absent slots get 0 (their math is finite).
-    for (int64_t j = 0; j < kTile; ++j) {
-      if (!tile.present[j]) {
-        g[j] = T(0);
-      } else {
-        g[j] = grad_per_box == nullptr ? grad_scale : static_cast<T>(grad_per_box[tile_begin + j]);
-      }
+    // Upstream gradient per box, 0 for absent slots.
+    if (grad_per_box == nullptr) {
+      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] ? grad_scale : T(0);
+    } else {
+      for (int64_t j = 0; j < n; ++j) g[j] = static_cast<T>(grad_per_box[tile_begin + j]);
+      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] ? g[j] : T(0);
     }
 #pragma omp simd
     for (int64_t j = 0; j < kTile; ++j) {
@@ -202,14 +196,14 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
       d_target[3][j] = d.t[3];
     }
     if (grad_pred != nullptr) {
+      scalar_t* __restrict__ out = grad_pred + 4 * tile_begin;
       for (int64_t j = 0; j < n; ++j)
-        for (int k = 0; k < 4; ++k)
-          grad_pred[4 * (tile_begin + j) + k] = static_cast<scalar_t>(d_pred[k][j]);
+        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_pred[k][j]);
     }
     if (grad_target != nullptr) {
+      scalar_t* __restrict__ out = grad_target + 4 * tile_begin;
       for (int64_t j = 0; j < n; ++j)
-        for (int k = 0; k < 4; ++k)
-          grad_target[4 * (tile_begin + j) + k] = static_cast<scalar_t>(d_target[k][j]);
+        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_target[k][j]);
     }
   }
 }
@@ -242,7 +236,6 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
         const int64_t begin = chunk * kBoxesPerChunk;
         const int64_t end = std::min(num_boxes, begin + kBoxesPerChunk);
         with_rule(mode, valid, counts, slots, [&](auto rule) {
-          rule.seek(begin);
           partials[chunk] = forward_run<scalar_t>(p, t, out, begin, end, static_cast<T>(eps), rule);
         });
       }
@@ -306,7 +299,6 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     at::parallel_for(0, num_boxes, kBoxesPerChunk, [&](int64_t begin, int64_t end) {
       with_rule(mode, valid, counts, slots, [&](auto rule) {
-        rule.seek(begin);
         backward_run<scalar_t>(p, t, g_box, g_scale, gp, gt, begin, end, static_cast<T>(eps), rule);
       });
     });
