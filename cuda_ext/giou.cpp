@@ -29,9 +29,11 @@ constexpr int64_t kTile = 64;
 
 template <typename T>
 struct Tile {
-  T p[4][kTile] = {};
+  T raw_p[4][kTile] = {};  // as loaded
+  T raw_t[4][kTile] = {};
+  T p[4][kTile] = {};  // what the math sees: a unit box in absent slots
   T t[4][kTile] = {};
-  bool present[kTile] = {};
+  T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
 };
 
 // Validity rules: fill tile.present[0, n) for boxes [begin, begin + n). The
@@ -40,7 +42,10 @@ struct PaddingRule {
   template <typename T>
   void fill(int64_t, int64_t n, Tile<T>& tile) const {
     for (int64_t j = 0; j < n; ++j) {
-      tile.present[j] = !is_padding(tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j]);
+      tile.present[j] =
+          is_padding(tile.raw_t[0][j], tile.raw_t[1][j], tile.raw_t[2][j], tile.raw_t[3][j])
+              ? T(0)
+              : T(1);
     }
   }
 };
@@ -49,7 +54,7 @@ struct MaskRule {
   const bool* mask;
   template <typename T>
   void fill(int64_t begin, int64_t n, Tile<T>& tile) const {
-    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j];
+    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j] ? T(1) : T(0);
   }
 };
 
@@ -65,7 +70,7 @@ struct CountsRule {
       const int64_t slot0 = (begin + j0) - image * slots;
       const int64_t j1 = std::min(n, j0 + slots - slot0);
       const int64_t present_end = j0 + counts[image] - slot0;  // tile index
-      for (int64_t j = j0; j < j1; ++j) tile.present[j] = j < present_end;
+      for (int64_t j = j0; j < j1; ++j) tile.present[j] = j < present_end ? T(1) : T(0);
       j0 = j1;
     }
   }
@@ -96,20 +101,22 @@ inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restr
   const scalar_t* __restrict__ t = target + 4 * begin;
   for (int64_t j = 0; j < n; ++j) {
     for (int k = 0; k < 4; ++k) {
-      tile.p[k][j] = static_cast<T>(p[4 * j + k]);
-      tile.t[k][j] = static_cast<T>(t[4 * j + k]);
+      tile.raw_p[k][j] = static_cast<T>(p[4 * j + k]);
+      tile.raw_t[k][j] = static_cast<T>(t[4 * j + k]);
     }
   }
   rule.fill(begin, n, tile);
-  for (int64_t j = n; j < kTile; ++j) tile.present[j] = false;
+  for (int64_t j = n; j < kTile; ++j) tile.present[j] = T(0);
   // Absent slots compute on a unit box instead of their real (or stale)
   // coordinates: their discarded math stays finite, so a zero upstream
-  // gradient gives exact zeros (no inf * 0 = NaN).
+  // gradient gives exact zeros (no inf * 0 = NaN). Separate source and
+  // destination arrays keep this a blend (in place, GCC emits masked stores,
+  // which are slow on some CPUs).
   for (int k = 0; k < 4; ++k) {
     const T unit = k < 2 ? T(0) : T(1);
     for (int64_t j = 0; j < kTile; ++j) {
-      tile.p[k][j] = tile.present[j] ? tile.p[k][j] : unit;
-      tile.t[k][j] = tile.present[j] ? tile.t[k][j] : unit;
+      tile.p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
+      tile.t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
     }
   }
 }
@@ -139,7 +146,7 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
   Tile<T> tile;
   T loss[kTile];
   T sum = 0;
-  int64_t count = 0;
+  T count = 0;  // exact: a run is far below 2^24 boxes
   for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
     const int64_t n = std::min(kTile, end - tile_begin);
     load_tile(pred, target, tile_begin, n, rule, tile);
@@ -147,15 +154,15 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
     for (int64_t j = 0; j < kTile; ++j) {
       const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
                              tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
-      loss[j] = tile.present[j] ? box : T(0);
+      loss[j] = tile.present[j] != T(0) ? box : T(0);
       sum += loss[j];
-      count += tile.present[j] ? 1 : 0;
+      count += tile.present[j];
     }
     if (per_box != nullptr) {
       for (int64_t j = 0; j < n; ++j) per_box[tile_begin + j] = static_cast<scalar_t>(loss[j]);
     }
   }
-  return {static_cast<double>(sum), count};
+  return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
 template <typename scalar_t, typename Rule>
@@ -176,10 +183,11 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
     load_tile(pred, target, tile_begin, n, rule, tile);
     // Upstream gradient per box, 0 for absent slots.
     if (grad_per_box == nullptr) {
-      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] ? grad_scale : T(0);
+      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
     } else {
       for (int64_t j = 0; j < n; ++j) g[j] = static_cast<T>(grad_per_box[tile_begin + j]);
-      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] ? g[j] : T(0);
+      for (int64_t j = n; j < kTile; ++j) g[j] = T(0);
+      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
     }
 #pragma omp simd
     for (int64_t j = 0; j < kTile; ++j) {

@@ -129,7 +129,8 @@ SYNCLINT_BOX_FN BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
 // The default validity rule: a target row of four zeros is padding.
 template <typename T>
 SYNCLINT_BOX_FN bool is_padding(T tx1, T ty1, T tx2, T ty2) {
-  return tx1 == T(0) && ty1 == T(0) && tx2 == T(0) && ty2 == T(0);
+  // `&`, not `&&`: no short-circuit branches in the vectorised loops.
+  return (tx1 == T(0)) & (ty1 == T(0)) & (tx2 == T(0)) & (ty2 == T(0));
 }
 
 }  // namespace giou
