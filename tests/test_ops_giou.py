@@ -310,6 +310,15 @@ def test_all_padding_gives_zero_loss_and_zero_gradients(fn, eps, cpu_kernel):
         assert torch.all(grad_pred == 0) and torch.all(grad_target == 0)
 
 
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)])
+def test_empty_batches(shape, cpu_kernel):
+    pred = torch.zeros(*shape, 4, requires_grad=True)
+    loss = ops.giou_loss(pred, torch.zeros(*shape, 4), counts=torch.zeros(shape[0], dtype=torch.long))
+    loss.backward()
+    assert loss.item() == 0 and pred.grad.shape == pred.shape
+    assert ops.giou_loss(pred, torch.zeros(*shape, 4), reduction="none").shape == shape
+
+
 def test_giou_is_elementwise_and_counts_every_slot(cpu_kernel):
     pred, target = random_boxes(3, 5, seed=1), random_boxes(3, 5, seed=2)
     target[0, 0] = 0  # not padding for giou()
