@@ -1,0 +1,253 @@
+// CUDA kernels of synclint::giou_loss_forward / giou_loss_backward.
+//
+// Forward: one thread per box; each block reduces its boxes' losses and counts
+// into one partial, and a one-block finalize kernel adds the partials in block
+// order (deterministic: no atomics) and writes the loss and the box count.
+// Backward: one thread per box; the mean's 1 / num_valid is read on the device,
+// so nothing ever waits for the host.
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "giou.h"
+#include "giou_host.h"
+
+namespace synclint {
+namespace giou {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+struct ValidityArgs {
+  ValidityMode mode;
+  const bool* mask;       // Mask mode
+  const int64_t* counts;  // Counts mode
+  int64_t slots;          // boxes per image
+};
+
+template <typename T>
+__device__ __forceinline__ bool box_present(const ValidityArgs& v, int64_t i, T tx1, T ty1,
+                                            T tx2, T ty2) {
+  switch (v.mode) {  // uniform across the grid: no divergence
+    case ValidityMode::Mask:
+      return v.mask[i];
+    case ValidityMode::Counts:
+      return i % v.slots < v.counts[i / v.slots];
+    default:
+      return !is_padding(tx1, ty1, tx2, ty2);
+  }
+}
+
+template <typename scalar_t, typename T>
+__device__ __forceinline__ void load_box(const scalar_t* __restrict__ boxes, int64_t i, T& x1,
+                                         T& y1, T& x2, T& y2) {
+  x1 = static_cast<T>(boxes[4 * i]);
+  y1 = static_cast<T>(boxes[4 * i + 1]);
+  x2 = static_cast<T>(boxes[4 * i + 2]);
+  y2 = static_cast<T>(boxes[4 * i + 3]);
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// Sum over the block, valid in thread 0 (fixed order: deterministic).
+template <typename T>
+__device__ __forceinline__ T block_sum(T value, T* scratch) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  value = warp_sum(value);
+  if (lane == 0) scratch[warp] = value;
+  __syncthreads();
+  value = threadIdx.x < kWarps ? scratch[threadIdx.x] : T(0);
+  if (warp == 0) value = warp_sum(value);
+  __syncthreads();  // scratch is reused by the next call
+  return value;
+}
+
+template <typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                   ValidityArgs validity, int64_t num_boxes, at::opmath_type<scalar_t> eps,
+                   scalar_t* __restrict__ per_box, double* __restrict__ partial_sums,
+                   long long* __restrict__ partial_counts) {
+  using T = at::opmath_type<scalar_t>;
+  __shared__ T sum_scratch[kWarps];
+  __shared__ long long count_scratch[kWarps];
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  T loss = 0;
+  long long present = 0;
+  if (i < num_boxes) {
+    T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
+    load_box(target, i, tx1, ty1, tx2, ty2);
+    if (box_present(validity, i, tx1, ty1, tx2, ty2)) {
+      load_box(pred, i, px1, py1, px2, py2);
+      loss = box_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps);
+      present = 1;
+    }
+    if (per_box != nullptr) per_box[i] = static_cast<scalar_t>(loss);
+  }
+  loss = block_sum(loss, sum_scratch);
+  present = block_sum(present, count_scratch);
+  if (threadIdx.x == 0) {
+    partial_sums[blockIdx.x] = static_cast<double>(loss);
+    partial_counts[blockIdx.x] = present;
+  }
+}
+
+template <typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    finalize_kernel(const double* __restrict__ partial_sums,
+                    const long long* __restrict__ partial_counts, int64_t num_partials,
+                    Reduction reduction, scalar_t* __restrict__ loss_out,
+                    int64_t* __restrict__ num_valid_out) {
+  __shared__ double sum_scratch[kWarps];
+  __shared__ long long count_scratch[kWarps];
+  double sum = 0;
+  long long count = 0;
+  for (int64_t b = threadIdx.x; b < num_partials; b += kThreads) {
+    sum += partial_sums[b];
+    count += partial_counts[b];
+  }
+  sum = block_sum(sum, sum_scratch);
+  count = block_sum(count, count_scratch);
+  if (threadIdx.x == 0) {
+    *num_valid_out = count;
+    if (loss_out != nullptr) {
+      const double divisor = reduction == Reduction::Mean ? static_cast<double>(count > 0 ? count : 1) : 1.0;
+      *loss_out = static_cast<scalar_t>(static_cast<at::opmath_type<scalar_t>>(sum / divisor));
+    }
+  }
+}
+
+template <typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    backward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                    ValidityArgs validity, int64_t num_boxes, at::opmath_type<scalar_t> eps,
+                    const scalar_t* __restrict__ grad, bool grad_per_box,
+                    const int64_t* __restrict__ num_valid, bool mean,
+                    scalar_t* __restrict__ grad_pred, scalar_t* __restrict__ grad_target) {
+  using T = at::opmath_type<scalar_t>;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= num_boxes) return;
+  T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
+  load_box(target, i, tx1, ty1, tx2, ty2);
+  BoxGrads<T> d{};  // absent boxes: exact zeros, whatever their coordinates
+  if (box_present(validity, i, tx1, ty1, tx2, ty2)) {
+    load_box(pred, i, px1, py1, px2, py2);
+    T g = static_cast<T>(grad[grad_per_box ? i : 0]);
+    if (mean) g /= static_cast<T>(*num_valid > 0 ? *num_valid : 1);
+    d = box_loss_backward(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps, g);
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (grad_pred != nullptr) grad_pred[4 * i + k] = static_cast<scalar_t>(d.p[k]);
+    if (grad_target != nullptr) grad_target[4 * i + k] = static_cast<scalar_t>(d.t[k]);
+  }
+}
+
+ValidityArgs validity_args(ValidityMode mode, const at::Tensor& valid, const at::Tensor& counts,
+                           const at::Tensor& pred) {
+  return {mode, valid.defined() ? valid.const_data_ptr<bool>() : nullptr,
+          counts.defined() ? counts.const_data_ptr<int64_t>() : nullptr, slots_per_image(pred)};
+}
+
+int64_t num_blocks(int64_t num_boxes) { return (num_boxes + kThreads - 1) / kThreads; }
+
+std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cuda(
+    const at::Tensor& pred_in, const at::Tensor& target_in,
+    const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
+    c10::string_view reduction_name, double eps) {
+  const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
+  const Reduction reduction = parse_reduction(reduction_name);
+  const c10::cuda::CUDAGuard device_guard(pred_in.device());
+  const at::Tensor pred = pred_in.contiguous();
+  const at::Tensor target = target_in.contiguous();
+  const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
+  const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
+  const int64_t num_boxes = pred.numel() / 4;
+  const int64_t blocks = num_blocks(num_boxes);
+  const auto box_shape = pred.sizes().slice(0, pred.dim() - 1);
+
+  at::Tensor loss = reduction == Reduction::None ? pred.new_empty(box_shape) : pred.new_empty({});
+  at::Tensor num_valid = pred.new_empty({}, pred.options().dtype(at::kLong));
+  // One partial sum and count per block (at least one, so finalize always runs).
+  at::Tensor partial_sums = pred.new_zeros({std::max<int64_t>(blocks, 1)}, pred.options().dtype(at::kDouble));
+  at::Tensor partial_counts = pred.new_zeros({std::max<int64_t>(blocks, 1)}, pred.options().dtype(at::kLong));
+  const ValidityArgs validity = validity_args(mode, valid, counts, pred);
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_forward_cuda", [&] {
+    using T = at::opmath_type<scalar_t>;
+    scalar_t* per_box = reduction == Reduction::None ? loss.mutable_data_ptr<scalar_t>() : nullptr;
+    long long* counts_ptr = reinterpret_cast<long long*>(partial_counts.mutable_data_ptr<int64_t>());
+    if (blocks > 0) {
+      forward_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
+          pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
+          static_cast<T>(eps), per_box, partial_sums.mutable_data_ptr<double>(), counts_ptr);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+    finalize_kernel<scalar_t><<<1, kThreads, 0, stream>>>(
+        partial_sums.const_data_ptr<double>(), counts_ptr, partial_sums.numel(), reduction,
+        reduction == Reduction::None ? nullptr : loss.mutable_data_ptr<scalar_t>(),
+        num_valid.mutable_data_ptr<int64_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {loss, num_valid};
+}
+
+std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cuda(
+    const at::Tensor& grad_loss_in, const at::Tensor& pred_in, const at::Tensor& target_in,
+    const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
+    const at::Tensor& num_valid_in, c10::string_view reduction_name, double eps,
+    std::array<bool, 2> output_mask) {
+  const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
+  const Reduction reduction = parse_reduction(reduction_name);
+  const c10::cuda::CUDAGuard device_guard(pred_in.device());
+  const at::Tensor pred = pred_in.contiguous();
+  const at::Tensor target = target_in.contiguous();
+  const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
+  const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
+  const at::Tensor grad_loss = grad_loss_in.to(pred.scalar_type()).contiguous();
+  const at::Tensor num_valid = num_valid_in.to(pred.device(), at::kLong).contiguous();
+  if (reduction == Reduction::None) {
+    TORCH_CHECK(grad_loss.sizes() == pred.sizes().slice(0, pred.dim() - 1),
+                "giou_loss_backward: grad has the wrong shape ", grad_loss.sizes());
+  } else {
+    TORCH_CHECK(grad_loss.numel() == 1, "giou_loss_backward: expected a scalar grad");
+  }
+  const int64_t num_boxes = pred.numel() / 4;
+  at::Tensor grad_pred = output_mask[0] ? pred.new_empty(pred.sizes()) : pred.new_empty({0});
+  at::Tensor grad_target = output_mask[1] ? target.new_empty(target.sizes()) : target.new_empty({0});
+  if (num_boxes == 0 || !(output_mask[0] || output_mask[1])) return {grad_pred, grad_target};
+  const ValidityArgs validity = validity_args(mode, valid, counts, pred);
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_backward_cuda", [&] {
+    using T = at::opmath_type<scalar_t>;
+    backward_kernel<scalar_t><<<num_blocks(num_boxes), kThreads, 0, stream>>>(
+        pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
+        static_cast<T>(eps), grad_loss.const_data_ptr<scalar_t>(), reduction == Reduction::None,
+        num_valid.const_data_ptr<int64_t>(), reduction == Reduction::Mean,
+        output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr,
+        output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {grad_pred, grad_target};
+}
+
+}  // namespace
+}  // namespace giou
+}  // namespace synclint
+
+TORCH_LIBRARY_IMPL(synclint, CUDA, m) {
+  m.impl("giou_loss_forward", &synclint::giou::giou_loss_forward_cuda);
+  m.impl("giou_loss_backward", &synclint::giou::giou_loss_backward_cuda);
+}

@@ -1,0 +1,537 @@
+"""Tests of the fused GIoU loss, ``synclint.ops``.
+
+The compiled CPU kernel is checked against the pure-PyTorch reference (itself
+checked against hand-computed values and, where it imports, torchvision), in
+float64 gradcheck, through ``torch.library.opcheck`` and ``torch.compile``,
+and for host syncs. CUDA tests run only where a GPU is present.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+import synclint.ops as ops  # noqa: E402
+from synclint.ops import _build, _library  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+# Tolerances of a kernel result vs the reference on the same inputs: both do
+# the math in float32 (float64 for float64), so they differ by output rounding.
+TOLERANCES = {
+    torch.float64: dict(rtol=1e-10, atol=1e-12),
+    torch.float32: dict(rtol=1e-5, atol=1e-6),
+    torch.float16: dict(rtol=2e-3, atol=2e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2),
+}
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def random_boxes(*shape, dtype=torch.float32, device="cpu", seed=0, scale=10.0):
+    """Well-formed (x1 <= x2, y1 <= y2) boxes of shape ``(*shape, 4)``."""
+    generator = torch.Generator().manual_seed(seed)
+    top_left = torch.rand(*shape, 2, generator=generator, dtype=torch.float64) * scale
+    size = torch.rand(*shape, 2, generator=generator, dtype=torch.float64) * scale / 2
+    return torch.cat([top_left, top_left + size], dim=-1).to(dtype=dtype, device=device)
+
+
+def seed_batch(batch=16, slots=32, seed=0, dtype=torch.float32):
+    """The seed article's data: integer boxes, |N(0, 3)| boxes per image, zero padding."""
+    generator = torch.Generator().manual_seed(seed)
+    counts = torch.randn(batch, generator=generator).mul(3).abs().floor().clamp(0, slots - 1).long()
+    target = torch.zeros(batch, slots, 4)
+    for image, count in enumerate(counts.tolist()):
+        size = torch.randint(1, 256, (count, 2), generator=generator)
+        top_left = torch.randint(0, 255, (count, 2), generator=generator)
+        target[image, :count] = torch.cat([top_left, (top_left + size).clamp(0, 255)], 1).float()
+    pred = random_boxes(batch, slots, seed=seed + 1, scale=255.0)
+    return pred.to(dtype), target.to(dtype), counts
+
+
+def loss_and_grads(fn, pred, target, grad_target=True, **kwargs):
+    pred = pred.detach().clone().requires_grad_()
+    target = target.detach().clone().requires_grad_(grad_target)
+    loss = fn(pred, target, **kwargs)
+    upstream = torch.linspace(0.5, 1.5, loss.numel(), dtype=loss.dtype).reshape(loss.shape)
+    loss.backward(upstream.to(loss.device))
+    return loss.detach(), pred.grad, target.grad
+
+
+@pytest.fixture(scope="module")
+def cpu_kernel():
+    if not ops.kernel_available("cpu"):
+        pytest.skip(f"CPU kernel unavailable: {_build._errors.get('cpu')}")
+
+
+# --------------------------------------------------------------------------- build
+
+
+def test_cpu_kernel_builds_where_a_compiler_exists():
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        pytest.skip("no C++ compiler")
+    assert ops.kernel_available("cpu"), _build._errors.get("cpu")
+
+
+def test_imports_are_light_and_never_compile(tmp_path):
+    code = (
+        "import sys, synclint\n"
+        "assert 'torch' not in sys.modules, 'import synclint imported torch'\n"
+        "import synclint.ops\n"
+        "from synclint.ops import _build\n"
+        "assert _build._state == {}, _build._state\n"
+    )
+    env = {**os.environ, "SYNCLINT_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT, env=env)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_build_key_tracks_sources_and_flags(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    shutil.copytree(_build.source_dir(), src)
+    key = _build._build_key("cpu", src)
+    assert key == _build._build_key("cpu", src)
+    (src / "giou.h").write_text((src / "giou.h").read_text() + "\n// edit\n")
+    assert _build._build_key("cpu", src) != key
+    monkeypatch.setattr(_build, "_CFLAGS", ("-O0",))
+    assert _build._build_key("cpu", src) not in (key, _build._build_key("cuda", src))
+
+
+def test_failed_build_warns_once_and_falls_back(monkeypatch):
+    monkeypatch.setattr(_build, "_state", {})
+    monkeypatch.setattr(_build, "_errors", {})
+    monkeypatch.delenv(_build.ENV_DISABLE, raising=False)
+
+    def no_compiler(device_type):
+        raise RuntimeError("c++: command not found")
+
+    monkeypatch.setattr(_build, "_build_and_load", no_compiler)
+    pred, target = random_boxes(2, 3, seed=1), random_boxes(2, 3, seed=2)
+    with pytest.warns(ops.KernelUnavailableWarning, match="command not found"):
+        loss = ops.giou_loss(pred, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = ops.giou_loss(pred, target)
+    expected = ops.giou_loss_reference(pred, target)
+    torch.testing.assert_close(loss, expected)
+    torch.testing.assert_close(again, expected)
+
+
+def test_disabled_kernels_use_the_reference_silently(monkeypatch):
+    monkeypatch.setattr(_build, "_state", {})
+    monkeypatch.setenv(_build.ENV_DISABLE, "0")
+    pred, target = random_boxes(2, 3, seed=1), random_boxes(2, 3, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not ops.kernel_available("cpu")
+        torch.testing.assert_close(ops.giou_loss(pred, target), ops.giou_loss_reference(pred, target))
+
+
+# ------------------------------------------------------------ values and semantics
+
+# (pred, target, 1 - GIoU) worked out by hand.
+HAND_CASES = {
+    "identical": ([1, 2, 5, 7], [1, 2, 5, 7], 0.0),
+    "nested": ([0, 0, 4, 4], [1, 1, 2, 2], 15 / 16),
+    "overlapping": ([0, 0, 2, 2], [1, 1, 3, 3], 1 - (1 / 7 - 2 / 9)),
+    "disjoint": ([0, 0, 1, 1], [2, 0, 3, 1], 4 / 3),
+    "disjoint_diagonal": ([0, 0, 1, 1], [2, 2, 3, 3], 1 + 7 / 9),
+    "touching": ([0, 0, 1, 1], [1, 0, 2, 1], 1.0),
+    "degenerate_pred": ([1, 1, 1, 1], [0, 0, 2, 2], 1.0),
+    "both_degenerate": ([1, 1, 1, 1], [1, 1, 1, 1], 1.0),
+    "zero_height_target_on_axis": ([4, 0, 6, 1], [5, 0, 10, 0], 1 + (6 - 2) / 6),
+}
+
+
+@pytest.mark.parametrize("implementation", ["kernel", "reference"])
+@pytest.mark.parametrize("case", sorted(HAND_CASES))
+def test_hand_computed_values(case, implementation, cpu_kernel):
+    pred, target, expected = HAND_CASES[case]
+    fn = ops.giou_loss if implementation == "kernel" else ops.giou_loss_reference
+    pred = torch.tensor([[pred]], dtype=torch.float64)
+    target = torch.tensor([[target]], dtype=torch.float64)
+    loss, grad_pred, grad_target = loss_and_grads(fn, pred, target)
+    torch.testing.assert_close(loss, torch.tensor(expected, dtype=torch.float64), rtol=0, atol=1e-6)
+    assert torch.isfinite(grad_pred).all() and torch.isfinite(grad_target).all()
+
+
+@pytest.mark.parametrize("case", sorted(HAND_CASES))
+def test_kernel_matches_reference_on_edge_cases_with_gradients(case, cpu_kernel):
+    # Ties (identical, touching, nested edges) exercise the subgradient
+    # conventions, which the kernel and the reference must share.
+    pred, target, _ = HAND_CASES[case]
+    pred = torch.tensor([[pred]], dtype=torch.float64)
+    target = torch.tensor([[target]], dtype=torch.float64)
+    got = loss_and_grads(ops.giou_loss, pred, target)
+    want = loss_and_grads(ops.giou_loss_reference, pred, target)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOLERANCES[torch.float64])
+
+
+def test_zero_height_box_is_present_unlike_the_seed(cpu_kernel):
+    # The seed treats y2 == 0 as padding; only an all-zero row is padding here.
+    target = torch.tensor([[[5.0, 0.0, 10.0, 0.0], [0.0, 0.0, 0.0, 0.0]]])
+    pred = torch.tensor([[[4.0, 0.0, 6.0, 1.0], [1.0, 1.0, 2.0, 2.0]]])
+    losses = ops.giou_loss(pred, target, reduction="none")
+    assert losses[0, 0] > 0 and losses[0, 1] == 0
+    assert ops.giou_loss(pred, target) == losses[0, 0]
+
+
+def seed_generalized_box_iou_clamped(boxes1, boxes2):
+    """The seed's formula with its missing clamp fixed (its own epsilon use kept)."""
+    area1 = (boxes1[..., 2] - boxes1[..., 0]) * (boxes1[..., 3] - boxes1[..., 1])
+    area2 = (boxes2[..., 2] - boxes2[..., 0]) * (boxes2[..., 3] - boxes2[..., 1])
+    wh = (torch.min(boxes1[..., 2:], boxes2[..., 2:]) - torch.max(boxes1[..., :2], boxes2[..., :2])).clamp(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    union = area1 + area2 - inter
+    iou = inter / union.clamp(1e-5)
+    whi = torch.max(boxes1[..., 2:], boxes2[..., 2:]) - torch.min(boxes1[..., :2], boxes2[..., :2])
+    areai = (whi[..., 0] * whi[..., 1]).clamp(1e-5)
+    return iou - (areai - union) / areai
+
+
+def test_matches_the_seeds_per_image_loop(cpu_kernel):
+    pred, target, counts = seed_batch(batch=24, slots=16, seed=3)
+    total, boxes = 0.0, 0
+    for image in range(pred.shape[0]):  # the seed's loop, with 1 - GIoU
+        n = int(counts[image])
+        if n:
+            total += (1 - seed_generalized_box_iou_clamped(pred[image, :n], target[image, :n])).sum()
+            boxes += n
+    expected = total / max(boxes, 1)
+    torch.testing.assert_close(ops.giou_loss(pred, target), expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ops.giou_loss(pred, target, counts=counts), expected, rtol=1e-5, atol=1e-5)
+
+
+def _torchvision_ops():
+    try:  # a torchvision built for another torch raises more than ImportError
+        import torchvision.ops
+    except Exception as error:  # noqa: BLE001
+        pytest.skip(f"torchvision unavailable: {type(error).__name__}")
+    return torchvision.ops
+
+
+@pytest.mark.parametrize("case", sorted(HAND_CASES))
+def test_matches_torchvision_on_edge_cases(case):
+    tv = _torchvision_ops()
+    pred, target, _ = HAND_CASES[case]
+    pred, target = torch.tensor([pred], dtype=torch.float64), torch.tensor([target], dtype=torch.float64)
+    expected = tv.generalized_box_iou_loss(pred, target, reduction="none", eps=1e-7)
+    torch.testing.assert_close(ops.giou_loss(pred, target, reduction="none"), expected)
+
+
+def test_matches_torchvision_on_random_boxes():
+    tv = _torchvision_ops()
+    pred, target = random_boxes(500, seed=4), random_boxes(500, seed=5)
+    expected = tv.generalized_box_iou_loss(pred, target, reduction="mean")
+    torch.testing.assert_close(ops.giou_loss(pred, target), expected)
+
+
+# ------------------------------------------------------- kernel vs reference, modes
+
+
+def padded_batch(dtype=torch.float32, batch=6, slots=37):
+    """Random boxes with per-image counts (0, full, and in between), zero padded."""
+    pred, target = random_boxes(batch, slots, seed=7), random_boxes(batch, slots, seed=8)
+    counts = torch.tensor([0, slots, 1, 5, slots - 1, 17][:batch])
+    present = torch.arange(slots) < counts[:, None]
+    target = torch.where(present[..., None], target, 0.0)
+    return pred.to(dtype), target.to(dtype), counts, present
+
+
+VALIDITY_MODES = ("padding", "valid", "counts")
+
+
+def validity_kwargs(mode, counts, present):
+    return {"padding": {}, "valid": {"valid": present}, "counts": {"counts": counts}}[mode]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_kernel_matches_reference(dtype, mode, reduction, cpu_kernel):
+    pred, target, counts, present = padded_batch(dtype)
+    kwargs = dict(reduction=reduction, **validity_kwargs(mode, counts, present))
+    got = loss_and_grads(ops.giou_loss, pred, target, **kwargs)
+    want = loss_and_grads(ops.giou_loss_reference, pred, target, **kwargs)
+    for g, w in zip(got, want):
+        assert g.dtype == dtype
+        torch.testing.assert_close(g, w, **TOLERANCES[dtype])
+    if dtype in LOW_PRECISION:  # the math really is done in float32
+        exact = loss_and_grads(ops.giou_loss_reference, pred.double(), target.double(), **kwargs)
+        torch.testing.assert_close(got[0].double(), exact[0], **TOLERANCES[dtype])
+
+
+def test_validity_modes_agree_and_ignore_absent_slots(cpu_kernel):
+    pred, target, counts, present = padded_batch()
+    results = [ops.giou_loss(pred, target, **validity_kwargs(m, counts, present)) for m in VALIDITY_MODES]
+    torch.testing.assert_close(results[0], results[1], rtol=0, atol=0)
+    torch.testing.assert_close(results[0], results[2], rtol=0, atol=0)
+    # Garbage in absent slots changes nothing, for pred and (with a mask) target.
+    noisy_pred = torch.where(present[..., None], pred, torch.full_like(pred, 1e30))
+    noisy_target = torch.where(present[..., None], target, random_boxes(*present.shape, seed=9))
+    torch.testing.assert_close(ops.giou_loss(noisy_pred, target), results[0], rtol=0, atol=0)
+    torch.testing.assert_close(ops.giou_loss(noisy_pred, noisy_target, valid=present), results[0], rtol=0, atol=0)
+    torch.testing.assert_close(ops.giou_loss(noisy_pred, noisy_target, counts=counts), results[0], rtol=0, atol=0)
+
+
+def test_counts_out_of_range_are_clamped(cpu_kernel):
+    pred, target = random_boxes(3, 4, seed=1), random_boxes(3, 4, seed=2)
+    loss = ops.giou_loss(pred, target, counts=torch.tensor([-3, 99, 2]), reduction="none")
+    expected_present = torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)
+    assert torch.equal(loss != 0, expected_present)
+
+
+def test_reductions_are_consistent(cpu_kernel):
+    pred, target, counts, present = padded_batch()
+    per_box = ops.giou_loss(pred, target, reduction="none")
+    assert per_box.shape == present.shape and torch.all(per_box[~present] == 0)
+    torch.testing.assert_close(ops.giou_loss(pred, target, reduction="sum"), per_box.sum())
+    torch.testing.assert_close(ops.giou_loss(pred, target), per_box.sum() / present.sum())
+
+
+@pytest.mark.parametrize("fn", [ops.giou_loss, ops.giou_loss_reference], ids=["kernel", "reference"])
+@pytest.mark.parametrize("eps", [1e-7, 0.0])
+def test_all_padding_gives_zero_loss_and_zero_gradients(fn, eps, cpu_kernel):
+    pred, target = torch.zeros(2, 3, 4), torch.zeros(2, 3, 4)
+    for reduction in ("mean", "sum", "none"):
+        loss, grad_pred, grad_target = loss_and_grads(fn, pred, target, reduction=reduction, eps=eps)
+        assert torch.all(loss == 0)
+        assert torch.all(grad_pred == 0) and torch.all(grad_target == 0)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0)])
+def test_empty_batches(shape, cpu_kernel):
+    pred = torch.zeros(*shape, 4, requires_grad=True)
+    loss = ops.giou_loss(pred, torch.zeros(*shape, 4), counts=torch.zeros(shape[0], dtype=torch.long))
+    loss.backward()
+    assert loss.item() == 0 and pred.grad.shape == pred.shape
+    assert ops.giou_loss(pred, torch.zeros(*shape, 4), reduction="none").shape == shape
+
+
+def test_giou_is_elementwise_and_counts_every_slot(cpu_kernel):
+    pred, target = random_boxes(3, 5, seed=1), random_boxes(3, 5, seed=2)
+    target[0, 0] = 0  # not padding for giou()
+    got = ops.giou(pred, target)
+    torch.testing.assert_close(got, ops.giou_reference(pred, target))
+    torch.testing.assert_close(got[1, 2], 1 - ops.giou_loss(pred[1:2, 2:3], target[1:2, 2:3]))
+    assert got.shape == (3, 5) and got[0, 0] <= 0
+
+
+def test_non_contiguous_and_mixed_dtype_inputs(cpu_kernel):
+    pred, target, _, _ = padded_batch()
+    expected = ops.giou_loss(pred, target)
+    torch.testing.assert_close(ops.giou_loss(pred.transpose(0, 1).contiguous().transpose(0, 1), target), expected)
+    wide = torch.zeros(*pred.shape[:-1], 8)
+    wide[..., ::2] = pred  # every other column: a strided view
+    torch.testing.assert_close(ops.giou_loss(wide[..., ::2], target), expected)
+    mixed = ops.giou_loss(pred.half(), target)  # fp16 preds, fp32 targets: promoted on device
+    assert mixed.dtype == torch.float32
+    torch.testing.assert_close(mixed, ops.giou_loss(pred.half().float(), target))
+
+
+def test_result_does_not_depend_on_thread_count(cpu_kernel):
+    pred, target = random_boxes(64, 256, seed=1), random_boxes(64, 256, seed=2)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        single = loss_and_grads(ops.giou_loss, pred, target)
+        torch.set_num_threads(max(2, threads))
+        multi = loss_and_grads(ops.giou_loss, pred, target)
+    finally:
+        torch.set_num_threads(threads)
+    for s, m in zip(single, multi):
+        assert torch.equal(s, m)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(reduction="avg"), ValueError),
+        (dict(valid=torch.ones(2, 3, dtype=torch.bool), counts=torch.ones(2)), RuntimeError),
+        (dict(valid=torch.ones(3, 2, dtype=torch.bool)), RuntimeError),
+        (dict(counts=torch.ones(5)), RuntimeError),
+    ],
+)
+def test_bad_arguments_raise(kwargs, error, cpu_kernel):
+    with pytest.raises(error):
+        ops.giou_loss(random_boxes(2, 3), random_boxes(2, 3), **kwargs)
+
+
+def test_bad_shapes_raise(cpu_kernel):
+    with pytest.raises(RuntimeError, match="shape"):
+        ops.giou_loss(torch.zeros(2, 3, 5), torch.zeros(2, 3, 5))
+    with pytest.raises(RuntimeError, match="same shape"):
+        ops.giou_loss(torch.zeros(2, 3, 4), torch.zeros(2, 4, 4))
+
+
+# ------------------------------------------------- gradcheck, opcheck, compile
+
+
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_gradcheck_float64(mode, reduction, cpu_kernel):
+    # Targets stay away from 0: in padding mode presence depends on their values.
+    pred = random_boxes(3, 4, dtype=torch.float64, seed=10)
+    target = random_boxes(3, 4, dtype=torch.float64, seed=11).add(1)
+    counts = torch.tensor([2, 4, 0])
+    present = torch.arange(4) < counts[:, None]
+    kwargs = dict(reduction=reduction, **validity_kwargs(mode, counts, present))
+    inputs = (pred.clone().requires_grad_(), target.clone().requires_grad_())
+    assert torch.autograd.gradcheck(lambda p, t: ops.giou_loss(p, t, **kwargs), inputs)
+
+
+def opcheck_samples():
+    pred, target, counts, present = padded_batch(batch=3, slots=5)
+    for reduction in ("mean", "sum", "none"):
+        for valid, cnt in ((None, None), (present, None), (None, counts)):
+            for grad_target in (False, True):
+                yield (
+                    pred.clone().requires_grad_(),
+                    target.clone().requires_grad_(grad_target),
+                    valid, cnt, reduction, 1e-7,
+                )
+    yield pred.half(), target.half(), None, None, "mean", 1e-7
+
+
+def test_opcheck_forward(cpu_kernel):
+    for sample in opcheck_samples():
+        torch.library.opcheck(_library.giou_loss_forward, sample)
+
+
+def test_opcheck_backward(cpu_kernel):
+    pred, target, counts, _ = padded_batch(batch=3, slots=5)
+    num_valid = counts.sum()
+    for reduction, grad in (("mean", torch.tensor(1.5)), ("none", torch.rand(3, 5))):
+        for mask in ([True, False], [True, True], [False, True]):
+            args = (grad, pred, target, None, counts, num_valid, reduction, 1e-7, mask)
+            torch.library.opcheck(_library.giou_loss_backward, args)
+
+
+def test_torch_compile_fullgraph_forward_and_backward(cpu_kernel):
+    torch._dynamo.reset()
+    pred, target, counts, present = padded_batch()
+
+    def step(pred, target, counts):
+        loss = ops.giou_loss(pred, target, counts=counts) + ops.giou_loss(pred, target, reduction="sum")
+        return loss
+
+    compiled = torch.compile(step, fullgraph=True)
+    got = loss_and_grads(lambda p, t: compiled(p, t, counts), pred, target, grad_target=False)
+    want = loss_and_grads(lambda p, t: step(p, t, counts), pred, target, grad_target=False)
+    for g, w in zip(got[:2], want[:2]):
+        torch.testing.assert_close(g, w)
+
+    # The compiled graph calls the fused op (not an inlined reference).
+    targets = set()
+
+    def record_graph(graph_module, example_inputs):
+        targets.update(str(node.target) for node in graph_module.graph.nodes)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    torch.compile(step, fullgraph=True, backend=record_graph)(pred, target, counts)
+    assert any("synclint.giou_loss_forward" in name for name in targets), targets
+
+
+# ---------------------------------------------------------------- host syncs
+
+SYNCING_OPS = {"nonzero", "_local_scalar_dense", "masked_select", "unique", "_unique", "_unique2", "item"}
+
+
+class RecordOps(TorchDispatchMode):
+    """Records every dispatched aten/custom op (a tiny stand-in for synclint.runtime)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append((func, args))
+        return func(*args, **(kwargs or {}))
+
+    def names(self):
+        return {func.overloadpacket.__name__ for func, _ in self.calls}
+
+    def syncing(self):
+        found = self.names() & SYNCING_OPS
+        for func, args in self.calls:
+            if func.overloadpacket.__name__ in ("index", "index_put", "index_put_"):
+                indices = args[1] if len(args) > 1 else []
+                if any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in indices or []):
+                    found.add(str(func))
+        return found
+
+
+def test_sync_detector_catches_a_boolean_mask():
+    x = torch.rand(5)
+    with RecordOps() as recorder:
+        x[x > 0.5].sum()
+        x.sum().item()
+    assert {"_local_scalar_dense"} <= recorder.syncing() and len(recorder.syncing()) >= 2
+
+
+@pytest.mark.parametrize("fn", [ops.giou_loss, ops.giou_loss_reference], ids=["kernel", "reference"])
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+def test_no_host_sync_forward_and_backward(fn, mode, cpu_kernel):
+    pred, target, counts, present = padded_batch()
+    pred.requires_grad_()
+    with RecordOps() as recorder:
+        for reduction in ("mean", "sum", "none"):
+            loss = fn(pred, target, reduction=reduction, **validity_kwargs(mode, counts, present))
+            loss.sum().backward()
+    assert not recorder.syncing()
+    if fn is ops.giou_loss:  # the fused op really ran, forward and backward
+        assert {"giou_loss_forward", "giou_loss_backward"} <= recorder.names()
+
+
+# ---------------------------------------------------------------------- CUDA
+
+
+@pytest.mark.cuda
+@CUDA
+def test_cuda_kernel_builds():
+    assert ops.kernel_available("cuda"), _build._errors.get("cuda")
+
+
+@pytest.mark.cuda
+@CUDA
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_cuda_kernel_matches_reference(dtype, mode, reduction):
+    pred, target, counts, present = padded_batch(dtype, batch=6, slots=700)
+    kwargs = dict(reduction=reduction, **validity_kwargs(mode, counts, present))
+    want = loss_and_grads(ops.giou_loss_reference, pred, target, **kwargs)
+    cuda_kwargs = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    got = loss_and_grads(ops.giou_loss, pred.cuda(), target.cuda(), **cuda_kwargs)
+    for g, w in zip(got, want):
+        assert g.is_cuda and g.dtype == dtype
+        torch.testing.assert_close(g.cpu(), w, **TOLERANCES[dtype])
+
+
+@pytest.mark.cuda
+@CUDA
+def test_cuda_no_sync_and_opcheck():
+    pred, target, counts, present = padded_batch(batch=4, slots=300)
+    pred, target, counts, present = pred.cuda().requires_grad_(), target.cuda(), counts.cuda(), present.cuda()
+    torch.testing.assert_close(  # warm up (build, allocator) before watching for syncs
+        ops.giou_loss(pred, target), ops.giou_loss_reference(pred, target)
+    )
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for kwargs in ({}, {"valid": present}, {"counts": counts}):
+            ops.giou_loss(pred, target, **kwargs).backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.library.opcheck(_library.giou_loss_forward, (pred, target, None, counts, "mean", 1e-7))
