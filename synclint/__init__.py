@@ -32,6 +32,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "ops":  # ``synclint.ops.giou_loss`` without an explicit import
+        import importlib
+
+        return importlib.import_module("synclint.ops")
     try:
         module_name, attribute = _LAZY[name]
     except KeyError:

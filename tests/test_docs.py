@@ -51,8 +51,6 @@ LINKS = sorted(
 @pytest.mark.parametrize(("page", "target"), LINKS, ids=[f"{p}->{t}" for p, t in LINKS])
 def test_relative_links_resolve(page, target):
     resolved = ((DOCS / page).parent / target).resolve()
-    if not resolved.exists() and resolved.name in WRITTEN_ELSEWHERE and resolved.parent == DOCS:
-        pytest.skip(f"docs/{resolved.name} is written in another branch")
     assert resolved.exists(), f"docs/{page} links to missing {target}"
 
 
