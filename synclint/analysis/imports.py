@@ -80,7 +80,7 @@ class ImportMap(cst.CSTVisitor):
         head, _, rest = name.partition(".")
         full = self.aliases.get(head)
         if full is None:
-            if f"*torch" in self.aliases and head in _TORCH_STAR_NAMES:
+            if "*torch" in self.aliases and head in _TORCH_STAR_NAMES:
                 full = f"torch.{head}"
             else:
                 return None

@@ -18,7 +18,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from synclint.config import Settings

@@ -4,7 +4,6 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
-from synclint.analysis.kinds import Kind
 from synclint.catalogue import ops_for
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call, receiver_is_tensor
