@@ -22,6 +22,7 @@ from synclint.fixers.base import render
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
 from synclint.suppression import is_suppressed, suppressions
+from synclint.traversal import skipped_types, walk
 
 
 class SourceError(Exception):
@@ -45,6 +46,8 @@ class _Dispatcher(cst.CSTVisitor):
             for attr, node_type in type(rule).hooks().items():
                 table = self.visits if attr.startswith("visit_") else self.leaves
                 table.setdefault(node_type, []).append(getattr(rule, attr))
+        # Whitespace and punctuation matter to no one unless a rule hooks them.
+        self.skip = skipped_types(self, also_wanted=[*self.visits, *self.leaves])
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.flow.enter(node)
@@ -100,7 +103,8 @@ def analyse(
     flow = FlowState(module, imports)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
-    module.visit(_Dispatcher(flow, instances))
+    dispatcher = _Dispatcher(flow, instances)
+    walk(module, dispatcher, dispatcher.skip)
     return context, context.reports
 
 

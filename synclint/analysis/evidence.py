@@ -18,6 +18,7 @@ from synclint.analysis.kinds import (
     TENSOR_ONLY_METHODS,
     Kind,
 )
+from synclint.traversal import walk
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
 # Functional losses: both the prediction and the target are tensors.
@@ -95,5 +96,5 @@ def collect_evidence(root: cst.CSTNode, imports: ImportMap) -> dict[str, Kind]:
     """Evidence for the names used directly in ``root`` (a function, class or module)."""
     collector = EvidenceCollector(imports)
     collector._root = root
-    root.visit(collector)
+    walk(root, collector)
     return {name: kind for name, kind in collector.evidence.items() if kind is not Kind.UNKNOWN}

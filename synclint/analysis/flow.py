@@ -20,6 +20,7 @@ from synclint.analysis.evidence import collect_evidence
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
+from synclint.traversal import walk
 
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
@@ -29,6 +30,10 @@ _STEP_NAME = re.compile(
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# The node types enter()/leave() act on: a set lookup spares every other node a
+# chain of (slow, ABC) isinstance checks. Keep in step with the two methods.
+_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.For, cst.While, *_COMPREHENSIONS})
+_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem}
 
 
 @dataclass
@@ -133,6 +138,8 @@ class FlowState:
 
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
+        if type(node) not in _ENTERED:
+            return
         if isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
@@ -150,6 +157,8 @@ class FlowState:
             self.scope.loops.append(node)
 
     def leave(self, node: cst.CSTNode) -> None:
+        if type(node) not in _LEFT:
+            return
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             self.scopes.pop()
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
@@ -280,7 +289,7 @@ class _SelfAttributeCollector(cst.CSTVisitor):
     @classmethod
     def collect(cls, node: cst.ClassDef, flow: FlowState) -> dict[str, Kind]:
         collector = cls(flow)
-        node.body.visit(collector)
+        walk(node.body, collector)
         return collector.attributes
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:

@@ -8,6 +8,7 @@ from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.loaders import is_loader
+from synclint.traversal import walk
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
@@ -193,7 +194,7 @@ class PerSampleLoop(Rule):
             return
         loop_names = {n.value for n in _names(node.target)}
         scan = _BodyScan(self, loop_names)
-        node.body.visit(scan)
+        walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
             return
         if scan.iou_call:

@@ -5,6 +5,7 @@ import libcst as cst
 from synclint.analysis.imports import dotted_name
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.loaders import is_loader as _is_loader
+from synclint.traversal import walk
 
 _TRANSFER_METHODS = frozenset({"to", "cuda"})
 _DTYPE_NAMES = frozenset(
@@ -169,7 +170,7 @@ def _calls_itself_per_element(node: cst.FunctionDef) -> bool:
     """A helper like the seed's ``data_to_device`` that maps itself over a sequence."""
     finder = _SelfCallFinder(node.name.value)
     for comprehension in _comprehensions(node.body):
-        comprehension.visit(finder)
+        walk(comprehension, finder)
     return finder.found
 
 
@@ -186,5 +187,5 @@ def _comprehensions(body: cst.CSTNode):
         def visit_ListComp(self, node: cst.ListComp) -> None:
             found.append(node)
 
-    body.visit(_Collect())
+    walk(body, _Collect())
     return found
