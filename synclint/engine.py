@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from synclint.analysis.flow import FlowState
 from synclint.analysis.imports import collect_imports
@@ -21,6 +20,7 @@ from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
+from synclint.positions import positions_for
 from synclint.suppression import is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
@@ -112,7 +112,7 @@ def check_module(module: cst.Module, source: str, path: str, rules: Sequence[typ
     _, reports = analyse(module, source, path, rules)
     if not reports:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_for(module, source, _nodes_to_place(reports))
     silenced = suppressions(source)
     lines = source.splitlines()
     findings = []
@@ -137,6 +137,12 @@ def check_module(module: cst.Module, source: str, path: str, rules: Sequence[typ
         )
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
+    nodes = [report.node for report in reports]
+    nodes += [original for report in reports if report.fix for original in report.fix.replacements]
+    return nodes
 
 
 def _fix_record(report: Report, positions) -> Fix | None:
