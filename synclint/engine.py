@@ -20,7 +20,9 @@ from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
+from synclint.guard import too_deep
 from synclint.positions import positions_for
+from synclint.prefilter import can_skip
 from synclint.suppression import is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
@@ -79,6 +81,9 @@ def decode_source(data: bytes) -> str:
 
 
 def parse(source: str) -> cst.Module:
+    reason = too_deep(source)  # libcst would segfault or stall on these
+    if reason is not None:
+        raise SourceError(f"cannot parse: {reason}")
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -177,10 +182,15 @@ def check_source(
         text = decode_source(source) if isinstance(source, bytes) else source
         if not text.strip():
             return []
+        rules = select_rules(settings, path)
+        if can_skip(text, rules):
+            return []
         module = parse(text)
-        return check_module(module, text, path, select_rules(settings, path))
+        return check_module(module, text, path, rules)
     except SourceError as error:
         return [error_finding(path, str(error), error.line, error.column)]
+    except RecursionError:  # nesting the parser accepted but the analysis cannot walk
+        return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
 def check_file(path: str | Path, settings: Settings | None = None) -> list[Finding]:

@@ -45,6 +45,7 @@ class Nonzero(Rule):
 
     code = "SL101"
     name = "nonzero"
+    TOKENS = frozenset({"nonzero", "argwhere", "where"})  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

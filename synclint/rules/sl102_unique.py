@@ -40,6 +40,7 @@ class Unique(Rule):
 
     code = "SL102"
     name = "unique"
+    TOKENS = frozenset({"unique"})  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

@@ -37,6 +37,7 @@ class DynamicRepeat(Rule):
 
     code = "SL104"
     name = "dynamic-repeat"
+    TOKENS = frozenset({"repeat_interleave"})  # see synclint.prefilter
 
     VALID = (
         "import torch\ny = torch.repeat_interleave(x, 2)\n",

@@ -35,6 +35,7 @@ class Bincount(Rule):
 
     code = "SL105"
     name = "bincount"
+    TOKENS = frozenset({"bincount"})  # see synclint.prefilter
 
     VALID = (
         "import numpy as np\nc = np.bincount(a)\n",

@@ -6,6 +6,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
+from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.loaders import is_loader
 from synclint.traversal import walk
@@ -94,6 +95,7 @@ class PerSampleLoop(Rule):
 
     code = "SL301"
     name = "per-sample-loop"
+    TOKENS = TENSOR_EVIDENCE | {"iou", "ioU", "iOu", "iOU", "Iou", "IoU", "IOu", "IOU"}  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

@@ -70,6 +70,7 @@ class PerSampleTransfer(Rule):
 
     code = "SL302"
     name = "per-sample-transfer"
+    TOKENS = frozenset({".to", ".cuda"})  # see synclint.prefilter
 
     VALID = (
         "import torch\nx = batch.to('cuda')\n",

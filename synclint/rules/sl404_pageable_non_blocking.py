@@ -45,6 +45,7 @@ class PageableNonBlocking(Rule):
 
     code = "SL404"
     name = "pageable-non-blocking"
+    TOKENS = frozenset({"non_blocking"})  # see synclint.prefilter
 
     VALID = (
         "import torch\nx = batch.to(device, non_blocking=True)\n",
