@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from synclint import __version__
+from synclint.cli_options import run_option_flags, run_options
 from synclint.config import ConfigError, Settings, load_settings
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import Finding
@@ -77,6 +78,7 @@ def cli() -> None:
 @click.option("--fix", "apply_fix", is_flag=True, help="Apply fixes (alias of `synclint fix --apply`).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix/--diff: include unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the diff of the fixes instead of the findings.")
+@run_option_flags
 def check(paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff):
     """Check PATHS (files or directories, default: .) for sync hazards."""
     paths = paths or (".",)
@@ -101,6 +103,15 @@ def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes,
     paths = paths or (".",)
     settings = _load(config, paths, select, ignore, extend_select)
     sys.exit(_run_fix(paths, settings, apply=apply_fixes and not diff, unsafe=unsafe_fixes))
+
+
+@cli.command()
+def clean() -> None:
+    """Remove synclint's results cache."""
+    from synclint.cache import cache_dir, clear
+
+    removed = clear()
+    click.echo(f"Removed the cache in {removed}." if removed else f"No cache in {cache_dir()}.")
 
 
 @cli.command()
@@ -143,7 +154,7 @@ def _lint(paths, settings: Settings) -> list[Finding]:
     from synclint.runner import lint_paths
 
     try:
-        return lint_paths(paths, settings)
+        return lint_paths(paths, settings, run_options())
     except MissingPathError as error:
         raise click.UsageError(str(error)) from error
 
