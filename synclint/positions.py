@@ -26,12 +26,12 @@ _DECORATED = (cst.FunctionDef, cst.ClassDef)
 
 def positions_for(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]:
     """Ranges for (at least) ``nodes``, equal to libcst's ``PositionProvider``."""
-    wanted = {id(node) for node in nodes}
+    nodes = list(nodes)
     try:
-        found = _by_statement(module, source, wanted)
+        found = _by_statement(module, source, {id(node) for node in nodes})
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         found = None
-    if found is None:
+    if found is None or any(node not in found for node in nodes):  # e.g. a node of the header
         return _whole_module(module)
     return found
 
