@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from synclint import __version__
+from synclint.cli_options import run_option_flags, run_options
 from synclint.config import ConfigError, Settings, load_settings
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import Finding
@@ -87,6 +88,7 @@ def cli() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Record the current findings in this file and exit 0.",
 )
+@run_option_flags
 def check(
     paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff,
     baseline, write_baseline,
@@ -118,6 +120,15 @@ def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes,
     paths = paths or (".",)
     settings = _load(config, paths, select, ignore, extend_select)
     sys.exit(_run_fix(paths, settings, apply=apply_fixes and not diff, unsafe=unsafe_fixes))
+
+
+@cli.command()
+def clean() -> None:
+    """Remove synclint's results cache."""
+    from synclint.cache import cache_dir, clear
+
+    removed = clear()
+    click.echo(f"Removed the cache in {removed}." if removed else f"No cache in {cache_dir()}.")
 
 
 @cli.command()
@@ -160,7 +171,7 @@ def _lint(paths, settings: Settings) -> list[Finding]:
     from synclint.runner import lint_paths
 
     try:
-        return lint_paths(paths, settings)
+        return lint_paths(paths, settings, run_options())
     except MissingPathError as error:
         raise click.UsageError(str(error)) from error
 

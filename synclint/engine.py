@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from synclint.analysis.flow import FlowState
 from synclint.analysis.imports import collect_imports
@@ -21,7 +20,11 @@ from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
+from synclint.guard import too_deep
+from synclint.positions import positions_for
+from synclint.prefilter import can_skip
 from synclint.suppression import is_suppressed, suppressions
+from synclint.traversal import skipped_types, walk
 
 
 class SourceError(Exception):
@@ -45,6 +48,8 @@ class _Dispatcher(cst.CSTVisitor):
             for attr, node_type in type(rule).hooks().items():
                 table = self.visits if attr.startswith("visit_") else self.leaves
                 table.setdefault(node_type, []).append(getattr(rule, attr))
+        # Whitespace and punctuation matter to no one unless a rule hooks them.
+        self.skip = skipped_types(self, also_wanted=[*self.visits, *self.leaves])
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.flow.enter(node)
@@ -77,6 +82,9 @@ def decode_source(data: bytes) -> str:
 
 
 def parse(source: str) -> cst.Module:
+    reason = too_deep(source)  # libcst would segfault or stall on these
+    if reason is not None:
+        raise SourceError(f"cannot parse: {reason}")
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -119,7 +127,8 @@ def analyse(
     flow = FlowState(module, imports, path)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
-    module.visit(_Dispatcher(flow, instances))
+    dispatcher = _Dispatcher(flow, instances)
+    walk(module, dispatcher, dispatcher.skip)
     return context, context.reports
 
 
@@ -127,7 +136,7 @@ def check_module(module: cst.Module, source: str, path: str, rules: Sequence[typ
     _, reports = analyse(module, source, path, rules)
     if not reports:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = positions_for(module, source, _nodes_to_place(reports))
     silenced = suppressions(source)
     lines = source.splitlines()
     findings = []
@@ -152,6 +161,12 @@ def check_module(module: cst.Module, source: str, path: str, rules: Sequence[typ
         )
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
+    nodes = [report.node for report in reports]
+    nodes += [original for report in reports if report.fix for original in report.fix.replacements]
+    return nodes
 
 
 def _fix_record(report: Report, positions) -> Fix | None:
@@ -190,10 +205,15 @@ def check_source(
         text = decode_source(source) if isinstance(source, bytes) else source
         if not text.strip():
             return []
+        rules = select_rules(settings, path)
+        if can_skip(text, rules):
+            return []
         module = parse(text)
-        return check_module(module, text, path, select_rules(settings, path))
+        return check_module(module, text, path, rules)
     except SourceError as error:
         return [error_finding(path, str(error), error.line, error.column)]
+    except RecursionError:  # nesting the parser accepted but the analysis cannot walk
+        return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
 def check_file(path: str | Path, settings: Settings | None = None) -> list[Finding]:

@@ -1,25 +1,96 @@
-"""Check many files: discovery, per-file analysis, deterministic ordering."""
+"""Check many files: discovery, cache look-up, parallel analysis, deterministic order.
+
+Files whose content the cache has seen with the same tool and settings are not
+analysed again. The rest are checked in a process pool (``jobs`` workers, all
+cores by default): workers receive paths and send back ``Finding`` records,
+never libcst trees. The result is sorted, so it does not depend on ``jobs`` or
+on which worker finished first. A file whose check raises (a bug) yields one
+SL000 entry and the run goes on.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from synclint.config import Settings
 from synclint.discovery import discover
-from synclint.engine import check_file
-from synclint.finding import Finding
+from synclint.finding import Finding, error_finding
 
 
-def lint_paths(paths: Iterable[str | Path], settings: Settings) -> list[Finding]:
+@dataclass(frozen=True)
+class RunOptions:
+    jobs: int | None = None  # None: all cores
+    use_cache: bool = True
+    cache_dir: Path | None = None  # None: the platform cache directory
+
+
+def lint_paths(
+    paths: Iterable[str | Path], settings: Settings, options: RunOptions | None = None
+) -> list[Finding]:
     """Findings for every file under ``paths``, sorted by path, line, column, code."""
     files = discover(paths, settings)
-    return lint_files(files, settings)
+    return lint_files(files, settings, options)
 
 
-def lint_files(files: Sequence[Path], settings: Settings) -> list[Finding]:
+def lint_files(files: Sequence[Path], settings: Settings, options: RunOptions | None = None) -> list[Finding]:
+    options = options or RunOptions()
     findings: list[Finding] = []
+    cache = None
+    if options.use_cache:
+        from synclint.cache import ResultCache
+
+        cache = ResultCache(settings, options.cache_dir)
+    pending: list[tuple[str, str | None]] = []  # (path, content hash) to analyse
     for file in files:
-        findings.extend(check_file(file, settings))
+        path = str(file)
+        digest = _digest(file) if cache is not None else None
+        cached = cache.get(path, digest) if cache is not None and digest is not None else None
+        if cached is not None:
+            findings.extend(cached)
+        else:
+            pending.append((path, digest))
+    for (path, digest), result in zip(pending, _check_all([p for p, _ in pending], settings, options.jobs)):
+        findings.extend(result)
+        if cache is not None and digest is not None:
+            cache.put(path, digest, result)
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _digest(file: Path) -> str | None:
+    from synclint.cache import content_hash
+
+    try:
+        return content_hash(file.read_bytes())
+    except OSError:
+        return None  # unreadable: checked (and reported) every time
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_all(paths: list[str], settings: Settings, jobs: int | None) -> list[list[Finding]]:
+    """Findings per path, in the order of ``paths``."""
+    jobs = min(jobs or default_jobs(), len(paths))
+    if jobs <= 1:
+        return [check_one(path, settings) for path in paths]
+    from synclint.parallel import map_in_processes
+
+    return map_in_processes(check_one, paths, settings, jobs)
+
+
+def check_one(path: str, settings: Settings) -> list[Finding]:
+    """One file's findings; an unexpected exception becomes an SL000 entry."""
+    from synclint.engine import check_file
+
+    try:
+        return check_file(path, settings)
+    except Exception as error:  # a bug in synclint must not stop the run
+        return [error_finding(path, f"internal error while checking: {type(error).__name__}: {error}")]

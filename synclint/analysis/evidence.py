@@ -21,6 +21,7 @@ from synclint.analysis.kinds import (
     Kind,
     classify_torch_callable,
 )
+from synclint.traversal import walk
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
 _MODULE_METHODS = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "requires_grad_"})
@@ -111,5 +112,5 @@ def collect_evidence(root: cst.CSTNode, imports: ImportMap) -> dict[str, Kind]:
     """Evidence for the names used directly in ``root`` (a function, class or module)."""
     collector = EvidenceCollector(imports)
     collector._root = root
-    root.visit(collector)
+    walk(root, collector)
     return {name: kind for name, kind in collector.evidence.items() if kind is not Kind.UNKNOWN}

@@ -23,6 +23,7 @@ from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
+from synclint.traversal import walk
 
 _DATASET_DIR = re.compile(r"(^|/)datasets?/")
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
@@ -50,6 +51,14 @@ _SIZE_LIKE_NAME = re.compile(
 _ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
 _TRACING_CHECKS = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# The node types enter()/leave() act on: a set lookup spares every other node a
+# chain of (slow, ABC) isinstance checks. Keep in step with the two methods.
+# The node types ``enter`` / ``leave`` act on (an early type check beats isinstance
+# chains on every node); keep them in step with those methods.
+_QUIET_REGION_TYPES = frozenset({cst.Raise, cst.Assert, cst.If, cst.FunctionDef})
+_BRANCHES = (cst.If, cst.Try, cst.With)
+_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
+_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem}
 
 
 @dataclass
@@ -221,11 +230,17 @@ class FlowState:
 
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
-        self._mark_quiet_regions(node)
-        if id(node) in self._error_roots:
-            self._error_depth += 1
-        if id(node) in self._cold_roots:
-            self._cold_depth += 1
+        node_type = type(node)
+        if node_type in _QUIET_REGION_TYPES:
+            self._mark_quiet_regions(node)
+        if self._error_roots or self._cold_roots:
+            node_id = id(node)
+            if node_id in self._error_roots:
+                self._error_depth += 1
+            if node_id in self._cold_roots:
+                self._cold_depth += 1
+        if node_type not in _ENTERED:
+            return
         if isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
@@ -262,12 +277,16 @@ class FlowState:
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
-        if id(node) in self._error_roots:
-            self._error_roots.discard(id(node))
-            self._error_depth -= 1
-        if id(node) in self._cold_roots:
-            self._cold_roots.discard(id(node))
-            self._cold_depth -= 1
+        if self._error_roots or self._cold_roots:
+            node_id = id(node)
+            if node_id in self._error_roots:
+                self._error_roots.discard(node_id)
+                self._error_depth -= 1
+            if node_id in self._cold_roots:
+                self._cold_roots.discard(node_id)
+                self._cold_depth -= 1
+        if type(node) not in _LEFT:
+            return
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             self.scopes.pop()
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
@@ -512,7 +531,7 @@ class _SelfAttributeCollector(cst.CSTVisitor):
     @classmethod
     def collect(cls, node: cst.ClassDef, flow: FlowState) -> dict[str, Kind]:
         collector = cls(flow)
-        node.body.visit(collector)
+        walk(node.body, collector)
         return collector.attributes
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.traversal import walk
+
 NUMPY_ROOTS = frozenset({"numpy", "cupy", "jax.numpy"})
 #: Other array libraries whose tensors share method names with torch (``.numpy()``).
 OTHER_TENSOR_ROOTS = frozenset({"tensorflow", "jax", "mxnet", "paddle", "cupy", "tinygrad", "mlx"})
@@ -126,5 +128,5 @@ _TORCH_STAR_NAMES = frozenset(
 
 def collect_imports(module: cst.Module) -> ImportMap:
     imports = ImportMap()
-    module.visit(imports)
+    walk(module, imports)
     return imports

@@ -52,6 +52,7 @@ class Nonzero(Rule):
     code = "SL101"
     device_sync = True
     name = "nonzero"
+    TOKENS = frozenset({"nonzero", "argwhere", "where"})  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

@@ -42,6 +42,7 @@ class Unique(Rule):
     code = "SL102"
     device_sync = True
     name = "unique"
+    TOKENS = frozenset({"unique"})  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

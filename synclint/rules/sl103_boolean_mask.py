@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import ops_for
+from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call
 
@@ -60,6 +61,7 @@ class BooleanMask(Rule):
     code = "SL103"
     device_sync = True
     name = "boolean-mask"
+    TOKENS = TENSOR_EVIDENCE  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

@@ -38,6 +38,7 @@ class DynamicRepeat(Rule):
     code = "SL104"
     device_sync = True
     name = "dynamic-repeat"
+    TOKENS = frozenset({"repeat_interleave"})  # see synclint.prefilter
 
     VALID = (
         "import torch\ny = torch.repeat_interleave(x, 2)\n",

@@ -40,6 +40,7 @@ class Bincount(Rule):
     code = "SL105"
     device_sync = True
     name = "bincount"
+    TOKENS = frozenset({"bincount", "one_hot"})  # see synclint.prefilter
 
     VALID = (
         "import numpy as np\nc = np.bincount(a)\n",

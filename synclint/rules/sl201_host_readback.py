@@ -5,6 +5,7 @@ import libcst as cst
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
 from synclint.catalogue import ops_for
+from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call, receiver_is_tensor
 
@@ -69,6 +70,7 @@ class HostReadback(Rule):
     code = "SL201"
     device_sync = True
     name = "host-readback"
+    TOKENS = TENSOR_EVIDENCE  # see synclint.prefilter
 
     VALID = (
         "import numpy as np\nimport torch\na = np.zeros(3)\nv = a.tolist()\n",

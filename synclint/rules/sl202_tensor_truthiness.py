@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.catalogue import ops_for
+from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 
 _READBACK = ops_for("SL201")[0]
@@ -42,6 +43,7 @@ class TensorTruthiness(Rule):
     code = "SL202"
     device_sync = True
     name = "tensor-truthiness"
+    TOKENS = TENSOR_EVIDENCE  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (

@@ -6,9 +6,11 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
+from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.analysis.kinds import NON_TENSOR_METHODS, classify_torch_callable
 from synclint.analysis.loaders import is_sample_collection
+from synclint.traversal import walk
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
@@ -112,6 +114,7 @@ class PerSampleLoop(Rule):
 
     code = "SL301"
     name = "per-sample-loop"
+    TOKENS = TENSOR_EVIDENCE | {"iou", "ioU", "iOu", "iOU", "Iou", "IoU", "IOu", "IOU"}  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (
@@ -225,7 +228,7 @@ class PerSampleLoop(Rule):
             return
         loop_names = {n.value for n in _names(node.target)}
         scan = _BodyScan(self, loop_names)
-        node.body.visit(scan)
+        walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
             return
         if scan.iou_call:

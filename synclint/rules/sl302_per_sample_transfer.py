@@ -6,6 +6,7 @@ from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
 from synclint.analysis.loaders import is_sample_collection
+from synclint.traversal import walk
 
 _TRANSFER_METHODS = frozenset({"to", "cuda"})
 _DTYPE_NAMES = frozenset(
@@ -72,6 +73,7 @@ class PerSampleTransfer(Rule):
 
     code = "SL302"
     name = "per-sample-transfer"
+    TOKENS = frozenset({".to", ".cuda"})  # see synclint.prefilter
 
     VALID = (
         "import torch\nx = batch.to('cuda')\n",
@@ -190,7 +192,7 @@ def _calls_itself_per_element(node: cst.FunctionDef) -> bool:
     """A helper like the seed's ``data_to_device`` that maps itself over a sequence."""
     finder = _SelfCallFinder(node.name.value)
     for comprehension in _comprehensions(node.body):
-        comprehension.visit(finder)
+        walk(comprehension, finder)
     return finder.found
 
 
@@ -207,5 +209,5 @@ def _comprehensions(body: cst.CSTNode):
         def visit_ListComp(self, node: cst.ListComp) -> None:
             found.append(node)
 
-    body.visit(_Collect())
+    walk(body, _Collect())
     return found

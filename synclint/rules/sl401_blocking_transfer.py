@@ -43,6 +43,7 @@ class BlockingTransfer(Rule):
 
     code = "SL401"
     name = "blocking-transfer"
+    TOKENS = frozenset({".to", ".cuda"})  # see synclint.prefilter
     fix_applicability = "safe"
 
     VALID = (

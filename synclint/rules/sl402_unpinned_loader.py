@@ -37,6 +37,7 @@ class UnpinnedLoader(Rule):
 
     code = "SL402"
     name = "unpinned-loader"
+    TOKENS = frozenset({"DataLoader"})  # see synclint.prefilter
     fix_applicability = "safe"
     hot_path_only = False
 

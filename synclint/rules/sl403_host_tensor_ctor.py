@@ -69,6 +69,7 @@ class HostTensorCtor(Rule):
 
     code = "SL403"
     name = "host-tensor-ctor"
+    TOKENS = frozenset({"torch"})  # see synclint.prefilter
     fix_applicability = "safe"
 
     VALID = (

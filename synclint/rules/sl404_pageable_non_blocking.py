@@ -46,6 +46,7 @@ class PageableNonBlocking(Rule):
     code = "SL404"
     name = "pageable-non-blocking"
     hot_path_only = False
+    TOKENS = frozenset({"non_blocking"})  # see synclint.prefilter
 
     VALID = (
         "import torch\nx = batch.to(device, non_blocking=True)\n",

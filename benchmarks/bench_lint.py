@@ -1,0 +1,107 @@
+"""Wall time of synclint (cold and warm cache), TorchFix and Fixit on one tree.
+
+    python benchmarks/bench_lint.py DIR [--jobs N] [--torchfix CMD] [--fixit CMD] [--skip-others]
+
+Every tool runs as a subprocess on the same directory in the same session, so
+the ratios compare like with like. TorchFix and Fixit are found on PATH (or in
+/tmp/bench-venv/bin) unless given; install them in a separate virtual
+environment (``python -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip
+install torchfix fixit``) so they do not change this environment's libcst.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_VENV = Path("/tmp/bench-venv/bin")
+
+
+def count(directory: Path) -> tuple[int, int]:
+    files = [p for p in directory.rglob("*.py") if p.is_file()]
+    lines = 0
+    for file in files:
+        with open(file, "rb") as handle:
+            lines += sum(1 for _ in handle)
+    return len(files), lines
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """Wall seconds, exit status and CPU seconds of the children."""
+    before = os.times()
+    started = time.perf_counter()
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    if result.returncode not in (0, 1):
+        sys.stderr.write(f"warning: {command[0]} exited {result.returncode}: {result.stderr[-400:].decode(errors='replace')}\n")
+    return wall, result.returncode, cpu
+
+
+def find_tool(name: str, given: str | None) -> list[str] | None:
+    if given:
+        return given.split()
+    found = shutil.which(name) or (str(BENCH_VENV / name) if (BENCH_VENV / name).exists() else None)
+    return [found] if found else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--jobs", type=int, default=None, help="synclint --jobs (default: all cores)")
+    parser.add_argument("--torchfix", help="TorchFix command (default: `torchfix` on PATH or in /tmp/bench-venv)")
+    parser.add_argument("--fixit", help="Fixit command (default: `fixit` on PATH or in /tmp/bench-venv)")
+    parser.add_argument("--skip-others", action="store_true", help="time synclint only")
+    args = parser.parse_args()
+    directory = args.directory.resolve()
+    files, lines = count(directory)
+
+    cache = Path(tempfile.mkdtemp(prefix="synclint-bench-cache-"))
+    env = dict(os.environ, SYNCLINT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    synclint = [sys.executable, "-m", "synclint", "check", str(directory), "--exit-zero"]
+    if args.jobs:
+        synclint += ["--jobs", str(args.jobs)]
+    rows: list[tuple[str, float, float]] = []
+    try:
+        wall, _, cpu = timed(synclint, env)
+        rows.append(("synclint (cold cache)", wall, cpu))
+        wall, _, cpu = timed(synclint, env)
+        rows.append(("synclint (warm cache)", wall, cpu))
+        wall, _, cpu = timed(synclint + ["--no-cache", "--jobs", "1"], env)
+        rows.append(("synclint (no cache, 1 job)", wall, cpu))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    if not args.skip_others:
+        others = {
+            "TorchFix": (find_tool("torchfix", args.torchfix), [str(directory)]),
+            "Fixit": (find_tool("fixit", args.fixit), ["lint", str(directory)]),
+        }
+        for name, (command, arguments) in others.items():
+            if command is None:
+                print(f"{name}: not installed, skipped", file=sys.stderr)
+                continue
+            wall, _, cpu = timed(command + arguments, dict(os.environ))
+            rows.append((name, wall, cpu))
+
+    print(f"{directory}: {files} files, {lines} lines, {os.cpu_count()} cores")
+    print(f"{'tool':<28} {'wall s':>8} {'cpu s':>8} {'lines/s':>9}")
+    for name, wall, cpu in rows:
+        print(f"{name:<28} {wall:8.2f} {cpu:8.2f} {lines / wall:9.0f}")
+    cold = rows[0][1]
+    warm = rows[1][1]
+    for name, wall, _ in rows[3:]:
+        print(f"{name} / synclint cold: {wall / cold:.1f}x    {name} / synclint warm: {wall / warm:.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Run a per-file check in worker processes; results come back in input order.
+
+The biggest files are submitted first so that one large file does not finish
+alone at the end. If a worker process dies (a crash in native code), the files
+it left unfinished are retried one per fresh process, and a file that kills
+its process again gets an SL000 entry instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from synclint.config import Settings
+from synclint.finding import Finding, error_finding
+
+Check = Callable[[str, Settings], list[Finding]]
+
+
+def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: int) -> list[list[Finding]]:
+    results: list[list[Finding] | None] = [None] * len(paths)
+    order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
+    try:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures: dict[int, Future] = {i: pool.submit(check, paths[i], settings) for i in order}
+            for i, future in futures.items():
+                try:
+                    results[i] = future.result()
+                except BrokenProcessPool:
+                    break
+    except BrokenProcessPool:
+        pass
+    for i, result in enumerate(results):
+        if result is None:
+            results[i] = _isolated(check, paths[i], settings)
+    return results  # type: ignore[return-value]
+
+
+def _isolated(check: Check, path: str, settings: Settings) -> list[Finding]:
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(check, path, settings).result()
+    except BrokenProcessPool:
+        return [error_finding(path, "the checker's process crashed on this file")]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

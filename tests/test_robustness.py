@@ -1,0 +1,83 @@
+"""Odd files never stop a run: each yields findings or exactly one SL000."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.runner import RunOptions, lint_paths
+
+TORCH_BODY = "import torch\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+
+
+def _odd_files() -> dict[str, bytes]:
+    return {
+        "latin1_cookie.py": b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nidx = torch.nonzero(m)\n",
+        "utf16_no_cookie.py": "import torch\nidx = torch.nonzero(m)\n".encode("utf-16"),
+        "utf8_bom.py": codecs.BOM_UTF8 + TORCH_BODY.encode(),
+        "bom_and_cookie_mismatch.py": codecs.BOM_UTF8 + b"# coding: latin-1\nx = 1\n",
+        "crlf.py": TORCH_BODY.replace("\n", "\r\n").encode(),
+        "lone_cr.py": TORCH_BODY.replace("\n", "\r").encode(),
+        "tabs.py": b"import torch\ndef f(x: torch.Tensor):\n\tif x:\n\t\treturn x.item()\n",
+        "mixed_tabs_spaces.py": b"def f():\n\tif x:\n        pass\n",
+        "form_feed.py": b"import torch\n\x0c\ndef f(x: torch.Tensor):\n    return x.nonzero()\n",
+        "long_line.py": b"import torch\nx = [" + b"1, " * 50_000 + b"]\ny = torch.nonzero(z)\n",
+        "nested_500_parens.py": b"import torch\nx = " + b"(" * 500 + b"1" + b")" * 500 + b"\n",
+        "nested_2000_brackets.py": b"import torch\nx = " + b"[" * 2000 + b"]" * 2000 + b"\n",
+        "deep_operators.py": b"import torch\nx = " + b" + ".join([b"a"] * 3000) + b"\n",
+        "deep_unary.py": b"import torch\nx = " + b"-" * 20_000 + b"y\n",
+        "deep_indent.py": b"import torch\n" + b"".join(b" " * i + b"if x:\n" for i in range(120)) + b" " * 120 + b"pass\n",
+        "nested_defs.py": b"import torch\n" + b"".join(b"    " * i + b"def f%d(x):\n" % i for i in range(90)) + b"    " * 90 + b"return x.item()\n",
+        "binary_junk.py": bytes(range(256)) * 40,
+        "null_bytes.py": b"import torch\nx = 1\x00\n",
+        "not_python.py": b"<html><body>This is not Python</body></html>\n",
+        "json_named_py.py": b'{"a": [1, 2, {"b": null}]}\n',
+        "python2.py": b"print 'hello'\nexec 'x = 1'\n",
+        "empty.py": b"",
+        "only_comments.py": b"# nothing here\n\n",
+        "bad_cookie.py": b"# -*- coding: no-such-codec -*-\nx = 1\n",
+        "invalid_utf8.py": b"import torch\nx = '\xff\xfe'\n",
+        "trailing_backslash.py": b"import torch\nx = 1 + \\\n",
+        "unterminated_string.py": b'import torch\nx = """never closed\n',
+    }
+
+
+@pytest.fixture(scope="module")
+def odd_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("odd")
+    for name, data in _odd_files().items():
+        (root / name).write_bytes(data)
+    return root
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_odd_file_yields_findings_or_one_sl000(odd_tree, jobs):
+    findings = lint_paths([odd_tree], Settings(root=odd_tree), RunOptions(jobs=jobs, use_cache=False))
+    by_file: dict[str, list[str]] = {}
+    for finding in findings:
+        by_file.setdefault(Path(finding.path).name, []).append(finding.code)
+    for name, codes in by_file.items():
+        if "SL000" in codes:
+            assert codes == ["SL000"], (name, codes)
+    expected_errors = {
+        "utf16_no_cookie.py", "binary_junk.py", "not_python.py", "python2.py", "bad_cookie.py",
+        "nested_2000_brackets.py", "deep_operators.py", "deep_unary.py", "deep_indent.py",
+        "trailing_backslash.py", "unterminated_string.py", "mixed_tabs_spaces.py", "null_bytes.py",
+        "invalid_utf8.py",
+    }
+    for name in expected_errors:
+        assert by_file.get(name) == ["SL000"], (name, by_file.get(name))
+    for name in ("latin1_cookie.py", "utf8_bom.py", "crlf.py", "tabs.py", "form_feed.py", "long_line.py"):
+        assert by_file.get(name) and "SL000" not in by_file[name], (name, by_file.get(name))
+    assert "json_named_py.py" not in by_file and "empty.py" not in by_file
+
+
+def test_crlf_positions_match_lf_positions(odd_tree):
+    settings = Settings(root=odd_tree)
+    options = RunOptions(jobs=1, use_cache=False)
+    crlf = lint_paths([odd_tree / "crlf.py"], settings, options)
+    bom = lint_paths([odd_tree / "utf8_bom.py"], settings, options)
+    assert [(f.line, f.column, f.code) for f in crlf] == [(f.line, f.column, f.code) for f in bom]
