@@ -197,7 +197,10 @@ def _emit(findings: list[Finding], output_format: str, statistics: bool) -> None
     from synclint.reporters import REPORTERS, render_statistics
 
     out = sys.stdout
-    if statistics and output_format == "text":
+    if statistics and output_format != "text":
+        raise click.UsageError("--statistics prints text counts; it cannot be combined with --output-format "
+                               f"{output_format}")
+    if statistics:
         render_statistics(findings, out)
         return
     reporter = REPORTERS.get(output_format)

@@ -134,13 +134,16 @@ def settings_from_table(table: dict[str, Any], root: Path) -> Settings:
     if unknown:
         raise ConfigError(f"unknown [tool.synclint] key(s): {', '.join(sorted(unknown))}")
 
-    def codes(key: str) -> tuple[str, ...] | None:
-        value = table.get(key)
-        if value is None:
-            return None
+    def strings(key: str, value: Any) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"[tool.synclint] {key} must be a list of strings")
         return tuple(value)
+
+    def patterns(key: str) -> tuple[str, ...] | None:
+        return None if table.get(key) is None else strings(key, table[key])
+
+    def codes(key: str) -> tuple[str, ...] | None:
+        return None if table.get(key) is None else validate_selectors(key, strings(key, table[key]))
 
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
@@ -149,7 +152,26 @@ def settings_from_table(table: dict[str, Any], root: Path) -> Settings:
         select=codes("select"),
         ignore=codes("ignore"),
         extend_select=codes("extend-select"),
-        exclude=codes("exclude"),
-        extend_exclude=codes("extend-exclude"),
+        exclude=patterns("exclude"),
+        extend_exclude=patterns("extend-exclude"),
     )
-    return replace(settings, per_file_ignores={k: tuple(v) for k, v in per_file.items()})
+    return replace(
+        settings,
+        per_file_ignores={
+            pattern: validate_selectors(f"per-file-ignores[{pattern!r}]", strings(f"per-file-ignores[{pattern!r}]", value))
+            for pattern, value in per_file.items()
+        },
+    )
+
+
+def validate_selectors(where: str, selectors: tuple[str, ...]) -> tuple[str, ...]:
+    """Upper-cased selectors; an unknown one is an error, never a silently empty selection."""
+    from synclint.rules import ALL_RULES
+
+    normalised = tuple(s.strip().upper() for s in selectors)
+    unknown = [
+        s for s in normalised if s != "ALL" and not any(rule.code.startswith(s) for rule in ALL_RULES)
+    ]
+    if unknown:
+        raise ConfigError(f"[tool.synclint] {where}: unknown rule selector(s): {', '.join(unknown)}")
+    return normalised

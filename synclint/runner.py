@@ -54,10 +54,18 @@ def lint_files(files: Sequence[Path], settings: Settings, options: RunOptions | 
             pending.append((path, digest))
     for (path, digest), result in zip(pending, _check_all([p for p, _ in pending], settings, options.jobs)):
         findings.extend(result)
-        if cache is not None and digest is not None:
+        if cache is not None and digest is not None and not _transient(result):
             cache.put(path, digest, result)
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _transient(result: list[Finding]) -> bool:
+    """Internal errors and crashed workers may not happen again: never cache them."""
+    return any(
+        f.code == "SL000" and (f.message.startswith("internal error") or "process crashed" in f.message)
+        for f in result
+    )
 
 
 def _digest(file: Path) -> str | None:

@@ -138,3 +138,7 @@ def test_rule_prints_docs_and_rules_lists_all():
 
 def test_version():
     assert run("--version").output.strip() == "synclint, version 0.1.0"
+
+
+def test_statistics_only_with_text_output(tree: Path):
+    assert run("check", "--statistics", "--output-format", "json", str(tree)).exit_code == 2

@@ -58,3 +58,22 @@ def test_wrong_type_is_an_error(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text('[tool.synclint]\nselect = "SL2"\n')
     with pytest.raises(ConfigError, match="list of strings"):
         load_settings(start=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'select = ["SL9"]',
+        '[tool.synclint.per-file-ignores]\n"tests/*" = "SL201"',
+        '[tool.synclint.per-file-ignores]\n"tests/*" = ["XYZ"]',
+    ],
+)
+def test_bad_selectors_are_errors_not_silently_empty(tmp_path: Path, body: str):
+    (tmp_path / "pyproject.toml").write_text("[tool.synclint]\n" + body + "\n")
+    with pytest.raises(ConfigError):
+        load_settings(start=tmp_path)
+
+
+def test_selectors_are_case_insensitive(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[tool.synclint]\nselect = ["sl2"]\n')
+    assert load_settings(start=tmp_path).select == ("SL2",)

@@ -118,3 +118,40 @@ def test_static_checker_never_imports_torch():
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _codes_at(source: str) -> list[tuple[str, int]]:
+    return [(f.code, f.line) for f in check_source(source)]
+
+
+def test_with_bodies_always_run_so_cpu_results_are_host_tensors():
+    source = (
+        "import torch\n"
+        "def evaluate(model, x):\n"
+        "    with torch.no_grad():\n"
+        "        out = model(x).cpu()\n"
+        "        return out.numpy(), out.tolist()\n"
+    )
+    assert _codes_at(source) == [("SL201", 4)]  # only the copy itself
+
+
+def test_host_tensor_in_one_match_arm_proves_nothing():
+    source = (
+        "import torch\n"
+        "def step(x: torch.Tensor, flag: int):\n"
+        "    match flag:\n"
+        "        case 1:\n"
+        "            x = x.cpu()\n"
+        "    return x.item()\n"
+    )
+    assert ("SL201", 6) in _codes_at(source)
+
+
+def test_comprehension_variables_do_not_leak_host_ness():
+    source = (
+        "import torch\n"
+        "def step(x: torch.Tensor):\n"
+        "    a = [x for x in torch.tensor([1, 2])]\n"
+        "    return x.item()\n"
+    )
+    assert _codes_at(source) == [("SL201", 4)]

@@ -98,3 +98,21 @@ def test_check_imports_neither_torch_nor_heavy_modules(tmp_path):
     exit_code, heavy, text = json.loads(output.stdout)
     assert exit_code == 1 and "SL101" in text
     assert heavy == []
+
+
+def test_internal_errors_are_not_cached(tmp_path, monkeypatch):
+    import synclint.engine
+
+    source = tmp_path / "m.py"
+    source.write_text("import torch\ny = torch.nonzero(m)\n")
+    options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
+    real = synclint.engine.check_file
+
+    def broken(path, settings=None):
+        raise RuntimeError("flaky")
+
+    monkeypatch.setattr(synclint.engine, "check_file", broken)
+    (first,) = lint_paths([source], Settings(root=tmp_path), options)
+    assert first.code == "SL000" and "internal error" in first.message
+    monkeypatch.setattr(synclint.engine, "check_file", real)
+    assert [f.code for f in lint_paths([source], Settings(root=tmp_path), options)] == ["SL101"]

@@ -53,10 +53,10 @@ _TRACING_CHECKS = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # The node types enter()/leave() act on: a set lookup spares every other node a
 # chain of (slow, ABC) isinstance checks. Keep in step with the two methods.
-# The node types ``enter`` / ``leave`` act on (an early type check beats isinstance
-# chains on every node); keep them in step with those methods.
 _QUIET_REGION_TYPES = frozenset({cst.Raise, cst.Assert, cst.If, cst.FunctionDef})
-_BRANCHES = (cst.If, cst.Try, cst.With)
+#: Statements whose body may not run: assignments in them do not prove host-ness.
+#: (``with`` bodies always run: ``with torch.no_grad(): out = model(x).cpu()``.)
+_BRANCHES = (cst.If, cst.Try, cst.TryStar, cst.Match)
 _ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
 _LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem}
 
@@ -89,7 +89,7 @@ class FlowState:
         self.scopes: list[Scope] = [
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
-        self._comprehension_saved: list[dict[str, Kind]] = []
+        self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
         # messages, branches taken only under TorchScript/tracing, ONNX helpers.
         self._error_roots: set[int] = set()
@@ -148,15 +148,6 @@ class FlowState:
     def in_loop(self) -> bool:
         return bool(self.scope.loops)
 
-    @property
-    def innermost_loop(self) -> cst.CSTNode | None:
-        loops = self.scope.loops
-        return loops[-1] if loops else None
-
-    def qualified_function_name(self) -> str | None:
-        names = [s.name for s in self.scopes[1:]]
-        return ".".join(names) if names else None
-
     def hot_path(self) -> str | None:
         """A phrase naming the hot function we are in (``forward``, a loss, a step)."""
         function = self.function
@@ -188,17 +179,33 @@ class FlowState:
     @contextmanager
     def comprehension_bindings(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
         """Temporarily bind a comprehension's targets (to type its element early)."""
-        env = self.scope.env
-        saved = dict(env)
-        clause = node.for_in
-        while clause is not None:
-            self.bind(clause.target, self._iteration_kind(clause.iter))
-            clause = clause.inner_for_in
+        saved = self._snapshot()
+        self._bind_comprehension_targets(node)
         try:
             yield
         finally:
-            env.clear()
-            env.update(saved)
+            self._restore(saved)
+
+    def _bind_comprehension_targets(self, node) -> None:
+        clause = node.for_in
+        while clause is not None:
+            self.bind_loop_target(clause.target, clause.iter)
+            clause = clause.inner_for_in
+
+    def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str]]:
+        """Comprehension variables do not leak: save what binding them may change."""
+        scope = self.scope
+        return dict(scope.env), set(scope.host), set(scope.opaque)
+
+    def _restore(self, saved: tuple[dict[str, Kind], set[str], set[str]]) -> None:
+        scope = self.scope
+        env, host, opaque = saved
+        scope.env.clear()
+        scope.env.update(env)
+        scope.host.clear()
+        scope.host.update(host)
+        scope.opaque.clear()
+        scope.opaque.update(opaque)
 
     @property
     def in_data_pipeline(self) -> bool:
@@ -245,7 +252,7 @@ class FlowState:
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
             self._enter_class(node)
-        elif isinstance(node, (cst.If, cst.Try, cst.With)):
+        elif isinstance(node, _BRANCHES):
             self._branch_depth += 1
         elif isinstance(node, (cst.For, cst.While)):
             if isinstance(node, cst.For):
@@ -254,11 +261,8 @@ class FlowState:
         elif isinstance(node, _COMPREHENSIONS):
             # The element is visited before the ``for`` clauses: bind targets first,
             # and restore the enclosing bindings on leave (comprehension names don't leak).
-            self._comprehension_saved.append(dict(self.scope.env))
-            clause = node.for_in
-            while clause is not None:
-                self.bind_loop_target(clause.target, clause.iter)
-                clause = clause.inner_for_in
+            self._comprehension_saved.append(self._snapshot())
+            self._bind_comprehension_targets(node)
             self.scope.loops.append(node)
 
     def _mark_quiet_regions(self, node: cst.CSTNode) -> None:
@@ -270,7 +274,7 @@ class FlowState:
             self._error_roots.add(id(node.body))
         elif isinstance(node, cst.FunctionDef):
             name = node.name.value
-                # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
+            # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
             if name.startswith("_onnx"):
                 self._error_roots.add(id(node.body))
             elif name in _ONCE_METHODS or name.startswith("test_") or _is_test_case(self.scope.node):
@@ -294,9 +298,8 @@ class FlowState:
             if loops and loops[-1] is node:
                 loops.pop()
             if isinstance(node, _COMPREHENSIONS) and self._comprehension_saved:
-                self.scope.env.clear()
-                self.scope.env.update(self._comprehension_saved.pop())
-        elif isinstance(node, (cst.If, cst.Try, cst.With)) and self._branch_depth:
+                self._restore(self._comprehension_saved.pop())
+        elif isinstance(node, _BRANCHES) and self._branch_depth:
             self._branch_depth -= 1
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
@@ -526,7 +529,6 @@ class _SelfAttributeCollector(cst.CSTVisitor):
         super().__init__()
         self.flow = flow
         self.attributes: dict[str, Kind] = {}
-        self.depth = 0
 
     @classmethod
     def collect(cls, node: cst.ClassDef, flow: FlowState) -> dict[str, Kind]:

@@ -9,7 +9,8 @@ Receivers of unknown kind: a method that only tensors have (``.cpu()``,
 numpy or pandas also use (``.nonzero()``, ``.unique()``, ``.tolist()``) needs
 positive evidence that the receiver is a tensor when the file imports numpy or
 pandas; in a file that imports torch and neither of them, the tensor reading is
-assumed (except for ``.tolist()``, which always needs evidence). This keeps ``np.nonzero``-style look-alikes out while still catching
+assumed (except for ``.tolist()``, which always needs evidence). This keeps
+``np.nonzero``-style look-alikes out while still catching
 ``(labels == k).nonzero()`` in torch-only code.
 """
 
@@ -88,3 +89,49 @@ def _match(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
         if op.code == code and receiver_is_tensor(context, call.func.value, method):
             return SyncCall(op, f"`.{method}()`", True, call.func.value)
     return None
+
+
+# -- transfers -------------------------------------------------------------------------
+
+_TRANSFER_METHODS = frozenset({"to", "cuda"})
+_DTYPE_NAMES = frozenset(
+    {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16",
+     "int32", "int64", "uint8", "long", "int", "bool", "complex64", "complex128", "dtype"}
+)
+
+
+def root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def is_host_transfer(call: cst.Call) -> bool:
+    """``.cuda()`` or ``.to(<not cpu>)``: a host-to-device copy (not a dtype cast)."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _TRANSFER_METHODS:
+        return False
+    if call.func.attr.value == "cuda":
+        return True
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "device":
+            value = arg.value
+            if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
+                return False
+            if "cpu" in (dotted_name(value) or "").lower():
+                return False  # ``.to(cpu_device)``: a read-back, not an upload
+            name = dotted_name(value) or ""
+            if name.rsplit(".", 1)[-1] in _DTYPE_NAMES:
+                return False
+            return True
+    return False
+
+
+def target_names(target: cst.BaseExpression):
+    """Names bound by an assignment or loop target (``x``, ``x, (y, *rest)``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)

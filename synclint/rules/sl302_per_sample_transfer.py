@@ -2,44 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
 from synclint.analysis.loaders import is_sample_collection
+from synclint.rules.matching import is_host_transfer, root_name, target_names
 from synclint.traversal import walk
-
-_TRANSFER_METHODS = frozenset({"to", "cuda"})
-_DTYPE_NAMES = frozenset(
-    {"float16", "float32", "float64", "bfloat16", "half", "float", "double", "int8", "int16",
-     "int32", "int64", "uint8", "long", "int", "bool", "complex64", "complex128", "dtype"}
-)
-
-
-def _root_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def _is_host_transfer(call: cst.Call) -> bool:
-    """``.cuda()`` or ``.to(<not cpu>)``: a host-to-device copy (not a dtype cast)."""
-    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _TRANSFER_METHODS:
-        return False
-    if call.func.attr.value == "cuda":
-        return True
-    for arg in call.args:
-        if arg.keyword is None or arg.keyword.value == "device":
-            value = arg.value
-            if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
-                return False
-            if "cpu" in (dotted_name(value) or "").lower():
-                return False  # ``.to(cpu_device)``: a read-back, not an upload
-            name = dotted_name(value) or ""
-            if name.rsplit(".", 1)[-1] in _DTYPE_NAMES:
-                return False
-            return True
-    return False
-
 
 class PerSampleTransfer(Rule):
     """Flags `.to(device)` / `.cuda()` applied element by element to a list of tensors.
@@ -113,7 +80,7 @@ class PerSampleTransfer(Rule):
         clause = node.for_in
         while clause is not None:
             if self._per_sample(clause.iter, names):
-                names.update(_target_names(clause.target))
+                names.update(target_names(clause.target))
             clause = clause.inner_for_in
         self._element_names.append(names)
 
@@ -125,7 +92,7 @@ class PerSampleTransfer(Rule):
 
     def visit_For(self, node: cst.For) -> None:
         per_sample = self._per_sample(node.iter, set())
-        self._element_names.append(set(_target_names(node.target)) if per_sample else set())
+        self._element_names.append(set(target_names(node.target)) if per_sample else set())
 
     def _per_sample(self, iterable: cst.BaseExpression, inner: set[str]) -> bool:
         """Iterating the samples of a batch: ``targets``, ``zip(images, targets)``,
@@ -138,7 +105,7 @@ class PerSampleTransfer(Rule):
             if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed"):
                 return any(self._per_sample(a.value, inner) for a in iterable.args)
             if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values"):
-                root = _root_name(func.value)
+                root = root_name(func.value)
                 known = inner.union(*self._element_names)
                 return root in known or is_sample_collection(func.value)
             return False
@@ -154,9 +121,9 @@ class PerSampleTransfer(Rule):
         self._recursive.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not _is_host_transfer(node):
+        if not is_host_transfer(node):
             return
-        root = _root_name(node.func.value)  # type: ignore[union-attr]
+        root = root_name(node.func.value)  # type: ignore[union-attr]
         per_element = any(root in names for names in self._element_names)
         recursive = bool(self._recursive) and self._recursive[-1]
         if per_element or recursive:
@@ -167,14 +134,6 @@ class PerSampleTransfer(Rule):
                 "memory, one sync) per sample; pad in `collate_fn` and copy the batch once"
                 f"{self.context.context_phrase()}",
             )
-
-
-def _target_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
 
 
 class _SelfCallFinder(cst.CSTVisitor):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.sl302_per_sample_transfer import _is_host_transfer, _root_name, _target_names
+from synclint.rules.matching import is_host_transfer, root_name, target_names
 
 
 
@@ -72,16 +72,16 @@ class BlockingTransfer(Rule):
         iterable = node.iter
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
-        names = set(_target_names(node.target)) if self.context.flow.is_loader(iterable) else set()
+        names = set(target_names(node.target)) if self.context.flow.is_loader(iterable) else set()
         self._batch_names.append(names)
 
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._batch_names or not _is_host_transfer(node):
+        if not self._batch_names or not is_host_transfer(node):
             return
-        if _root_name(node.func.value) not in set().union(*self._batch_names):  # type: ignore[union-attr]
+        if root_name(node.func.value) not in set().union(*self._batch_names):  # type: ignore[union-attr]
             return
         flag = keyword(node, "non_blocking")
         if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):

@@ -5,7 +5,7 @@ import libcst as cst
 from synclint.analysis.inference import keyword
 from synclint.analysis.kinds import Kind
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.sl302_per_sample_transfer import _is_host_transfer
+from synclint.rules.matching import is_host_transfer
 
 _FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
@@ -113,7 +113,7 @@ class HostTensorCtor(Rule):
                     propose(self, node),
                 )
             return
-        if not self.context.is_hot or not _is_host_transfer(node):
+        if not self.context.is_hot or not is_host_transfer(node):
             return
         inner = node.func.value  # type: ignore[union-attr]
         if not isinstance(inner, cst.Call):
