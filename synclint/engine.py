@@ -8,6 +8,7 @@ a file has something to report) -> suppression filter.
 from __future__ import annotations
 
 import codecs
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def check_module(module: cst.Module, source: str, path: str, rules: Sequence[typ
                 code=report.rule.code,
                 name=report.rule.name,
                 message=report.message,
-                fix=_fix_record(report, positions),
+                fix=_fix_record(report, positions, lines),
                 source_line=lines[line - 1] if 0 < line <= len(lines) else "",
             )
         )
@@ -169,7 +170,7 @@ def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
     return nodes
 
 
-def _fix_record(report: Report, positions) -> Fix | None:
+def _fix_record(report: Report, positions, lines: list[str]) -> Fix | None:
     proposal = report.fix
     if proposal is None:
         return None
@@ -177,6 +178,21 @@ def _fix_record(report: Report, positions) -> Fix | None:
     for original, replacement in proposal.replacements.items():
         where = positions.get(original)
         if where is None:
+            continue
+        if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            # Whole lines: from the start of the first to the start of the next, so the
+            # indentation and any trailing comment go with the statement.
+            first = lines[where.start.line - 1] if where.start.line <= len(lines) else ""
+            indent = first[: len(first) - len(first.lstrip())]
+            edits.append(
+                Edit(
+                    line=where.start.line,
+                    column=1,
+                    end_line=where.end.line + 1,
+                    end_column=1,
+                    content=textwrap.indent(render(_without_leading_lines(replacement)), indent),
+                )
+            )
             continue
         edits.append(
             Edit(
@@ -189,6 +205,13 @@ def _fix_record(report: Report, positions) -> Fix | None:
         )
     edits.sort(key=lambda e: (e.line, e.column))
     return Fix(proposal.applicability, proposal.message, tuple(edits))
+
+
+def _without_leading_lines(node):
+    """The comment lines above a statement are outside its range: do not repeat them."""
+    if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        return node.with_changes(leading_lines=())
+    return node
 
 
 def check_source(
