@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from synclint.config import Settings
 from synclint.fixers.apply import fix_text
+from tests.seed_helpers import load_source
 
 H = "import torch\n"
 F = "import torch\nimport torch.nn.functional as F\n"
@@ -128,3 +130,107 @@ def test_seed_chain_count_then_where():
     fixed = fix(source)
     assert "loss = torch.where(ignore_loss, 0.0 * loss, loss)" in fixed
     assert "if " not in fixed
+
+
+# -- regressions: fixes that broke the code they rewrote -----------------------------------
+
+
+def _run(source: str, name: str, *args):
+    """Load ``source`` as a module and call its function ``name``."""
+    return getattr(load_source(source, f"fix_text_{name}"), name)(*args)
+
+
+def test_scalar_factory_uses_the_torch_name_not_the_callee():
+    """`from torch import tensor`: the prefix is torch's own name (`tensor.zeros` does not exist)."""
+    source = "from torch import tensor\ndef forward(self, x):\n    z = tensor(0.0, device=x.device)\n    w = tensor(2, device=x.device)\n    return z, w\n"
+    fixed = fix(source, "SL403", unsafe=False)
+    assert fixed == (
+        "import torch\nfrom torch import tensor\ndef forward(self, x):\n"
+        "    z = torch.zeros((), device=x.device)\n    w = torch.full((), 2, device=x.device)\n    return z, w\n"
+    )
+    x = torch.ones(2)
+    for before, after in zip(_run(source, "forward", None, x), _run(fixed, "forward", None, x)):
+        assert before.dtype == after.dtype and before.shape == after.shape and before.device == after.device
+        assert torch.equal(before, after)
+    aliased = "import torch as T\nfrom torch import tensor\ndef forward(self, x):\n    return tensor(0.0, device=x.device)\n"
+    assert fix(aliased, "SL403", unsafe=False) == "import torch as T\nfrom torch import tensor\ndef forward(self, x):\n    return T.zeros((), device=x.device)\n"
+
+
+def test_unique_count_not_hoisted_out_of_deferred_or_scoped_code():
+    source = (
+        H + "def forward(ts: list[torch.Tensor], y: torch.Tensor):\n"
+        "    counts = [len(torch.unique(t)) for t in ts]\n"
+        "    f = lambda t: len(torch.unique(t))\n"
+        "    ok = y is not None and len(torch.unique(y)) > 1\n"
+        "    k = len(torch.unique(y)) if y is not None else 0\n"
+        "    a = y + 1; n = len(torch.unique(a))\n"
+        "    return counts, f, ok, k, n\n"
+    )
+    assert fix(source, "SL102") == source
+    assert _run(fix(source, "SL102"), "forward", [torch.ones(3)], torch.ones(3))[0] == [1]
+
+
+def test_unique_count_names_are_unique_across_one_pass():
+    """Two proposals computed on the same tree must not both pick `sorted_values`."""
+    source = H + "def f(x: torch.Tensor):\n    u = torch.unique(x * 0)\n    v = torch.unique(x + 1)\n    a = len(u)\n    b = len(v)\n    return a, b\n"
+    fixed = fix(source, "SL102")
+    assert fixed == (
+        H + "def f(x: torch.Tensor):\n"
+        "    sorted_values = torch.sort((x * 0).flatten()).values\n"
+        "    sorted_values_1 = torch.sort((x + 1).flatten()).values\n"
+        "    a = torch.count_nonzero(sorted_values[1:] != sorted_values[:-1]) + min(sorted_values.numel(), 1)\n"
+        "    b = torch.count_nonzero(sorted_values_1[1:] != sorted_values_1[:-1]) + min(sorted_values_1.numel(), 1)\n"
+        "    return a, b\n"
+    )
+    x = torch.tensor([0, 0, 1, 3])
+    assert [int(v) for v in _run(fixed, "f", x)] == list(_run(source, "f", x)) == [1, 3]
+
+
+def test_ignore_index_keeps_masked_values_that_are_used_again():
+    source = (
+        F + "def compute_loss(pred: torch.Tensor, target: torch.Tensor):\n"
+        "    mask = target != 255\n"
+        "    masked_target = target[mask]\n"
+        "    loss = F.cross_entropy(pred[mask], masked_target)\n"
+        "    acc = (pred[mask].argmax(1) == masked_target).float().mean()\n"
+        "    return loss, acc\n"
+    )
+    assert fix(source, "SL103") == source
+    # used nowhere else: the chain goes (the documented rewrite still applies)
+    alone = F + "def compute_loss(pred: torch.Tensor, target: torch.Tensor):\n    mask = target != 255\n    masked_target = target[mask]\n    return F.cross_entropy(pred[mask], masked_target)\n"
+    assert fix(alone, "SL103") == F + "def compute_loss(pred: torch.Tensor, target: torch.Tensor):\n    return F.cross_entropy(pred.movedim(-1, 1), target, ignore_index=255)\n"
+
+
+def test_where_select_keeps_only_names_bound_in_the_ifs_own_scope():
+    module_level = H + "loss = None\n\ndef compute_loss(x: torch.Tensor, c: torch.Tensor):\n    if c:\n        loss = x * 3\n    return x\n"
+    assert fix(module_level, "SL202") == module_level
+    assert torch.equal(_run(fix(module_level, "SL202"), "compute_loss", torch.ones(2), torch.tensor(False)), torch.ones(2))
+    # bound only on one branch of an earlier `if`, deleted, or declared global: no fix
+    branch = H + "def f(x: torch.Tensor, c: torch.Tensor, d):\n    if d:\n        loss = x\n    if c:\n        loss = x * 3\n    return loss\n"
+    deleted = H + "def f(x: torch.Tensor, c: torch.Tensor):\n    loss = x\n    del loss\n    if c:\n        loss = x * 3\n    return x\n"
+    declared = H + "loss = None\ndef f(x: torch.Tensor, c: torch.Tensor):\n    global loss\n    if c:\n        loss = x * 3\n    return x\n"
+    for source in (branch, deleted, declared):
+        assert fix(source, "SL202") == source
+    # bound earlier in the same function (an enclosing block counts): fixed
+    bound = H + "def f(x: torch.Tensor, c: torch.Tensor, n):\n    loss = x\n    for _ in range(n):\n        if c:\n            loss = x * 3\n    return loss\n"
+    fixed = fix(bound, "SL202")
+    assert fixed == H + "def f(x: torch.Tensor, c: torch.Tensor, n):\n    loss = x\n    for _ in range(n):\n        loss = torch.where(c, x * 3, loss)\n    return loss\n"
+    for c in (torch.tensor(True), torch.tensor(False)):
+        assert torch.equal(_run(fixed, "f", torch.ones(2), c, 2), _run(bound, "f", torch.ones(2), c, 2))
+
+
+def test_keyword_fixes_skip_calls_with_star_arguments():
+    """`x.to(d, **kw)` may already pass non_blocking: adding it again is a TypeError."""
+    source = (
+        H + "from torch.utils.data import DataLoader\n\n"
+        "def main(ds, kw, args, device):\n"
+        "    loader = DataLoader(*kw)\n"
+        "    model = torch.nn.Linear(2, 2).cuda()\n"
+        "    for x, y in loader:\n"
+        "        x = x.to(device, **kw)\n"
+        "        y = y.to(*args)\n"
+        "        out = model(x)\n"
+    )
+    assert fix(source, unsafe=False) == source
+    factory = H + "def forward(self, x, kw):\n    return torch.zeros(3, **kw).cuda()\n"
+    assert fix(factory, "SL403", unsafe=False) == factory

@@ -18,6 +18,7 @@ from synclint.analysis.inference import keyword, positional
 from synclint.fixers import fixer, tree
 from synclint.fixers.base import FixProposal
 from synclint.fixers.keywords import set_keyword
+from synclint.fixers.patterns import torch_name
 
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like"})
 
@@ -28,11 +29,11 @@ def propose_device_factory(rule, node: cst.CSTNode) -> FixProposal | None:
         return None
     qualified = rule.context.qualify(node.func)
     if qualified in ("torch.tensor", "torch.as_tensor"):
-        return _scalar_on_device(node)
+        return _scalar_on_device(rule, node)
     return _factory_with_device(rule, node)
 
 
-def _scalar_on_device(call: cst.Call) -> FixProposal | None:
+def _scalar_on_device(rule, call: cst.Call) -> FixProposal | None:
     args = positional(call)
     if len(args) != 1 or any(a.star for a in call.args):
         return None
@@ -40,14 +41,16 @@ def _scalar_on_device(call: cst.Call) -> FixProposal | None:
     number = _scalar_literal(value)
     if number is None:
         return None  # lists and names stay (their data lives on the host)
-    prefix = tree.code(call.func).rsplit(".", 1)[0]
+    # The name bound to torch, not the callee's own text: after `from torch import tensor`
+    # the callee is `tensor`, and `tensor.zeros` does not exist.
+    prefix, imports = torch_name(rule)
     keywords = [a for a in call.args if a.keyword is not None]
     tail = "".join(f", {tree.code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))}" for a in keywords)
     if number == 0 and isinstance(number, float) and not tree.code(value).startswith("-"):
         new = f"{prefix}.zeros(()" + tail + ")"
     else:
         new = f"{prefix}.full((), {tree.code(value)}" + tail + ")"
-    return FixProposal("safe", "Create the scalar on the device", {call: tree.expr(new)})
+    return FixProposal("safe", "Create the scalar on the device", {call: tree.expr(new)}, imports)
 
 
 def _scalar_literal(node: cst.BaseExpression) -> int | float | bool | None:
@@ -65,6 +68,8 @@ def _factory_with_device(rule, move: cst.Call) -> FixProposal | None:
     if not isinstance(move.func, cst.Attribute) or not isinstance(move.func.value, cst.Call):
         return None
     factory = move.func.value
+    if any(a.star for a in (*factory.args, *move.args)):
+        return None  # `**kw` may already hold a device (a second one is a TypeError)
     device = _destination(move)
     if device is None or keyword(factory, "device") is not None or rule.context.kind_of(device).is_tensor:
         return None  # `.to(other_tensor)` also casts to its dtype

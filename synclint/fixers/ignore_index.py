@@ -49,7 +49,7 @@ from synclint.fixers import fixer, tree
 from synclint.fixers.base import FixProposal
 from synclint.fixers.imports import name_for
 from synclint.fixers.keywords import set_keyword
-from synclint.fixers.patterns import torch_name
+from synclint.fixers.patterns import atom, torch_name
 
 _CE_MODULE = "torch.nn.CrossEntropyLoss"
 _CE_FUNCTION = "torch.nn.functional.cross_entropy"
@@ -115,7 +115,24 @@ class _Plan:
         used = tree.name_values(plan.logits) | tree.name_values(plan.target) | tree.name_values(plan.mask_value)
         if not tree.stable_between(block, min(starts), index, used - plan.chain_names, rule.context.qualify):
             return None  # the unmasked tensors would be read later than before
+        if plan._chain_used_elsewhere():
+            return None  # removing the masked values would leave another use undefined
         return plan
+
+    def _chain_used_elsewhere(self) -> bool:
+        """Some name of the chain (``masked_target = target[mask]``) is read or bound
+        outside the chain's own statements and the loss call, which all go away."""
+        removed = {b.statement for b in self.chain} | {self.call}
+        scope = self._scope()
+        return any(
+            not _inside(self.rule, n, removed)
+            for name in self.chain_names
+            for n in tree.occurrences(name, [scope])
+        )
+
+    def _scope(self) -> cst.CSTNode:
+        function = tree.enclosing_function(self.rule, self.call)
+        return function.body if function is not None else self.rule.context.module
 
     @property
     def chain_names(self) -> set[str]:
@@ -165,7 +182,7 @@ class _Plan:
         undone = _channels_last_source(self.rule, logits)
         if undone is not None:
             return undone
-        return tree.expr(f"{tree.code(_atom(logits))}.movedim(-1, 1)")
+        return tree.expr(f"{tree.code(atom(logits))}.movedim(-1, 1)")
 
     # -- the loss ---------------------------------------------------------------------------
     def _is_cross_entropy(self) -> bool:
@@ -235,9 +252,9 @@ class _Plan:
         return call if existing is not None else set_keyword(call, "ignore_index", fill)
 
     def _dead_bindings(self, new_call: cst.Call) -> list[tree.Binding]:
-        """The chain's bindings (all now unused) and the mask's if nothing else reads it."""
-        function = tree.enclosing_function(self.rule, self.call)
-        scope = function.body if function is not None else self.rule.context.module
+        """The chain's bindings (unused elsewhere, see ``_chain_used_elsewhere``) and the
+        mask's if nothing else reads it."""
+        scope = self._scope()
         dead = list({id(b.statement): b for b in self.chain}.values())
         removed = {b.statement for b in dead}
         if isinstance(self.mask, cst.Name):
@@ -368,12 +385,6 @@ def _integer_like(rule, node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.Name, cst.Attribute)):
         return not rule.context.kind_of(node).is_tensor
     return False
-
-
-def _atom(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _replace_two(args, first: cst.BaseExpression, second: cst.BaseExpression) -> list[cst.Arg]:

@@ -11,8 +11,8 @@ from synclint.fixers.keywords import set_keyword
 
 @fixer("SL401")
 def propose_non_blocking(rule, node: cst.CSTNode) -> FixProposal | None:
-    if not isinstance(node, cst.Call):
-        return None
+    if not isinstance(node, cst.Call) or any(a.star for a in node.args):
+        return None  # `*args` / `**kwargs` may already pass non_blocking: a second one is a TypeError
     return FixProposal(
         "safe",
         "Pass `non_blocking=True`",

@@ -188,6 +188,14 @@ def mask_of(rule, mask: cst.BaseExpression, tensor: cst.BaseExpression, at: cst.
     return False
 
 
+def atom(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` as one operand of a postfix (``.attr``, ``[...]``, a call): parenthesised
+    unless it already binds that tightly (a name, attribute, call, subscript, or in parentheses)."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
 def wrapped(rule, original: cst.CSTNode, replacement: cst.BaseExpression) -> cst.BaseExpression:
     """``replacement`` in parentheses when it is an operation standing in for an
     operand (``2 / x[m].mean()`` must not become ``2 / a / b``)."""

@@ -11,8 +11,8 @@ from synclint.fixers.keywords import set_keyword
 
 @fixer("SL402")
 def propose_pin_memory(rule, node: cst.CSTNode) -> FixProposal | None:
-    if not isinstance(node, cst.Call):
-        return None
+    if not isinstance(node, cst.Call) or any(a.star for a in node.args):
+        return None  # `*args` / `**kwargs` may already pass pin_memory: a second one is a TypeError
     return FixProposal(
         "safe",
         "Pass `pin_memory=True`",

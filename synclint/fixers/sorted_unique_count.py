@@ -7,7 +7,9 @@ becomes, with the sort evaluated where ``unique`` was::
     ... torch.count_nonzero(sorted_t[1:] != sorted_t[:-1]) + min(sorted_t.numel(), 1) ...
 
 ``min(sorted_t.numel(), 1)`` reads only the shape (no sync) and keeps an empty
-input at 0 distinct values. ``unique_consecutive`` needs no sort.
+input at 0 distinct values. ``unique_consecutive`` needs no sort. Not offered
+where the sort's own line would run the call at another time or scope (inside a
+lambda, comprehension, ``and`` / ``or`` or ``a if c else b``).
 
 Unsafe: the count becomes a 0-d tensor, and NaNs count once each (they are
 never equal to themselves).
@@ -20,9 +22,11 @@ import libcst as cst
 from synclint.analysis.inference import positional
 from synclint.fixers import fixer, tree
 from synclint.fixers.base import FixProposal
-from synclint.fixers.patterns import count_target, torch_name
+from synclint.fixers.patterns import atom, count_target, torch_name
 
 _HARMLESS_KEYWORDS = frozenset({"sorted"})  # changes the order of the values, not their number
+# Code that runs later, conditionally, or in a scope of its own.
+_DEFERRED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.BooleanOperation, cst.IfExp)
 
 
 @fixer("SL102")
@@ -38,9 +42,13 @@ def propose_sorted_unique_count(rule, node: cst.CSTNode) -> FixProposal | None:
     function = tree.enclosing_function(rule, node)
     scope = function if function is not None else rule.context.module
     base = values.value if isinstance(values, cst.Name) else "values"
-    name = tree.fresh_name(f"sorted_{base}" if not consecutive else f"flat_{base}", scope)
+    if binding is None:
+        place = tree.place_of(rule, node)
+        if place is None or not _evaluated_first(rule, node, place.statement):
+            return None
+    name = tree.reserve_name(rule, f"sorted_{base}" if not consecutive else f"flat_{base}", scope)
     torch, imports = torch_name(rule)
-    flat = f"{tree.code(_parenthesised(values))}.flatten()"
+    flat = f"{tree.code(atom(values))}.flatten()"
     prepared = f"{flat}" if consecutive else f"{torch}.sort({flat}).values"
     prepare_line = cst.parse_statement(f"{name} = {prepared}\n")
     counted = tree.expr(f"{torch}.count_nonzero({name}[1:] != {name}[:-1]) + min({name}.numel(), 1)")
@@ -51,9 +59,6 @@ def propose_sorted_unique_count(rule, node: cst.CSTNode) -> FixProposal | None:
         prepare_line = prepare_line.with_changes(leading_lines=binding.statement.leading_lines)
         replacements: dict = {binding.statement: prepare_line, count: counted}
         return FixProposal("unsafe", message, replacements, imports)
-    place = tree.place_of(rule, node)
-    if place is None or not isinstance(place.statement, cst.SimpleStatementLine):
-        return None
     statement = place.statement.deep_replace(count, counted)
     prepare_line = prepare_line.with_changes(leading_lines=place.statement.leading_lines)
     flattened = cst.FlattenSentinel([prepare_line, statement.with_changes(leading_lines=())])
@@ -78,10 +83,24 @@ def _unique_call(rule, node: cst.CSTNode) -> tuple[cst.BaseExpression, bool] | N
     return None
 
 
-def _parenthesised(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+def _evaluated_first(rule, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """The unique call runs once, unconditionally, in the statement's own scope, before
+    anything else on the line: so the sort can move to a line of its own in front.
+
+    Not inside a lambda or comprehension (its variables do not exist outside; a lambda
+    runs later), nor the lazy part of ``and`` / ``or`` / ``a if c else b`` (``y is not
+    None and len(torch.unique(y))`` must not sort ``None``), nor after another small
+    statement of the line (``a = g(); n = len(torch.unique(a))``)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and statement.body):
+        return False
+    for ancestor in tree.ancestors(rule, node):
+        if ancestor is statement:
+            return True
+        if isinstance(ancestor, _DEFERRED):
+            return False
+        if isinstance(ancestor, cst.BaseSmallStatement) and ancestor is not statement.body[0]:
+            return False
+    return False
 
 
 def _needs_parentheses(rule, count: cst.BaseExpression) -> bool:

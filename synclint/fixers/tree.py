@@ -155,6 +155,25 @@ def fresh_name(preferred: str, scope: cst.CSTNode) -> str:
     return candidate
 
 
+def reserve_name(rule, preferred: str, scope: cst.CSTNode) -> str:
+    """:func:`fresh_name` that also avoids the names other proposals for this module
+    reserved in ``scope``: the proposals of one pass are computed on the same
+    original tree, and two that introduce the same name would clobber each other."""
+    context = rule.context
+    cached = context.__dict__.get("_fix_reserved_names")
+    if cached is None or cached[0] is not context.module:
+        cached = (context.module, {})
+        context.__dict__["_fix_reserved_names"] = cached
+    reserved = cached[1].setdefault(id(scope), set())
+    taken = name_values(scope) | reserved
+    candidate, suffix = preferred, 0
+    while candidate in taken:
+        suffix += 1
+        candidate = f"{preferred}_{suffix}"
+    reserved.add(candidate)
+    return candidate
+
+
 def same(a: cst.CSTNode | None, b: cst.CSTNode | None) -> bool:
     """Structurally equal code (formatting aside)."""
     if a is None or b is None:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from synclint.fixers import fixer, tree
 from synclint.fixers.base import FixProposal
-from synclint.fixers.patterns import mask_of, torch_name, wrapped
+from synclint.fixers.patterns import atom, mask_of, torch_name, wrapped
 
 _FILL = {"sum": "0", "mean": "0", "amax": 'float("-inf")', "max": 'float("-inf")', "amin": 'float("inf")', "min": 'float("inf")'}
 _REDUCE = {"sum": "sum", "mean": "sum", "amax": "amax", "max": "amax", "amin": "amin", "min": "amin"}
@@ -46,12 +46,6 @@ def propose_where_reduction(rule, node: cst.CSTNode) -> FixProposal | None:
     torch, imports = torch_name(rule)
     selected = f"{torch}.where({tree.code(mask)}, {tree.code(tensor)}, {_FILL[reduction]}).{_REDUCE[reduction]}()"
     if reduction == "mean":
-        selected = f"{selected} / {tree.code(_atom(mask))}.sum()"
+        selected = f"{selected} / {tree.code(atom(mask))}.sum()"
     replacement = wrapped(rule, call, tree.expr(selected))
     return FixProposal("unsafe", f"Reduce with `torch.where` instead of `x[mask].{reduction}()`", {call: replacement}, imports)
-
-
-def _atom(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

@@ -6,7 +6,8 @@
         loss = 0.0 * loss   ->
 
 The body (and the ``else``, if any) must assign one and the same name and do
-nothing else; without ``else`` the name keeps its previous value.
+nothing else; without ``else`` the name keeps its previous value, so it
+must surely have one in the ``if``'s own scope (see ``_bound_before``).
 
 Unsafe: both branches are now evaluated (an exception or side effect of the
 untaken branch now happens), the result is a tensor even when a branch was a
@@ -32,7 +33,7 @@ def propose_where_select(rule, node: cst.CSTNode) -> FixProposal | None:
         return None
     name, when_true = taken
     if node.orelse is None:
-        if not _bound_before(rule, name):
+        if not _bound_before(rule, node, name):
             return None
         when_false: cst.BaseExpression = cst.Name(name)
     elif isinstance(node.orelse, cst.Else):
@@ -60,6 +61,54 @@ def _sole_assignment(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | N
     return None
 
 
-def _bound_before(rule, name: str) -> bool:
-    """The name has a value when the ``if`` runs (so "keep it" is expressible)."""
-    return any(name in scope.env for scope in rule.context.flow.scopes if scope.kind != "class")
+def _bound_before(rule, node: cst.If, name: str) -> bool:
+    """The name surely has a value in this scope when the ``if`` runs (so "keep it" is
+    expressible): a parameter of the enclosing function, or a plain assignment that runs
+    before the ``if`` in the same function (in its block or an enclosing one).
+
+    Only the ``if``'s own scope counts: a module-level ``loss = None`` does not make the
+    function's ``loss`` bound (assigning it makes it local: UnboundLocalError)."""
+    child: cst.CSTNode = node
+    for ancestor in tree.ancestors(rule, node):
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            before = []
+            for statement in ancestor.body:
+                if statement is child:
+                    break
+                before.append(statement)
+            for statement in reversed(before):
+                if _deletes(statement, name) or _declares_outer(statement, name):
+                    return False
+                if _surely_binds(statement, name):
+                    return True
+        if isinstance(ancestor, (cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.FunctionDef):
+            if any(_declares_outer(s, name) for s in tree.walk(ancestor.body)):
+                return False  # `global` / `nonlocal`: the value lives elsewhere
+            params = ancestor.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+            return any(p.name.value == name for p in every)
+        child = ancestor
+    return False
+
+
+def _surely_binds(statement: cst.CSTNode, name: str) -> bool:
+    """A simple line that always assigns ``name`` (``name = ...``, ``a, name = ...``, ``name: T = ...``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and any(tree.binds(t, name) for t in small.targets):
+            return True
+        if isinstance(small, cst.AnnAssign) and small.value is not None and tree.binds(small, name):
+            return True
+    return False
+
+
+def _deletes(statement: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Del) and name in tree.name_values(n.target) for n in tree.walk(statement))
+
+
+def _declares_outer(statement: cst.CSTNode, name: str) -> bool:
+    return isinstance(statement, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in statement.names)

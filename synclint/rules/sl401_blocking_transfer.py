@@ -38,7 +38,8 @@ class BlockingTransfer(Rule):
     ## Fix safety
     Adding `non_blocking=True` is safe: the copy is ordered on the current
     stream before every kernel that reads it. It only overlaps with compute
-    when the loader pins memory (see SL402).
+    when the loader pins memory (see SL402). Calls with `*args` / `**kwargs`
+    get no fix (they may already pass `non_blocking`).
     """
 
     code = "SL401"
