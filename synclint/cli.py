@@ -13,7 +13,7 @@ from synclint.cli_options import run_option_flags, run_options
 from synclint.config import ConfigError, Settings, load_settings
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import Finding
-from synclint.rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
+from synclint.codes import is_known_selector
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("text", "json", "sarif", "github")
@@ -35,7 +35,7 @@ def _load(config: Path | None, paths: tuple[str, ...], select, ignore, extend_se
     unknown = [
         code
         for code in (_split_codes(select) or ()) + (_split_codes(ignore) or ()) + (_split_codes(extend_select) or ())
-        if code != "ALL" and not any(rule.code.startswith(code) for rule in ALL_RULES)
+        if not is_known_selector(code)
     ]
     if unknown:
         raise click.UsageError(f"unknown rule selector(s): {', '.join(unknown)}")
@@ -135,6 +135,8 @@ def clean() -> None:
 @click.argument("code")
 def rule(code: str) -> None:
     """Print the documentation of one rule (by code or name)."""
+    from synclint.rules import RULES_BY_CODE, RULES_BY_NAME
+
     found = RULES_BY_CODE.get(code.upper()) or RULES_BY_NAME.get(code.lower())
     if found is None:
         raise click.UsageError(f"unknown rule {code!r}; `synclint rules` lists them")
@@ -149,6 +151,8 @@ def rule(code: str) -> None:
 @click.option("--output-format", type=click.Choice(("text", "json")), default="text")
 def rules(output_format: str) -> None:
     """List every rule."""
+    from synclint.rules import ALL_RULES
+
     if output_format == "json":
         import json
 

@@ -166,12 +166,10 @@ def settings_from_table(table: dict[str, Any], root: Path) -> Settings:
 
 def validate_selectors(where: str, selectors: tuple[str, ...]) -> tuple[str, ...]:
     """Upper-cased selectors; an unknown one is an error, never a silently empty selection."""
-    from synclint.rules import ALL_RULES
+    from synclint.codes import is_known_selector
 
     normalised = tuple(s.strip().upper() for s in selectors)
-    unknown = [
-        s for s in normalised if s != "ALL" and not any(rule.code.startswith(s) for rule in ALL_RULES)
-    ]
+    unknown = [s for s in normalised if not is_known_selector(s)]
     if unknown:
         raise ConfigError(f"[tool.synclint] {where}: unknown rule selector(s): {', '.join(unknown)}")
     return normalised

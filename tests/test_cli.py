@@ -142,3 +142,29 @@ def test_version():
 
 def test_statistics_only_with_text_output(tree: Path):
     assert run("check", "--statistics", "--output-format", "json", str(tree)).exit_code == 2
+
+
+def test_rule_codes_table_matches_the_registry():
+    from synclint.codes import RULE_CODES
+    from synclint.rules import ALL_RULES
+
+    assert RULE_CODES == tuple(rule.code for rule in ALL_RULES)
+
+
+def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
+    import subprocess
+    import sys
+
+    (tmp_path / "m.py").write_text(HAZARD)
+    env = {**os.environ, "SYNCLINT_CACHE_DIR": str(tmp_path / "cache")}
+    probe = (
+        "import sys, runpy; sys.argv = ['synclint', 'check', '--exit-zero', sys.argv[1]];\n"
+        "try:\n    runpy.run_module('synclint', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('libcst' in sys.modules)"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, str(tmp_path / "m.py")], env=env, capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"]
