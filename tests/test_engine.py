@@ -155,3 +155,20 @@ def test_comprehension_variables_do_not_leak_host_ness():
         "    return x.item()\n"
     )
     assert _codes_at(source) == [("SL201", 4)]
+
+
+def test_helpers_returning_host_tensors_keep_their_results_on_the_host():
+    source = (
+        "import torch\n"
+        "def get_params(n):\n"
+        "    return torch.randperm(n)\n"
+        "def on_device(x: torch.Tensor):\n"
+        "    return x * 2\n"
+        "def apply(x: torch.Tensor):\n"
+        "    order = get_params(4)\n"
+        "    if order[0] == 0:\n"
+        "        x = x + 1\n"
+        "    if on_device(x).sum() > 0:\n"
+        "        return x\n"
+    )
+    assert _codes_at(source) == [("SL202", 10)]

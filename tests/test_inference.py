@@ -112,3 +112,18 @@ def test_kind(body: str, expected: Kind):
 def test_comparison_methods_are_tensor_evidence_unless_pandas_is_imported(prelude, expected):
     # ``labels.ne(v)``: numpy arrays have no ``.ne``; pandas Series do.
     assert kind(prelude + "def drop_void(labels, v):\n    keep = labels.ne(v)\n    probe(keep)\n") is expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("def iou(a, b) -> torch.Tensor:\n    ...\ndef f(p, t):\n    probe(iou(p, t) > 0.5)", Kind.BOOL_TENSOR),
+        ("def g(p, t):\n    probe(later(p))\ndef later(p) -> Tensor:\n    ...", Kind.TENSOR),
+        ("def area(b):\n    return (b[:, 2] - b[:, 0]).clamp(min=0).float()\ndef f(b):\n    probe(area(b))", Kind.TENSOR),
+        ("def count(xs):\n    return len(xs)\ndef f(xs):\n    probe(count(xs))", Kind.PYTHON),
+        ("class L(torch.nn.Module):\n    def forward(self, p):\n        probe(self.mask(p))\n"
+         "    def mask(self, p) -> Tensor:\n        return p > 0", Kind.TENSOR),
+    ],
+)
+def test_kinds_flow_through_functions_of_the_same_module(body: str, expected: Kind):
+    assert kind("import torch\nfrom torch import Tensor\n" + body + "\n") is expected

@@ -37,7 +37,11 @@ class DeviceInference:
 
     def on_host(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
-            return node.value in self.flow.scope.host
+            # The innermost scope that binds the name decides (closures see outer tensors).
+            for scope in reversed(self.flow.scopes):
+                if scope.kind != "class" and node.value in scope.env:
+                    return node.value in scope.host
+            return False
         if isinstance(node, cst.Subscript):
             return self.on_host(node.value)
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
@@ -53,6 +57,8 @@ class DeviceInference:
         return False
 
     def _call_on_host(self, node: cst.Call) -> bool:
+        if self.flow.returns_host_tensor(node):
+            return True
         qualified = self.flow.imports.qualify(node.func)
         if qualified is not None and qualified.startswith("torch."):
             short = qualified.rsplit(".", 1)[1]

@@ -25,7 +25,7 @@ from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 from synclint.traversal import walk
 
-_DATASET_DIR = re.compile(r"(^|/)datasets?/")
+_DATASET_DIR = re.compile(r"(^|/)(datasets?|data)/")
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
@@ -58,7 +58,7 @@ _QUIET_REGION_TYPES = frozenset({cst.Raise, cst.Assert, cst.If, cst.FunctionDef}
 #: (``with`` bodies always run: ``with torch.no_grad(): out = model(x).cpu()``.)
 _BRANCHES = (cst.If, cst.Try, cst.TryStar, cst.Match)
 _ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
-_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem}
+_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem, cst.Return}
 
 
 @dataclass
@@ -77,18 +77,28 @@ class Scope:
     opaque: set[str] = field(default_factory=set)
     #: Names bound to data loaders or wrappers of them (``pbar = tqdm(loader)``).
     loaders: set[str] = field(default_factory=set)
+    #: Module and class scopes: what their functions return (``-> Tensor``, or the
+    #: kinds of their ``return`` values once the function has been analysed).
+    returns: dict[str, Kind] = field(default_factory=dict)
+    #: Function scopes: the kinds of the ``return`` values seen so far.
+    returned: list[Kind] = field(default_factory=list)
+    #: Function scopes: whether every tensor returned so far lives in host memory.
+    returns_host_only: bool = True
+    #: Module and class scopes: functions whose tensors all come back in host memory.
+    host_returns: set[str] = field(default_factory=set)
 
 
 class FlowState:
     def __init__(self, module: cst.Module, imports: ImportMap, path: str = "") -> None:
         self.imports = imports
-        #: Files under ``datasets/``: loading code that runs on host tensors.
+        #: Files under ``data/`` or ``datasets/``: loading code that runs on host tensors.
         self.in_dataset_package = bool(_DATASET_DIR.search(path.replace("\\", "/")))
         self.inference = KindInference(self)
         self.devices = DeviceInference(self)
         self.scopes: list[Scope] = [
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
+        self.scopes[0].returns = self._annotated_returns(module.body)
         self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
         # messages, branches taken only under TorchScript/tracing, ONNX helpers.
@@ -291,8 +301,16 @@ class FlowState:
                 self._cold_depth -= 1
         if type(node) not in _LEFT:
             return
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(node, cst.FunctionDef):
+            self._record_return_kind(self.scopes.pop())
+        elif isinstance(node, cst.ClassDef):
             self.scopes.pop()
+        elif isinstance(node, cst.Return):
+            if node.value is not None and self.scope.kind == "function":
+                kind = self.kind_of(node.value)
+                self.scope.returned.append(kind)
+                if kind.is_tensor and not self.devices.on_host(node.value):
+                    self.scope.returns_host_only = False
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
             loops = self.scope.loops
             if loops and loops[-1] is node:
@@ -462,6 +480,60 @@ class FlowState:
         scope = Scope("class", node.name.value, node, {})
         self.scopes.append(scope)
         scope.self_attributes = _SelfAttributeCollector.collect(node, self)
+        scope.returns = self._annotated_returns(node.body.body)
+
+    def _annotated_returns(self, statements) -> dict[str, Kind]:
+        """``def f(...) -> Tensor`` defined in these statements, usable before the def."""
+        found = {}
+        for statement in statements:
+            if isinstance(statement, cst.FunctionDef) and statement.returns is not None:
+                kind = self._annotation_kind(statement.returns.annotation)
+                if kind is not Kind.UNKNOWN:
+                    found[statement.name.value] = kind
+        return found
+
+    def _record_return_kind(self, function: Scope) -> None:
+        """After analysing ``function``, remember what it returns for later callers."""
+        owner = self.scope
+        name = function.name
+        if name in owner.returns or not function.returned:
+            return
+        # Tensors and Python values only: a returned tuple says too little about
+        # its parts (``return idx, b, c`` mixes host indices and factors).
+        kinds = set(function.returned)
+        if not all(kind.is_tensor or kind is Kind.PYTHON for kind in kinds):
+            return
+        if len(kinds) == 1:
+            owner.returns[name] = kinds.pop()
+        elif all(kind.is_tensor for kind in kinds):
+            owner.returns[name] = Kind.TENSOR
+        if owner.returns.get(name, Kind.UNKNOWN).is_tensor and function.returns_host_only:
+            owner.host_returns.add(name)  # ``torch.randperm(n)``-style helpers
+
+    def function_return(self, name: str) -> Kind:
+        """What a call of the function ``name`` (module-level or nested) returns."""
+        for scope in reversed(self.scopes):
+            if scope.kind != "class" and name in scope.returns:
+                return scope.returns[name]
+        return Kind.UNKNOWN
+
+    def returns_host_tensor(self, call: cst.Call) -> bool:
+        """A call of a function of this module whose tensors all live in host memory."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return any(func.value in scope.host_returns for scope in self.scopes if scope.kind != "class")
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            for scope in reversed(self.scopes):
+                if scope.kind == "class":
+                    return func.attr.value in scope.host_returns
+        return False
+
+    def method_return(self, name: str) -> Kind:
+        """What ``self.name(...)`` returns, from the enclosing class."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "class":
+                return scope.returns.get(name, Kind.UNKNOWN)
+        return Kind.UNKNOWN
 
 
 def _is_tracing_check(test: cst.BaseExpression) -> bool:

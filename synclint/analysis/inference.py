@@ -290,6 +290,9 @@ class KindInference:
         callee = self.flow.lookup(name)
         if callee is Kind.MODULE:
             return Kind.TENSOR  # calling an nn.Module (a loss, a layer)
+        returned = self.flow.function_return(name)
+        if returned is not Kind.UNKNOWN:
+            return returned  # a function of this module: ``-> Tensor`` or what it returns
         if name in ("abs", "sum", "max", "min") and node.args:
             kinds = [self.kind_of(arg.value) for arg in node.args if arg.keyword is None]
             if any(k.is_tensor or k is Kind.TENSOR_SEQUENCE for k in kinds):
@@ -373,6 +376,10 @@ class KindInference:
 
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            returned = self.flow.method_return(method)
+            if returned is not Kind.UNKNOWN:
+                return returned
         receiver = self.kind_of(func.value)
         if receiver is Kind.UNKNOWN and (
             method in TENSOR_ONLY_METHODS
