@@ -88,6 +88,8 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
          "    def forward(self, p, t):\n        probe(self.ce(p, t))", Kind.TENSOR),
         ("class L(torch.nn.Module):\n    def __init__(self):\n        self.register_buffer('w', torch.ones(3))\n"
          "    def forward(self, p):\n        probe(self.w)", Kind.TENSOR),
+        ("class L(torch.nn.Module):\n    def __init__(self):\n        self.a = torch.ones(3)\n        self.b = self.a * 2\n"
+         "    def forward(self, p):\n        probe(self.b)", Kind.TENSOR),
         ("x = torch.randn(3)\nprobe(x.split(1))", Kind.TENSOR_SEQUENCE),
         ("x = torch.randn(3)\nprobe([x, x])", Kind.TENSOR_SEQUENCE),
         ("xs = torch.randn(3).unbind()\nfor t in xs:\n    probe(t)", Kind.TENSOR),

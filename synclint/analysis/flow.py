@@ -68,7 +68,7 @@ class Scope:
     node: cst.CSTNode
     evidence: dict[str, Kind]
     env: dict[str, Kind] = field(default_factory=dict)
-    self_attributes: dict[str, Kind] = field(default_factory=dict)
+    self_attributes: dict[str, Kind] | None = field(default_factory=dict)
     loops: list[cst.CSTNode] = field(default_factory=list)
     #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
     host: set[str] = field(default_factory=set)
@@ -137,6 +137,9 @@ class FlowState:
     def self_attribute(self, attr: str) -> Kind:
         for scope in reversed(self.scopes):
             if scope.kind == "class":
+                if scope.self_attributes is None:  # collected on first use: most classes never ask
+                    scope.self_attributes = {}  # ``self.a = self.b * 2`` while collecting: not yet known
+                    scope.self_attributes = _SelfAttributeCollector.collect(scope.node, self, scope)
                 return scope.self_attributes.get(attr, Kind.UNKNOWN)
         return Kind.UNKNOWN
 
@@ -479,7 +482,7 @@ class FlowState:
     def _enter_class(self, node: cst.ClassDef) -> None:
         scope = Scope("class", node.name.value, node, {})
         self.scopes.append(scope)
-        scope.self_attributes = _SelfAttributeCollector.collect(node, self)
+        scope.self_attributes = None
         scope.returns = self._annotated_returns(node.body.body)
 
     def _annotated_returns(self, statements) -> dict[str, Kind]:
@@ -603,10 +606,16 @@ class _SelfAttributeCollector(cst.CSTVisitor):
         self.attributes: dict[str, Kind] = {}
 
     @classmethod
-    def collect(cls, node: cst.ClassDef, flow: FlowState) -> dict[str, Kind]:
-        collector = cls(flow)
-        walk(node.body, collector)
-        return collector.attributes
+    def collect(cls, node: cst.ClassDef, flow: FlowState, scope: Scope) -> dict[str, Kind]:
+        """Evaluated as if at the class statement: the methods' locals are not in view."""
+        saved = flow.scopes
+        flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
+        try:
+            collector = cls(flow)
+            walk(node.body, collector)
+            return collector.attributes
+        finally:
+            flow.scopes = saved
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False

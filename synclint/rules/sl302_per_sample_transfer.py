@@ -71,7 +71,9 @@ class PerSampleTransfer(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._element_names: list[set[str]] = []
-        self._recursive: list[bool] = []
+        # Per enclosing function: the node, and (computed on the first transfer in
+        # it, since most functions have none) whether it maps itself over a sequence.
+        self._functions: list[list] = []
 
     # Per-element targets of comprehensions and loops (not of loops over a loader:
     # those elements are whole batches).
@@ -115,17 +117,23 @@ class PerSampleTransfer(Rule):
         self._element_names.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._recursive.append(_calls_itself_per_element(node))
+        self._functions.append([node, None])
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._recursive.pop()
+        self._functions.pop()
+
+    @staticmethod
+    def _calls_itself(entry: list) -> bool:
+        if entry[1] is None:
+            entry[1] = _calls_itself_per_element(entry[0])
+        return entry[1]
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_host_transfer(node):
             return
         root = root_name(node.func.value)  # type: ignore[union-attr]
         per_element = any(root in names for names in self._element_names)
-        recursive = bool(self._recursive) and self._recursive[-1]
+        recursive = bool(self._functions) and self._calls_itself(self._functions[-1])
         if per_element or recursive:
             how = "recursively, one tensor at a time" if recursive and not per_element else "element by element"
             self.report(
