@@ -612,6 +612,8 @@ class _SelfAttributeCollector(cst.CSTVisitor):
         flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
         try:
             collector = cls(flow)
+            # Fill the scope's own table, so ``self.b = self.a * 2`` sees ``self.a``.
+            collector.attributes = scope.self_attributes if scope.self_attributes is not None else {}
             walk(node.body, collector)
             return collector.attributes
         finally:
