@@ -118,6 +118,12 @@ class Rule:
             return  # constructors and reprs run once, not per step
         self.context.reports.append(Report(type(self), node, message, fix))
 
+    def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
+        """The fix a registered fixer offers for this rule's finding at ``node``."""
+        from synclint.fixers import propose  # fixers load with the first finding
+
+        return propose(self, node)
+
     # -- catalogue-worded messages ------------------------------------------------------
     def sync_message(self, what: str, op: SyncOp) -> str:
         return (

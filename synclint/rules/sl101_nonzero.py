@@ -90,7 +90,3 @@ class Nonzero(Rule):
             what = match.display
         self.report(node, self.sync_message(what, match.op), self.propose_fix(node))
 
-    def propose_fix(self, node: cst.Call):
-        from synclint.fixers import propose
-
-        return propose(self, node)

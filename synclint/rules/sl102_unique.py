@@ -66,6 +66,4 @@ class Unique(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         match = match_sync_call(self.context, node, self.code)
         if match is not None:
-            from synclint.fixers import propose
-
-            self.report(node, self.sync_message(match.display, match.op), propose(self, node))
+            self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))

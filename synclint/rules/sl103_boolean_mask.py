@@ -103,7 +103,7 @@ class BooleanMask(Rule):
         if getattr(self, "_write_target", None) is node:
             return
         if self._mask_index(node) and self._indexes_a_tensor(node):
-            self.report(node, self.sync_message("Boolean-mask indexing `x[mask]`", _MASK_READ), self._fix(node))
+            self.report(node, self.sync_message("Boolean-mask indexing `x[mask]`", _MASK_READ), self.propose_fix(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -115,7 +115,7 @@ class BooleanMask(Rule):
                 self.report(
                     subscript,
                     self.sync_message("Boolean-mask assignment `x[mask] = tensor`", _MASK_WRITE),
-                    self._fix(node),
+                    self.propose_fix(node),
                 )
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -133,7 +133,3 @@ class BooleanMask(Rule):
         if match is not None:
             self.report(node, self.sync_message(match.display, _MASKED_SELECT))
 
-    def _fix(self, node: cst.CSTNode):
-        from synclint.fixers import propose
-
-        return propose(self, node)

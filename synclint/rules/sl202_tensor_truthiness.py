@@ -85,9 +85,7 @@ class TensorTruthiness(Rule):
             message = self.sync_message("Using a tensor as a Python bool", _READBACK)
             fix = None
             if statement is not None:
-                from synclint.fixers import propose
-
-                fix = propose(self, statement)
+                fix = self.propose_fix(statement)
             self.report(test, message, fix)
 
     def visit_If(self, node: cst.If) -> None:

@@ -238,13 +238,11 @@ class PerSampleLoop(Rule):
             )
         else:
             advice = "concatenate the samples, or pad them to a fixed size and mask, and launch once per batch"
-        from synclint.fixers import propose
-
         self.report(
             node,
             f"Per-sample Python loop launches the same kernels once per sample; {advice}"
             f"{self.context.flow.context_phrase(enclosing_only=True)}",
-            propose(self, node),
+            self.propose_fix(node),
         )
 
 

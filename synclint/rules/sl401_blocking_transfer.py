@@ -87,12 +87,10 @@ class BlockingTransfer(Rule):
         flag = keyword(node, "non_blocking")
         if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
             return
-        from synclint.fixers import propose
-
         self.report(
             node,
             "Blocking host-to-device copy of a loader batch: the host waits for the copy, "
             "which waits for every queued kernel; pass `non_blocking=True` (with a pinned loader)"
             f"{self.context.context_phrase()}",
-            propose(self, node),
+            self.propose_fix(node),
         )

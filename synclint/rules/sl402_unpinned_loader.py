@@ -66,11 +66,9 @@ class UnpinnedLoader(Rule):
         pin = keyword(node, "pin_memory")
         if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
             return
-        from synclint.fixers import propose
-
         self.report(
             node,
             "`DataLoader` without `pin_memory=True`: batches in pageable memory are copied "
             "to the device synchronously; pass `pin_memory=True`",
-            propose(self, node),
+            self.propose_fix(node),
         )

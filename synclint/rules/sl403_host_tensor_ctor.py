@@ -93,8 +93,6 @@ class HostTensorCtor(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        from synclint.fixers import propose
-
         qualified = self.context.qualify(node.func)
         if qualified in ("torch.tensor", "torch.as_tensor"):
             device = keyword(node, "device")
@@ -110,7 +108,7 @@ class HostTensorCtor(Rule):
                     "this line runs (a synchronous host-to-device copy); create constants on the "
                     "device (`torch.zeros`/`torch.full(..., device=...)`) and derive counts from "
                     f"device tensors{self.context.context_phrase()}",
-                    propose(self, node),
+                    self.propose_fix(node),
                 )
             return
         if not self.context.is_hot or not is_host_transfer(node):
@@ -126,5 +124,5 @@ class HostTensorCtor(Rule):
                 node,
                 "Factory tensor created on the host and then moved: the move is a synchronous "
                 f"host-to-device copy; pass `device=` to the factory{self.context.context_phrase()}",
-                propose(self, node),
+                self.propose_fix(node),
             )
