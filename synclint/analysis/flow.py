@@ -397,7 +397,7 @@ class FlowState:
                 return
         kind = self._iteration_kind(iterable)
         self.bind(target, kind)
-        names = [n.value for n in _target_name_nodes(target)]
+        names = [n.value for n in target_name_nodes(target)]
         if kind is Kind.UNKNOWN:
             self.scope.opaque.update(names)
         if kind.is_tensor and self.devices.on_host(iterable):
@@ -552,14 +552,15 @@ def _is_tracing_check(test: cst.BaseExpression) -> bool:
     )
 
 
-def _target_name_nodes(target: cst.BaseExpression):
+def target_name_nodes(target: cst.BaseExpression):
+    """The Name nodes an assignment or loop target binds (``x``, ``x, (y, *rest)``)."""
     if isinstance(target, cst.Name):
         yield target
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_name_nodes(element.value)
+            yield from target_name_nodes(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_name_nodes(target.value)
+        yield from target_name_nodes(target.value)
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from synclint.analysis.flow import target_name_nodes
+
 _FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 
 
@@ -226,17 +228,7 @@ def _binds_here(node: cst.CSTNode, name: str) -> bool:
         return node.name.value == name
     elif isinstance(node, (cst.Global, cst.Nonlocal)):
         return any(item.name.value == name for item in node.names)
-    return any(n.value == name for target in targets for n in _target_names(target))
-
-
-def _target_names(target: cst.CSTNode) -> Iterator[cst.Name]:
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+    return any(n.value == name for target in targets for n in target_name_nodes(target))
 
 
 class _Collector(cst.CSTVisitor):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from synclint.analysis.flow import target_name_nodes
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import SyncOp, by_function, by_method
@@ -128,10 +129,4 @@ def is_host_transfer(call: cst.Call) -> bool:
 
 def target_names(target: cst.BaseExpression):
     """Names bound by an assignment or loop target (``x``, ``x, (y, *rest)``)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
+    return (name.value for name in target_name_nodes(target))
