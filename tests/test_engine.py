@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from synclint.engine import check_file, check_source
+from synclint.engine import SourceError, check_file, check_source
 
 HAZARD = "import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
 
@@ -172,3 +174,18 @@ def test_helpers_returning_host_tensors_keep_their_results_on_the_host():
         "        return x\n"
     )
     assert _codes_at(source) == [("SL202", 10)]
+
+
+def test_unvalidated_parse_builds_the_same_tree_and_leaves_validation_on():
+    import libcst as cst
+
+    from synclint.engine import parse
+
+    source = (Path(__file__).parent.parent / "examples" / "seed_segmentation.py").read_text(encoding="utf-8")
+    assert parse(source).deep_equals(cst.parse_module(source))
+    with pytest.raises(cst.CSTValidationError):  # nodes built after a parse are checked again
+        cst.Name("1x")
+    with pytest.raises(SourceError):
+        parse("def (:\n")
+    with pytest.raises(cst.CSTValidationError):  # ...also after a parse that failed
+        cst.Name("1x")

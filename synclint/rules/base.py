@@ -135,11 +135,15 @@ class Rule:
     @classmethod
     def hooks(cls) -> dict[str, str]:
         """``{"visit_Call": "Call", ...}`` for the visitor methods this rule defines."""
-        return {
-            attr: attr.split("_", 1)[1]
-            for attr, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
-            if attr.startswith(("visit_", "leave_")) and attr.split("_", 1)[1][:1].isupper()
-        }
+        cached = cls.__dict__.get("_hooks")  # per class: inspect is slow and this runs per file
+        if cached is None:
+            cached = {
+                attr: attr.split("_", 1)[1]
+                for attr, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+                if attr.startswith(("visit_", "leave_")) and attr.split("_", 1)[1][:1].isupper()
+            }
+            cls._hooks = cached
+        return dict(cached)
 
     @classmethod
     def documentation(cls) -> str:
