@@ -8,6 +8,7 @@ its process again gets an SL000 entry instead of stopping the run.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,7 +24,7 @@ def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: i
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker) as pool:
             futures: dict[int, Future] = {i: pool.submit(check, paths[i], settings) for i in order}
             for i, future in futures.items():
                 try:
@@ -36,6 +37,14 @@ def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: i
         if result is None:
             results[i] = _isolated(check, paths[i], settings)
     return results  # type: ignore[return-value]
+
+
+def _prepare_worker() -> None:
+    """Import the checker once, then move every import-time object out of the
+    collector's sight: full collections no longer rescan them."""
+    import synclint.engine  # noqa: F401
+
+    gc.freeze()
 
 
 def _isolated(check: Check, path: str, settings: Settings) -> list[Finding]:

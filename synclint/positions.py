@@ -13,12 +13,12 @@ is used instead, so the result is always libcst's.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from synclint.guard import stdlib_tree
 from synclint.traversal import walk
 
 _DECORATED = (cst.FunctionDef, cst.ClassDef)
@@ -113,7 +113,7 @@ def _by_statement(module: cst.Module, source: str, wanted: set[int]) -> dict | N
 
 def _first_lines(statements: list[cst.BaseStatement], source: str) -> list[int] | None:
     """The line of each top-level statement's first token (decorators included)."""
-    tree = ast.parse(source)
+    tree = stdlib_tree(source)
     body = tree.body
     result: list[int] = []
     position = 0
