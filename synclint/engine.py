@@ -7,6 +7,7 @@ a file has something to report) -> suppression filter.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -19,11 +20,12 @@ from synclint.analysis.imports import collect_imports
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
-from synclint.rules import ALL_RULES
-from synclint.rules.base import Report, Rule, RuleContext
-from synclint.guard import too_deep
+from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
+from synclint.pruning import Pruned, prune, statement_tokens
+from synclint.rules import ALL_RULES
+from synclint.rules.base import Report, Rule, RuleContext
 from synclint.suppression import is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
@@ -75,8 +77,8 @@ def decode_source(data: bytes) -> str:
     """Decode Python source honouring a BOM or a PEP 263 coding cookie."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
-    import tokenize
     import io
+    import tokenize
 
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -90,9 +92,20 @@ def decode_source(data: bytes) -> str:
 
 
 def parse(source: str) -> cst.Module:
-    reason = too_deep(source)  # libcst would segfault or stall on these
+    _guard(source)
+    return _parse_guarded(source)
+
+
+def _guard(source: str) -> ast.Module | None:
+    """CPython's tree of ``source``; SourceError for what would crash or stall libcst."""
+    tree, reason = guarded_tree(source)
     if reason is not None:
         raise SourceError(f"cannot parse: {reason}")
+    return tree
+
+
+def _parse_guarded(source: str) -> cst.Module:
+    """Parse ``source``, which the guard passed (or is part of one it passed)."""
     try:
         return _parse_unvalidated(source)
     except cst.ParserSyntaxError as error:
@@ -134,7 +147,6 @@ except ImportError:  # pragma: no cover
 
 def _syntax_error(source: str, error: cst.ParserSyntaxError) -> SourceError:
     """Prefer CPython's location and wording, which users know; fall back to libcst's."""
-    import ast
     import warnings
 
     try:
@@ -172,10 +184,46 @@ def analyse(
 
 
 def check_module(module: cst.Module, source: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
-    _, reports = analyse(module, source, path, rules)
+    findings = _check_parsed(module, source, path, rules)
+    assert findings is not None  # only pruned sources can ask for the whole file
+    return findings
+
+
+def _check_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
+    """Parse and check ``text``, leaving out the statements no rule can report on."""
+    tree = _guard(text)
+    pruned = prune(text, tree, statement_tokens(tuple(rules))) if tree is not None else None
+    if pruned is not None:
+        try:
+            module = _parse_guarded(pruned.source)
+        except SourceError:
+            module = None  # report the error as the whole file shows it
+        if module is not None:
+            findings = _check_parsed(module, text, path, rules, pruned.source, pruned.tree, pruned)
+            if findings is not None:
+                return findings
+    return _check_parsed(_parse_guarded(text), text, path, rules, text, tree)  # type: ignore[return-value]
+
+
+def _check_parsed(
+    module: cst.Module,
+    source: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    parsed_source: str | None = None,
+    tree: ast.Module | None = None,
+    pruned: Pruned | None = None,
+) -> list[Finding] | None:
+    """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
+    top-level statements blanked when ``pruned``); None when the pruning was not exact."""
+    context, reports = analyse(module, source, path, rules)
+    if pruned is not None and not (
+        pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
+    ):
+        return None
     if not reports:
         return []
-    positions = positions_for(module, source, _nodes_to_place(reports))
+    positions = positions_for(module, parsed_source or source, _nodes_to_place(reports), tree)
     silenced = suppressions(source)
     lines = source.splitlines()
     findings = []
@@ -269,8 +317,7 @@ def check_source(
         rules = select_rules(settings, path)
         if can_skip(text, rules):
             return []
-        module = parse(text)
-        return check_module(module, text, path, rules)
+        return _check_text(text, path, rules)
     except SourceError as error:
         return [error_finding(path, str(error), error.line, error.column)]
     except RecursionError:  # nesting the parser accepted but the analysis cannot walk

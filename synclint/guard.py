@@ -17,33 +17,27 @@ import warnings
 _TOO_DEEP_MESSAGES = ("too many nested", "too many levels of indentation", "too complex")
 
 
-# The last source the guard parsed and its stdlib tree: positions need the same
-# tree for files with findings, and parsing twice costs ~5% of a cold run.
-_last: tuple[str, ast.Module] | None = None
-
-
 def too_deep(source: str) -> str | None:
     """Why ``source`` is too deeply nested to parse safely, or None."""
-    global _last
-    _last = None
+    return guarded_tree(source)[1]
+
+
+def guarded_tree(source: str) -> tuple[ast.Module | None, str | None]:
+    """CPython's tree of ``source`` and why it is too deep to parse (one of them, or neither).
+
+    Neither: CPython rejects the source for another reason (libcst, which may
+    accept newer syntax, gets to decide).
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = compile(source, "<guard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        _last = (source, tree)
+            return compile(source, "<guard>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as error:
         message = str(error.msg)
         if any(text in message for text in _TOO_DEEP_MESSAGES):
-            return message
+            return None, message
     except (RecursionError, MemoryError) as error:
-        return f"nested too deeply ({type(error).__name__})"
+        return None, f"nested too deeply ({type(error).__name__})"
     except ValueError:  # null bytes: libcst reports its own error
-        return None
-    return None
-
-
-def stdlib_tree(source: str) -> ast.Module:
-    """``ast.parse(source)``, reusing the guard's tree when it checked this very string."""
-    if _last is not None and _last[0] is source:
-        return _last[1]
-    return ast.parse(source)
+        pass
+    return None, None

@@ -13,22 +13,27 @@ is used instead, so the result is always libcst's.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from synclint.guard import stdlib_tree
 from synclint.traversal import walk
 
 _DECORATED = (cst.FunctionDef, cst.ClassDef)
 
 
-def positions_for(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]:
-    """Ranges for (at least) ``nodes``, equal to libcst's ``PositionProvider``."""
+def positions_for(
+    module: cst.Module, source: str, nodes: Iterable[cst.CSTNode], tree: ast.Module | None = None
+) -> Mapping[cst.CSTNode, CodeRange]:
+    """Ranges for (at least) ``nodes``, equal to libcst's ``PositionProvider``.
+
+    ``tree``: the stdlib tree of ``source`` when the caller has it (parsed otherwise).
+    """
     nodes = list(nodes)
     try:
-        found = _by_statement(module, source, {id(node) for node in nodes})
+        found = _by_statement(module, source, {id(node) for node in nodes}, tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         found = None
     if found is None or any(node not in found for node in nodes):  # e.g. a node of the header
@@ -84,7 +89,7 @@ class _Contains(cst.CSTVisitor):
         pass
 
 
-def _by_statement(module: cst.Module, source: str, wanted: set[int]) -> dict | None:
+def _by_statement(module: cst.Module, source: str, wanted: set[int], tree: ast.Module | None) -> dict | None:
     statements = list(module.body)
     holding = []
     for index, statement in enumerate(statements):
@@ -94,7 +99,7 @@ def _by_statement(module: cst.Module, source: str, wanted: set[int]) -> dict | N
             holding.append(index)
     if not holding:
         return None
-    first_lines = _first_lines(statements, source)
+    first_lines = _first_lines(statements, tree if tree is not None else ast.parse(source))
     if first_lines is None:
         return None
     lines = source.split("\n")
@@ -111,9 +116,8 @@ def _by_statement(module: cst.Module, source: str, wanted: set[int]) -> dict | N
     return found
 
 
-def _first_lines(statements: list[cst.BaseStatement], source: str) -> list[int] | None:
+def _first_lines(statements: list[cst.BaseStatement], tree: ast.Module) -> list[int] | None:
     """The line of each top-level statement's first token (decorators included)."""
-    tree = stdlib_tree(source)
     body = tree.body
     result: list[int] = []
     position = 0

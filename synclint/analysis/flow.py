@@ -99,6 +99,8 @@ class FlowState:
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
         self.scopes[0].returns = self._annotated_returns(module.body)
+        #: Every kind each module-level name was bound to (the env keeps only the last).
+        self.module_bindings: dict[str, set[Kind]] = {}
         self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
         # messages, branches taken only under TorchScript/tracing, ONNX helpers.
@@ -360,6 +362,8 @@ class FlowState:
         if isinstance(target, cst.Name):
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            if len(self.scopes) == 1:
+                self.module_bindings.setdefault(target.value, set()).add(kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             for element, element_kind in zip(elements, self._unpacked_kinds(kind, value, len(elements))):

@@ -40,6 +40,8 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: FixProposal | None = None
+    #: Outside every function: a fix here may look for free names module-wide.
+    at_module_level: bool = False
 
 
 class RuleContext:
@@ -116,7 +118,7 @@ class Rule:
             return  # loader workers handle host tensors: nothing to wait for
         if self.hot_path_only and flow.in_cold_path:
             return  # constructors and reprs run once, not per step
-        self.context.reports.append(Report(type(self), node, message, fix))
+        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None))
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``."""
