@@ -171,10 +171,13 @@ def select_rules(settings: Settings | None, path: str | None = None) -> list[typ
 
 
 def analyse(
-    module: cst.Module, source: str, path: str, rules: Iterable[type[Rule]]
+    module: cst.Module, source: str, path: str, rules: Iterable[type[Rule]], tree: ast.Module | None = None
 ) -> tuple[RuleContext, list[Report]]:
-    """Run ``rules`` over ``module`` in one traversal; return their raw reports."""
-    imports = collect_imports(module)
+    """Run ``rules`` over ``module`` in one traversal; return their raw reports.
+
+    ``tree``: CPython's tree of the code ``module`` was parsed from, when at hand.
+    """
+    imports = collect_imports(module, tree)
     flow = FlowState(module, imports, path)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
@@ -216,7 +219,7 @@ def _check_parsed(
 ) -> list[Finding] | None:
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``); None when the pruning was not exact."""
-    context, reports = analyse(module, source, path, rules)
+    context, reports = analyse(module, source, path, rules, tree)
     if pruned is not None and not (
         pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
     ):
