@@ -16,6 +16,7 @@ import inspect
 import re
 import typing
 from collections.abc import Iterable
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 from libcst._nodes import op as _op_nodes
@@ -135,32 +136,55 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
         skip = _skip_by_visitor_class.get(key)
         if skip is None:
             skip = _skip_by_visitor_class[key] = skipped_types(visitor)
-    if type(visitor).on_visit is cst.CSTVisitor.on_visit and type(visitor).on_leave is cst.CSTVisitor.on_leave:
-        on_visit, on_leave = _direct_hooks(visitor)
-    else:
-        on_visit, on_leave = visitor.on_visit, visitor.on_leave
     fields_by_type = _fields_by_type
     which = 1 if skip >= TRIVIA else 0  # every trivia type skipped: skip its fields too
     sequences = (tuple, list)
     default = _DEFAULT
 
+    def children_of_node(current: cst.CSTNode, node_type: type) -> Iterable:
+        fields = fields_by_type.get(node_type, False)
+        if fields is False:
+            fields = child_fields(node_type)
+        if fields is None:
+            return current.children
+        children: list = []
+        for name in fields[which]:
+            value = getattr(current, name)
+            if isinstance(value, sequences):
+                children.extend(value)
+            elif value is not None and value is not default:
+                children.append(value)
+        return children
+
+    visitor_type = type(visitor)
+    if visitor_type.on_visit is cst.CSTVisitor.on_visit and visitor_type.on_leave is cst.CSTVisitor.on_leave:
+        # The common case, inlined: the visitor's own visit_X/leave_X, looked up
+        # once per class and node type (two Python calls fewer per node).
+        visits, leaves = _hook_tables(visitor_type)
+
+        def visit_direct(current: cst.CSTNode) -> None:
+            node_type = type(current)
+            hook = visits.get(node_type, _UNSET)
+            if hook is _UNSET:
+                hook = visits[node_type] = _class_hook(visitor_type, f"visit_{node_type.__name__}")
+            if hook is None or hook(visitor, current) is not False:
+                for child in children_of_node(current, node_type):
+                    if type(child) not in skip:
+                        visit_direct(child)
+            hook = leaves.get(node_type, _UNSET)
+            if hook is _UNSET:
+                hook = leaves[node_type] = _class_hook(visitor_type, f"leave_{node_type.__name__}")
+            if hook is not None:
+                hook(visitor, current)
+
+        visit_direct(node)
+        return
+
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+
     def visit(current: cst.CSTNode) -> None:
         if on_visit(current):
-            node_type = type(current)
-            fields = fields_by_type.get(node_type, False)
-            if fields is False:
-                fields = child_fields(node_type)
-            if fields is None:
-                children: Iterable = current.children
-            else:
-                children = []
-                for name in fields[which]:
-                    value = getattr(current, name)
-                    if isinstance(value, sequences):
-                        children.extend(value)
-                    elif value is not None and value is not default:
-                        children.append(value)
-            for child in children:
+            for child in children_of_node(current, type(current)):
                 if type(child) not in skip:
                     visit(child)
         on_leave(current)
@@ -168,30 +192,32 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
     visit(node)
 
 
-def _direct_hooks(visitor: cst.CSTVisitor):
-    """``CSTVisitor.on_visit``/``on_leave`` with the hook lookup cached per node type."""
-    visits: dict[type, object] = {}
-    leaves: dict[type, object] = {}
-
-    def on_visit(node: cst.CSTNode) -> bool:
-        node_type = type(node)
-        hook = visits.get(node_type, False)
-        if hook is False:
-            hook = visits[node_type] = _own_hook(visitor, f"visit_{node_type.__name__}")
-        return hook is None or hook(node) is not False
-
-    def on_leave(node: cst.CSTNode) -> None:
-        node_type = type(node)
-        hook = leaves.get(node_type, False)
-        if hook is False:
-            hook = leaves[node_type] = _own_hook(visitor, f"leave_{node_type.__name__}")
-        if hook is not None:
-            hook(node)
-
-    return on_visit, on_leave
+_UNSET = object()
+# Per visitor class (weakly: rules define visitor classes inside functions):
+# node type -> the class's own hook function, or None.
+_hooks_by_class: WeakKeyDictionary[type, tuple[dict[type, object], dict[type, object]]] = WeakKeyDictionary()
 
 
-def _own_hook(visitor: cst.CSTVisitor, attr: str):
-    if _is_libcst_stub(type(visitor), attr):
+def _hook_tables(visitor_type: type) -> tuple[dict[type, object], dict[type, object]]:
+    tables = _hooks_by_class.get(visitor_type)
+    if tables is None:
+        tables = _hooks_by_class[visitor_type] = ({}, {})
+    return tables
+
+
+def _class_hook(visitor_type: type, attr: str):
+    """The plain function ``visitor_type`` defines for ``attr`` (None: libcst's no-op)."""
+    if _is_libcst_stub(visitor_type, attr):
         return None
-    return getattr(visitor, attr, None)
+    hook = inspect.getattr_static(visitor_type, attr, None)
+    if hook is None:
+        return None
+    if isinstance(hook, staticmethod):
+        function = hook.__func__
+        return lambda _visitor, node: function(node)
+    if isinstance(hook, classmethod):
+        function = hook.__func__
+        return lambda _visitor, node: function(visitor_type, node)
+    return hook
+
+

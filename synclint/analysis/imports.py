@@ -44,9 +44,13 @@ class ImportMap(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.aliases: dict[str, str] = {}
+        # id(node) -> (node, answer): every rule asks about every call's callee; the
+        # node is kept so that its id cannot be reused while the entry exists.
+        self._qualified: dict[int, tuple[cst.BaseExpression, str | None]] = {}
 
     # -- collection -----------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
+        self._qualified.clear()
         for alias in node.names:
             full = _module_name(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -58,6 +62,7 @@ class ImportMap(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self._qualified.clear()
         if node.relative:
             return False
         module = _module_name(node.module)
@@ -79,6 +84,14 @@ class ImportMap(cst.CSTVisitor):
     # -- queries ----------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The fully qualified name of a Name/Attribute chain, if it is imported."""
+        cached = self._qualified.get(id(node))
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        answer = self._qualify(node)
+        self._qualified[id(node)] = (node, answer)
+        return answer
+
+    def _qualify(self, node: cst.BaseExpression) -> str | None:
         name = dotted_name(node)
         if name is None:
             return None
