@@ -141,21 +141,6 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
     sequences = (tuple, list)
     default = _DEFAULT
 
-    def children_of_node(current: cst.CSTNode, node_type: type) -> Iterable:
-        fields = fields_by_type.get(node_type, False)
-        if fields is False:
-            fields = child_fields(node_type)
-        if fields is None:
-            return current.children
-        children: list = []
-        for name in fields[which]:
-            value = getattr(current, name)
-            if isinstance(value, sequences):
-                children.extend(value)
-            elif value is not None and value is not default:
-                children.append(value)
-        return children
-
     visitor_type = type(visitor)
     if visitor_type.on_visit is cst.CSTVisitor.on_visit and visitor_type.on_leave is cst.CSTVisitor.on_leave:
         # The common case, inlined: the visitor's own visit_X/leave_X, looked up
@@ -168,7 +153,20 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
             if hook is _UNSET:
                 hook = visits[node_type] = _class_hook(visitor_type, f"visit_{node_type.__name__}")
             if hook is None or hook(visitor, current) is not False:
-                for child in children_of_node(current, node_type):
+                fields = fields_by_type.get(node_type, False)
+                if fields is False:
+                    fields = child_fields(node_type)
+                if fields is None:
+                    children: Iterable = current.children
+                else:
+                    children = []
+                    for name in fields[which]:
+                        value = getattr(current, name)
+                        if isinstance(value, sequences):
+                            children.extend(value)
+                        elif value is not None and value is not default:
+                            children.append(value)
+                for child in children:
                     if type(child) not in skip:
                         visit_direct(child)
             hook = leaves.get(node_type, _UNSET)
@@ -184,7 +182,21 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
 
     def visit(current: cst.CSTNode) -> None:
         if on_visit(current):
-            for child in children_of_node(current, type(current)):
+            node_type = type(current)
+            fields = fields_by_type.get(node_type, False)
+            if fields is False:
+                fields = child_fields(node_type)
+            if fields is None:
+                children: Iterable = current.children
+            else:
+                children = []
+                for name in fields[which]:
+                    value = getattr(current, name)
+                    if isinstance(value, sequences):
+                        children.extend(value)
+                    elif value is not None and value is not default:
+                        children.append(value)
+            for child in children:
                 if type(child) not in skip:
                     visit(child)
         on_leave(current)

@@ -47,10 +47,12 @@ class ImportMap(cst.CSTVisitor):
         # id(node) -> (node, answer): every rule asks about every call's callee; the
         # node is kept so that its id cannot be reused while the entry exists.
         self._qualified: dict[int, tuple[cst.BaseExpression, str | None]] = {}
+        self._roots: dict[frozenset[str], bool] = {}
 
     # -- collection -----------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
         self._qualified.clear()
+        self._roots.clear()
         for alias in node.names:
             full = _module_name(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -63,6 +65,7 @@ class ImportMap(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         self._qualified.clear()
+        self._roots.clear()
         if node.relative:
             return False
         module = _module_name(node.module)
@@ -105,6 +108,13 @@ class ImportMap(cst.CSTVisitor):
         return f"{full}.{rest}" if rest else full
 
     def imports_root(self, roots: frozenset[str] | set[str]) -> bool:
+        key = frozenset(roots)
+        known = self._roots.get(key)
+        if known is None:
+            known = self._roots[key] = self._imports_root(key)
+        return known
+
+    def _imports_root(self, roots: frozenset[str]) -> bool:
         return any(
             full == root or full.startswith(root + ".")
             for full in self.aliases.values()
