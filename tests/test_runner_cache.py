@@ -116,3 +116,21 @@ def test_internal_errors_are_not_cached(tmp_path, monkeypatch):
     assert first.code == "SL000" and "internal error" in first.message
     monkeypatch.setattr(synclint.engine, "check_file", real)
     assert [f.code for f in lint_paths([source], Settings(root=tmp_path), options)] == ["SL101"]
+
+
+def test_checking_a_file_leaves_the_garbage_collector_as_it_was(tmp_path):
+    import gc
+
+    from synclint.runner import check_one
+
+    source = tmp_path / "step.py"
+    source.write_text("import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()\n", encoding="utf-8")
+    assert gc.isenabled()
+    assert [f.code for f in check_one(str(source), Settings(root=tmp_path))] == ["SL101"]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        check_one(str(source), Settings(root=tmp_path))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
