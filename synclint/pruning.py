@@ -39,7 +39,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from synclint.analysis.kinds import COMPARISON_METHODS, Kind
+from synclint.analysis.imports import imports_from_tree
+from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
 
@@ -94,7 +95,7 @@ def statement_tokens(rules: tuple[type, ...]) -> frozenset[str] | None:
     tokens = rule_tokens(rules)
     if tokens is None:
         return None
-    methods = {method for op in CATALOGUE for method in op.methods} | COMPARISON_METHODS
+    methods = {method for op in CATALOGUE for method in op.methods} | COMPARISON_METHODS | ARRAY_METHODS
     return tokens | {f".{method}" for method in methods}
 
 
@@ -118,18 +119,27 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
     name_tokens = tuple(token for token in tokens if not token.startswith("."))
     alternatives = "|".join(map(re.escape, sorted(torch_names)))
     torch_word = re.compile(rf"\b(?:{alternatives})\b") if torch_names else None
+    # In torch-only files ``boxes[:, 2:]`` is taken as a tensor, whatever ``boxes`` is.
+    array_subscripts = imports_from_tree(tree).torch_only
 
     def seed(index: int) -> bool:
         statement = statements[index]
         code = _without_docstrings_and_comment_lines(statement, texts[index], lines, spans[index])
-        if not _text_mentions(code, attribute_tokens, name_tokens, torch_word):
+        if not (
+            _text_mentions(code, attribute_tokens, name_tokens, torch_word)
+            or (array_subscripts and "[" in code and "," in code)
+        ):
             return False  # identifiers are in the text: a miss there is a miss
         # Strings (URLs in tables, messages) and trailing comments mention tokens too: ask the code.
-        return _code_mentions(statement, attribute_tokens, name_tokens, torch_names)
+        return _code_mentions(statement, attribute_tokens, name_tokens, torch_names, array_subscripts)
 
     kept = [seed(index) for index in range(len(statements))]
     defined = [_module_bindings(statement, text) for statement, text in zip(statements, texts)]
-    _close_over_bindings(kept, defined, texts)
+    receivers = [
+        set() if keep or isinstance(statement, _DEFINITIONS) else _evidence_receivers(statement)
+        for statement, keep in zip(statements, kept)
+    ]
+    _close_over_bindings(kept, [d | r for d, r in zip(defined, receivers)], texts)
     dropped_chars = sum(len(text) for text, keep in zip(texts, kept) if not keep)
     if dropped_chars < _MIN_DROPPED_FRACTION * len(source):
         return None
@@ -262,7 +272,11 @@ def _spans_are_whole_lines(spans: list[tuple[int, int]], line_count: int) -> boo
 
 
 def _code_mentions(
-    statement: ast.stmt, attribute_tokens: set[str], name_tokens: tuple[str, ...], torch_names: set[str]
+    statement: ast.stmt,
+    attribute_tokens: frozenset[str],
+    name_tokens: tuple[str, ...],
+    torch_names: set[str],
+    array_subscripts: bool,
 ) -> bool:
     """Whether the statement's code (not its strings or comments) holds a token."""
 
@@ -288,6 +302,8 @@ def _code_mentions(
             if named(node.name):
                 return True
         elif kind in (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal):
+            return True
+        elif kind is ast.Subscript and array_subscripts and type(node.slice) is ast.Tuple and len(node.slice.elts) > 1:
             return True
     return False
 
@@ -365,8 +381,25 @@ def _bindings_anywhere(root: ast.AST) -> set[str]:
     return bound
 
 
+def _evidence_receivers(statement: ast.stmt) -> set[str]:
+    """Names module-level code uses as ``name.attr`` or ``name[...]``: module-wide
+    evidence about them (``w.append(1)`` says "not a tensor") would go with the
+    statement, so it is kept whenever kept code mentions one of them."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPE_NODES):
+            continue  # the evidence pass stops at nested definitions and lambdas
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
+            found.add(node.value.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _close_over_bindings(kept: list[bool], defined: list[set[str]], texts: list[str]) -> None:
-    """Keep every statement binding a name that a kept statement mentions, transitively."""
+    """Keep every statement binding (or giving evidence about) a name that a kept
+    statement mentions, transitively."""
     mentioned: set[str] = set()
     pending = [index for index, keep in enumerate(kept) if keep]
     while pending:

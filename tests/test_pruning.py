@@ -178,3 +178,20 @@ def test_a_module_level_finding_with_a_fix_is_checked_on_the_whole_file():
     found = _findings(source, pruned=True)
     assert any(f[0] == "SL402" and f[-1] is not None for f in found)
     assert found == _findings(source, pruned=False)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        # Reductions and multi-dimensional indexing make an unknown a tensor in torch-only files.
+        "def train_step(x):\n    if x.any():\n        pass\n",
+        "def compute_loss(b):\n    s = b[:, 0]\n    if s:\n        return 1\n",
+        # A dropped ``w.append(1)`` would cancel the module-wide evidence of ``w.float()``.
+        "def train_step():\n    torch.manual_seed(0)\n    if w:\n        return 1\n\n\nw.float()\nw.append(1)\n",
+    ],
+    ids=["array-method", "array-subscript", "module-evidence"],
+)
+def test_what_turns_an_unknown_into_a_tensor_is_never_dropped(statement):
+    source = "import torch\n\n\n" + statement + FILLER
+    assert _pruned(source) is not None
+    assert _findings(source, pruned=True) == _findings(source, pruned=False)

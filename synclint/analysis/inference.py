@@ -14,6 +14,7 @@ import libcst as cst
 
 from synclint.analysis.imports import NUMPY_ROOTS, PANDAS_ROOTS, dotted_name
 from synclint.analysis.kinds import (
+    ARRAY_METHODS,
     BOOL_DTYPES,
     BOOL_FUNCTIONS,
     BOOL_METHODS,
@@ -55,7 +56,6 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
 _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 #: Array methods no Python container has: on an unknown receiver in a file whose
 #: only array library is torch, the receiver is a tensor.
-_ARRAY_METHODS = frozenset({"any", "all", "sum", "mean", "amax", "amin", "prod", "std", "var", "norm", "abs"})
 
 
 def _is_shape(node: cst.BaseExpression) -> bool:
@@ -384,7 +384,7 @@ class KindInference:
         if receiver is Kind.UNKNOWN and (
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
-            or (method in _ARRAY_METHODS and self.imports.torch_only)
+            or (method in ARRAY_METHODS and self.imports.torch_only)
         ):
             receiver = Kind.TENSOR  # only tensors have this method (here)
         if receiver is Kind.MODULE:

@@ -183,6 +183,9 @@ TENSOR_ONLY_METHODS = frozenset(
 #: Evidence of a tensor in files that do not import pandas.
 COMPARISON_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
+#: Reductions an unknown receiver is taken to be a tensor for in torch-only files.
+ARRAY_METHODS = frozenset({"any", "all", "sum", "mean", "amax", "amin", "prod", "std", "var", "norm", "abs"})
+
 #: Tensor methods whose result is a boolean tensor.
 BOOL_METHODS = frozenset(
     {
