@@ -143,46 +143,28 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
 
     visitor_type = type(visitor)
     if visitor_type.on_visit is cst.CSTVisitor.on_visit and visitor_type.on_leave is cst.CSTVisitor.on_leave:
-        # The common case, inlined: the visitor's own visit_X/leave_X, looked up
-        # once per class and node type (two Python calls fewer per node).
+        # The common case: the visitor's own visit_X/leave_X, looked up once per
+        # class and node type and called directly (two Python calls fewer per node).
         visits, leaves = _hook_tables(visitor_type)
 
-        def visit_direct(current: cst.CSTNode) -> None:
-            node_type = type(current)
-            hook = visits.get(node_type, _UNSET)
-            if hook is _UNSET:
-                hook = visits[node_type] = _class_hook(visitor_type, f"visit_{node_type.__name__}")
-            if hook is None or hook(visitor, current) is not False:
-                fields = fields_by_type.get(node_type, False)
-                if fields is False:
-                    fields = child_fields(node_type)
-                if fields is None:
-                    children: Iterable = current.children
-                else:
-                    children = []
-                    for name in fields[which]:
-                        value = getattr(current, name)
-                        if isinstance(value, sequences):
-                            children.extend(value)
-                        elif value is not None and value is not default:
-                            children.append(value)
-                for child in children:
-                    if type(child) not in skip:
-                        visit_direct(child)
-            hook = leaves.get(node_type, _UNSET)
-            if hook is _UNSET:
-                hook = leaves[node_type] = _class_hook(visitor_type, f"leave_{node_type.__name__}")
-            if hook is not None:
-                hook(visitor, current)
+        def hook_for(table: dict, prefix: str, node_type: type):
+            hook = table[node_type] = _class_hook(visitor_type, f"{prefix}{node_type.__name__}")
+            return hook
 
-        visit_direct(node)
-        return
+    else:  # ``on_visit``/``on_leave`` overridden: they see every node (and return a bool)
+        visits, leaves = {}, {}
+        generic = {"visit_": visitor_type.on_visit, "leave_": visitor_type.on_leave}
 
-    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+        def hook_for(table: dict, prefix: str, node_type: type):
+            hook = table[node_type] = generic[prefix]
+            return hook
 
     def visit(current: cst.CSTNode) -> None:
-        if on_visit(current):
-            node_type = type(current)
+        node_type = type(current)
+        hook = visits.get(node_type, _UNSET)
+        if hook is _UNSET:
+            hook = hook_for(visits, "visit_", node_type)
+        if hook is None or hook(visitor, current) is not False:
             fields = fields_by_type.get(node_type, False)
             if fields is False:
                 fields = child_fields(node_type)
@@ -199,7 +181,11 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
             for child in children:
                 if type(child) not in skip:
                     visit(child)
-        on_leave(current)
+        hook = leaves.get(node_type, _UNSET)
+        if hook is _UNSET:
+            hook = hook_for(leaves, "leave_", node_type)
+        if hook is not None:
+            hook(visitor, current)
 
     visit(node)
 
