@@ -17,11 +17,6 @@ import warnings
 _TOO_DEEP_MESSAGES = ("too many nested", "too many levels of indentation", "too complex")
 
 
-def too_deep(source: str) -> str | None:
-    """Why ``source`` is too deeply nested to parse safely, or None."""
-    return guarded_tree(source)[1]
-
-
 def guarded_tree(source: str) -> tuple[ast.Module | None, str | None]:
     """CPython's tree of ``source`` and why it is too deep to parse (one of them, or neither).
 

@@ -112,15 +112,16 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
     if not _spans_are_whole_lines(spans, len(lines)):
         return None
     texts = ["".join(lines[start - 1 : end]) for start, end in spans]
-    torch_names = _torch_names(s for s, text in zip(statements, texts) if "import" in text)
-    if torch_names is None:
+    imports = imports_from_tree(tree)  # the map the analysis resolves names with
+    if any(local.startswith("*") and _is_torch(full) for local, full in imports.aliases.items()):
         return None  # ``from torch import *``: any bare name may be torch
+    torch_names = {local for local, full in imports.aliases.items() if _is_torch(full)}
     attribute_tokens = frozenset(token[1:] for token in tokens if token.startswith("."))
     name_tokens = tuple(token for token in tokens if not token.startswith("."))
     alternatives = "|".join(map(re.escape, sorted(torch_names)))
     torch_word = re.compile(rf"\b(?:{alternatives})\b") if torch_names else None
     # In torch-only files ``boxes[:, 2:]`` is taken as a tensor, whatever ``boxes`` is.
-    array_subscripts = imports_from_tree(tree).torch_only
+    array_subscripts = imports.torch_only
 
     def seed(index: int) -> bool:
         statement = statements[index]
@@ -226,33 +227,8 @@ def _docstrings(statement: ast.stmt) -> Iterable[ast.Expr]:
             stack.extend(body)
 
 
-def _torch_names(statements: Iterable[ast.stmt]) -> set[str] | None:
-    """Local names bound by torch imports in (or nested in) ``statements``; None for a star import."""
-    names: set[str] = set()
-    for node in _nested_statements(statements):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".", 1)[0] == "torch":
-                    names.add(alias.asname or alias.name.split(".", 1)[0])
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            if node.module.split(".", 1)[0] == "torch":
-                for alias in node.names:
-                    if alias.name == "*":
-                        return None
-                    names.add(alias.asname or alias.name)
-    return names
-
-
-def _nested_statements(statements: Iterable[ast.stmt]) -> Iterable[ast.AST]:
-    """``statements`` and the statements nested in them (imports are never inside expressions)."""
-    stack: list[ast.AST] = list(statements)
-    while stack:
-        node = stack.pop()
-        yield node
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(node, field, None)
-            if isinstance(children, list):
-                stack.extend(children)
+def _is_torch(qualified: str) -> bool:
+    return qualified.split(".", 1)[0] == "torch"
 
 
 def _span(statement: ast.stmt) -> tuple[int, int]:
