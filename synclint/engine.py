@@ -16,7 +16,7 @@ from pathlib import Path
 import libcst as cst
 
 from synclint.analysis.flow import FlowState
-from synclint.analysis.imports import collect_imports
+from synclint.analysis.imports import ImportMap, collect_imports
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
@@ -171,13 +171,20 @@ def select_rules(settings: Settings | None, path: str | None = None) -> list[typ
 
 
 def analyse(
-    module: cst.Module, source: str, path: str, rules: Iterable[type[Rule]], tree: ast.Module | None = None
+    module: cst.Module,
+    source: str,
+    path: str,
+    rules: Iterable[type[Rule]],
+    tree: ast.Module | None = None,
+    imports: ImportMap | None = None,
 ) -> tuple[RuleContext, list[Report]]:
     """Run ``rules`` over ``module`` in one traversal; return their raw reports.
 
-    ``tree``: CPython's tree of the code ``module`` was parsed from, when at hand.
+    ``tree``: CPython's tree of the code ``module`` was parsed from, when at hand;
+    ``imports``: its import map, when already built.
     """
-    imports = collect_imports(module, tree)
+    if imports is None:
+        imports = collect_imports(module, tree)
     flow = FlowState(module, imports, path)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
@@ -219,7 +226,7 @@ def _check_parsed(
 ) -> list[Finding] | None:
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``); None when the pruning was not exact."""
-    context, reports = analyse(module, source, path, rules, tree)
+    context, reports = analyse(module, source, path, rules, tree, pruned.imports if pruned is not None else None)
     if pruned is not None and not (
         pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
     ):

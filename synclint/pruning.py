@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from synclint.analysis.imports import imports_from_tree
+from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
@@ -69,6 +69,8 @@ class Pruned:
     watched: frozenset[str]
     #: those of them a dropped statement calls (``name(...)``)
     called: frozenset[str]
+    #: the module's import map (imports are never dropped: the analysis reuses it)
+    imports: ImportMap
 
     def is_exact(self, flow) -> bool:
         """Whether the analysis of the pruned source gave what the whole file would."""
@@ -163,6 +165,7 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
         tree=ast.Module(body=body, type_ignores=[]),
         watched=frozenset(watched),
         called=frozenset(called),
+        imports=imports,
     )
 
 
