@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import codecs
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,66 @@ def test_crlf_positions_match_lf_positions(odd_tree):
     crlf = lint_paths([odd_tree / "crlf.py"], settings, options)
     bom = lint_paths([odd_tree / "utf8_bom.py"], settings, options)
     assert [(f.line, f.column, f.code) for f in crlf] == [(f.line, f.column, f.code) for f in bom]
+
+
+# -- the nesting guard does not depend on the caller -----------------------------------
+# Each case runs in a child process: before the guard was fixed, they segfaulted.
+
+_RAISED_LIMIT = """
+import sys
+sys.setrecursionlimit(50000)
+from synclint.engine import check_source
+source = "import torch\\ndef f(a):\\n    return torch.nonzero(" + " + ".join(["a"] * {terms}) + ")\\n"
+print([(f.code, f.line) for f in check_source(source, "m.py")])
+"""
+
+_NEWER_SYNTAX_THEN_DEEP = 'import torch\nx = f"{"a"}"\ny = ' + "-" * 12_000 + "z\n"
+
+
+def _child(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args] if args else [sys.executable, "-c", code],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.mark.parametrize("terms", [10_000, 50_000])
+def test_guard_ignores_a_raised_recursion_limit(terms):
+    result = _child(_RAISED_LIMIT.format(terms=terms))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[('SL000', 1)]"
+
+
+def test_guard_scans_what_this_python_cannot_parse():
+    code = f"from synclint.engine import check_source\nprint([f.code for f in check_source({_NEWER_SYNTAX_THEN_DEEP!r}, 'm.py')])"
+    result = _child(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "['SL000']"
+
+
+def test_cli_jobs_1_survives_newer_syntax_then_deep_nesting(tmp_path):
+    target = tmp_path / "deep_fstring.py"
+    target.write_text(_NEWER_SYNTAX_THEN_DEEP)
+    result = _child("", "-m", "synclint", "check", "--jobs", "1", "--no-cache", str(target))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "SL000" in result.stdout
+
+
+def test_deep_operators_file_is_sl000_after_a_library_raised_the_limit(odd_tree):
+    """TorchInductor raises the recursion limit on a cold cache; test order must not matter."""
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        findings = lint_paths([odd_tree / "deep_operators.py"], Settings(root=odd_tree), RunOptions(jobs=1, use_cache=False))
+    finally:
+        sys.setrecursionlimit(saved)
+    assert [f.code for f in findings] == ["SL000"]
+
+
+def test_lexical_scan_keeps_ordinary_code():
+    from synclint.guard import lexical_nesting_problem
+
+    ordinary = "x = [" + ", ".join(["-1"] * 5000) + "]\n" + "y = {" + ", ".join(f"'k{i}': a + b" for i in range(3000)) + "}\n"
+    assert lexical_nesting_problem(ordinary) is None
+    assert lexical_nesting_problem("x = " + "(" * 201 + ")" * 201 + "\n") is not None
+    assert lexical_nesting_problem("x = a" + ".b" * 1001 + "\n") is not None
