@@ -5,8 +5,13 @@ An entry's key hashes the file's path and content, the effective settings
 and the tool itself: the synclint version, the Python and libcst versions and
 the content of synclint's own source files (so editing a rule invalidates the
 cache during development). Entries are small JSON files written to a temporary
-name and renamed into place, so concurrent runs never see half an entry; an
-entry that cannot be read or decoded is treated as missing.
+name and renamed into place, so concurrent runs never see half an entry.
+
+Entries verify themselves: each holds the key it was written for (tool,
+settings, path and content hash) and a checksum of its findings. An entry that
+cannot be read, decodes to something else, was written for another key, or
+whose checksum does not match its findings (a truncated write, a flipped byte,
+a file replaced by hand) is treated as missing: recomputed and rewritten.
 
 Location: ``$SYNCLINT_CACHE_DIR``, else the platform cache directory
 (``$XDG_CACHE_HOME/synclint`` or ``~/.cache/synclint``, ``~/Library/Caches/synclint``,
@@ -28,7 +33,7 @@ from synclint import __version__
 from synclint.config import Settings
 from synclint.finding import Edit, Fix, Finding
 
-ENTRIES = "results-v1"  # bump when the entry format changes
+ENTRIES = "results-v2"  # bump when the entry format changes
 _TAG = "CACHEDIR.TAG"
 _TAG_TEXT = "Signature: 8a477f597d28d172789f06886806bc55\n# synclint results cache; `synclint clean` removes it.\n"
 
@@ -82,23 +87,35 @@ class ResultCache:
         self._prefix = f"{tool_fingerprint()}|{settings.fingerprint()}|{settings.root}|"
         self._ready = False
 
-    def _entry(self, path: str, digest: str) -> Path:
-        key = hashlib.blake2b(f"{self._prefix}{path}|{digest}".encode(), digest_size=20).hexdigest()
+    def _key(self, path: str, digest: str) -> str:
+        return hashlib.blake2b(f"{self._prefix}{path}|{digest}".encode(), digest_size=20).hexdigest()
+
+    def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key[2:]}.json"
 
     def get(self, path: str, digest: str) -> list[Finding] | None:
+        """The cached findings, or None when there is no entry or it fails verification."""
+        key = self._key(path, digest)
         try:
-            data = json.loads(self._entry(path, digest).read_bytes())
-            return [_decode(item) for item in data]
+            data = json.loads(self._entry(key).read_bytes())
+            if not isinstance(data, dict) or data.get("key") != key:
+                return None
+            items = data["findings"]
+            if not isinstance(items, list) or data.get("checksum") != _checksum(key, items):
+                return None
+            return [_decode(item) for item in items]
         except Exception:  # missing, unreadable, truncated or foreign: recompute
             return None
 
     def put(self, path: str, digest: str, findings: list[Finding]) -> None:
-        entry = self._entry(path, digest)
+        key = self._key(path, digest)
+        entry = self._entry(key)
         try:
             self._prepare()
             entry.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps([_encode(finding) for finding in findings], separators=(",", ":"))
+            items = [_encode(finding) for finding in findings]
+            document = {"key": key, "checksum": _checksum(key, items), "findings": items}
+            text = json.dumps(document, separators=(",", ":"))
             handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -147,6 +164,12 @@ class _ignoring_errors:
 
     def __exit__(self, kind, value, traceback) -> bool:
         return kind is not None and issubclass(kind, OSError)
+
+
+def _checksum(key: str, items: list) -> str:
+    """Hash of an entry's findings in canonical JSON, bound to the key they were cached under."""
+    canonical = json.dumps(items, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.blake2b(f"{key}|{canonical}".encode(), digest_size=20).hexdigest()
 
 
 def _encode(finding: Finding) -> list:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from synclint.cache import ENTRIES, ResultCache, clear
+from synclint.cache import ENTRIES, ResultCache, clear, content_hash
 from synclint.config import Settings
 from synclint.engine import parse
 from synclint.positions import positions_for
@@ -134,3 +134,52 @@ def test_checking_a_file_leaves_the_garbage_collector_as_it_was(tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _cached_entry(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import torch\ndef f(x: torch.Tensor):\n    idx = torch.nonzero(x)\n    return idx.item()\n")
+    settings = Settings(root=tmp_path)
+    options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
+    cold = lint_paths([source], settings, options)
+    (entry,) = (tmp_path / "cache" / ENTRIES).rglob("*.json")
+    return source, settings, options, cold, entry
+
+
+def test_an_entry_replaced_by_an_empty_list_is_recomputed_and_rewritten(tmp_path):
+    source, settings, options, cold, entry = _cached_entry(tmp_path)
+    assert [f.code for f in cold] == ["SL101", "SL201"]
+    good = entry.read_bytes()
+    entry.write_bytes(b"[]")
+    assert lint_paths([source], settings, options) == cold
+    assert entry.read_bytes() == good  # the bad entry did not persist
+
+
+def test_every_single_byte_corruption_is_detected(tmp_path):
+    source, settings, _, cold, entry = _cached_entry(tmp_path)
+    good = entry.read_bytes()
+    digest = content_hash(source.read_bytes())
+    cache = ResultCache(settings, tmp_path / "cache")
+    wrong = []
+    for position in range(len(good)):
+        for flip in (0x01, 0x20):
+            corrupted = bytearray(good)
+            corrupted[position] ^= flip
+            entry.write_bytes(bytes(corrupted))
+            got = cache.get(str(source), digest)
+            if got is not None and got != cold:
+                wrong.append((position, flip, bytes(corrupted[max(0, position - 10) : position + 10])))
+    assert not wrong, wrong[:5]
+
+
+def test_an_entry_written_for_other_settings_is_not_used(tmp_path):
+    source, settings, options, cold, entry = _cached_entry(tmp_path)
+    other = Settings(root=tmp_path, ignore=("SL101",))
+    other_cache = ResultCache(other, tmp_path / "cache")
+    digest = content_hash(source.read_bytes())
+    # Plant this entry (valid for the default settings) where the other settings look.
+    planted = other_cache._entry(other_cache._key(str(source), digest))
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_bytes(entry.read_bytes())
+    assert other_cache.get(str(source), digest) is None
+    assert [f.code for f in lint_paths([source], other, options)] == ["SL201"]
