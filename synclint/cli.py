@@ -10,7 +10,8 @@ import click
 
 from synclint import __version__
 from synclint.cli_options import run_option_flags, run_options
-from synclint.config import ConfigError, Settings, load_settings
+from synclint.config import ConfigError, Configuration, Overrides, Settings
+from synclint.file_options import file_option_flags, file_overrides
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import Finding
 from synclint.codes import is_known_selector
@@ -26,12 +27,8 @@ def _split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return codes
 
 
-def _load(config: Path | None, paths: tuple[str, ...], select, ignore, extend_select) -> Settings:
-    start = Path(paths[0]) if paths else Path.cwd()
-    try:
-        settings = load_settings(config, start if start.exists() else Path.cwd())
-    except ConfigError as error:
-        raise click.UsageError(str(error)) from error
+def _load(config: Path | None, paths: tuple[str, ...], select, ignore, extend_select) -> Configuration:
+    """Each file's settings: its closest configuration file (or ``--config``), with the options on top."""
     unknown = [
         code
         for code in (_split_codes(select) or ()) + (_split_codes(ignore) or ()) + (_split_codes(extend_select) or ())
@@ -39,11 +36,20 @@ def _load(config: Path | None, paths: tuple[str, ...], select, ignore, extend_se
     ]
     if unknown:
         raise click.UsageError(f"unknown rule selector(s): {', '.join(unknown)}")
-    return settings.with_overrides(
+    overrides = Overrides(
         select=_split_codes(select),
-        ignore=((settings.ignore + _split_codes(ignore)) if ignore else None),
-        extend_select=((settings.extend_select + _split_codes(extend_select)) if extend_select else None),
+        ignore=_split_codes(ignore) or (),
+        extend_select=_split_codes(extend_select) or (),
+        fields=file_overrides(),
     )
+    try:
+        configuration = Configuration(overrides, config)
+        for path in paths:  # report a broken configuration file before any work
+            if Path(path).exists():
+                configuration.settings_for(path)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from error
+    return configuration
 
 
 def _selection_options(function):
@@ -89,6 +95,7 @@ def cli() -> None:
     help="Record the current findings in this file and exit 0.",
 )
 @run_option_flags
+@file_option_flags
 def check(
     paths, select, ignore, extend_select, config, output_format, statistics, exit_zero, apply_fix, unsafe_fixes, diff,
     baseline, write_baseline,
@@ -115,6 +122,7 @@ def check(
 @click.option("--apply", "apply_fixes", is_flag=True, help="Write the fixes to the files.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change edge-case behaviour.")
 @click.option("--diff", is_flag=True, help="Print the diff (the default without --apply).")
+@file_option_flags
 def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes, diff):
     """Show (default) or apply (--apply) the fixes for PATHS."""
     paths = paths or (".",)
@@ -176,7 +184,7 @@ def _lint(paths, settings: Settings) -> list[Finding]:
 
     try:
         return lint_paths(paths, settings, run_options())
-    except MissingPathError as error:
+    except (MissingPathError, ConfigError) as error:
         raise click.UsageError(str(error)) from error
 
 
@@ -220,7 +228,9 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
 
     try:
         files = discover(paths, settings)
-    except MissingPathError as error:
+        for file in files:
+            settings.settings_for(file)
+    except (MissingPathError, ConfigError) as error:
         raise click.UsageError(str(error)) from error
     changed = errors = applied = 0
     for file in files:
@@ -232,11 +242,18 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool) -> int:
             continue
         if not result.changed:
             continue
+        if apply:
+            try:
+                write_atomically(file, result.fixed)
+            except OSError as error:  # reported; the other files are still fixed (exit 2 at the end)
+                click.echo(f"{file}: cannot write the fixes: {error.strerror or error}", err=True)
+                errors += 1
+                continue
         changed += 1
         applied += result.applied
         if apply:
-            write_atomically(file, result.fixed)
-        elif is_notebook(file):
+            continue
+        if is_notebook(file):
             sys.stdout.writelines(result.diff_lines())
         else:
             diff = difflib.unified_diff(

@@ -336,11 +336,14 @@ def check_source(
 
 def check_file(path: str | Path, settings: Settings | None = None) -> list[Finding]:
     """Findings for one file; unreadable or unparsable files yield one SL000 entry."""
+    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, message_of, read_source
+
     path = Path(path)
+    settings = settings.settings_for(path) if settings is not None else None
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        return [error_finding(str(path), f"cannot read: {error.strerror or error}")]
+        data = read_source(path, settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE)
+    except SourceReadError as error:  # unreadable, not a regular file, or over the size limit
+        return [error_finding(str(path), message_of(error))]
     if not data.strip():
         return []
     return check_source(data, str(path), settings)

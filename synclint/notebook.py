@@ -379,10 +379,12 @@ def fix_notebook(path: str | Path, settings: Settings | None = None, unsafe: boo
     from synclint.engine import SourceError
     from synclint.fixers.apply import fix_text
 
+    from synclint.sources import SourceReadError, message_of
+
     try:
-        notebook = Notebook.from_text(Path(path).read_bytes())
-    except OSError as error:
-        raise SourceError(f"cannot read: {error.strerror or error}") from error
+        notebook = Notebook.from_text(_read_regular_file(path, settings))
+    except SourceReadError as error:
+        raise SourceError(message_of(error)) from error
     except NotebookError as error:
         raise SourceError(str(error)) from error
     unchanged = NotebookFixResult(str(path), notebook.text, notebook.text, 0)
@@ -411,3 +413,11 @@ def fix_notebook(path: str | Path, settings: Settings | None = None, unsafe: boo
         applied,
         tuple((number, before[number], after) for number, after in sorted(changes.items())),
     )
+
+
+def _read_regular_file(path: str | Path, settings: Settings | None) -> bytes:
+    """The notebook's bytes (regular files under the size limit only: see synclint.sources)."""
+    from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
+
+    limit = settings.settings_for(path).max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE
+    return read_source(path, limit)

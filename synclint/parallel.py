@@ -20,12 +20,14 @@ from synclint.finding import Finding, error_finding
 Check = Callable[[str, Settings], list[Finding]]
 
 
-def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: int) -> list[list[Finding]]:
+def map_in_processes(check: Check, work: list[tuple[str, Settings]], jobs: int) -> list[list[Finding]]:
+    """``check(path, settings)`` for each pair of ``work``, in its order."""
+    paths = [path for path, _ in work]
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker) as pool:
-            futures: dict[int, Future] = {i: pool.submit(check, paths[i], settings) for i in order}
+            futures: dict[int, Future] = {i: pool.submit(check, *work[i]) for i in order}
             for i, future in futures.items():
                 try:
                     results[i] = future.result()
@@ -35,7 +37,7 @@ def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: i
         pass
     for i, result in enumerate(results):
         if result is None:
-            results[i] = _isolated(check, paths[i], settings)
+            results[i] = _isolated(check, *work[i])
     return results  # type: ignore[return-value]
 
 

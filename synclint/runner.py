@@ -16,10 +16,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from synclint.config import Settings
+from synclint.config import Configuration, Settings
 from synclint.discovery import discover
 from synclint.finding import Finding, error_finding
+
+if TYPE_CHECKING:
+    from synclint.cache import ResultCache
 
 
 @dataclass(frozen=True)
@@ -30,32 +34,48 @@ class RunOptions:
 
 
 def lint_paths(
-    paths: Iterable[str | Path], settings: Settings, options: RunOptions | None = None
+    paths: Iterable[str | Path], settings: Settings | Configuration, options: RunOptions | None = None
 ) -> list[Finding]:
-    """Findings for every file under ``paths``, sorted by path, line, column, code."""
+    """Findings for every file under ``paths``, sorted by path, line, column, code.
+
+    ``settings``: one Settings for every file, or a Configuration that gives
+    each file the settings of its closest configuration file.
+    """
     files = discover(paths, settings)
     return lint_files(files, settings, options)
 
 
-def lint_files(files: Sequence[Path], settings: Settings, options: RunOptions | None = None) -> list[Finding]:
+def lint_files(
+    files: Sequence[Path], settings: Settings | Configuration, options: RunOptions | None = None
+) -> list[Finding]:
     options = options or RunOptions()
     findings: list[Finding] = []
-    cache = None
-    if options.use_cache:
-        from synclint.cache import ResultCache
+    caches: dict[int, ResultCache] = {}  # one per distinct Settings (per configuration file)
 
-        cache = ResultCache(settings, options.cache_dir)
-    pending: list[tuple[str, str | None]] = []  # (path, content hash) to analyse
+    def cache_for(own: Settings) -> ResultCache | None:
+        if not options.use_cache:
+            return None
+        if id(own) not in caches:
+            from synclint.cache import ResultCache
+
+            caches[id(own)] = ResultCache(own, options.cache_dir)
+        return caches[id(own)]
+
+    pending: list[tuple[str, Settings, str | None]] = []  # (path, its settings, content hash) to analyse
     for file in files:
         path = str(file)
-        digest = _digest(file) if cache is not None else None
+        own = settings.settings_for(file)  # resolved here: a bad configuration file stops the run
+        cache = cache_for(own)
+        digest = _digest(file, own) if cache is not None else None
         cached = cache.get(path, digest) if cache is not None and digest is not None else None
         if cached is not None:
             findings.extend(cached)
         else:
-            pending.append((path, digest))
-    for (path, digest), result in zip(pending, _check_all([p for p, _ in pending], settings, options.jobs)):
+            pending.append((path, own, digest))
+    results = _check_all([(path, own) for path, own, _ in pending], options.jobs)
+    for (path, own, digest), result in zip(pending, results):
         findings.extend(result)
+        cache = cache_for(own)
         if cache is not None and digest is not None and not _transient(result):
             cache.put(path, digest, result)
     findings.sort(key=lambda f: f.sort_key)
@@ -70,13 +90,14 @@ def _transient(result: list[Finding]) -> bool:
     )
 
 
-def _digest(file: Path) -> str | None:
+def _digest(file: Path, settings: Settings) -> str | None:
     from synclint.cache import content_hash
+    from synclint.sources import SourceReadError, read_source
 
     try:
-        return content_hash(file.read_bytes())
-    except OSError:
-        return None  # unreadable: checked (and reported) every time
+        return content_hash(read_source(file, settings.max_file_size))
+    except SourceReadError:
+        return None  # unreadable, not a regular file or too large: checked (and reported) every time
 
 
 def default_jobs() -> int:
@@ -86,14 +107,14 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_all(paths: list[str], settings: Settings, jobs: int | None) -> list[list[Finding]]:
-    """Findings per path, in the order of ``paths``."""
-    jobs = min(jobs or default_jobs(), len(paths))
+def _check_all(work: list[tuple[str, Settings]], jobs: int | None) -> list[list[Finding]]:
+    """Findings per (path, settings), in the order of ``work``."""
+    jobs = min(jobs or default_jobs(), len(work))
     if jobs <= 1:
-        return [check_one(path, settings) for path in paths]
+        return [check_one(path, settings) for path, settings in work]
     from synclint.parallel import map_in_processes
 
-    return map_in_processes(check_one, paths, settings, jobs)
+    return map_in_processes(check_one, work, jobs)
 
 
 def check_one(path: str, settings: Settings) -> list[Finding]:

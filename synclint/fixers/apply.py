@@ -6,15 +6,13 @@ Guarantees (each tested):
 * proposals whose edits overlap are never applied in the same pass (the
   later one is re-derived from the fixed code in the next pass);
 * passes repeat to a fixed point (bounded), so the result is idempotent;
-* files are written atomically (temp file + ``os.replace``) with the original
-  encoding, BOM, line endings, trailing newline and file mode.
+* files are written by :mod:`synclint.file_writing`: atomically, through
+  symlinks, keeping hard links, owner, mode, encoding, BOM, line endings and
+  the trailing newline.
 """
 
 from __future__ import annotations
 
-import codecs
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,52 +100,44 @@ def fix_text(
 # -- files ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Encoding:
-    name: str
-    bom: bool
+def _read(path: Path, settings: Settings | None) -> str:
+    """The decoded text of a source file; SourceError if it cannot be read or decoded."""
+    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, message_of, read_source
 
-
-def _read(path: Path) -> tuple[str, _Encoding]:
-    data = path.read_bytes()
-    bom = data.startswith(codecs.BOM_UTF8)
-    text = decode_source(data)
-    import io
-    import tokenize
-
-    name, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return text, _Encoding("utf-8" if name == "utf-8-sig" else name, bom)
+    limit = settings.settings_for(path).max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE
+    try:
+        return decode_source(read_source(path, limit))
+    except SourceReadError as error:
+        raise SourceError(message_of(error)) from error
 
 
 def fix_file(path: str | Path, settings: Settings | None = None, unsafe: bool = False) -> FixResult:
     """Fix one file in memory (nothing is written); raises SourceError if it cannot be read."""
     path = Path(path)
-    try:
-        text, _ = _read(path)
-    except OSError as error:
-        raise SourceError(f"cannot read: {error.strerror or error}") from error
+    text = _read(path, settings)
     # Parse with newline translation off: libcst keeps the file's line endings.
     fixed, applied = fix_text(text, str(path), settings, unsafe)
-    return FixResult(str(path), text, fixed, applied)
+    return FixResult(str(path), text, _keep_final_line_ending(text, fixed), applied)
+
+
+_LINE_ENDINGS = ("\r\n", "\r", "\n")
+
+
+def _keep_final_line_ending(original: str, fixed: str) -> str:
+    """libcst drops a CR-only file's last line ending when it prints a module: put it back."""
+    if fixed == original or fixed.endswith(_LINE_ENDINGS):
+        return fixed
+    for ending in _LINE_ENDINGS:
+        if original.endswith(ending):
+            return fixed + ending
+    return fixed
 
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in its original encoding, BOM and file mode."""
-    path = Path(path)
-    _, encoding = _read(path)
-    data = text.encode(encoding.name)
-    if encoding.bom:
-        data = codecs.BOM_UTF8 + data
-    mode = path.stat().st_mode
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".synclint")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    """Replace ``path``'s content with ``text`` keeping its encoding, BOM, links, owner and mode.
+
+    See :mod:`synclint.file_writing`; raises OSError (to report) if it cannot be written.
+    """
+    from synclint.file_writing import write_text_like
+
+    write_text_like(path, text)
