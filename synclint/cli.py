@@ -493,6 +493,14 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool, quiet: boo
 
 
 @cli.command()
+def server() -> None:
+    """Run the Language Server (LSP over stdio) for editors: see docs/editors.md."""
+    from synclint.server import serve
+
+    serve()
+
+
+@cli.command()
 @click.argument("shell", type=click.Choice(("bash", "zsh", "fish")))
 def completion(shell: str) -> None:
     """Print the shell completion script for SHELL.
