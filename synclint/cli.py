@@ -234,10 +234,19 @@ def rules(output_format: str) -> None:
 def _lint(paths, settings: Settings) -> list[Finding]:
     from synclint.runner import lint_paths
 
+    from synclint.progress import Progress
+
+    progress = Progress.for_terminal(sys.stderr)
+    options = run_options()
+    if progress is not None:
+        options = dataclasses.replace(options, progress=progress)
     try:
-        return lint_paths(paths, settings, run_options())
+        return lint_paths(paths, settings, options)
     except MissingPathError as error:
         raise click.UsageError(str(error)) from error
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _write_baseline(path: Path, findings: list[Finding]) -> int:
@@ -522,7 +531,30 @@ def _register_optional_commands() -> None:
         from synclint.runtime.cli import run_command
     except ImportError:
         return
-    cli.add_command(run_command)
+    cli.add_command(_needing_torch(run_command))
+
+
+def _needing_torch(command: click.Command) -> click.Command:
+    """Without torch, ``synclint run`` says in one line which extra to install (no traceback)."""
+    import functools
+
+    original = command.callback
+
+    @functools.wraps(original)
+    def callback(*args, **kwargs):
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            error = click.ClickException(
+                "`synclint run` needs PyTorch: install it with `pip install 'synclint[runtime]'` "
+                "(or any torch build that suits your machine)."
+            )
+            error.exit_code = EXIT_ERROR
+            raise error
+        return original(*args, **kwargs)
+
+    command.callback = callback
+    return command
 
 
 _register_optional_commands()

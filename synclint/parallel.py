@@ -20,7 +20,9 @@ from synclint.finding import Finding, error_finding
 Check = Callable[[str, Settings], list[Finding]]
 
 
-def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: int) -> list[list[Finding]]:
+def map_in_processes(
+    check: Check, paths: list[str], settings: Settings, jobs: int, one_done: Callable[[], None] | None = None
+) -> list[list[Finding]]:
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
@@ -31,11 +33,15 @@ def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: i
                     results[i] = future.result()
                 except BrokenProcessPool:
                     break
+                if one_done is not None:
+                    one_done()
     except BrokenProcessPool:
         pass
     for i, result in enumerate(results):
         if result is None:
             results[i] = _isolated(check, paths[i], settings)
+            if one_done is not None:
+                one_done()
     return results  # type: ignore[return-value]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,8 @@ class RunOptions:
     jobs: int | None = None  # None: all cores
     use_cache: bool = True
     cache_dir: Path | None = None  # None: the platform cache directory
+    #: Called with (files done, files in all) as files finish (the CLI's progress line).
+    progress: Callable[[int, int], None] | None = None
 
 
 def lint_paths(
@@ -54,7 +56,16 @@ def lint_files(files: Sequence[Path], settings: Settings, options: RunOptions | 
             findings.extend(cached)
         else:
             pending.append((path, digest))
-    for (path, digest), result in zip(pending, _check_all([p for p, _ in pending], settings, options.jobs)):
+    done = len(files) - len(pending)
+
+    def one_done() -> None:
+        nonlocal done
+        done += 1
+        if options.progress is not None:
+            options.progress(done, len(files))
+
+    results = _check_all([p for p, _ in pending], settings, options.jobs, one_done)
+    for (path, digest), result in zip(pending, results):
         findings.extend(result)
         if cache is not None and digest is not None and not _transient(result):
             cache.put(path, digest, result)
@@ -86,14 +97,21 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_all(paths: list[str], settings: Settings, jobs: int | None) -> list[list[Finding]]:
-    """Findings per path, in the order of ``paths``."""
+def _check_all(
+    paths: list[str], settings: Settings, jobs: int | None, one_done: Callable[[], None] | None = None
+) -> list[list[Finding]]:
+    """Findings per path, in the order of ``paths``; ``one_done()`` after each file."""
     jobs = min(jobs or default_jobs(), len(paths))
     if jobs <= 1:
-        return [check_one(path, settings) for path in paths]
+        results = []
+        for path in paths:
+            results.append(check_one(path, settings))
+            if one_done is not None:
+                one_done()
+        return results
     from synclint.parallel import map_in_processes
 
-    return map_in_processes(check_one, paths, settings, jobs)
+    return map_in_processes(check_one, paths, settings, jobs, one_done)
 
 
 def check_one(path: str, settings: Settings) -> list[Finding]:

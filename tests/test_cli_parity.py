@@ -371,3 +371,99 @@ def test_watch_checks_again_after_each_batch_of_changes(tmp_path: Path, capsys):
     cli_module._watch((str(tmp_path),), once, changes())
     assert [("SL101" in r) for r in runs] == [False, True, False]
     assert "File change detected" in capsys.readouterr().err
+
+
+# -- progress ------------------------------------------------------------------------------
+
+
+def test_progress_line_only_after_the_delay_and_erased_at_the_end():
+    import io
+
+    from synclint.progress import Progress
+
+    now = [0.0]
+    stream = io.StringIO()
+    progress = Progress(stream, delay=0.5, interval=0.1, clock=lambda: now[0])
+    progress(1, 3)
+    assert stream.getvalue() == ""  # a fast run stays silent
+    now[0] = 0.6
+    progress(2, 3)
+    now[0] = 0.65
+    progress(2, 3)  # throttled
+    now[0] = 0.7
+    progress(3, 3)
+    progress.close()
+    assert stream.getvalue() == "\rChecked 2/3 files\rChecked 3/3 files\r" + " " * 17 + "\r"
+    assert Progress.for_terminal(io.StringIO()) is None  # not a terminal: no progress at all
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_runner_reports_every_file_done(tmp_path: Path, jobs: int):
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(HAZARD)
+    seen = []
+    options = RunOptions(jobs=jobs, use_cache=False, progress=lambda done, total: seen.append((done, total)))
+    assert len(lint_paths([tmp_path], Settings(root=tmp_path), options)) == 3
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path):
+    (tmp_path / "m.py").write_text(HAZARD)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", str(tmp_path)])
+    assert "Checked" not in result.stderr
+
+
+# -- synclint run without torch ----------------------------------------------------------------
+
+
+def test_run_without_torch_names_the_extra_in_one_line(tmp_path: Path):
+    import subprocess
+    import sys
+
+    (tmp_path / "s.py").write_text("print(1)\n")
+    probe = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from synclint.cli import main; sys.argv = ['synclint', 'run', 's.py']; main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "synclint[runtime]" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_watch_in_a_real_process_sees_a_file_change(tmp_path: Path):
+    import queue
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "synclint", "check", "--watch", "--no-cache", "--output-format", "concise", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+
+    def wait_for(text: str) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if text in lines.get(timeout=1):
+                    return
+            except queue.Empty:
+                continue
+        raise AssertionError(f"no {text!r} from the watcher")
+
+    try:
+        wait_for("All checks passed!")
+        time.sleep(0.5)  # let the watcher start listening
+        path.write_text(HAZARD)
+        wait_for(":5:12: SL101 ")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
