@@ -171,10 +171,18 @@ def check(
 @click.option("--apply", "apply_fixes", is_flag=True, help="Write the fixes to the files.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change edge-case behaviour.")
 @click.option("--diff", is_flag=True, help="Print the diff (the default without --apply).")
-def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes, diff):
-    """Show (default) or apply (--apply) the fixes for PATHS."""
+@click.option("--stdin-filename", help="With `-` (or no paths): the name stdin is fixed as.")
+def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes, diff, stdin_filename):
+    """Show (default) or apply (--apply) the fixes for PATHS (or - for stdin)."""
+    stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if "-" in paths and not stdin:
+        raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     paths = paths or (".",)
-    settings = _load(config, paths, select, ignore, extend_select)
+    settings = _load(config, (stdin_filename,) if stdin and stdin_filename else paths, select, ignore, extend_select)
+    if stdin:  # --apply: the fixed source on stdout; else its diff
+        report = _Report("concise", None, False, unsafe_fixes, False)
+        sys.exit(_check_stdin(stdin_filename, settings, report, apply_fixes and not diff, not apply_fixes or diff,
+                              unsafe_fixes, exit_zero=False))
     sys.exit(_run_fix(paths, settings, apply=apply_fixes and not diff, unsafe=unsafe_fixes))
 
 
@@ -362,14 +370,30 @@ def _check_stdin(name, settings: Settings, report: _Report, apply_fix: bool, dif
             source.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
         ))
         return EXIT_FINDINGS if fixed != source else EXIT_CLEAN
-    sys.stdout.write(fixed)
     sys.stdout.flush()
+    sys.stdout.buffer.write(_encode_like(data, fixed))
+    sys.stdout.buffer.flush()
     remaining = check_source(fixed, path, settings)
     if remaining:
         from synclint.reporters import render_concise
 
         render_concise(remaining, sys.stderr)
     return EXIT_CLEAN if exit_zero or not remaining else EXIT_FINDINGS
+
+
+def _encode_like(original: bytes, text: str) -> bytes:
+    """``text`` in the encoding (and BOM) of ``original``, as fix --apply writes files."""
+    import codecs
+    import io
+    import tokenize
+
+    bom = original.startswith(codecs.BOM_UTF8)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    encoding = "utf-8" if encoding == "utf-8-sig" else encoding
+    return (codecs.BOM_UTF8 if bom else b"") + text.encode(encoding)
 
 
 def _check_once(paths, settings: Settings, report: _Report, baseline: Path | None) -> None:

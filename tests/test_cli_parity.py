@@ -467,3 +467,16 @@ def test_watch_in_a_real_process_sees_a_file_change(tmp_path: Path):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_fix_reads_stdin_too():
+    diff = run("fix", "-", input=LOADER)
+    assert diff.exit_code == 1 and "+    x = x.to(device, non_blocking=True)" in diff.stdout
+    applied = run("fix", "--apply", "--stdin-filename", "train.py", input=LOADER)
+    assert applied.stdout == LOADER.replace("x.to(device)", "x.to(device, non_blocking=True)")
+
+
+def test_stdin_fix_keeps_the_encoding_bom_and_line_endings():
+    source = "\ufeff# -*- coding: utf-8 -*-\r\n" + LOADER.replace("\n", "\r\n") + "s = 'é'\r\n"
+    result = run("check", "--fix", "-", input=source.encode("utf-8"))
+    assert result.stdout_bytes == source.replace("x.to(device)", "x.to(device, non_blocking=True)").encode("utf-8")
