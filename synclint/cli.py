@@ -201,6 +201,12 @@ def rule(code: str) -> None:
     """Print the documentation of one rule (by code or name)."""
     from synclint.rules import RULES_BY_CODE, RULES_BY_NAME
 
+    from synclint.suppression import UNUSED_SUPPRESSION_CODE, UNUSED_SUPPRESSION_DOCS, UNUSED_SUPPRESSION_NAME
+
+    if code.upper() == UNUSED_SUPPRESSION_CODE or code.lower() == UNUSED_SUPPRESSION_NAME:
+        click.echo(f"# {UNUSED_SUPPRESSION_NAME} ({UNUSED_SUPPRESSION_CODE})\n")
+        click.echo(UNUSED_SUPPRESSION_DOCS)
+        return
     found = RULES_BY_CODE.get(code.upper()) or RULES_BY_NAME.get(code.lower())
     if found is None:
         raise click.UsageError(f"unknown rule {code!r}; `synclint rules` lists them")
@@ -286,7 +292,6 @@ class _Report:
         self.show_fixes = show_fixes
 
     def emit(self, findings: list[Finding], fixed=None) -> None:
-        from synclint.reporters import REPORTERS, ReportOptions, render_statistics
         from synclint.reporters.style import wants_color
 
         if self.output_file is None:
@@ -498,7 +503,8 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool, quiet: boo
         try:
             result = (fix_notebook if is_notebook(file) else fix_file)(file, settings, unsafe=unsafe)
         except SourceError as error:
-            click.echo(f"{file}: SL000 {error}", err=True)
+            if not quiet:  # check --fix lists the file's SL000 with the other findings
+                click.echo(f"{file}: SL000 {error}", err=True)
             errors += 1
             continue
         if not result.changed:

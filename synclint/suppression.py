@@ -23,6 +23,32 @@ ALL = frozenset({"*"})
 
 UNUSED_SUPPRESSION_CODE = "SL002"
 UNUSED_SUPPRESSION_NAME = "unused-suppression"
+UNUSED_SUPPRESSION_DOCS = """\
+## What it does
+Reports a `# synclint: ignore[...]` or `# noqa: SL...` comment that silences no
+finding, and codes in such comments that are not synclint rules (like ruff's RUF100).
+
+## Why is this bad?
+A stale suppression hides the next real hazard written on that line, and an
+unknown code silences nothing while looking as if it did.
+
+## When it runs
+Only when selected by name: `--extend-select SL002` (or `extend-select = ["SL002"]`);
+`ALL` does not include it. A code is judged only when its rule is enabled for the
+file; a bare `# noqa` and other tools' codes are never judged; a bare
+`# synclint: ignore` only when every rule is enabled; a file that could not be
+analysed (SL000) not at all.
+
+## Example
+```python
+x = y + 1  # synclint: ignore[SL201]
+```
+
+## Use instead
+```python
+x = y + 1
+```
+"""
 
 
 @dataclass(frozen=True)

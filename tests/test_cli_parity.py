@@ -480,3 +480,18 @@ def test_stdin_fix_keeps_the_encoding_bom_and_line_endings():
     source = "\ufeff# -*- coding: utf-8 -*-\r\n" + LOADER.replace("\n", "\r\n") + "s = 'é'\r\n"
     result = run("check", "--fix", "-", input=source.encode("utf-8"))
     assert result.stdout_bytes == source.replace("x.to(device)", "x.to(device, non_blocking=True)").encode("utf-8")
+
+
+def test_check_fix_with_a_broken_file_lists_it_once_and_exits_2(tmp_path: Path):
+    (tmp_path / "m.py").write_text(LOADER)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    result = CliRunner().invoke(cli, ["check", "--fix", "--no-cache", "--output-format", "concise", str(tmp_path)])
+    assert result.exit_code == 2
+    assert (result.stdout + result.stderr).count("SL000") == 2  # the finding line and the summary's "(SL000)"
+    assert "non_blocking=True" in (tmp_path / "m.py").read_text()
+
+
+def test_rule_sl002_prints_its_docs():
+    result = run("rule", "SL002")
+    assert result.exit_code == 0 and result.output.startswith("# unused-suppression (SL002)")
+    assert "## When it runs" in result.output

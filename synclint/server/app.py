@@ -203,6 +203,10 @@ def _fix_all(ls: SynclintServer, document: TextDocument, findings: list[Finding]
 def _docs(finding: Finding) -> str:
     from synclint.rules import RULES_BY_CODE
 
+    from synclint.suppression import UNUSED_SUPPRESSION_DOCS
+
+    if finding.code == UNUSED_SUPPRESSION_CODE:
+        return f"# {finding.name} ({finding.code})\n\n{UNUSED_SUPPRESSION_DOCS}"
     rule = RULES_BY_CODE.get(finding.code)
     if rule is None:
         return f"**{finding.code}** {finding.name}\n\n{finding.message}"
