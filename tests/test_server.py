@@ -207,3 +207,21 @@ def test_neovim_lsp_client_gets_diagnostics_and_applies_the_fix(tmp_path: Path):
     assert "synclint (SL401): Pass `non_blocking=True`" in result["titles"]
     assert path.read_text() == FIXED
     assert result["hover"].startswith("# nonzero (SL101)")
+
+
+def test_a_broken_config_is_shown_once_and_defaults_apply(client: LspClient, tmp_path: Path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.synclint]\nselect = ["SL999"]\n')
+    uri = _open(client, project / "m.py", LOADER)
+    message = client.wait_for(lambda m: m.get("method") == "window/showMessage")
+    assert message["params"]["type"] == 1 and "SL999" in message["params"]["message"]
+    assert [d["code"] for d in client.diagnostics(uri)] == ["SL401", "SL101"]
+
+
+def test_excluded_files_get_no_diagnostics(client: LspClient, tmp_path: Path):
+    project = tmp_path / "project"
+    (project / "generated").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.synclint]\nextend-exclude = ["generated"]\n')
+    uri = _open(client, project / "generated" / "m.py", LOADER)
+    assert client.diagnostics(uri) == []
