@@ -406,8 +406,6 @@ def _check_once(paths, settings: Settings, report: _Report, baseline: Path | Non
     if baseline is not None:
         findings = _without_baseline(findings, baseline)
     report.emit(findings)
-    if not findings and report.output_format in TEXT_FORMATS and report.output_file is None:
-        click.echo("All checks passed!")
 
 
 def _watch(paths, run_once, changes=None) -> None:

@@ -495,3 +495,9 @@ def test_rule_sl002_prints_its_docs():
     result = run("rule", "SL002")
     assert result.exit_code == 0 and result.output.startswith("# unused-suppression (SL002)")
     assert "## When it runs" in result.output
+
+
+def test_a_clean_check_says_so(tmp_path: Path):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    assert run("check", "--no-cache", str(tmp_path)).output == "All checks passed!\n"
+    assert run("check", "--no-cache", "--output-format", "json", str(tmp_path)).output == "[]\n"

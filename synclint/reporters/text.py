@@ -97,7 +97,7 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
     problems = len(findings) - errors - unused
     fixed = sum(options.fixed.values()) if options.fixed is not None else 0
     if not findings and not fixed:
-        return ""
+        return "All checks passed!\n"
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
     if options.fixed is not None:
