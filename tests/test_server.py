@@ -225,3 +225,21 @@ def test_excluded_files_get_no_diagnostics(client: LspClient, tmp_path: Path):
     (project / "pyproject.toml").write_text('[tool.synclint]\nextend-exclude = ["generated"]\n')
     uri = _open(client, project / "generated" / "m.py", LOADER)
     assert client.diagnostics(uri) == []
+
+
+def test_a_burst_of_edits_is_checked_once_at_its_last_version(client: LspClient, tmp_path: Path):
+    uri = _open(client, tmp_path / "m.py", LOADER)
+    assert len(client.diagnostics(uri)) == 2
+    text = LOADER
+    for version in range(2, 7):  # five edits in a row, each appending a hazard line
+        line = f"    z{version} = y.nonzero()\n"
+        end = {"line": len(text.splitlines()), "character": 0}
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version},
+             "contentChanges": [{"range": {"start": end, "end": end}, "text": line}]},
+        )
+        text += line
+    message = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+    assert message["params"]["version"] == 6  # no diagnostics for the intermediate texts
+    assert [d["code"] for d in message["params"]["diagnostics"]] == ["SL401"] + ["SL101"] * 6

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -29,12 +31,21 @@ log = logging.getLogger(__name__)
 
 
 class SynclintServer(LanguageServer):
+    #: Seconds of quiet after an edit before the document is checked again: a burst of
+    #: keystrokes costs one check, not one per key (a 2,000-line file takes seconds).
+    change_delay = 0.25
+
     def __init__(self) -> None:
         super().__init__("synclint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         #: uri -> (document version, findings): what code actions and hovers answer from.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
+        #: uri -> the pending (debounced) check of that document.
+        self.pending: dict[str, asyncio.Task] = {}
         #: config files whose error was already shown (shown once, not on every keystroke).
         self.reported_config_errors: set[str] = set()
+        # All analysis runs in this one thread: the event loop stays free to take the next
+        # edit, and the engine (which is not written for concurrent use) never runs twice at once.
+        self.engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synclint-engine")
 
     # -- checking ----------------------------------------------------------------------------
 
@@ -55,54 +66,89 @@ class SynclintServer(LanguageServer):
             return None
         return settings
 
-    def check(self, uri: str) -> list[Finding]:
+    async def in_engine(self, function, *args):
+        return await asyncio.get_running_loop().run_in_executor(self.engine, function, *args)
+
+    async def check(self, uri: str) -> list[Finding] | None:
+        """Check the document as it is now and publish the result; None, and nothing
+        published, when it changed meanwhile (the check scheduled by that change publishes)."""
         from synclint.engine import check_source
 
         document = self.workspace.get_text_document(uri)
+        version, source = document.version, document.source
         settings = self.settings_for(document)
-        findings = [] if settings is None else check_source(document.source, document.path, settings)
-        self.results[uri] = (document.version, findings)
+        findings = [] if settings is None else await self.in_engine(check_source, source, document.path, settings)
+        if document.version != version or uri not in self.workspace.text_documents:
+            return None  # stale: never publish positions for text the editor no longer shows
+        self.results[uri] = (version, findings)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
                 uri=uri,
-                version=document.version,
+                version=version,
                 diagnostics=[to_diagnostic(document, finding) for finding in findings],
             )
         )
         return findings
 
-    def findings(self, uri: str) -> list[Finding]:
+    def check_soon(self, uri: str, delay: float = 0.0) -> None:
+        """(Re)schedule the check of ``uri``: a newer request replaces a pending one."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+
+        async def later() -> None:
+            if delay:
+                await asyncio.sleep(delay)
+            try:
+                await self.check(uri)
+            finally:
+                if self.pending.get(uri) is task:
+                    del self.pending[uri]
+
+        task = asyncio.get_running_loop().create_task(later())
+        self.pending[uri] = task
+
+    async def findings(self, uri: str) -> list[Finding]:
+        """The findings of the document's current version (checked now if not yet)."""
         document = self.workspace.get_text_document(uri)
-        version, findings = self.results.get(uri, (None, None))
-        if findings is None or version != document.version:
-            findings = self.check(uri)
-        return findings
+        for _ in range(3):  # an edit may land during the check: try the newer text
+            version, findings = self.results.get(uri, (None, None))
+            if findings is not None and version == document.version:
+                return findings
+            findings = await self.check(uri)
+            if findings is not None:
+                return findings
+        return []  # still being edited: nothing reliable to offer yet
 
 
 def create_server() -> SynclintServer:
     server = SynclintServer()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: SynclintServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)
+    async def did_open(ls: SynclintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: SynclintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)
+    async def did_change(ls: SynclintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri, ls.change_delay)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: SynclintServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        ls.check(params.text_document.uri)  # a config may have changed meanwhile
+    async def did_save(ls: SynclintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.check_soon(params.text_document.uri)  # a config may have changed meanwhile
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: SynclintServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        ls.results.pop(params.text_document.uri, None)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+    async def did_close(ls: SynclintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        pending = ls.pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        ls.results.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: SynclintServer, params: lsp.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(ls: SynclintServer, params: lsp.DidChangeConfigurationParams) -> None:
         for uri in list(ls.results):
-            ls.check(uri)
+            ls.check_soon(uri)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
@@ -111,10 +157,10 @@ def create_server() -> SynclintServer:
             resolve_provider=False,
         ),
     )
-    def code_action(ls: SynclintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def code_action(ls: SynclintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
         document = ls.workspace.get_text_document(uri)
-        findings = ls.findings(uri)
+        findings = await ls.findings(uri)
         wanted = params.context.only
         actions: list[lsp.CodeAction] = []
         if not wanted or any(kind.startswith(lsp.CodeActionKind.QuickFix) for kind in wanted):
@@ -123,15 +169,15 @@ def create_server() -> SynclintServer:
                 if overlaps(where, params.range):
                     actions.extend(_quick_fixes(document, finding))
         if not wanted or any(FIX_ALL_KIND.startswith(kind) for kind in wanted):
-            fix_all = _fix_all(ls, document, findings)
+            fix_all = await _fix_all(ls, document, findings)
             if fix_all is not None:
                 actions.append(fix_all)
         return actions
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def hover(ls: SynclintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    async def hover(ls: SynclintServer, params: lsp.HoverParams) -> lsp.Hover | None:
         document = ls.workspace.get_text_document(params.text_document.uri)
-        for finding in ls.findings(params.text_document.uri):
+        for finding in await ls.findings(params.text_document.uri):
             where = finding_range(document, finding)
             if contains(where, params.position):
                 return lsp.Hover(
@@ -177,7 +223,7 @@ def _quick_fixes(document: TextDocument, finding: Finding) -> list[lsp.CodeActio
     return actions
 
 
-def _fix_all(ls: SynclintServer, document: TextDocument, findings: list[Finding]) -> lsp.CodeAction | None:
+async def _fix_all(ls: SynclintServer, document: TextDocument, findings: list[Finding]) -> lsp.CodeAction | None:
     """``source.fixAll.synclint``: the safe fixes, exactly what ``synclint check --fix`` writes."""
     if not any(f.fix is not None and f.fix.applicability == "safe" for f in findings):
         return None
@@ -187,11 +233,14 @@ def _fix_all(ls: SynclintServer, document: TextDocument, findings: list[Finding]
     settings = ls.settings_for(document)
     if settings is None:
         return None
+    source = document.source
     try:
-        fixed, applied = fix_text(document.source, document.path, settings, unsafe=False)
+        fixed, applied = await ls.in_engine(fix_text, source, document.path, settings, False)
     except SourceError:
         return None
-    if not applied or fixed == document.source:
+    if document.source != source:  # edited meanwhile: the editor asks again
+        return None
+    if not applied or fixed == source:
         return None
     return lsp.CodeAction(
         title="synclint: fix all safely fixable hazards",
