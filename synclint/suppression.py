@@ -20,6 +20,7 @@ _DIRECTIVE = re.compile(
     re.IGNORECASE,
 )
 ALL = frozenset({"*"})
+_OUR_CODE = re.compile(r"SL\d+")
 
 UNUSED_SUPPRESSION_CODE = "SL002"
 UNUSED_SUPPRESSION_NAME = "unused-suppression"
@@ -140,7 +141,9 @@ def unused_directives(
             if directive.synclint and not silenced and known <= enabled:
                 report.append((directive, ["all"], []))
             continue
-        ours = sorted(c for c in directive.codes if c.startswith("SL"))
+        # In ``# synclint: ignore[...]`` every code is meant for synclint; in ``# noqa:`` only
+        # those shaped like ours (``# noqa: SL201 slow path`` does not name a rule "SLOW").
+        ours = sorted(c for c in directive.codes if directive.synclint or _OUR_CODE.fullmatch(c))
         unknown = [c for c in ours if c not in known and c != UNUSED_SUPPRESSION_CODE]
         unused = [c for c in ours if c in enabled and c not in silenced]
         if unused or unknown:

@@ -501,3 +501,10 @@ def test_a_clean_check_says_so(tmp_path: Path):
     (tmp_path / "m.py").write_text("x = 1\n")
     assert run("check", "--no-cache", str(tmp_path)).output == "All checks passed!\n"
     assert run("check", "--no-cache", "--output-format", "json", str(tmp_path)).output == "[]\n"
+
+
+def test_words_after_a_noqa_are_not_taken_for_unknown_codes(tmp_path: Path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()  # noqa: SL101 slow path\n")
+    output = run("check", "--no-cache", "--extend-select", "SL002", str(path)).output
+    assert output == "All checks passed!\n"
