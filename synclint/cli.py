@@ -435,7 +435,14 @@ def _add_noqa(paths, settings: Settings) -> int:
     from synclint.fixers.apply import write_atomically
     from synclint.suppression import add_directives
 
-    findings = [f for f in _lint(paths, settings) if f.code != PARSE_ERROR_CODE and f.cell is None]
+    from synclint.suppression import UNUSED_SUPPRESSION_CODE
+
+    # Not SL000 (nothing to silence: the file does not parse), not SL002 (the remedy for an
+    # unused comment is removing it, not another comment), not notebook cells (JSON source).
+    findings = [
+        f for f in _lint(paths, settings)
+        if f.code not in (PARSE_ERROR_CODE, UNUSED_SUPPRESSION_CODE) and f.cell is None
+    ]
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:
         by_path.setdefault(finding.path, []).append(finding)
