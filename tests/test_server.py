@@ -26,6 +26,7 @@ def client(tmp_path: Path):
     result = client.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
     assert result["serverInfo"]["name"] == "synclint"
     assert result["capabilities"]["hoverProvider"] and result["capabilities"]["codeActionProvider"]
+    assert result["capabilities"]["textDocumentSync"]["change"] == 1  # full
     client.notify("initialized", {})
     yield client
     assert client.close() == 0
@@ -69,14 +70,9 @@ def test_change_and_save_publish_fresh_diagnostics(client: LspClient, tmp_path: 
     path = tmp_path / "m.py"
     uri = _open(client, path, LOADER)
     assert len(client.diagnostics(uri)) == 2
-    client.notify(
+    client.notify(  # the server asks for full text sync: each change carries the whole text
         "textDocument/didChange",
-        {
-            "textDocument": {"uri": uri, "version": 2},
-            "contentChanges": [
-                {"range": {"start": {"line": 4, "character": 0}, "end": {"line": 5, "character": 0}}, "text": ""}
-            ],
-        },
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LOADER.replace("    n = y.nonzero()\n", "")}]},
     )
     assert [d["code"] for d in client.diagnostics(uri)] == ["SL401"]
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
@@ -232,14 +228,19 @@ def test_a_burst_of_edits_is_checked_once_at_its_last_version(client: LspClient,
     assert len(client.diagnostics(uri)) == 2
     text = LOADER
     for version in range(2, 7):  # five edits in a row, each appending a hazard line
-        line = f"    z{version} = y.nonzero()\n"
-        end = {"line": len(text.splitlines()), "character": 0}
+        text += f"    z{version} = y.nonzero()\n"
         client.notify(
             "textDocument/didChange",
-            {"textDocument": {"uri": uri, "version": version},
-             "contentChanges": [{"range": {"start": end, "end": end}, "text": line}]},
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
         )
-        text += line
     message = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics")
     assert message["params"]["version"] == 6  # no diagnostics for the intermediate texts
     assert [d["code"] for d in message["params"]["diagnostics"]] == ["SL401"] + ["SL101"] * 6
+
+
+def test_lines_are_counted_as_python_and_lsp_count_them(client: LspClient, tmp_path: Path):
+    # A form feed ends a line for str.splitlines, not for Python or LSP.
+    text = "import torch\n\x0c\n\n# \x0c section\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+    uri = _open(client, tmp_path / "m.py", text)
+    (diagnostic,) = client.diagnostics(uri)
+    assert diagnostic["range"]["start"] == {"line": 5, "character": 11}

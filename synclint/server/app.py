@@ -36,7 +36,9 @@ class SynclintServer(LanguageServer):
     change_delay = 0.25
 
     def __init__(self) -> None:
-        super().__init__("synclint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        # Full sync: pygls applies incremental edits by ``str.splitlines`` lines, which differ from
+        # LSP's lines in files with form feeds (common in older Python); full text cannot drift.
+        super().__init__("synclint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         #: uri -> (document version, findings): what code actions and hovers answer from.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         #: uri -> the pending (debounced) check of that document.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from lsprotocol import types as lsp
@@ -14,9 +15,19 @@ from synclint.suppression import UNUSED_SUPPRESSION_CODE
 SOURCE = "synclint"
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """The lines of ``text`` as LSP and Python count them: ended by \\n, \\r\\n or \\r only
+    (``str.splitlines`` also splits at form feeds and other separators, which Python source
+    and LSP positions do not)."""
+    return _LINE.findall(text)
+
+
 def to_position(document: TextDocument, line: int, column: int) -> lsp.Position:
     """LSP position of a 1-based (line, code-point column)."""
-    lines = document.lines
+    lines = lsp_lines(document.source)
     if line - 1 >= len(lines):  # an end at the very end of the file
         return lsp.Position(line=len(lines), character=0)
     return document.position_codec.position_to_client_units(lines, lsp.Position(line=line - 1, character=column - 1))
@@ -73,10 +84,10 @@ def whole_text_edit(document: TextDocument, new_text: str) -> lsp.TextEdit:
 
 
 def _offset_position(document: TextDocument, offset: int) -> lsp.Position:
-    text = document.source[:offset]
-    line = text.count("\n")
-    column = offset - (text.rfind("\n") + 1)
-    return to_position(document, line + 1, column + 1)
+    lines = lsp_lines(document.source[:offset])
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        return to_position(document, len(lines) + 1, 1)
+    return to_position(document, len(lines), len(lines[-1]) + 1)
 
 
 def contains(outer: lsp.Range, position: lsp.Position) -> bool:
