@@ -537,7 +537,8 @@ def _run_fix(paths, settings: Settings, *, apply: bool, unsafe: bool, quiet: boo
 
 
 @cli.command()
-def server() -> None:
+@click.option("--stdio", is_flag=True, help="Accepted for clients that pass it; stdio is the only transport.")
+def server(stdio: bool) -> None:
     """Run the Language Server (LSP over stdio) for editors: see docs/editors.md."""
     from synclint.server import serve
 
