@@ -57,7 +57,8 @@ class Directive:
     line: int
     column: int  # 1-based, of the ``#``
     codes: frozenset[str]  # ALL for a bare directive
-    synclint: bool  # ``# synclint: ignore`` (ours alone) rather than ``# noqa`` (shared with other tools)
+    #: True for synclint's own ignore comment, False for a noqa comment (shared with other tools).
+    synclint: bool
 
 
 def directives(source: str) -> list[Directive]:
@@ -141,8 +142,8 @@ def unused_directives(
             if directive.synclint and not silenced and known <= enabled:
                 report.append((directive, ["all"], []))
             continue
-        # In ``# synclint: ignore[...]`` every code is meant for synclint; in ``# noqa:`` only
-        # those shaped like ours (``# noqa: SL201 slow path`` does not name a rule "SLOW").
+        # In a synclint-ignore comment every code is meant for synclint; in a noqa comment only
+        # those shaped like ours ("SL201 slow path" after noqa does not name a rule "SLOW").
         ours = sorted(c for c in directive.codes if directive.synclint or _OUR_CODE.fullmatch(c))
         unknown = [c for c in ours if c not in known and c != UNUSED_SUPPRESSION_CODE]
         unused = [c for c in ours if c in enabled and c not in silenced]

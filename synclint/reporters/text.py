@@ -105,7 +105,8 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
     else:
         lines = [f"Found {_plural(problems, 'sync hazard')}."]
     if unused:
-        lines.append(f"{_plural(unused, 'suppression comment')} silence nothing ({UNUSED_SUPPRESSION_CODE}).")
+        verb = "silences" if unused == 1 else "silence"
+        lines.append(f"{_plural(unused, 'suppression comment')} {verb} nothing ({UNUSED_SUPPRESSION_CODE}).")
     if errors:
         lines.append(f"{_plural(errors, 'file')} could not be checked ({PARSE_ERROR_CODE}).")
     if options.fixed is None or options.unsafe_fixes:
