@@ -326,7 +326,7 @@ def check_source(
             return []
         rules = select_rules(settings, path)
         if audits_suppressions(settings, path):  # SL002: which comments silence nothing
-            return audited(text, path, settings, lambda: [] if can_skip(text, rules) else _check_text(text, path, rules))
+            return audited(text, path, settings, lambda: None if can_skip(text, rules) else _check_text(text, path, rules))
         if can_skip(text, rules):
             return []
         return _check_text(text, path, rules)

@@ -38,7 +38,7 @@ Only when selected by name: `--extend-select SL002` (or `extend-select = ["SL002
 `ALL` does not include it. A code is judged only when its rule is enabled for the
 file; a bare `# noqa` and other tools' codes are never judged; a bare
 `# synclint: ignore` only when every rule is enabled; a file that could not be
-analysed (SL000) not at all.
+analysed (SL000), or that the prefilter skipped (no sign of torch), not at all.
 
 ## Example
 ```python
@@ -232,12 +232,15 @@ def audits_suppressions(settings, path: str | None) -> bool:
 
 def audited(source: str, path: str, settings, check) -> list:
     """``check()``'s findings plus one SL002 finding per directive that silences less than it
-    says. Not judged when the file could not be analysed (its SL000 says why)."""
+    says. Nothing is judged in a file that was not fully analysed: ``check()`` returns None
+    when the prefilter skipped the file, and a file with SL000 could not be analysed."""
     from synclint.codes import RULE_CODES
     from synclint.finding import PARSE_ERROR_CODE, Finding
 
     with recording_uses() as used:
         findings = check()
+    if findings is None:
+        return []
     if any(f.code == PARSE_ERROR_CODE for f in findings):
         return findings
     enabled = [code for code in RULE_CODES if settings.is_enabled(code, path)]

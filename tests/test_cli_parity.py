@@ -507,3 +507,10 @@ def test_words_after_a_noqa_are_not_taken_for_unknown_codes(tmp_path: Path):
     path.write_text("import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()  # noqa: SL101 slow path\n")
     output = run("check", "--no-cache", "--extend-select", "SL002", str(path)).output
     assert output == "All checks passed!\n"
+
+
+def test_no_suppression_is_judged_in_a_file_the_prefilter_skipped(tmp_path: Path):
+    path = tmp_path / "m.py"
+    path.write_text("def f(x):\n    return x.item()  # synclint: ignore[SL201]\n")  # nothing points at torch
+    output = run("check", "--no-cache", "--extend-select", "SL002", str(path)).output
+    assert output == "All checks passed!\n"
