@@ -326,7 +326,9 @@ def check_source(
             return []
         rules = select_rules(settings, path)
         if audits_suppressions(settings, path):  # SL002: which comments silence nothing
-            return audited(text, path, settings, lambda: None if can_skip(text, rules) else _check_text(text, path, rules))
+            # None: the prefilter skipped the file, which is then not judged.
+            check = lambda: None if can_skip(text, rules) else _check_text(text, path, rules)  # noqa: E731
+            return audited(text, path, settings, check)
         if can_skip(text, rules):
             return []
         return _check_text(text, path, rules)
