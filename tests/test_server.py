@@ -244,3 +244,14 @@ def test_lines_are_counted_as_python_and_lsp_count_them(client: LspClient, tmp_p
     uri = _open(client, tmp_path / "m.py", text)
     (diagnostic,) = client.diagnostics(uri)
     assert diagnostic["range"]["start"] == {"line": 5, "character": 11}
+
+
+def test_an_internal_error_becomes_one_sl000_diagnostic(monkeypatch, tmp_path: Path):
+    from synclint.server import app
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr("synclint.engine.check_source", broken)
+    (finding,) = app._check_text(LOADER, str(tmp_path / "m.py"), app.Settings(root=tmp_path))
+    assert (finding.code, finding.message) == ("SL000", "internal error while checking: ValueError: boom")

@@ -74,12 +74,10 @@ class SynclintServer(LanguageServer):
     async def check(self, uri: str) -> list[Finding] | None:
         """Check the document as it is now and publish the result; None, and nothing
         published, when it changed meanwhile (the check scheduled by that change publishes)."""
-        from synclint.engine import check_source
-
         document = self.workspace.get_text_document(uri)
         version, source = document.version, document.source
         settings = self.settings_for(document)
-        findings = [] if settings is None else await self.in_engine(check_source, source, document.path, settings)
+        findings = [] if settings is None else await self.in_engine(_check_text, source, document.path, settings)
         if document.version != version or uri not in self.workspace.text_documents:
             return None  # stale: never publish positions for text the editor no longer shows
         self.results[uri] = (version, findings)
@@ -191,13 +189,22 @@ def create_server() -> SynclintServer:
     return server
 
 
-def _diagnostic_for(document: TextDocument, finding: Finding) -> lsp.Diagnostic:
-    return to_diagnostic(document, finding)
+def _check_text(source: str, path: str, settings: Settings) -> list[Finding]:
+    """The document's findings; a bug in synclint becomes one SL000 diagnostic, as in
+    ``synclint check``, instead of a silent handler error and stale diagnostics."""
+    from synclint.engine import check_source
+    from synclint.finding import error_finding
+
+    try:
+        return check_source(source, path, settings)
+    except Exception as error:
+        log.exception("checking %s failed", path)
+        return [error_finding(path, f"internal error while checking: {type(error).__name__}: {error}")]
 
 
 def _quick_fixes(document: TextDocument, finding: Finding) -> list[lsp.CodeAction]:
     actions = []
-    diagnostic = _diagnostic_for(document, finding)
+    diagnostic = to_diagnostic(document, finding)
     if finding.fix is not None and finding.fix.edits:
         unsafe = finding.fix.applicability == "unsafe"
         actions.append(
