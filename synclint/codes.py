@@ -9,6 +9,10 @@ RULE_CODES: tuple[str, ...] = (
 )
 
 
+#: Codes that are not sync-hazard rules: SL002 reports unused suppression comments.
+OTHER_CODES: tuple[str, ...] = ("SL002",)
+
+
 def is_known_selector(selector: str) -> bool:
-    """``ALL`` or a prefix of some rule code (``SL1``, ``SL103``)."""
-    return selector == "ALL" or any(code.startswith(selector) for code in RULE_CODES)
+    """``ALL`` or a prefix of some rule code (``SL1``, ``SL103``, ``SL002``)."""
+    return selector == "ALL" or any(code.startswith(selector) for code in RULE_CODES + OTHER_CODES)

@@ -26,7 +26,7 @@ from synclint.prefilter import can_skip
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
-from synclint.suppression import is_suppressed, suppressions
+from synclint.suppression import audited, audits_suppressions, is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
 
@@ -325,6 +325,10 @@ def check_source(
         if not text.strip():
             return []
         rules = select_rules(settings, path)
+        if audits_suppressions(settings, path):  # SL002: which comments silence nothing
+            # None: the prefilter skipped the file, which is then not judged.
+            check = lambda: None if can_skip(text, rules) else _check_text(text, path, rules)  # noqa: E731
+            return audited(text, path, settings, check)
         if can_skip(text, rules):
             return []
         return _check_text(text, path, rules)

@@ -20,8 +20,10 @@ from synclint.finding import Finding, error_finding
 Check = Callable[[str, Settings], list[Finding]]
 
 
-def map_in_processes(check: Check, work: list[tuple[str, Settings]], jobs: int) -> list[list[Finding]]:
-    """``check(path, settings)`` for each pair of ``work``, in its order."""
+def map_in_processes(
+    check: Check, work: list[tuple[str, Settings]], jobs: int, one_done: Callable[[], None] | None = None
+) -> list[list[Finding]]:
+    """``check(path, settings)`` for each pair of ``work``, in its order; ``one_done()`` after each."""
     paths = [path for path, _ in work]
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
@@ -33,11 +35,15 @@ def map_in_processes(check: Check, work: list[tuple[str, Settings]], jobs: int) 
                     results[i] = future.result()
                 except BrokenProcessPool:
                     break
+                if one_done is not None:
+                    one_done()
     except BrokenProcessPool:
         pass
     for i, result in enumerate(results):
         if result is None:
             results[i] = _isolated(check, *work[i])
+            if one_done is not None:
+                one_done()
     return results  # type: ignore[return-value]
 
 

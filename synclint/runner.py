@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,8 @@ class RunOptions:
     jobs: int | None = None  # None: all cores
     use_cache: bool = True
     cache_dir: Path | None = None  # None: the platform cache directory
+    #: Called with (files done, files in all) as files finish (the CLI's progress line).
+    progress: Callable[[int, int], None] | None = None
 
 
 def lint_paths(
@@ -72,7 +74,15 @@ def lint_files(
             findings.extend(cached)
         else:
             pending.append((path, own, digest))
-    results = _check_all([(path, own) for path, own, _ in pending], options.jobs)
+    done = len(files) - len(pending)
+
+    def one_done() -> None:
+        nonlocal done
+        done += 1
+        if options.progress is not None:
+            options.progress(done, len(files))
+
+    results = _check_all([(path, own) for path, own, _ in pending], options.jobs, one_done)
     for (path, own, digest), result in zip(pending, results):
         findings.extend(result)
         cache = cache_for(own)
@@ -107,14 +117,21 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_all(work: list[tuple[str, Settings]], jobs: int | None) -> list[list[Finding]]:
-    """Findings per (path, settings), in the order of ``work``."""
+def _check_all(
+    work: list[tuple[str, Settings]], jobs: int | None, one_done: Callable[[], None] | None = None
+) -> list[list[Finding]]:
+    """Findings per (path, settings), in the order of ``work``; ``one_done()`` after each file."""
     jobs = min(jobs or default_jobs(), len(work))
     if jobs <= 1:
-        return [check_one(path, settings) for path, settings in work]
+        results = []
+        for path, settings in work:
+            results.append(check_one(path, settings))
+            if one_done is not None:
+                one_done()
+        return results
     from synclint.parallel import map_in_processes
 
-    return map_in_processes(check_one, work, jobs)
+    return map_in_processes(check_one, work, jobs, one_done)
 
 
 def check_one(path: str, settings: Settings) -> list[Finding]:

@@ -134,4 +134,6 @@ def test_completion_completes_subcommands_and_formats(monkeypatch):
     complete = ShellComplete(cli, {}, "synclint", "_SYNCLINT_COMPLETE")
     assert {"check", "fix", "rule", "rules", "completion"} <= {c.value for c in complete.get_completions([], "")}
     formats = {c.value for c in complete.get_completions(["check", "--output-format"], "")}
-    assert formats == {"text", "json", "sarif", "github"}
+    assert formats == {
+        "full", "concise", "text", "json", "json-lines", "junit", "gitlab", "pylint", "rdjson", "sarif", "github",
+    }

@@ -93,7 +93,7 @@ def test_check_marks_safe_and_unsafe_fixes(tmp_path):
     path.write_text(LOADER + "def g(x: torch.Tensor):\n    return x[x > 0].sum()\n")
     output = run("check", str(path)).output
     assert ":3:9: SL401 [*] " in output
-    assert ":5:12: SL103 [unsafe fix] " in output
+    assert ":5:12: SL103 [~] " in output
 
 
 def test_file_keeps_crlf_bom_mode_and_missing_final_newline(tmp_path):

@@ -35,6 +35,6 @@ def annotation(finding: Finding) -> str:
     return f"::{command} {rendered}::{_escape_data(message)}"
 
 
-def render_github(findings: Sequence[Finding], out: TextIO) -> None:
+def render_github(findings: Sequence[Finding], out: TextIO, options: object = None) -> None:
     for finding in findings:
         out.write(annotation(finding) + "\n")

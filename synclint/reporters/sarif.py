@@ -144,6 +144,6 @@ def sarif_document(findings: Sequence[Finding]) -> dict[str, Any]:
     }
 
 
-def render_sarif(findings: Sequence[Finding], out: TextIO) -> None:
+def render_sarif(findings: Sequence[Finding], out: TextIO, options: object = None) -> None:
     json.dump(sarif_document(findings), out, indent=2)
     out.write("\n")
