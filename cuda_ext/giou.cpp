@@ -2,8 +2,10 @@
 //
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
-// Each kernel is one pass over the boxes: at::parallel_for over fixed-size
-// chunks of tiles, each tile processed by loops the compiler vectorises.
+// Each kernel is one pass over the boxes: at::parallel_for (OpenMP, when the
+// build has it) over work items of whole images or image slices, each
+// processed in tiles by loops the compiler vectorises. With `counts` or a
+// `valid` mask, absent slots are skipped without reading their boxes.
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "giou.h"
@@ -22,57 +25,105 @@ namespace giou {
 namespace {
 
 // The loops work on tiles of kTile boxes held as structure-of-arrays in float
-// (double for float64). Every stage is a simple loop GCC vectorises: a 4-wide
-// deinterleave that also widens fp16/bf16, the presence test, the branch-free
-// per-box math over the full tile, and the write-back.
+// (double for float64). Every stage is a simple loop GCC vectorises: the
+// presence test, a 4-wide deinterleave that also widens fp16/bf16 and swaps
+// absent slots for a unit box, the branch-free per-box math over the full
+// tile, and the write-back.
 constexpr int64_t kTile = 64;
 
 template <typename T>
 struct Tile {
-  T raw_p[4][kTile] = {};  // as loaded
-  T raw_t[4][kTile] = {};
   T p[4][kTile] = {};  // what the math sees: a unit box in absent slots
   T t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
 };
 
-// Validity rules: fill tile.present[0, n) for boxes [begin, begin + n). The
-// rule is a template parameter of the loops: no per-box branch on the mode.
+// ---------------------------------------------------------------- work split
+//
+// The boxes are `rows` images of `slots` boxes each. The work is cut into
+// items of about kBoxesPerChunk boxes, independently of the thread count:
+// several whole images per item when images are small, slices of one image
+// when they are large. Forward partial sums are kept per item and added in
+// item order, so the result is the same on any number of threads.
+struct Grid {
+  int64_t rows;
+  int64_t slots;
+  int64_t rows_per_item;    // images per item (slots < kBoxesPerChunk)
+  int64_t items_per_row;    // slices per image (slots >= kBoxesPerChunk)
+  int64_t num_items;
+
+  Grid(int64_t rows_, int64_t slots_) : rows(rows_), slots(slots_) {
+    if (slots >= kBoxesPerChunk) {
+      rows_per_item = 1;
+      items_per_row = (slots + kBoxesPerChunk - 1) / kBoxesPerChunk;
+      num_items = rows * items_per_row;
+    } else {
+      rows_per_item = std::max<int64_t>(1, kBoxesPerChunk / std::max<int64_t>(slots, 1));
+      items_per_row = 1;
+      num_items = (rows + rows_per_item - 1) / rows_per_item;
+    }
+  }
+
+  // Calls fn(row, slot_begin, slot_end) for each image segment of item `i`.
+  template <typename Fn>
+  void for_each_segment(int64_t i, Fn&& fn) const {
+    if (items_per_row > 1) {
+      const int64_t row = i / items_per_row;
+      const int64_t begin = (i % items_per_row) * kBoxesPerChunk;
+      fn(row, begin, std::min(slots, begin + kBoxesPerChunk));
+      return;
+    }
+    const int64_t row_end = std::min(rows, (i + 1) * rows_per_item);
+    for (int64_t row = i * rows_per_item; row < row_end; ++row) fn(row, int64_t{0}, slots);
+  }
+};
+
+// ------------------------------------------------------------ validity rules
+//
+// A rule says which slots hold a box. `end(row, begin, end)` trims a segment
+// to the part that may hold boxes (the slots after it are absent and never
+// read); `fill(flat_begin, n, target, present)` sets present[0, n) for the
+// boxes [flat_begin, flat_begin + n). The rule is a template parameter of the
+// loops: no per-box branch on the mode.
+
+// The default: a target row of four zeros is padding. Targets must be read.
 struct PaddingRule {
-  template <typename T>
-  void fill(int64_t, int64_t n, Tile<T>& tile) const {
+  int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
+  template <typename scalar_t, typename T>
+  void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, T* present) const {
+    const scalar_t* __restrict__ t = target + 4 * begin;
     for (int64_t j = 0; j < n; ++j) {
-      tile.present[j] =
-          is_padding(tile.raw_t[0][j], tile.raw_t[1][j], tile.raw_t[2][j], tile.raw_t[3][j])
-              ? T(0)
-              : T(1);
+      present[j] = is_padding(static_cast<T>(t[4 * j]), static_cast<T>(t[4 * j + 1]),
+                              static_cast<T>(t[4 * j + 2]), static_cast<T>(t[4 * j + 3]))
+                       ? T(0)
+                       : T(1);
     }
   }
 };
 
+// An explicit bool mask: boxes of absent slots are never read.
 struct MaskRule {
   const bool* mask;
-  template <typename T>
-  void fill(int64_t begin, int64_t n, Tile<T>& tile) const {
-    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j] ? T(1) : T(0);
+  int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
+  template <typename scalar_t, typename T>
+  void fill(int64_t begin, int64_t n, const scalar_t*, T* present) const {
+    for (int64_t j = 0; j < n; ++j) present[j] = mask[begin + j] ? T(1) : T(0);
   }
 };
 
-// counts[b] present boxes at the start of image b (negative: none).
+// counts[row] boxes at the start of each image (negative: none; any int64,
+// clamped before any arithmetic, so 2**63 - 1 means "all slots"). The slots
+// after the count are never read.
 struct CountsRule {
   const int64_t* counts;
   int64_t slots;
-  template <typename T>
-  void fill(int64_t begin, int64_t n, Tile<T>& tile) const {
-    // One vectorisable loop per image the tile touches; no division per box.
-    for (int64_t j0 = 0; j0 < n;) {
-      const int64_t image = (begin + j0) / slots;
-      const int64_t slot0 = (begin + j0) - image * slots;
-      const int64_t j1 = std::min(n, j0 + slots - slot0);
-      const int64_t present_end = j0 + counts[image] - slot0;  // tile index
-      for (int64_t j = j0; j < j1; ++j) tile.present[j] = j < present_end ? T(1) : T(0);
-      j0 = j1;
-    }
+  int64_t end(int64_t row, int64_t slot_begin, int64_t slot_end) const {
+    const int64_t count = std::min(std::max<int64_t>(counts[row], 0), slots);
+    return std::max(slot_begin, std::min(slot_end, count));
+  }
+  template <typename scalar_t, typename T>
+  void fill(int64_t, int64_t n, const scalar_t*, T* present) const {
+    for (int64_t j = 0; j < n; ++j) present[j] = T(1);  // `end` already trimmed
   }
 };
 
@@ -93,30 +144,41 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
   }
 }
 
-// Loads boxes [begin, begin + n) into the tile; slots n..kTile are absent.
+// Fills the tile's presence for boxes [begin, begin + n) (slots n..kTile
+// absent) and returns the range [lo, hi) of present slots (lo == hi: none).
 template <typename scalar_t, typename T, typename Rule>
+inline std::pair<int64_t, int64_t> tile_presence(const scalar_t* __restrict__ target, int64_t begin,
+                                                 int64_t n, const Rule& rule, Tile<T>& tile) {
+  rule.fill(begin, n, target, tile.present);
+  for (int64_t j = n; j < kTile; ++j) tile.present[j] = T(0);
+  int64_t lo = 0, hi = n;
+  while (lo < hi && tile.present[lo] == T(0)) ++lo;
+  while (hi > lo && tile.present[hi - 1] == T(0)) --hi;
+  return {lo, hi};
+}
+
+// Loads boxes [begin + lo, begin + hi) into the tile; every other slot gets a
+// unit box. Absent slots compute on the unit box instead of their real (or
+// stale) coordinates: their discarded math stays finite, so a zero upstream
+// gradient gives exact zeros (no inf * 0 = NaN).
+template <typename scalar_t, typename T>
 inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t n, const Rule& rule, Tile<T>& tile) {
+                      int64_t begin, int64_t lo, int64_t hi, Tile<T>& tile) {
   const scalar_t* __restrict__ p = pred + 4 * begin;
   const scalar_t* __restrict__ t = target + 4 * begin;
-  for (int64_t j = 0; j < n; ++j) {
-    for (int k = 0; k < 4; ++k) {
-      tile.raw_p[k][j] = static_cast<T>(p[4 * j + k]);
-      tile.raw_t[k][j] = static_cast<T>(t[4 * j + k]);
-    }
-  }
-  rule.fill(begin, n, tile);
-  for (int64_t j = n; j < kTile; ++j) tile.present[j] = T(0);
-  // Absent slots compute on a unit box instead of their real (or stale)
-  // coordinates: their discarded math stays finite, so a zero upstream
-  // gradient gives exact zeros (no inf * 0 = NaN). Separate source and
-  // destination arrays keep this a blend (in place, GCC emits masked stores,
-  // which are slow on some CPUs).
   for (int k = 0; k < 4; ++k) {
     const T unit = k < 2 ? T(0) : T(1);
-    for (int64_t j = 0; j < kTile; ++j) {
-      tile.p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
-      tile.t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
+    for (int64_t j = 0; j < lo; ++j) tile.p[k][j] = tile.t[k][j] = unit;
+    for (int64_t j = hi; j < kTile; ++j) tile.p[k][j] = tile.t[k][j] = unit;
+  }
+  for (int64_t j = lo; j < hi; ++j) {
+    const bool in = tile.present[j] != T(0);
+    for (int k = 0; k < 4; ++k) {
+      const T unit = k < 2 ? T(0) : T(1);
+      const T pv = static_cast<T>(p[4 * j + k]);
+      const T tv = static_cast<T>(t[4 * j + k]);
+      tile.p[k][j] = in ? pv : unit;
+      tile.t[k][j] = in ? tv : unit;
     }
   }
 }
@@ -134,22 +196,29 @@ struct Partial {
   int64_t num_valid = 0;
 };
 
-// Loss over boxes [begin, end): their sum and count and, when `per_box` is
-// non-null (reduction="none"), each box's loss.
+// Loss over slots [slot_begin, slot_end) of image `row`: their sum and count
+// and, when `per_box` is non-null (reduction="none"), each slot's loss.
 template <typename scalar_t, typename Rule>
-SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
-                                          const scalar_t* __restrict__ target,
-                                          scalar_t* __restrict__ per_box, int64_t begin,
-                                          int64_t end, at::opmath_type<scalar_t> eps,
-                                          Rule rule) {
+SYNCLINT_MULTIVERSION Partial forward_segment(const scalar_t* __restrict__ pred,
+                                              const scalar_t* __restrict__ target,
+                                              scalar_t* __restrict__ per_box, int64_t slots,
+                                              int64_t row, int64_t slot_begin, int64_t slot_end,
+                                              at::opmath_type<scalar_t> eps, Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
   T loss[kTile];
   T sum = 0;
-  T count = 0;  // exact: a run is far below 2^24 boxes
-  for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
-    const int64_t n = std::min(kTile, end - tile_begin);
-    load_tile(pred, target, tile_begin, n, rule, tile);
+  T count = 0;  // exact: a segment is far below 2^24 boxes
+  const int64_t base = row * slots;
+  const int64_t read_end = rule.end(row, slot_begin, slot_end);
+  for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
+    const int64_t n = std::min(kTile, read_end - tile_begin);
+    const auto [lo, hi] = tile_presence(target, base + tile_begin, n, rule, tile);
+    if (lo == hi) {  // nothing present: nothing to read
+      if (per_box != nullptr) std::fill_n(per_box + base + tile_begin, n, scalar_t(0));
+      continue;
+    }
+    load_tile(pred, target, base + tile_begin, lo, hi, tile);
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < kTile; ++j) {
       const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
@@ -159,34 +228,50 @@ SYNCLINT_MULTIVERSION Partial forward_run(const scalar_t* __restrict__ pred,
       count += tile.present[j];
     }
     if (per_box != nullptr) {
-      for (int64_t j = 0; j < n; ++j) per_box[tile_begin + j] = static_cast<scalar_t>(loss[j]);
+      for (int64_t j = 0; j < n; ++j) per_box[base + tile_begin + j] = static_cast<scalar_t>(loss[j]);
     }
   }
+  if (per_box != nullptr) std::fill(per_box + base + read_end, per_box + base + slot_end, scalar_t(0));
   return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
+template <typename scalar_t>
+inline void zero_boxes(scalar_t* out, int64_t begin, int64_t end) {
+  if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, scalar_t(0));
+}
+
 template <typename scalar_t, typename Rule>
-SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
-                                        const scalar_t* __restrict__ target,
-                                        const scalar_t* __restrict__ grad_per_box,
-                                        at::opmath_type<scalar_t> grad_scale,
-                                        scalar_t* __restrict__ grad_pred,
-                                        scalar_t* __restrict__ grad_target, int64_t begin,
-                                        int64_t end, at::opmath_type<scalar_t> eps, Rule rule) {
+SYNCLINT_MULTIVERSION void backward_segment(const scalar_t* __restrict__ pred,
+                                            const scalar_t* __restrict__ target,
+                                            const scalar_t* __restrict__ grad_per_box,
+                                            at::opmath_type<scalar_t> grad_scale,
+                                            scalar_t* __restrict__ grad_pred,
+                                            scalar_t* __restrict__ grad_target, int64_t slots,
+                                            int64_t row, int64_t slot_begin, int64_t slot_end,
+                                            at::opmath_type<scalar_t> eps, Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
   T g[kTile];
   T d_pred[4][kTile];
   T d_target[4][kTile];
-  for (int64_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
-    const int64_t n = std::min(kTile, end - tile_begin);
-    load_tile(pred, target, tile_begin, n, rule, tile);
+  const int64_t base = row * slots;
+  const int64_t read_end = rule.end(row, slot_begin, slot_end);
+  for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
+    const int64_t n = std::min(kTile, read_end - tile_begin);
+    const int64_t first = base + tile_begin;
+    const auto [lo, hi] = tile_presence(target, first, n, rule, tile);
+    if (lo == hi) {  // nothing present: zero gradients, nothing to read
+      zero_boxes(grad_pred, first, first + n);
+      zero_boxes(grad_target, first, first + n);
+      continue;
+    }
+    load_tile(pred, target, first, lo, hi, tile);
     // Upstream gradient per box, 0 for absent slots.
     if (grad_per_box == nullptr) {
       for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
     } else {
-      for (int64_t j = 0; j < n; ++j) g[j] = static_cast<T>(grad_per_box[tile_begin + j]);
-      for (int64_t j = n; j < kTile; ++j) g[j] = T(0);
+      for (int64_t j = 0; j < kTile; ++j) g[j] = T(0);
+      for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
       for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
     }
 #pragma omp simd
@@ -204,16 +289,19 @@ SYNCLINT_MULTIVERSION void backward_run(const scalar_t* __restrict__ pred,
       d_target[3][j] = d.t[3];
     }
     if (grad_pred != nullptr) {
-      scalar_t* __restrict__ out = grad_pred + 4 * tile_begin;
+      scalar_t* __restrict__ out = grad_pred + 4 * first;
       for (int64_t j = 0; j < n; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_pred[k][j]);
     }
     if (grad_target != nullptr) {
-      scalar_t* __restrict__ out = grad_target + 4 * tile_begin;
+      scalar_t* __restrict__ out = grad_target + 4 * first;
       for (int64_t j = 0; j < n; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_target[k][j]);
     }
   }
+  // Slots after the count: zero gradients, boxes never read.
+  zero_boxes(grad_pred, base + read_end, base + slot_end);
+  zero_boxes(grad_target, base + read_end, base + slot_end);
 }
 
 std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
@@ -228,29 +316,34 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
   const int64_t num_boxes = pred.numel() / 4;
   const int64_t slots = slots_per_image(pred);
-  const int64_t num_chunks = (num_boxes + kBoxesPerChunk - 1) / kBoxesPerChunk;
+  const Grid grid(slots > 0 ? num_boxes / slots : 0, slots);
 
   const auto box_shape = pred.sizes().slice(0, pred.dim() - 1);
   at::Tensor per_box = reduction == Reduction::None ? pred.new_empty(box_shape) : at::Tensor();
-  std::vector<Partial> partials(num_chunks);
+  std::vector<Partial> partials(grid.num_items);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_forward_cpu", [&] {
     using T = at::opmath_type<scalar_t>;
     const scalar_t* p = pred.const_data_ptr<scalar_t>();
     const scalar_t* t = target.const_data_ptr<scalar_t>();
     scalar_t* out = per_box.defined() ? per_box.mutable_data_ptr<scalar_t>() : nullptr;
-    at::parallel_for(0, num_chunks, 1, [&](int64_t chunk_begin, int64_t chunk_end) {
-      for (int64_t chunk = chunk_begin; chunk < chunk_end; ++chunk) {
-        const int64_t begin = chunk * kBoxesPerChunk;
-        const int64_t end = std::min(num_boxes, begin + kBoxesPerChunk);
-        with_rule(mode, valid, counts, slots, [&](auto rule) {
-          partials[chunk] = forward_run<scalar_t>(p, t, out, begin, end, static_cast<T>(eps), rule);
-        });
-      }
+    with_rule(mode, valid, counts, slots, [&](auto rule) {
+      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
+        for (int64_t item = item_begin; item < item_end; ++item) {
+          Partial part;
+          grid.for_each_segment(item, [&](int64_t row, int64_t begin, int64_t end) {
+            const Partial seg = forward_segment<scalar_t>(p, t, out, slots, row, begin, end,
+                                                          static_cast<T>(eps), rule);
+            part.loss_sum += seg.loss_sum;
+            part.num_valid += seg.num_valid;
+          });
+          partials[item] = part;
+        }
+      });
     });
   });
 
-  // Add the chunk partials in a fixed order: same answer for any thread count.
+  // Add the item partials in a fixed order: same answer for any thread count.
   Partial total;
   for (const Partial& part : partials) {
     total.loss_sum += part.loss_sum;
@@ -274,19 +367,15 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     std::array<bool, 2> output_mask) {
   const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
   const Reduction reduction = parse_reduction(reduction_name);
+  check_backward_inputs(grad_loss_in, pred_in, num_valid, reduction);
   const at::Tensor pred = pred_in.contiguous();
   const at::Tensor target = target_in.contiguous();
   const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
   const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
   const at::Tensor grad_loss = grad_loss_in.to(pred.scalar_type()).contiguous();
-  if (reduction == Reduction::None) {
-    TORCH_CHECK(grad_loss.sizes() == pred.sizes().slice(0, pred.dim() - 1),
-                "giou_loss_backward: grad has the wrong shape ", grad_loss.sizes());
-  } else {
-    TORCH_CHECK(grad_loss.numel() == 1, "giou_loss_backward: expected a scalar grad");
-  }
   const int64_t num_boxes = pred.numel() / 4;
   const int64_t slots = slots_per_image(pred);
+  const Grid grid(slots > 0 ? num_boxes / slots : 0, slots);
   // Unrequested gradients come back as empty tensors (autograd maps them to None).
   at::Tensor grad_pred = output_mask[0] ? pred.new_empty(pred.sizes()) : pred.new_empty({0});
   at::Tensor grad_target = output_mask[1] ? target.new_empty(target.sizes()) : target.new_empty({0});
@@ -305,9 +394,15 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     }
     scalar_t* gp = output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr;
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
-    at::parallel_for(0, num_boxes, kBoxesPerChunk, [&](int64_t begin, int64_t end) {
-      with_rule(mode, valid, counts, slots, [&](auto rule) {
-        backward_run<scalar_t>(p, t, g_box, g_scale, gp, gt, begin, end, static_cast<T>(eps), rule);
+    if (gp == nullptr && gt == nullptr) return;
+    with_rule(mode, valid, counts, slots, [&](auto rule) {
+      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
+        for (int64_t item = item_begin; item < item_end; ++item) {
+          grid.for_each_segment(item, [&](int64_t row, int64_t begin, int64_t end) {
+            backward_segment<scalar_t>(p, t, g_box, g_scale, gp, gt, slots, row, begin, end,
+                                       static_cast<T>(eps), rule);
+          });
+        }
       });
     });
   });

@@ -32,19 +32,6 @@ struct ValidityArgs {
   int64_t slots;          // boxes per image
 };
 
-template <typename T>
-__device__ __forceinline__ bool box_present(const ValidityArgs& v, int64_t i, T tx1, T ty1,
-                                            T tx2, T ty2) {
-  switch (v.mode) {  // uniform across the grid: no divergence
-    case ValidityMode::Mask:
-      return v.mask[i];
-    case ValidityMode::Counts:
-      return i % v.slots < v.counts[i / v.slots];
-    default:
-      return !is_padding(tx1, ty1, tx2, ty2);
-  }
-}
-
 template <typename scalar_t, typename T>
 __device__ __forceinline__ void load_box(const scalar_t* __restrict__ boxes, int64_t i, T& x1,
                                          T& y1, T& x2, T& y2) {
@@ -52,6 +39,23 @@ __device__ __forceinline__ void load_box(const scalar_t* __restrict__ boxes, int
   y1 = static_cast<T>(boxes[4 * i + 1]);
   x2 = static_cast<T>(boxes[4 * i + 2]);
   y2 = static_cast<T>(boxes[4 * i + 3]);
+}
+
+// Whether box i is present; loads its target into t* when it is. With a
+// mask or counts the target of an absent slot is never read.
+template <typename scalar_t, typename T>
+__device__ __forceinline__ bool load_present_target(const ValidityArgs& v,
+                                                    const scalar_t* __restrict__ target, int64_t i,
+                                                    T& tx1, T& ty1, T& tx2, T& ty2) {
+  if (v.mode == ValidityMode::Padding) {  // uniform across the grid: no divergence
+    load_box(target, i, tx1, ty1, tx2, ty2);
+    return !is_padding(tx1, ty1, tx2, ty2);
+  }
+  // Counts may be any int64 (2**63 - 1: all slots); the comparison never overflows.
+  const bool present =
+      v.mode == ValidityMode::Mask ? v.mask[i] : i % v.slots < v.counts[i / v.slots];
+  if (present) load_box(target, i, tx1, ty1, tx2, ty2);
+  return present;
 }
 
 template <typename T>
@@ -87,8 +91,7 @@ __global__ void __launch_bounds__(kThreads)
   long long present = 0;
   if (i < num_boxes) {
     T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
-    load_box(target, i, tx1, ty1, tx2, ty2);
-    if (box_present(validity, i, tx1, ty1, tx2, ty2)) {
+    if (load_present_target(validity, target, i, tx1, ty1, tx2, ty2)) {
       load_box(pred, i, px1, py1, px2, py2);
       loss = box_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps);
       present = 1;
@@ -139,9 +142,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= num_boxes) return;
   T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
-  load_box(target, i, tx1, ty1, tx2, ty2);
   BoxGrads<T> d{};  // absent boxes: exact zeros, whatever their coordinates
-  if (box_present(validity, i, tx1, ty1, tx2, ty2)) {
+  if (load_present_target(validity, target, i, tx1, ty1, tx2, ty2)) {
     load_box(pred, i, px1, py1, px2, py2);
     T g = static_cast<T>(grad[grad_per_box ? i : 0]);
     if (mean) g /= static_cast<T>(*num_valid > 0 ? *num_valid : 1);
@@ -210,19 +212,14 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cuda(
     std::array<bool, 2> output_mask) {
   const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
   const Reduction reduction = parse_reduction(reduction_name);
+  check_backward_inputs(grad_loss_in, pred_in, num_valid_in, reduction);
   const c10::cuda::CUDAGuard device_guard(pred_in.device());
   const at::Tensor pred = pred_in.contiguous();
   const at::Tensor target = target_in.contiguous();
   const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
   const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
   const at::Tensor grad_loss = grad_loss_in.to(pred.scalar_type()).contiguous();
-  const at::Tensor num_valid = num_valid_in.to(pred.device(), at::kLong).contiguous();
-  if (reduction == Reduction::None) {
-    TORCH_CHECK(grad_loss.sizes() == pred.sizes().slice(0, pred.dim() - 1),
-                "giou_loss_backward: grad has the wrong shape ", grad_loss.sizes());
-  } else {
-    TORCH_CHECK(grad_loss.numel() == 1, "giou_loss_backward: expected a scalar grad");
-  }
+  const at::Tensor num_valid = num_valid_in.contiguous();
   const int64_t num_boxes = pred.numel() / 4;
   at::Tensor grad_pred = output_mask[0] ? pred.new_empty(pred.sizes()) : pred.new_empty({0});
   at::Tensor grad_target = output_mask[1] ? target.new_empty(target.sizes()) : target.new_empty({0});

@@ -8,6 +8,7 @@ and for host syncs. CUDA tests run only where a GPU is present.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import synclint.ops as ops  # noqa: E402
 from synclint.ops import _build, _library  # noqa: E402
+
+giou_module = importlib.import_module("synclint.ops.giou")  # `ops.giou` is the function
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -88,8 +91,12 @@ def test_imports_are_light_and_never_compile(tmp_path):
         "import sys, synclint\n"
         "assert 'torch' not in sys.modules, 'import synclint imported torch'\n"
         "import synclint.ops\n"
-        "from synclint.ops import _build\n"
+        "from synclint.ops import _build, _library\n"
         "assert _build._state == {}, _build._state\n"
+        "assert 'torch._dynamo' not in sys.modules, 'import synclint.ops imported torch._dynamo'\n"
+        "assert _library._library is None, 'operators registered at import'\n"
+        "import torch\n"
+        "assert not hasattr(torch.ops.synclint, 'giou_loss_forward')\n"
     )
     env = {**os.environ, "SYNCLINT_CACHE_DIR": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT, env=env)
@@ -105,6 +112,36 @@ def test_build_key_tracks_sources_and_flags(tmp_path, monkeypatch):
     assert _build._build_key("cpu", src) != key
     monkeypatch.setattr(_build, "_CFLAGS", ("-O0",))
     assert _build._build_key("cpu", src) not in (key, _build._build_key("cuda", src))
+
+
+def test_cuda_build_key_tracks_gpu_and_versions(tmp_path, monkeypatch):
+    # A library built for one GPU's compute capability must not be reused on
+    # another ("no kernel image is available"), nor across CUDA/torch versions.
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    src = _build.source_dir()
+    keys = set()
+    for capabilities, cuda, version in (("8.9", "12.4", "2.13.0"), ("7.5", "12.4", "2.13.0"),
+                                        ("8.9", "12.8", "2.13.0"), ("8.9", "12.4", "2.14.0")):
+        monkeypatch.setattr(_build, "cuda_capabilities", lambda c=capabilities: c)
+        monkeypatch.setattr(torch.version, "cuda", cuda)
+        monkeypatch.setattr(torch, "__version__", version)
+        keys.add(_build._build_key("cuda", src))
+    assert len(keys) == 4
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0;9.0")  # explicit list: it decides
+    assert _build._build_key("cuda", src) not in keys
+
+
+def test_openmp_is_probed_and_optional(monkeypatch):
+    _build.openmp_flags.cache_clear()
+    try:
+        if shutil.which(os.environ.get("CXX", "c++")) is not None and sys.platform.startswith("linux"):
+            assert _build.openmp_flags() == ("-fopenmp",)  # gcc here: the kernel runs multithreaded
+        _build.openmp_flags.cache_clear()
+        monkeypatch.setenv("CXX", "no-such-compiler-synclint")
+        assert _build.openmp_flags() == ()  # serial build, still a kernel
+        assert "-fopenmp" not in _build.cpu_flags()
+    finally:
+        _build.openmp_flags.cache_clear()
 
 
 def test_failed_build_warns_once_and_falls_back(monkeypatch):
@@ -354,54 +391,178 @@ def test_result_does_not_depend_on_thread_count(cpu_kernel):
         assert torch.equal(s, m)
 
 
-@pytest.mark.parametrize(
-    "kwargs, error",
-    [
-        (dict(reduction="avg"), ValueError),
-        (dict(valid=torch.ones(2, 3, dtype=torch.bool), counts=torch.ones(2)), RuntimeError),
-        (dict(valid=torch.ones(3, 2, dtype=torch.bool)), RuntimeError),
-        (dict(counts=torch.ones(5)), RuntimeError),
-    ],
-)
-def test_bad_arguments_raise(kwargs, error, cpu_kernel):
-    with pytest.raises(error):
-        ops.giou_loss(random_boxes(2, 3), random_boxes(2, 3), **kwargs)
+@pytest.fixture(params=["kernel", "fallback"])
+def path(request, monkeypatch, cpu_kernel):
+    """Runs a test through the compiled kernel and through the PyTorch fallback."""
+    if request.param == "fallback":
+        monkeypatch.setattr(giou_module, "_use_kernel", lambda device_type: False)
+    return request.param
 
 
-def test_bad_shapes_raise(cpu_kernel):
-    with pytest.raises(RuntimeError, match="shape"):
-        ops.giou_loss(torch.zeros(2, 3, 5), torch.zeros(2, 3, 5))
-    with pytest.raises(RuntimeError, match="same shape"):
-        ops.giou_loss(torch.zeros(2, 3, 4), torch.zeros(2, 4, 4))
+B3 = dict(pred=(2, 3, 4), target=(2, 3, 4))
+
+# (what is wrong, pred, target, kwargs, error, message): each must fail the
+# same way on both paths (D5: the fallback used to accept several of these).
+BAD_INPUTS = {
+    "integer boxes": (torch.ones(2, 3, 4, dtype=torch.long), torch.ones(2, 3, 4, dtype=torch.long), {},
+                      RuntimeError, "must be float32"),
+    "broadcast target": (torch.ones(2, 3, 4), torch.ones(1, 3, 4), {}, RuntimeError, "same shape"),
+    "broadcast pred": (torch.ones(3, 4), torch.ones(2, 3, 4), {}, RuntimeError, "same shape"),
+    "not 4 coordinates": (torch.ones(2, 3, 5), torch.ones(2, 3, 5), {}, RuntimeError, r"\(\.\.\., 4\)"),
+    "scalar boxes": (torch.tensor(1.0), torch.tensor(1.0), {}, RuntimeError, r"\(\.\.\., 4\)"),
+    "valid of shape (N,)": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                            {"valid": torch.ones(3, dtype=torch.bool)}, RuntimeError, "valid must have shape"),
+    "valid transposed": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                         {"valid": torch.ones(3, 2, dtype=torch.bool)}, RuntimeError, "valid must have shape"),
+    "float valid": (torch.ones(2, 3, 4), torch.ones(2, 3, 4), {"valid": torch.ones(2, 3)},
+                    RuntimeError, "valid must be a bool"),
+    "counts of shape (B, 1)": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                               {"counts": torch.ones(2, 1, dtype=torch.long)}, RuntimeError,
+                               r"counts must have shape \(2,\)"),
+    "counts of the wrong length": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                                   {"counts": torch.ones(5, dtype=torch.long)}, RuntimeError,
+                                   "counts must have shape"),
+    "float counts": (torch.ones(2, 3, 4), torch.ones(2, 3, 4), {"counts": torch.ones(2)},
+                     RuntimeError, "counts must be an integer"),
+    "counts without images": (torch.ones(3, 4), torch.ones(3, 4), {"counts": torch.ones(3, dtype=torch.long)},
+                              RuntimeError, r"\(B, N, 4\)"),
+    "valid and counts": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                         {"valid": torch.ones(2, 3, dtype=torch.bool), "counts": torch.ones(2, dtype=torch.long)},
+                         RuntimeError, "at most one"),
+    "unknown reduction": (torch.ones(2, 3, 4), torch.ones(2, 3, 4), {"reduction": "avg"}, ValueError, "reduction"),
+    # D3: a meta (or any foreign-device) tensor beside CPU boxes.
+    "target on meta": (torch.ones(2, 3, 4), torch.ones(2, 3, 4, device="meta"), {}, RuntimeError,
+                       "target is on meta"),
+    "pred on meta": (torch.ones(2, 3, 4, device="meta"), torch.ones(2, 3, 4), {}, RuntimeError,
+                     "target is on cpu"),
+    "valid on meta": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                      {"valid": torch.ones(2, 3, dtype=torch.bool, device="meta")}, RuntimeError, "valid is on meta"),
+    "counts on meta": (torch.ones(2, 3, 4), torch.ones(2, 3, 4),
+                       {"counts": torch.ones(2, dtype=torch.long, device="meta")}, RuntimeError, "counts is on meta"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_inputs_raise_the_same_error_on_both_paths(case, path):
+    pred, target, kwargs, error, message = BAD_INPUTS[case]
+    with pytest.raises(error, match=message):
+        ops.giou_loss(pred, target, **kwargs)
+    if path == "fallback":  # the public reference checks the same way
+        with pytest.raises(error, match=message):
+            ops.giou_loss_reference(pred, target, **kwargs)
+
+
+@pytest.mark.parametrize("case", ["target on meta", "valid on meta", "counts on meta", "broadcast target",
+                                  "valid of shape (N,)", "counts of shape (B, 1)", "integer boxes"])
+def test_operators_reject_bad_inputs_when_called_directly(case, cpu_kernel):
+    # The C++ kernel and the fake kernel (which meta inputs dispatch to) check too.
+    pred, target, kwargs, _, message = BAD_INPUTS[case]
+    with pytest.raises(RuntimeError, match=message):
+        _library.giou_loss_forward(pred, target, kwargs.get("valid"), kwargs.get("counts"), "mean", 1e-7)
+    grad = torch.tensor(1.0)
+    with pytest.raises(RuntimeError, match=message):
+        _library.giou_loss_backward(grad, pred, target, kwargs.get("valid"), kwargs.get("counts"),
+                                    torch.tensor(1), "mean", 1e-7, [True, True])
+
+
+def test_meta_inputs_give_meta_outputs(cpu_kernel):
+    pred = torch.empty(2, 3, 4, device="meta")
+    loss, num_valid = _library.giou_loss_forward(pred, pred, None, None, "none", 1e-7)
+    assert loss.device.type == "meta" and loss.shape == (2, 3) and num_valid.device.type == "meta"
+
+
+def test_huge_counts_mean_every_slot(path):
+    # D4: 2**63 - 1 used to overflow in the CPU kernel (the image looked empty).
+    pred, target = random_boxes(3, 5, seed=1), random_boxes(3, 5, seed=2)
+    huge = torch.tensor([2**63 - 1, 2**63 - 1, -(2**63)])
+    got = ops.giou_loss(pred, target, counts=huge, reduction="none")
+    expected = ops.giou_loss(pred, target, valid=torch.tensor([[True] * 5, [True] * 5, [False] * 5]),
+                             reduction="none")
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert torch.all(got[:2] > 0)
+
+
+def test_counts_of_any_integer_dtype(path):
+    pred, target, counts, _ = padded_batch()
+    expected = ops.giou_loss(pred, target, counts=counts)
+    for dtype in (torch.int32, torch.int16, torch.uint8):
+        torch.testing.assert_close(ops.giou_loss(pred, target, counts=counts.to(dtype)), expected)
 
 
 # ------------------------------------------------- gradcheck, opcheck, compile
 
 
-@pytest.mark.parametrize("mode", VALIDITY_MODES)
-@pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_gradcheck_float64(mode, reduction, cpu_kernel):
+def gradcheck_inputs(mode, reduction):
     # Targets stay away from 0: in padding mode presence depends on their values.
     pred = random_boxes(3, 4, dtype=torch.float64, seed=10)
     target = random_boxes(3, 4, dtype=torch.float64, seed=11).add(1)
     counts = torch.tensor([2, 4, 0])
     present = torch.arange(4) < counts[:, None]
     kwargs = dict(reduction=reduction, **validity_kwargs(mode, counts, present))
-    inputs = (pred.clone().requires_grad_(), target.clone().requires_grad_())
-    assert torch.autograd.gradcheck(lambda p, t: ops.giou_loss(p, t, **kwargs), inputs)
+    return (pred.requires_grad_(), target.requires_grad_()), kwargs
+
+
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_gradcheck_and_gradgradcheck_float64(mode, reduction, path):
+    inputs, kwargs = gradcheck_inputs(mode, reduction)
+
+    def fn(p, t):
+        return ops.giou_loss(p, t, **kwargs)
+
+    assert torch.autograd.gradcheck(fn, inputs)
+    assert torch.autograd.gradgradcheck(fn, inputs)
+
+
+def test_double_backward_gives_a_gradient_penalty(cpu_kernel):
+    # D2: create_graph=True used to leave the second-order gradient None.
+    pred, target, counts, _ = padded_batch(torch.float64)
+
+    def penalty(fn):
+        leaf = pred.clone().requires_grad_()
+        (grad,) = torch.autograd.grad(fn(leaf, target, counts=counts), leaf, create_graph=True)
+        grad.pow(2).sum().backward()
+        return grad.detach(), leaf.grad
+
+    got, want = penalty(ops.giou_loss), penalty(ops.giou_loss_reference)
+    assert got[1] is not None and got[1].abs().sum() > 0
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **TOLERANCES[torch.float64])
+    # The differentiable composite and the fused backward agree on the first order.
+    leaf = pred.clone().requires_grad_()
+    ops.giou_loss(leaf, target, counts=counts).backward()
+    torch.testing.assert_close(leaf.grad, got[0], **TOLERANCES[torch.float64])
+
+
+def layouts(pred, target):
+    """The same boxes as contiguous, permuted (a detection head), expanded and strided views."""
+    batch, slots, _ = pred.shape
+    head = pred.permute(0, 2, 1).contiguous().permute(0, 2, 1)  # head.view(B, 4, N).permute(0, 2, 1)
+    wide = torch.zeros(batch, slots, 8, dtype=pred.dtype)
+    wide[..., ::2] = pred
+    yield "contiguous", pred, target
+    yield "permuted", head, target
+    yield "permuted target", pred, target.permute(0, 2, 1).contiguous().permute(0, 2, 1)
+    yield "strided", wide[..., ::2], target
+    yield "expanded", pred[:1].expand(batch, slots, 4), target
+    yield "transposed batch", pred.transpose(0, 1).contiguous().transpose(0, 1), target
 
 
 def opcheck_samples():
     pred, target, counts, present = padded_batch(batch=3, slots=5)
-    for reduction in ("mean", "sum", "none"):
-        for valid, cnt in ((None, None), (present, None), (None, counts)):
-            for grad_target in (False, True):
-                yield (
-                    pred.clone().requires_grad_(),
-                    target.clone().requires_grad_(grad_target),
-                    valid, cnt, reduction, 1e-7,
-                )
+    for layout, p, t in layouts(pred, target):
+        for reduction in ("mean", "sum", "none"):
+            for valid, cnt in ((None, None), (present, None), (None, counts)):
+                for grad_target in (False, True):
+                    if layout == "expanded" and grad_target:  # one per layout is enough
+                        continue
+                    yield (
+                        p.detach().requires_grad_(),
+                        t.detach().requires_grad_(grad_target),
+                        valid, cnt, reduction, 1e-7,
+                    )
     yield pred.half(), target.half(), None, None, "mean", 1e-7
+    yield pred.double().requires_grad_(), target.double(), present, None, "none", 1e-7
 
 
 def test_opcheck_forward(cpu_kernel):
@@ -410,15 +571,28 @@ def test_opcheck_forward(cpu_kernel):
 
 
 def test_opcheck_backward(cpu_kernel):
-    pred, target, counts, _ = padded_batch(batch=3, slots=5)
-    num_valid = counts.sum()
-    for reduction, grad in (("mean", torch.tensor(1.5)), ("none", torch.rand(3, 5))):
-        for mask in ([True, False], [True, True], [False, True]):
-            args = (grad, pred, target, None, counts, num_valid, reduction, 1e-7, mask)
-            torch.library.opcheck(_library.giou_loss_backward, args)
+    pred, target, counts, present = padded_batch(batch=3, slots=5)
+    for layout, p, t in layouts(pred, target):
+        for reduction, grad in (("mean", torch.tensor(1.5)), ("none", torch.rand(5, 3).t())):
+            for valid, cnt in ((None, None), (present, None), (None, counts)):
+                for mask in ([True, False], [True, True], [False, True]):
+                    num_valid = torch.tensor(7)
+                    args = (grad, p, t, valid, cnt, num_valid, reduction, 1e-7, mask)
+                    torch.library.opcheck(_library.giou_loss_backward, args)
 
 
-def test_torch_compile_fullgraph_forward_and_backward(cpu_kernel):
+@pytest.fixture
+def restore_recursion_limit():
+    # Inductor raises the process-wide recursion limit to 2000 when it
+    # compiles a graph (a cold cache only: a cache hit skips that code), which
+    # changes how deep a source CPython's parser accepts, and so what
+    # synclint's own guard (synclint/guard.py) reports in later tests.
+    limit = sys.getrecursionlimit()
+    yield
+    sys.setrecursionlimit(limit)
+
+
+def test_torch_compile_fullgraph_forward_and_backward(cpu_kernel, restore_recursion_limit):
     torch._dynamo.reset()
     pred, target, counts, present = padded_batch()
 
@@ -442,6 +616,36 @@ def test_torch_compile_fullgraph_forward_and_backward(cpu_kernel):
     torch._dynamo.reset()
     torch.compile(step, fullgraph=True, backend=record_graph)(pred, target, counts)
     assert any("synclint.giou_loss_forward" in name for name in targets), targets
+
+
+def test_torch_compile_on_a_permuted_detection_head_equals_eager(cpu_kernel, restore_recursion_limit):
+    # D1: the backward's fake kernel returned pred's strides, the kernel a
+    # contiguous tensor; a permuted head crashed compiled forward+backward.
+    torch._dynamo.reset()
+    batch, slots = 4, 9
+    _, target, counts, present = padded_batch(batch=batch, slots=slots)
+    generator = torch.Generator().manual_seed(0)
+    raw_head = torch.rand(batch, 4 * slots, generator=generator) * 10
+    weight = torch.randn(4 * slots, 6, generator=generator)
+    features = torch.rand(batch, 6, generator=generator)
+
+    def step(raw_head, weight, target):
+        head = raw_head.view(batch, 4, slots).permute(0, 2, 1)  # (B, N, 4) with strides (4N, 1, N)
+        other = (features @ weight.t()).view(batch, 4, slots).permute(0, 2, 1)
+        return (
+            ops.giou_loss(head, target, counts=counts)
+            + ops.giou_loss(other, target, valid=present, reduction="sum")
+            + ops.giou_loss(head, target, reduction="none").square().sum()
+        )
+
+    results = []
+    for fn in (step, torch.compile(step, fullgraph=True)):
+        leaves = [x.clone().requires_grad_() for x in (raw_head, weight, target)]
+        loss = fn(*leaves)
+        loss.backward()
+        results.append((loss.detach(), *(leaf.grad for leaf in leaves)))
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want)
 
 
 # ---------------------------------------------------------------- host syncs

@@ -3,23 +3,34 @@
 Nothing here runs at import: the first call that needs a kernel for a device
 type (or an explicit :func:`synclint.ops.load`) builds it with
 ``torch.utils.cpp_extension.load`` into a per-user cache directory keyed by a
-hash of the sources, the torch/CUDA/Python versions and the flags, so later
-processes only ``dlopen`` the finished library. A file lock serialises
+hash of the sources, the torch/CUDA/Python versions, the flags and (for CUDA)
+the GPUs' compute capabilities, so later processes only ``dlopen`` the
+finished library. A file lock serialises
 concurrent first builds (processes killed mid-build release it). The CPU and
 CUDA kernels are separate libraries: CPU-only users never wait for nvcc and a
 failed CUDA build still leaves the CPU kernel.
 
-If a build is impossible or fails, :func:`ensure_kernel` warns once per device
-type and returns False; callers then use the pure-PyTorch reference.
+The CPU kernel is built with OpenMP when the compiler supports it (probed
+with a tiny program first), so ``at::parallel_for`` really runs on
+``torch.get_num_threads()`` threads of torch's own OpenMP runtime; otherwise
+it is built serial.
+
+If a build is impossible or fails, or a freshly loaded CUDA kernel cannot run
+on this GPU, :func:`ensure_kernel` warns once per device type and returns
+False; callers then use the pure-PyTorch reference.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
+import shutil
+import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
@@ -27,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from synclint.ops import _library  # noqa: F401  (the schemas the kernels implement)
+from synclint.ops import _library
 
 __all__ = ["KernelUnavailableWarning", "ensure_kernel", "kernel_available", "load"]
 
@@ -44,7 +55,18 @@ _SOURCES = {"cpu": ("giou.cpp",), "cuda": ("giou_cuda.cu",)}
 # -fno-trapping-math lets GCC if-convert (and so vectorise) the per-box math.
 # Neither changes a result: the kernels never rely on floating-point traps.
 _CFLAGS = ("/O2",) if os.name == "nt" else ("-O3", "-fopenmp-simd", "-fno-trapping-math")
+_OPENMP_FLAGS = ("-fopenmp",)
 _CUDA_CFLAGS = ("-O3",)
+
+_OPENMP_PROBE = """
+#include <omp.h>
+int main() {
+  int threads = 0;
+#pragma omp parallel reduction(+ : threads)
+  threads += 1;
+  return threads > 0 ? 0 : 1;
+}
+"""
 
 _state: dict[str, bool] = {}  # device type -> kernel loaded (False: gave up)
 _errors: dict[str, str] = {}
@@ -80,19 +102,68 @@ def cache_dir() -> Path:
     return Path(xdg) / "synclint" / "ops"
 
 
+@functools.cache
+def openmp_flags() -> tuple[str, ...]:
+    """``-fopenmp`` if the C++ compiler builds and links an OpenMP program, else ().
+
+    Without OpenMP, ATen's ``parallel_for`` in the kernel compiles to a serial
+    loop. The object links against ``libgomp.so.1``, the soname of the copy
+    torch ships and has already loaded, so the kernel shares torch's thread
+    pool and obeys ``torch.set_num_threads``.
+    """
+    if os.name == "nt" or os.environ.get("SYNCLINT_OPS_OPENMP") == "0":
+        return ()
+    compiler = os.environ.get("CXX", "c++")
+    if shutil.which(compiler) is None:
+        return ()
+    with tempfile.TemporaryDirectory(prefix="synclint-omp-") as tmp:
+        source = Path(tmp) / "probe.cpp"
+        source.write_text(_OPENMP_PROBE)
+        try:
+            result = subprocess.run(
+                [compiler, *_OPENMP_FLAGS, str(source), "-o", str(Path(tmp) / "probe")],
+                capture_output=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return ()
+    return _OPENMP_FLAGS if result.returncode == 0 else ()
+
+
+def cpu_flags() -> tuple[str, ...]:
+    return _CFLAGS + openmp_flags()
+
+
+def cuda_capabilities() -> str:
+    """The visible GPUs' compute capabilities, e.g. ``"8.9,9.0"`` ("" without CUDA).
+
+    With ``TORCH_CUDA_ARCH_LIST`` unset, ``cpp_extension`` compiles for exactly
+    these, so a cache built on one GPU must not be reused on another.
+    """
+    if not torch.cuda.is_available():
+        return ""
+    found = {torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())}
+    return ",".join(f"{major}.{minor}" for major, minor in sorted(found))
+
+
 def _build_key(device_type: str, src: Path) -> str:
     """Hash of everything that makes a built library reusable."""
     digest = hashlib.sha256()
     for name in (*_HEADERS, *_SOURCES[device_type]):
         digest.update(name.encode())
         digest.update((src / name).read_bytes())
-    flags = _CFLAGS + (_CUDA_CFLAGS if device_type == "cuda" else ())
+    flags = cpu_flags() + (_CUDA_CFLAGS if device_type == "cuda" else ())
+    if device_type == "cuda":
+        arch = os.environ.get("TORCH_CUDA_ARCH_LIST") or f"visible:{cuda_capabilities()}"
+    else:
+        arch = ""
     parts = (
         torch.__version__,
         str(torch.version.cuda),
+        str(getattr(torch.version, "git_version", "")),
         sysconfig.get_config_var("SOABI") or sys.version,
         " ".join(flags),
-        os.environ.get("TORCH_CUDA_ARCH_LIST", "") if device_type == "cuda" else "",
+        arch,
     )
     digest.update("\0".join(parts).encode())
     return digest.hexdigest()[:16]
@@ -133,7 +204,8 @@ def _build_and_load(device_type: str) -> None:
         cpp_extension.load(
             name=name,
             sources=[str(src / s) for s in _SOURCES[device_type]],
-            extra_cflags=list(_CFLAGS),
+            extra_cflags=list(cpu_flags()),
+            extra_ldflags=list(openmp_flags()),
             extra_cuda_cflags=list(_CUDA_CFLAGS),
             extra_include_paths=[str(src)],
             build_directory=str(build_dir),
@@ -171,9 +243,12 @@ def ensure_kernel(device_type: str) -> bool:
         reason = _unavailable_reason(device_type)
         if reason is None:
             try:
+                _library.ensure_registered()  # the schemas the kernels implement
                 _build_and_load(device_type)
             except Exception as error:  # compiler missing, build error, bad cache...
                 reason = f"building it failed: {type(error).__name__}: {error}"
+        if reason is None and device_type == "cuda":
+            reason = _cuda_smoke_test()
         _state[device_type] = reason is None
         if reason is not None:
             _errors[device_type] = reason
@@ -185,6 +260,24 @@ def ensure_kernel(device_type: str) -> bool:
                     stacklevel=3,
                 )
     return _state[device_type]
+
+
+def _cuda_smoke_test() -> str | None:
+    """Why the loaded CUDA kernel cannot run here (e.g. built for another GPU), or None.
+
+    Runs one tiny forward and waits for it: a one-time synchronisation at load
+    time, so that "no kernel image is available" becomes a fallback instead
+    of an error in the training step.
+    """
+    try:
+        boxes = torch.tensor([[[0.0, 0.0, 1.0, 1.0]]], device="cuda")
+        loss, _ = torch.ops.synclint.giou_loss_forward(boxes, boxes, None, None, "mean", 1e-7)
+        torch.cuda.synchronize()
+        if abs(float(loss)) > 1e-5:
+            return f"the CUDA kernel gave {float(loss)} for identical boxes (expected 0)"
+    except Exception as error:  # noqa: BLE001  (a CUDA error of any kind)
+        return f"the CUDA kernel does not run on this GPU: {type(error).__name__}: {error}"
+    return None
 
 
 def kernel_available(device: str | torch.device = "cpu") -> bool:

@@ -11,52 +11,95 @@ C++/CUDA libraries (``cuda_ext/``) only add device kernels to these schemas.
   num_valid, reduction, eps, output_mask) -> (grad_pred, grad_target)``: the
   closed-form gradient; a gradient not asked for in ``output_mask`` comes
   back as an empty tensor.
+
+Registration is lazy (:func:`ensure_registered`, run before a kernel library
+is loaded): importing ``synclint.ops`` must stay cheap, and the fake-tensor
+and autograd machinery that registration touches is not.
 """
 
 from __future__ import annotations
 
+import threading
+
 import torch
 from torch import Tensor
 
+from synclint.ops._checks import check_inputs
+from synclint.ops.reference import giou_loss_reference
+
 NAMESPACE = "synclint"
+_OPS = ("giou_loss_forward", "giou_loss_backward")
 
-_lib = torch.library.Library(NAMESPACE, "FRAGMENT")
-_lib.define(
-    "giou_loss_forward(Tensor pred, Tensor target, Tensor? valid, Tensor? counts, "
-    "str reduction, float eps) -> (Tensor, Tensor)"
-)
-_lib.define(
-    "giou_loss_backward(Tensor grad, Tensor pred, Tensor target, Tensor? valid, "
-    "Tensor? counts, Tensor num_valid, str reduction, float eps, bool[2] output_mask) "
-    "-> (Tensor, Tensor)"
-)
-
-giou_loss_forward = torch.ops.synclint.giou_loss_forward
-giou_loss_backward = torch.ops.synclint.giou_loss_backward
+_library: torch.library.Library | None = None
+_lock = threading.Lock()
 
 
-def _check_boxes(pred: Tensor, target: Tensor) -> None:
-    torch._check(pred.dim() >= 1 and pred.shape[-1] == 4, lambda: "boxes must be (..., 4)")
-    torch._check(pred.shape == target.shape, lambda: "pred and target shapes differ")
-    torch._check(pred.dtype == target.dtype, lambda: "pred and target dtypes differ")
+def ensure_registered() -> None:
+    """Define the operators with their fake kernels and autograd, once per process."""
+    global _library
+    if _library is not None:
+        return
+    with _lock:
+        if _library is not None:
+            return
+        lib = torch.library.Library(NAMESPACE, "FRAGMENT")
+        lib.define(
+            "giou_loss_forward(Tensor pred, Tensor target, Tensor? valid, Tensor? counts, "
+            "str reduction, float eps) -> (Tensor, Tensor)"
+        )
+        lib.define(
+            "giou_loss_backward(Tensor grad, Tensor pred, Tensor target, Tensor? valid, "
+            "Tensor? counts, Tensor num_valid, str reduction, float eps, bool[2] output_mask) "
+            "-> (Tensor, Tensor)"
+        )
+        torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward", _forward_fake, lib=lib)
+        torch.library.register_fake(f"{NAMESPACE}::giou_loss_backward", _backward_fake, lib=lib)
+        torch.library.register_autograd(
+            f"{NAMESPACE}::giou_loss_forward", _backward, setup_context=_setup_context, lib=lib
+        )
+        _library = lib
 
 
-@torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward")
-def _giou_loss_forward_fake(pred, target, valid, counts, reduction, eps):
-    _check_boxes(pred, target)
+def __getattr__(name: str):
+    # `_library.giou_loss_forward` / `_library.giou_loss_backward`: the op
+    # overload packets, registered on first access.
+    if name in _OPS:
+        ensure_registered()
+        return getattr(torch.ops.synclint, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------ fake kernels
+# They must describe exactly what the real kernels return: contiguous tensors
+# on the boxes' device, whatever the inputs' strides (a permuted `pred` gives a
+# contiguous gradient), or compiled graphs mis-stride their buffers.
+
+
+def _forward_fake(pred, target, valid, counts, reduction, eps):
+    check_inputs(pred, target, valid, counts)
     loss_shape = pred.shape[:-1] if reduction == "none" else ()
     return pred.new_empty(loss_shape), pred.new_empty((), dtype=torch.int64)
 
 
-@torch.library.register_fake(f"{NAMESPACE}::giou_loss_backward")
-def _giou_loss_backward_fake(
-    grad, pred, target, valid, counts, num_valid, reduction, eps, output_mask
-):
-    _check_boxes(pred, target)
+def _backward_fake(grad, pred, target, valid, counts, num_valid, reduction, eps, output_mask):
+    check_inputs(pred, target, valid, counts)
+    expected = pred.shape[:-1] if reduction == "none" else ()
+    if grad.shape != expected:
+        raise RuntimeError(
+            f"giou_loss_backward: grad must have shape {tuple(expected)}, got {tuple(grad.shape)}"
+        )
+    for name, tensor in (("grad", grad), ("num_valid", num_valid)):
+        if tensor.device != pred.device:
+            raise RuntimeError(
+                f"giou_loss_backward: {name} is on {tensor.device} but the boxes (pred) are on {pred.device}"
+            )
     need_pred, need_target = output_mask
-    grad_pred = torch.empty_like(pred) if need_pred else pred.new_empty((0,))
-    grad_target = torch.empty_like(target) if need_target else target.new_empty((0,))
+    grad_pred = pred.new_empty(pred.shape if need_pred else (0,))
+    grad_target = target.new_empty(target.shape if need_target else (0,))
     return grad_pred, grad_target
+
+
+# ---------------------------------------------------------------------- autograd
 
 
 def _setup_context(ctx, inputs, output):
@@ -69,10 +112,19 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, grad_loss, _grad_num_valid):
     pred, target, valid, counts, num_valid = ctx.saved_tensors
     need_pred, need_target = ctx.needs_input_grad[:2]
-    grad_pred, grad_target = giou_loss_backward(
-        grad_loss, pred, target, valid, counts, num_valid, ctx.reduction, ctx.eps,
-        [need_pred, need_target],
-    )
+    if torch.is_grad_enabled():
+        # create_graph=True (a gradient penalty, a Hessian-vector product):
+        # the gradient must itself be differentiable, so compute it as a
+        # composite of differentiable PyTorch ops, autograd through the
+        # reference, which shares the kernels' formula and subgradients.
+        grad_pred, grad_target = _differentiable_grads(
+            grad_loss, pred, target, valid, counts, ctx.reduction, ctx.eps, need_pred, need_target
+        )
+    else:
+        grad_pred, grad_target = torch.ops.synclint.giou_loss_backward(
+            grad_loss, pred, target, valid, counts, num_valid, ctx.reduction, ctx.eps,
+            [need_pred, need_target],
+        )
     return (
         grad_pred if need_pred else None,
         grad_target if need_target else None,
@@ -80,6 +132,27 @@ def _backward(ctx, grad_loss, _grad_num_valid):
     )
 
 
-torch.library.register_autograd(
-    f"{NAMESPACE}::giou_loss_forward", _backward, setup_context=_setup_context
-)
+def _differentiable_grads(
+    grad_loss: Tensor,
+    pred: Tensor,
+    target: Tensor,
+    valid: Tensor | None,
+    counts: Tensor | None,
+    reduction: str,
+    eps: float,
+    need_pred: bool,
+    need_target: bool,
+) -> tuple[Tensor | None, Tensor | None]:
+    wanted = [x for x, need in ((pred, need_pred), (target, need_target)) if need]
+    if not wanted:
+        return None, None
+    # The saved inputs carry their autograd history, so the result is
+    # differentiable w.r.t. the original leaves and w.r.t. `grad_loss`.
+    loss = giou_loss_reference(pred, target, valid=valid, counts=counts, reduction=reduction, eps=eps)
+    grads = list(torch.autograd.grad(loss, wanted, grad_loss, create_graph=True, allow_unused=True))
+    for i, (tensor, grad) in enumerate(zip(wanted, grads)):
+        if grad is None:  # all slots absent: no path from the loss
+            grads[i] = torch.zeros_like(tensor)
+    grad_pred = grads.pop(0) if need_pred else None
+    grad_target = grads.pop(0) if need_target else None
+    return grad_pred, grad_target

@@ -5,27 +5,23 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from synclint.ops import _build, _library
-from synclint.ops.reference import giou_loss_reference
+from synclint.ops import _build, reference
+from synclint.ops._checks import check_reduction, prepare
 
 __all__ = ["giou", "giou_loss"]
 
-_REDUCTIONS = ("mean", "sum", "none")
 
-
-@torch.compiler.assume_constant_result
 def _use_kernel(device_type: str) -> bool:
-    # Evaluated eagerly even under torch.compile (the build happens at trace
-    # time, outside the graph), and baked into the graph as a constant.
+    if torch.compiler.is_compiling():
+        # Dynamo really imports a module named in traced code, and the
+        # function there is marked as a trace-time constant: the build or
+        # load happens outside the graph, which holds the op (or the
+        # reference) as decided. Importing it only here keeps
+        # `import synclint.ops` from importing torch._dynamo.
+        from synclint.ops import _compile_time
+
+        return _compile_time.use_kernel(device_type)
     return _build.ensure_kernel(device_type)
-
-
-def _same_dtype(pred: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
-    """Promote mismatched box dtypes on device (e.g. fp16 preds, fp32 targets)."""
-    if pred.dtype == target.dtype:
-        return pred, target
-    common = torch.promote_types(pred.dtype, target.dtype)
-    return pred.to(common), target.to(common)
 
 
 def giou_loss(
@@ -41,11 +37,14 @@ def giou_loss(
 
     Args:
         pred, target: boxes ``(..., 4)`` as ``x1, y1, x2, y2``, usually
-            ``(B, N, 4)`` with ``N`` padded slots per image. float32, float16,
-            bfloat16 or float64; math is done in float32 (float64 for float64).
+            ``(B, N, 4)`` with ``N`` padded slots per image, the same shape
+            (never broadcast) on the same device. float32, float16, bfloat16
+            or float64; mixed dtypes are promoted on the device; math is done
+            in float32 (float64 for float64).
         valid: optional boolean ``pred.shape[:-1]`` mask of the present boxes.
         counts: optional ``(B,)`` integer tensor, image ``b`` has boxes in its
-            first ``counts[b]`` slots (needs ``(B, N, 4)`` boxes).
+            first ``counts[b]`` slots (needs ``(B, N, 4)`` boxes). With
+            ``valid`` or ``counts``, absent slots are not read.
             Without ``valid`` and ``counts``, a target row of four zeros is
             padding (absent).
         reduction: ``"mean"`` (over present boxes; 0 if there are none),
@@ -53,24 +52,26 @@ def giou_loss(
         eps: added to the union and enclosure areas in the denominators.
 
     Returns:
-        The loss in ``pred``'s dtype. Differentiable w.r.t. both boxes; absent
-        slots get zero gradients. Never synchronises with the host.
+        The loss in the boxes' dtype. Differentiable w.r.t. both boxes, to any
+        order (``create_graph=True`` switches the backward to a differentiable
+        composite); absent slots get zero gradients. Never synchronises with
+        the host.
+
+    Raises:
+        ValueError: an unknown ``reduction``.
+        RuntimeError: mismatched shapes or devices, non-floating boxes, a
+            ``valid`` or ``counts`` of the wrong shape or dtype (the same
+            errors whether the compiled kernel or the fallback would run).
     """
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"giou_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    pred, target = _same_dtype(pred, target)
-    if valid is not None and valid.dtype != torch.bool:
-        valid = valid.to(torch.bool)
-    if counts is not None and counts.dtype != torch.int64:
-        counts = counts.to(torch.int64)
+    check_reduction(reduction)
+    # The same checks whichever path runs (kernel or fallback); see _checks.
+    pred, target, valid, counts = prepare(pred, target, valid, counts)
     if _use_kernel(pred.device.type):
-        loss, _num_valid = _library.giou_loss_forward(
+        loss, _num_valid = torch.ops.synclint.giou_loss_forward(
             pred, target, valid, counts, reduction, float(eps)
         )
         return loss
-    return giou_loss_reference(
-        pred, target, valid=valid, counts=counts, reduction=reduction, eps=eps
-    )
+    return reference._loss(pred, target, valid, counts, reduction, float(eps))
 
 
 def giou(pred: Tensor, target: Tensor, *, eps: float = 1e-7) -> Tensor:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["giou_loss_reference", "giou_reference", "validity_mask"]
+from synclint.ops._checks import check_reduction, prepare
 
-_REDUCTIONS = ("mean", "sum", "none")
+__all__ = ["giou_loss_reference", "giou_reference", "validity_mask"]
 
 
 def validity_mask(
@@ -31,14 +31,13 @@ def validity_mask(
 
     Default: a target row of four zeros is padding. ``valid`` is used as is;
     ``counts[b]`` marks the first ``counts[b]`` slots of image ``b`` present.
+    The arguments are assumed checked (:func:`synclint.ops._checks.prepare`).
     """
-    if valid is not None and counts is not None:
-        raise ValueError("giou_loss: pass at most one of `valid` and `counts`")
     if valid is not None:
-        return valid.to(device=target.device, dtype=torch.bool)
+        return valid
     if counts is not None:
         slots = torch.arange(target.shape[-2], device=target.device)
-        return slots < counts.to(target.device).unsqueeze(-1)
+        return slots < counts.unsqueeze(-1)  # any int64 count, however large
     return (target != 0).any(dim=-1)
 
 
@@ -82,10 +81,17 @@ def giou_loss_reference(
     eps: float = 1e-7,
 ) -> Tensor:
     """Reference ``giou_loss``; see :func:`synclint.ops.giou_loss` for the contract."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"giou_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    check_reduction(reduction)
+    pred, target, valid, counts = prepare(pred, target, valid, counts)
+    return _loss(pred, target, valid, counts, reduction, eps)
+
+
+def _loss(
+    pred: Tensor, target: Tensor, valid: Tensor | None, counts: Tensor | None, reduction: str, eps: float
+) -> Tensor:
+    """The reference on checked arguments (the fallback path of ``giou_loss``)."""
     out_dtype = pred.dtype
-    compute = _compute_dtype(torch.promote_types(pred.dtype, target.dtype))
+    compute = _compute_dtype(pred.dtype)
     pred_c, target_c = pred.to(compute), target.to(compute)
     present = validity_mask(target_c, valid=valid, counts=counts)
 
