@@ -66,6 +66,14 @@ class SimulatedHooks:
             if entry.condition is SyncCondition.ALWAYS:
                 for name in entry.python_hooks:
                     self._add_tensor_hook(name, self._readback(f"Tensor.{name}", entry))
+                if entry.python_hooks:  # its callables read back the same way (torch.is_nonzero)
+                    for name in entry.functions:
+                        func = resolve(name)
+                        if func is not None:
+                            self.table[func] = self._readback(name, entry)
+                    for name in entry.methods:
+                        if name not in entry.python_hooks:
+                            self._add_tensor_hook(name, self._readback(f"Tensor.{name}", entry))
         self._to_host = _entry_with_hook("cpu", SyncCondition.DEVICE_TO_HOST)
         self._upload = _entry_with_hook("cuda", SyncCondition.HOST_TO_DEVICE)
         self._pageable = _entry_with_hook("to", SyncCondition.PAGEABLE_NON_BLOCKING)
@@ -81,6 +89,7 @@ class SimulatedHooks:
                     if func is not None:
                         self.table[func] = self._one_hot(name, entry)
         self.table[torch.ctc_loss] = self._ctc_loss
+        self.table[torch.nn.functional.ctc_loss] = self._ctc_loss
         if self._tracked:
             self._add_tensor_hook("cuda", self._cuda)
             self.table[torch.Tensor.device.__get__] = self._device
