@@ -194,6 +194,10 @@ class HostBlockProfiler:
             os.makedirs(os.path.dirname(os.path.abspath(self._trace_path)), exist_ok=True)
             self._profile.export_chrome_trace(self._trace_path)
 
+    @property
+    def trace_path(self) -> str | None:
+        return self._trace_path
+
     def blocked_ms_by_line(self) -> dict[tuple[str, int], float]:
         if not self._cuda or self._profile is None:
             return {}

@@ -43,6 +43,8 @@ class SyncSite:
     blocked_ms: float = 0.0
     allowed: bool = False
     setup: bool = False
+    graph_break: bool = False
+    """The same line is also a torch.compile graph break."""
 
     @property
     def location(self) -> str:
@@ -59,6 +61,7 @@ class SyncSite:
             "blocked_ms": round(self.blocked_ms, 3),
             "allowed": self.allowed,
             "setup": self.setup,
+            "graph_break": self.graph_break,
         }
 
 
