@@ -129,7 +129,8 @@ def run_program(
             new_modules = [sys.modules.get(name) for name in set(sys.modules) - modules_before]
             roots = [os.getcwd()] + ([os.path.dirname(os.path.abspath(entry_file))] if entry_file else [])
             paths = files_involved(entry_file, result.sites, new_modules, roots)
-            result.join = join(result.sites, static_findings(paths))
+            hot = [site for site in result.sites if not site.setup]  # moving a model is cold code
+            result.join = join(hot, static_findings(paths))
         if profiler is not None and profiler.trace_path and os.path.exists(profiler.trace_path):
             add_sync_markers(profiler.trace_path, sink.times)
         if report_path:
