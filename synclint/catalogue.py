@@ -330,6 +330,9 @@ CATALOGUE: tuple[SyncOp, ...] = (
         methods=("is_nonzero",),
         aten=("is_nonzero",),
         python_hooks=("__bool__",),
+        no_static="SL202 matches the contexts that take a tensor's truth value (`if`, "
+        "`while`, `assert`, `bool()`, `and`/`or`/`not`, builtin `min`/`max`); an explicit "
+        "`is_nonzero()` call is not matched yet",
         why="using a device tensor as a Python bool reads it back",
         use_instead="keep the condition on the device: `torch.where(cond, a, b)`",
         source="torch/csrc/autograd/python_variable_indexing / Tensor.__bool__ -> "
@@ -338,7 +341,6 @@ CATALOGUE: tuple[SyncOp, ...] = (
     SyncOp(
         code="SL401",
         name="blocking host-to-device copy",
-        methods=("cuda",),
         aten=("copy_",),
         python_hooks=("to", "cuda"),
         condition=SyncCondition.HOST_TO_DEVICE,
@@ -363,12 +365,11 @@ CATALOGUE: tuple[SyncOp, ...] = (
     SyncOp(
         code="SL403",
         name="tensor from host data on the device",
-        functions=("torch.tensor", "torch.as_tensor", "torch.asarray"),
+        functions=("torch.tensor", "torch.as_tensor"),
         condition=SyncCondition.HOST_DATA,
         why="`torch.tensor(data, device=cuda)` builds the tensor on the host and copies "
         "it with a blocking transfer",
         use_instead="`torch.full`/`torch.zeros` with `device=`, or build it once outside the loop",
-        no_static="SL403 matches the device= keyword itself",
         source="torch/csrc/utils/tensor_new.cpp: internal_new_from_data (to(device, non_blocking=false))",
     ),
     SyncOp(
