@@ -50,9 +50,10 @@ class _Session:
         detector = _acquire_detector(self.device)
         detector.sinks.insert(0, self._sink)  # innermost first
         if not detector.simulate:
-            from synclint.runtime.cuda import DEBUG_MODE, WARNING_ROUTER
+            from synclint.runtime.cuda import DEBUG_MODE, SYNC_CALL_NAMES, WARNING_ROUTER
 
             WARNING_ROUTER.acquire(detector)
+            SYNC_CALL_NAMES.acquire()
             DEBUG_MODE.acquire(self._debug_level)
         return self
 
@@ -64,9 +65,10 @@ class _Session:
     ) -> None:
         detector: Detector = _thread.detector
         if not detector.simulate:
-            from synclint.runtime.cuda import DEBUG_MODE, WARNING_ROUTER
+            from synclint.runtime.cuda import DEBUG_MODE, SYNC_CALL_NAMES, WARNING_ROUTER
 
             DEBUG_MODE.release(self._debug_level)
+            SYNC_CALL_NAMES.release()
             WARNING_ROUTER.release()
         detector.sinks.remove(self._sink)
         _release_detector()

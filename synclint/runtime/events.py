@@ -87,20 +87,30 @@ class SiteTable:
             site.count += 1
             site.blocked_ms += event.blocked_ms
 
-    def add_blocked_time(self, blocked_ms_by_line: dict[tuple[str, int], float]) -> None:
-        """Spread measured host-blocked time over the sites of each line, by count."""
-        for (path, line), blocked_ms in blocked_ms_by_line.items():
+    def add_blocked_time(
+        self, blocked: dict[tuple[str, int], float] | dict[tuple[str, int], dict[str, float]]
+    ) -> None:
+        """Spread measured host-blocked time over the sites of each line, by count.
+
+        ``blocked`` maps ``(path, line)`` to milliseconds, or to ``{code: ms}``
+        (:func:`synclint.runtime.cuda.blocked_ms_by_line_and_code`). Time on a
+        line where no debug-mode event fired is kept as a site of its own: that
+        is where explicit synchronizes (SL501) and copies through pageable
+        memory (SL404) show up.
+        """
+        for (path, line), value in blocked.items():
+            by_code = value if isinstance(value, dict) else {"SL501": value}
+            total_ms = sum(by_code.values())
             sites = [s for s in self._sites.values() if (s.path, s.line) == (path, line)]
             if not sites:
-                # Host time blocked where no debug-mode event fired: explicit
-                # synchronizes and pageable copies. Keep it as a site of its own.
-                self._sites[(path, line, "<unknown>", BLOCKED_OP, False, False)] = SyncSite(
-                    path, line, "<unknown>", BLOCKED_OP, "SL501", 1, blocked_ms
-                )
+                for code, blocked_ms in by_code.items():
+                    self._sites[(path, line, "<unknown>", BLOCKED_OP, False, False)] = SyncSite(
+                        path, line, "<unknown>", BLOCKED_OP, code, 1, blocked_ms
+                    )
                 continue
             total = sum(s.count for s in sites)
             for site in sites:
-                site.blocked_ms += blocked_ms * site.count / total
+                site.blocked_ms += total_ms * site.count / total
 
     @property
     def sites(self) -> list[SyncSite]:

@@ -362,6 +362,10 @@ class ObservingHooks:
 
     def __init__(self, detector: Detector) -> None:
         self.table: dict[Any, Handler] = {}
+        upload = _entry_with_hook("cuda", SyncCondition.HOST_TO_DEVICE)
+        download = _entry_with_hook("cpu", SyncCondition.DEVICE_TO_HOST)
+        self.table[torch.Tensor.to] = _transfer_naming(detector, "Tensor.to", upload, download)
+        self.table[torch.Tensor.cuda] = _transfer_naming(detector, "Tensor.cuda", upload, download)
         for entry in CATALOGUE:
             for name in entry.python_hooks:
                 func = getattr(torch.Tensor, name, None)
@@ -372,6 +376,18 @@ class ObservingHooks:
                     func = resolve(name)
                     if func is not None:
                         self.table.setdefault(func, _naming(detector, name, entry))
+
+
+def _transfer_naming(detector: Detector, label: str, upload: SyncOp, download: SyncOp) -> Handler:
+    """``.to``/``.cuda``: a blocking upload (SL401) from the host, else a read-back (SL201)."""
+
+    def naming(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        source = args[0]
+        entry = upload if isinstance(source, torch.Tensor) and source.device.type == "cpu" else download
+        with detector.python_hook(label, entry):
+            return func(*args, **kwargs)
+
+    return naming
 
 
 def _naming(detector: Detector, label: str, entry: SyncOp) -> Handler:

@@ -118,7 +118,7 @@ def run_program(
                 with profiler:
                     result.exit_code = _execute(target, args, module)
         if profiler is not None:
-            table.add_blocked_time(profiler.blocked_ms_by_line())
+            table.add_blocked_time(profiler.blocked_ms_by_line_and_code())
     finally:
         if resolved == "cpu":
             simcuda.uninstall()
