@@ -1,7 +1,7 @@
 """synclint: find, fix and prove the removal of host-device syncs in PyTorch code.
 
 Importing this package is cheap and never imports torch: the runtime half
-(``no_sync``, ``watch``, ``SyncError``) and the ops (``synclint.ops``) load on
+(``no_sync``, ``watch``, ``budget``, ``allow``, ``simulate_cuda``, ``SyncError``) and the ops (``synclint.ops``) load on
 first use.
 """
 
@@ -13,11 +13,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Finding",
+    "SyncBudgetExceeded",
     "SyncError",
     "__version__",
+    "allow",
+    "budget",
     "check_source",
     "fix_source",
     "no_sync",
+    "simulate_cuda",
     "watch",
 ]
 
@@ -28,6 +32,10 @@ _LAZY = {
     "no_sync": ("synclint.runtime", "no_sync"),
     "watch": ("synclint.runtime", "watch"),
     "SyncError": ("synclint.runtime", "SyncError"),
+    "SyncBudgetExceeded": ("synclint.runtime", "SyncBudgetExceeded"),
+    "budget": ("synclint.runtime", "budget"),
+    "allow": ("synclint.runtime", "allow"),
+    "simulate_cuda": ("synclint.runtime", "simulate_cuda"),
 }
 
 

@@ -40,6 +40,26 @@ class SyncCondition(str, Enum):
     HOST_INDEX = "host_index"
     #: ``one_hot`` without ``num_classes`` reads ``max()`` back to size its output.
     NO_NUM_CLASSES = "no_num_classes"
+    #: a blocking copy of a host tensor to the accelerator (``memcpy_and_sync``).
+    HOST_TO_DEVICE = "host_to_device"
+    #: a tensor built from Python data directly on the accelerator.
+    HOST_DATA = "host_data"
+    #: a ``non_blocking=True`` copy between the device and *pageable* host memory.
+    PAGEABLE_NON_BLOCKING = "pageable_non_blocking"
+    #: ``masked_fill`` with a 0-dim *device* tensor value (the kernel calls ``value.item()``).
+    DEVICE_VALUE = "device_value"
+    #: ``histc`` without a range (``min == max``) reads ``min()``/``max()`` back.
+    NO_RANGE = "no_range"
+    #: ``isin`` with a large test set takes the sorting path, which calls ``unique``.
+    LARGE_TEST_SET = "large_test_set"
+    #: ``normal`` with a tensor ``std`` checks ``std.min() >= 0`` on the host.
+    TENSOR_STD = "tensor_std"
+    #: ``searchsorted`` with a ``sorter`` checks its range on the host.
+    HAS_SORTER = "has_sorter"
+    #: ``ctc_loss`` copies tensor lengths to the host.
+    TENSOR_LENGTHS = "tensor_lengths"
+    #: ``torch.equal`` returns early (no read-back) for the very same tensor.
+    NOT_SAME_TENSOR = "not_same_tensor"
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,12 @@ class SyncOp:
     use_instead: str = ""
     aliases: tuple[str, ...] = field(default=())
     """Extra qualified names that mean the same callable (``torch.Tensor.nonzero``)."""
+    no_static: str = ""
+    """Why no static rule matches this entry (empty: a rule does)."""
+    no_runtime: str = ""
+    """Why the runtime detector cannot see this entry (empty: it does)."""
+    source: str = ""
+    """Where PyTorch decides that this syncs on CUDA (file and function)."""
 
 
 CATALOGUE: tuple[SyncOp, ...] = (
@@ -76,6 +102,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "must wait for the device to count them",
         use_instead="use 3-arg `torch.where(cond, a, b)`, `masked_fill_`, or "
         "`nonzero_static(size=...)` when an upper bound is known",
+        source="aten/src/ATen/native/cuda/Nonzero.cu: nonzero_cuda_out_impl",
     ),
     SyncOp(
         code="SL101",
@@ -87,6 +114,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         why="`torch.where(cond)` is `nonzero(as_tuple=True)`: its output shape "
         "depends on the data",
         use_instead="use 3-arg `torch.where(cond, a, b)` or `masked_fill_`",
+        no_runtime="seen as the aten::nonzero_numpy it dispatches (the entry above)",
     ),
     SyncOp(
         code="SL102",
@@ -98,6 +126,20 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "must wait for the device",
         use_instead="count with `torch.sort` + `count_nonzero(s[1:] != s[:-1]) + 1` when "
         "only the number of values is needed, or a fixed-size histogram via `scatter_add_`",
+        source="aten/src/ATen/native/cuda/Unique.cu: unique_cuda_template",
+    ),
+    SyncOp(
+        code="SL102",
+        name="isin with a large test set",
+        aten=("isin",),
+        condition=SyncCondition.LARGE_TEST_SET,
+        why="with many test elements `isin` sorts and calls `unique`, whose size the "
+        "host reads back",
+        use_instead="pass `assume_unique=True` when both inputs are unique, or compare "
+        "against a small set",
+        no_static="the path depends on the sizes of both inputs, unknown before run time",
+        source="aten/src/ATen/native/TensorCompare.cpp: isin_Tensor_Tensor_out -> "
+        "isin_sorting (at::_unique unless assume_unique)",
     ),
     SyncOp(
         code="SL103",
@@ -109,6 +151,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "host must wait for the device to count them",
         use_instead="keep the shape: `torch.where(mask, x, fill)`, `masked_fill`, "
         "a weighted reduction (`(x * mask).sum()`), or `ignore_index` in the loss",
+        source="aten/src/ATen/native/cuda/Indexing.cu: masked_select_out_cuda_impl",
     ),
     SyncOp(
         code="SL103",
@@ -117,6 +160,8 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.BOOLEAN_INDEX,
         why="`x[mask]` has a data-dependent shape",
         use_instead="use `torch.where(mask, x, fill)`, a weighted reduction, or `ignore_index` in the loss",
+        no_static="matched on subscripts by SL103 itself (no callable to name)",
+        source="aten/src/ATen/native/TensorAdvancedIndexing.cpp: index (expandTensors -> nonzero)",
     ),
     SyncOp(
         code="SL103",
@@ -125,6 +170,9 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.BOOLEAN_INDEX_TENSOR_VALUE,
         why="`x[mask] = tensor` turns the mask into indices with `nonzero`",
         use_instead="use `x = torch.where(mask, value, x)`",
+        no_static="matched on subscript assignments by SL103 itself (no callable to name)",
+        source="aten/src/ATen/native/TensorAdvancedIndexing.cpp: index_put_ "
+        "(canDispatchToMaskedFill fast path)",
     ),
     SyncOp(
         code="SL104",
@@ -136,6 +184,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         why="with tensor `repeats` the output length is `repeats.sum()`, which the "
         "host must read back",
         use_instead="pass `output_size=` (a Python int the host knows)",
+        source="aten/src/ATen/native/Repeat.cpp: repeat_interleave_symint",
     ),
     SyncOp(
         code="SL105",
@@ -145,6 +194,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("bincount",),
         why="`bincount` reads `max()` back to size its output, even with `minlength`",
         use_instead="use `torch.zeros(n).scatter_add_(0, idx, ones)` with a static `n`",
+        source="aten/src/ATen/native/cuda/SummaryOps.cu: _bincount_cuda_template",
     ),
     SyncOp(
         code="SL105",
@@ -154,6 +204,17 @@ CATALOGUE: tuple[SyncOp, ...] = (
         condition=SyncCondition.NO_NUM_CLASSES,
         why="without `num_classes`, `one_hot` reads `max()` back to size its output",
         use_instead="pass `num_classes=` (a Python int known on the host)",
+        source="aten/src/ATen/native/Onehot.cpp: one_hot",
+    ),
+    SyncOp(
+        code="SL105",
+        name="histc without a range",
+        aten=("histc",),
+        condition=SyncCondition.NO_RANGE,
+        why="without `min`/`max`, `histc` reads the data's range back to place its bins",
+        use_instead="pass `min=` and `max=` (Python numbers known on the host)",
+        no_static="SL105 does not match histc yet (needs its keyword check)",
+        source="aten/src/ATen/native/cuda/SummaryOps.cu: _histc_cuda_template",
     ),
     SyncOp(
         code="SL201",
@@ -164,7 +225,6 @@ CATALOGUE: tuple[SyncOp, ...] = (
             "item",
             "tolist",
             "numpy",
-            "__bool__",
             "__float__",
             "__int__",
             "__index__",
@@ -177,6 +237,7 @@ CATALOGUE: tuple[SyncOp, ...] = (
         why="reading a device value on the host waits for every queued kernel",
         use_instead="keep values on the device (accumulate into a tensor) and read "
         "them back once per logging interval",
+        source="aten/src/ATen/native/cuda/CUDAScalar.cu: _local_scalar_dense_cuda (memcpy_and_sync)",
     ),
     SyncOp(
         code="SL201",
@@ -185,18 +246,144 @@ CATALOGUE: tuple[SyncOp, ...] = (
         aten=("_to_copy", "copy_", "to"),
         python_hooks=("cpu", "to"),
         condition=SyncCondition.DEVICE_TO_HOST,
-        why="a device-to-host copy into pageable memory blocks the host",
+        why="a blocking device-to-host copy waits for the device",
         use_instead="keep the value on the device, or copy with "
         "`.to('cpu', non_blocking=True)` into pinned memory and wait on an event",
+        source="aten/src/ATen/native/cuda/Copy.cu: copy_kernel_cuda (memcpy_and_sync)",
     ),
     SyncOp(
         code="SL201",
         name="comparison returning a Python bool",
-        functions=("torch.equal", "torch.allclose", "torch.is_nonzero"),
-        methods=("equal", "allclose", "is_nonzero"),
-        aten=("equal", "allclose", "is_nonzero"),
+        functions=("torch.equal", "torch.allclose"),
+        methods=("equal", "allclose"),
+        aten=("equal", "allclose"),
+        condition=SyncCondition.NOT_SAME_TENSOR,
         why="the result is a Python bool, so the host waits for the device",
         use_instead="keep `torch.isclose(a, b).all()` as a tensor",
+        source="aten/src/ATen/native/cuda/Equal.cpp: cuda_equal (is_same early return)",
+    ),
+    SyncOp(
+        code="SL201",
+        name="masked_fill with a device value",
+        aten=("masked_fill", "masked_fill_"),
+        condition=SyncCondition.DEVICE_VALUE,
+        why="`masked_fill` with a 0-dim device tensor value reads the value back "
+        "(`value.item()`) before launching its kernel",
+        use_instead="pass a Python number, or use `torch.where(mask, value, x)`",
+        no_static="whether the value tensor lives on the device is a run-time fact",
+        source="aten/src/ATen/native/cuda/Indexing.cu: masked_fill__cuda (Tensor value)",
+    ),
+    SyncOp(
+        code="SL201",
+        name="linalg error check",
+        functions=(
+            "torch.linalg.cholesky",
+            "torch.linalg.inv",
+            "torch.linalg.solve",
+            "torch.linalg.eigh",
+            "torch.cholesky",
+            "torch.inverse",
+        ),
+        methods=("cholesky", "inverse"),
+        aten=("_linalg_check_errors",),
+        why="the factorisation's error codes are read back (`infos.any().item()`) to "
+        "raise on singular input",
+        use_instead="use the `_ex` variant (`torch.linalg.cholesky_ex`, `inv_ex`, "
+        "`solve_ex`) and check `info` once, outside the step",
+        source="aten/src/ATen/native/BatchLinearAlgebra.cpp: _linalg_check_errors",
+    ),
+    SyncOp(
+        code="SL201",
+        name="normal with a tensor std",
+        aten=("normal",),
+        condition=SyncCondition.TENSOR_STD,
+        why="`normal` checks `std.min() >= 0` on the host when `std` is a tensor",
+        use_instead="sample `torch.randn_like(mean) * std + mean`",
+        no_static="whether `std` is a tensor is rarely known statically",
+        source="aten/src/ATen/native/DistributionTemplates.h: CHECK_NORMAL_TENSOR_STD",
+    ),
+    SyncOp(
+        code="SL201",
+        name="searchsorted with a sorter",
+        aten=("searchsorted",),
+        condition=SyncCondition.HAS_SORTER,
+        why="`searchsorted(..., sorter=)` checks the sorter's range on the host",
+        use_instead="gather the sorted sequence once (`seq.gather(-1, sorter)`) and search it",
+        no_static="SL201 does not match searchsorted's sorter= keyword yet",
+        source="aten/src/ATen/native/BucketizationUtils.h: searchsorted_pre_check",
+    ),
+    SyncOp(
+        code="SL201",
+        name="ctc_loss with tensor lengths",
+        functions=(),
+        python_hooks=(),
+        condition=SyncCondition.TENSOR_LENGTHS,
+        why="`ctc_loss` copies device length tensors to the host",
+        use_instead="pass the lengths as host tensors or Python lists",
+        no_static="whether the lengths live on the device is a run-time fact",
+        source="aten/src/ATen/native/LossCTC.cpp: ctc_loss (Tensor lengths fast path)",
+    ),
+    SyncOp(
+        code="SL202",
+        name="tensor truthiness",
+        functions=("torch.is_nonzero",),
+        methods=("is_nonzero",),
+        aten=("is_nonzero",),
+        python_hooks=("__bool__",),
+        no_static="SL202 matches the contexts that take a tensor's truth value (`if`, "
+        "`while`, `assert`, `bool()`, `and`/`or`/`not`, builtin `min`/`max`); an explicit "
+        "`is_nonzero()` call is not matched yet",
+        why="using a device tensor as a Python bool reads it back",
+        use_instead="keep the condition on the device: `torch.where(cond, a, b)`",
+        source="torch/csrc/autograd/python_variable_indexing / Tensor.__bool__ -> "
+        "aten/src/ATen/native/TensorConversions: is_nonzero -> item",
+    ),
+    SyncOp(
+        code="SL401",
+        name="blocking host-to-device copy",
+        aten=("copy_",),
+        python_hooks=("to", "cuda"),
+        condition=SyncCondition.HOST_TO_DEVICE,
+        why="a blocking copy to the device waits for it (`memcpy_and_sync`)",
+        use_instead="copy from pinned memory with `non_blocking=True` "
+        "(`DataLoader(pin_memory=True)`), or build the tensor on the device",
+        no_static="SL401 matches transfers of loader batches by its own spelling check",
+        source="aten/src/ATen/native/cuda/Copy.cu: copy_kernel_cuda (memcpy_and_sync)",
+    ),
+    SyncOp(
+        code="SL401",
+        name="host-side index tensor",
+        aten=("index", "index_put", "index_put_", "_index_put_impl"),
+        condition=SyncCondition.HOST_INDEX,
+        why="an integer index tensor on the host is copied to the device with a blocking "
+        "transfer before the kernel can run",
+        use_instead="build the index on the device (`torch.arange(..., device=x.device)`) "
+        "or move it once, outside the loop, with `non_blocking=True` from pinned memory",
+        no_static="which index tensors live on the host is a run-time fact",
+        source="test/test_torch.py: test_sync_warning (`_ind_get_fn(x, ind_cpu)` syncs)",
+    ),
+    SyncOp(
+        code="SL403",
+        name="tensor from host data on the device",
+        functions=("torch.tensor", "torch.as_tensor"),
+        condition=SyncCondition.HOST_DATA,
+        why="`torch.tensor(data, device=cuda)` builds the tensor on the host and copies "
+        "it with a blocking transfer",
+        use_instead="`torch.full`/`torch.zeros` with `device=`, or build it once outside the loop",
+        source="torch/csrc/utils/tensor_new.cpp: internal_new_from_data (to(device, non_blocking=false))",
+    ),
+    SyncOp(
+        code="SL404",
+        name="non-blocking copy through pageable memory",
+        aten=("copy_",),
+        python_hooks=("to", "cuda"),
+        condition=SyncCondition.PAGEABLE_NON_BLOCKING,
+        why="a `non_blocking=True` copy between the device and pageable host memory "
+        "is synchronous for the host (the driver stages it)",
+        use_instead="`.pin_memory()` the host buffer (or `DataLoader(pin_memory=True)`)",
+        no_static="SL404 matches fresh pageable sources by its own spelling check",
+        source="aten/src/ATen/native/cuda/Copy.cu: copy_kernel_cuda (cudaMemcpyAsync "
+        "on pageable memory); CUDA runtime API, 'API synchronization behavior'",
     ),
     SyncOp(
         code="SL501",
@@ -210,21 +397,22 @@ CATALOGUE: tuple[SyncOp, ...] = (
             "torch.xpu.synchronize",
         ),
         methods=("synchronize",),
+        python_hooks=("synchronize",),
         condition=SyncCondition.IN_HOT_PATH,
         why="an explicit synchronize drains the device queue and idles the CPU",
         use_instead="remove it from the hot path; time with CUDA events or the profiler",
-    ),
-    SyncOp(
-        code="SL401",
-        name="host-side index tensor",
-        aten=("index", "index_put", "index_put_", "_index_put_impl"),
-        condition=SyncCondition.HOST_INDEX,
-        why="an index tensor on the host is copied to the device with a blocking "
-        "transfer before the kernel can run",
-        use_instead="build the index on the device (`torch.arange(..., device=x.device)`) "
-        "or move it once, outside the loop, with `non_blocking=True` from pinned memory",
+        source="c10/cuda/CUDAFunctions.cpp: device_synchronize; "
+        "c10/cuda/CUDAFunctions.h: stream_synchronize",
     ),
 )
+
+
+def entry(code: str, name: str) -> SyncOp:
+    """The entry reported as ``code`` with this ``name`` (rules word messages from it)."""
+    for op in CATALOGUE:
+        if op.code == code and op.name == name:
+            return op
+    raise KeyError(f"no catalogue entry {code} {name!r}")
 
 
 def ops_for(code: str) -> tuple[SyncOp, ...]:

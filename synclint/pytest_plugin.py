@@ -2,6 +2,8 @@
 
 * ``@pytest.mark.no_sync`` runs the test body inside :func:`synclint.no_sync`
   (``@pytest.mark.no_sync(device="cpu")`` forces the simulated detector);
+* ``@pytest.mark.sync_budget(N)`` fails the test when its body syncs more than
+  ``N`` times (:func:`synclint.budget`; ``device=`` as for ``no_sync``);
 * the ``sync_watch`` fixture yields a :class:`synclint.runtime.Watch` that
   collects the syncs of the test: ``assert not sync_watch.events``.
 
@@ -26,17 +28,29 @@ def pytest_configure(config: pytest.Config) -> None:
         "no_sync(device='auto'): fail the test at the first host-device sync in its body "
         "(synclint.no_sync)",
     )
+    config.addinivalue_line(
+        "markers",
+        "sync_budget(max_syncs, device='auto'): fail the test when its body syncs more than "
+        "max_syncs times (synclint.budget)",
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[Any]:
     marker = item.get_closest_marker("no_sync")
-    if marker is None:
+    budget_marker = item.get_closest_marker("sync_budget")
+    if marker is None and budget_marker is None:
         yield
         return
-    from synclint.runtime.api import no_sync
+    from contextlib import ExitStack
 
-    with no_sync(*marker.args, **marker.kwargs):
+    from synclint.runtime.api import budget, no_sync
+
+    with ExitStack() as stack:
+        if budget_marker is not None:
+            stack.enter_context(budget(*budget_marker.args, **budget_marker.kwargs))
+        if marker is not None:
+            stack.enter_context(no_sync(*marker.args, **marker.kwargs))
         yield
 
 

@@ -210,3 +210,49 @@ def test_cuda_run_measures_blocked_time(tmp_path) -> None:
     result = run_program(str(script), device="cuda", static=False)
     (site,) = [s for s in result.sites if s.line == 4]
     assert site.count == 3 and site.blocked_ms > 0
+
+
+def test_blocked_time_without_a_debug_event_is_split_into_copy_and_sync_sites() -> None:
+    from synclint.runtime.cuda import blocked_ms_by_line_and_code
+    from synclint.runtime.events import BLOCKED_OP, SiteTable
+
+    frame = fake_event("/src/train.py(7): forward", 0)
+    other = fake_event("/src/train.py(9): forward", 0)
+    blocked = blocked_ms_by_line_and_code(
+        [fake_event("cudaMemcpyAsync", 3000, parent=frame), fake_event("cudaDeviceSynchronize", 1000, parent=other)]
+    )
+    assert blocked == {("/src/train.py", 7): {"SL404": 3.0}, ("/src/train.py", 9): {"SL501": 1.0}}
+    table = SiteTable()
+    table.add_blocked_time(blocked)
+    assert [(s.line, s.op, s.code, s.blocked_ms) for s in table.sites] == [
+        (7, BLOCKED_OP, "SL404", 3.0),
+        (9, BLOCKED_OP, "SL501", 1.0),
+    ]
+
+
+def test_explicit_synchronize_is_named_on_cuda(monkeypatch) -> None:
+    """With a fake torch.cuda.synchronize that 'warns' through the detector."""
+    from synclint.runtime import api
+    from synclint.runtime.cuda import SyncCallNames
+
+    detector, sink = observing_detector()
+    monkeypatch.setattr(api._thread, "detector", detector, raising=False)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: detector.on_cuda_sync())
+    names = SyncCallNames()
+    names.acquire()
+    try:
+        torch.cuda.synchronize()
+    finally:
+        names.release()
+    assert [(e.op, e.code) for e in sink.events] == [("torch.cuda.synchronize", "SL501")]
+    assert not hasattr(torch.cuda.synchronize, "__wrapped__")
+
+
+def test_cuda_upload_is_named_sl401_and_read_back_sl201() -> None:
+    from synclint.runtime.hooks import ObservingHooks
+
+    detector, sink = observing_detector()
+    hooks = ObservingHooks(detector)
+    warn = lambda *args, **kwargs: detector.on_cuda_sync() or args[0]  # noqa: E731
+    hooks.table[torch.Tensor.to](warn, (torch.ones(2), "cpu"), {})
+    assert [(e.op, e.code) for e in sink.events] == [("Tensor.to", "SL401")]

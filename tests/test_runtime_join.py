@@ -38,10 +38,32 @@ def test_relative_and_absolute_paths_meet(tmp_path, monkeypatch) -> None:
     assert [row.status for row in rows] == ["confirmed"]
 
 
-def test_confirmation_is_by_line_and_keeps_the_static_code(tmp_path) -> None:
+def test_confirmation_needs_the_same_code(tmp_path) -> None:
     script = str(tmp_path / "a.py")
+    assert join([site(script, 5, "SL202")], [finding(script, 5, "SL202")]) == [JoinRow(script, 5, "SL202", "confirmed")]
     rows = join([site(script, 5, "SL201")], [finding(script, 5, "SL202")])
-    assert rows == [JoinRow(script, 5, "SL202", "confirmed")]
+    assert sorted(row.status for row in rows) == ["runtime-only", "static-only"]
+
+
+def test_a_statement_split_over_lines_is_one_span(tmp_path) -> None:
+    script = tmp_path / "a.py"
+    script.write_text(
+        "import torch\n"
+        "def f(x):\n"
+        "    y = torch.nonzero(\n"
+        "        x\n"
+        "    ).sum(\n"
+        "    )\n"
+        "    if x.sum() > 0:\n"
+        "        torch.nonzero(x)\n"
+    )
+    path = str(script)
+    rows = join([site(path, 5, "SL101"), site(path, 8, "SL101")], [finding(path, 3, "SL101"), finding(path, 7, "SL101")])
+    assert [(row.line, row.status) for row in rows] == [
+        (3, "confirmed"),  # the event's line 5 is inside the statement of lines 3-6
+        (7, "static-only"),  # an `if` header does not cover its body
+        (8, "runtime-only"),
+    ]
 
 
 def test_same_line_in_another_file_does_not_confirm(tmp_path) -> None:
@@ -88,7 +110,7 @@ def test_join_through_synclint_run_with_a_fake_engine(monkeypatch, tmp_path) -> 
     from synclint.runtime.runner import run_program
 
     script = tmp_path / "s.py"
-    script.write_text("import torch\nx = torch.arange(3)\nx.nonzero()\nx.unique()\n")
+    script.write_text("import torch\nx = torch.arange(3, device='cuda')\nx.nonzero()\nx.unique()\n")
     engine = types.ModuleType("synclint.engine")
     engine.check_file = lambda path: [finding(path, 3, "SL101"), finding(path, 2, "SL403")] if Path(path) == script else []
     monkeypatch.setitem(sys.modules, "synclint.engine", engine)

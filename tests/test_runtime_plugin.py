@@ -55,9 +55,31 @@ def test_marker_and_fixture(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["FAILED test_inner.py::test_syncs*"])
 
 
+def test_sync_budget_marker(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_budget="""
+        import pytest, torch
+
+        @pytest.mark.sync_budget(1, device="cpu")
+        def test_within():
+            torch.tensor(1.0).item()
+
+        @pytest.mark.sync_budget(1, device="cpu")
+        def test_over():
+            x = torch.arange(3)
+            x.nonzero()
+            x.sum().item()
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "synclint.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*SyncBudgetExceeded: 2 syncs, budget 1:*"])
+
+
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "synclint.pytest_plugin", "--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.no_sync*"])
+    result.stdout.fnmatch_lines(["@pytest.mark.sync_budget*"])
 
 
 def test_entry_point_declares_the_plugin() -> None:

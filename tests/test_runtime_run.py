@@ -133,7 +133,7 @@ def test_script_sees_itself_as_main_with_its_directory_on_sys_path(tmp_path) -> 
 
 def test_exit_code_passes_through_a_real_process(tmp_path) -> None:
     script = tmp_path / "exits.py"
-    script.write_text("import sys, torch\ntorch.tensor(1.0).item()\nsys.exit(5)\n")
+    script.write_text("import sys, torch\ntorch.ones((), device='cuda').item()\nsys.exit(5)\n")
     report = tmp_path / "r.json"
     completed = subprocess.run(
         [sys.executable, "-c", "from synclint.runtime.cli import run_command; run_command()",

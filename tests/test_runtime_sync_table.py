@@ -75,7 +75,7 @@ EXPECT_SYNC: dict[str, tuple[Row, str]] = {
     "index mask": (lambda t: _ind_get(t["x"], t["mask"]), "SL103"),
     "index host index": (lambda t: _ind_get(t["x"], t["ind_cpu"]), "SL401"),
     "nonzero": (lambda t: t["x"].nonzero(), "SL101"),
-    "tensor truthiness": (lambda t: _cond(t["y"]), "SL201"),
+    "tensor truthiness": (lambda t: _cond(t["y"]), "SL202"),
     "one_hot without num_classes": (lambda t: F.one_hot(t["ind"]), "SL105"),
     "repeat_interleave tensor repeats": (lambda t: torch.repeat_interleave(t["x"], t["repeats"]), "SL104"),
 }

@@ -4,12 +4,14 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
-from synclint.catalogue import ops_for
+from synclint.catalogue import entry
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call, receiver_is_tensor
 
-_READBACK, _DEVICE_TO_HOST, _PY_BOOL = ops_for("SL201")
+_READBACK = entry("SL201", "host read-back")
+_DEVICE_TO_HOST = entry("SL201", "device-to-host copy")
+_PY_BOOL = entry("SL201", "comparison returning a Python bool")
 _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _FORMATTERS = frozenset({"print", "str", "repr", "format"})
 _READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.catalogue import ops_for
+from synclint.catalogue import entry
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 
-_READBACK = ops_for("SL201")[0]
+_READBACK = entry("SL202", "tensor truthiness")
 
 
 class TensorTruthiness(Rule):

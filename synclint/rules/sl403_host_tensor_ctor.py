@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword
 from synclint.analysis.kinds import Kind
+from synclint.catalogue import entry
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer
 
@@ -11,6 +12,9 @@ _FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
      "tensor", "as_tensor", "zeros_like", "ones_like", "full_like"}
 )
+
+
+_FROM_DATA = entry("SL403", "tensor from host data on the device")
 
 
 def _is_accelerator(node: cst.BaseExpression) -> bool:
@@ -94,7 +98,7 @@ class HostTensorCtor(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.context.qualify(node.func)
-        if qualified in ("torch.tensor", "torch.as_tensor"):
+        if qualified in _FROM_DATA.functions:
             device = keyword(node, "device")
             # ``device=pred.device``: tensor-processing code, called per step even when
             # it is a helper outside any loop or ``forward`` (a box coder, a matcher).

@@ -1,6 +1,9 @@
 """The runtime half of synclint: observe the syncs a program really performs.
 
-* :func:`watch` collects every sync in a block, :func:`no_sync` forbids them;
+* :func:`watch` collects every sync in a block, :func:`no_sync` forbids them,
+  :func:`budget` caps their number and :func:`allow` accepts known ones;
+* :func:`simulate_cuda` lets a CPU-only process see a CUDA device whose
+  tensors stay on the CPU, so sessions judge residency as on a GPU;
 * ``synclint run`` (:mod:`synclint.runtime.cli`) runs a whole script and joins
   what it saw with the static findings.
 
@@ -13,9 +16,24 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SyncError", "SyncEvent", "SyncSite", "Watch", "no_sync", "watch"]
+__all__ = [
+    "SyncBudgetExceeded",
+    "SyncError",
+    "SyncEvent",
+    "SyncSite",
+    "Watch",
+    "allow",
+    "budget",
+    "no_sync",
+    "simulate_cuda",
+    "watch",
+]
 
 _LAZY = {
+    "SyncBudgetExceeded": "synclint.runtime.api",
+    "allow": "synclint.runtime.api",
+    "budget": "synclint.runtime.api",
+    "simulate_cuda": "synclint.runtime.simcuda",
     "SyncError": "synclint.runtime.events",
     "SyncEvent": "synclint.runtime.events",
     "SyncSite": "synclint.runtime.events",

@@ -50,9 +50,10 @@ class _Session:
         detector = _acquire_detector(self.device)
         detector.sinks.insert(0, self._sink)  # innermost first
         if not detector.simulate:
-            from synclint.runtime.cuda import DEBUG_MODE, WARNING_ROUTER
+            from synclint.runtime.cuda import DEBUG_MODE, SYNC_CALL_NAMES, WARNING_ROUTER
 
             WARNING_ROUTER.acquire(detector)
+            SYNC_CALL_NAMES.acquire()
             DEBUG_MODE.acquire(self._debug_level)
         return self
 
@@ -64,18 +65,26 @@ class _Session:
     ) -> None:
         detector: Detector = _thread.detector
         if not detector.simulate:
-            from synclint.runtime.cuda import DEBUG_MODE, WARNING_ROUTER
+            from synclint.runtime.cuda import DEBUG_MODE, SYNC_CALL_NAMES, WARNING_ROUTER
 
             DEBUG_MODE.release(self._debug_level)
+            SYNC_CALL_NAMES.release()
             WARNING_ROUTER.release()
         detector.sinks.remove(self._sink)
         _release_detector()
 
 
+def current_detector() -> Detector | None:
+    """The detector of this thread's open sessions, if any."""
+    return getattr(_thread, "detector", None)
+
+
 def _acquire_detector(device: str) -> Detector:
     detector: Detector | None = getattr(_thread, "detector", None)
     if detector is None:
-        detector = Detector(simulate=device == "cpu")
+        from synclint.runtime import simcuda
+
+        detector = Detector(simulate=device == "cpu", tracked=simcuda.active())
         detector.start()
         _thread.detector = detector
         _thread.depth = 0
@@ -114,15 +123,30 @@ class Watch(_Session):
 
 
 class NoSync(_Session, ContextDecorator):
-    """``with synclint.no_sync():`` — raise :class:`SyncError` at the first sync."""
+    """``with synclint.no_sync():`` — raise :class:`SyncError` at the first sync.
+
+    The first violation is remembered: if the block swallows it (a broad
+    ``except Exception:``), it is raised again when the block exits.
+    """
 
     _debug_level = "error"
 
     def __init__(self, device: str = "auto") -> None:
         super().__init__(self, device)
+        self.first_error: SyncError | None = None
+
+    def __enter__(self) -> NoSync:
+        self.first_error = None
+        super().__enter__()
+        return self
 
     def record(self, event: SyncEvent) -> None:
-        raise SyncError(event)
+        if event.allowed:
+            return
+        error = SyncError(event)
+        if self.first_error is None:
+            self.first_error = error
+        raise error
 
     def __exit__(
         self,
@@ -131,6 +155,8 @@ class NoSync(_Session, ContextDecorator):
         traceback: TracebackType | None,
     ) -> None:
         super().__exit__(exc_type, exc, traceback)
+        if exc is None and self.first_error is not None:
+            raise self.first_error  # the block caught it; the promise was still broken
         # Safety net on CUDA: a sync the modes did not see (no op was running)
         # still surfaces as SyncError, located at the innermost user frame.
         if isinstance(exc, RuntimeError) and not isinstance(exc, SyncError):
@@ -150,6 +176,64 @@ def _error_from_traceback(traceback: TracebackType) -> SyncError:
     return SyncError(SyncEvent(*location, op="<cuda sync>", code="SL201"))
 
 
+class Allow(_Session):
+    """``with synclint.allow():`` — syncs in the block are accepted: recorded as
+    allowed, never raised by an enclosing ``no_sync``, never counted by a budget."""
+
+    allows = True  # the detector marks events it passes as allowed
+
+    def __init__(self, device: str = "auto") -> None:
+        super().__init__(self, device)
+
+    def record(self, event: SyncEvent) -> None:
+        pass
+
+
+class Budget(_Session, ContextDecorator):
+    """``with synclint.budget(max_syncs=N):`` — fail at block exit when more than
+    ``N`` syncs happened in it (all are recorded first, so the error lists them)."""
+
+    def __init__(self, max_syncs: int, device: str = "auto") -> None:
+        if max_syncs < 0:
+            raise ValueError("max_syncs must be >= 0")
+        self.max_syncs = max_syncs
+        self.events: list[SyncEvent] = []
+        super().__init__(self, device)
+
+    def __enter__(self) -> Budget:
+        self.events = []
+        super().__enter__()
+        return self
+
+    def record(self, event: SyncEvent) -> None:
+        if not event.allowed:
+            self.events.append(event)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        super().__exit__(exc_type, exc, traceback)
+        if exc is None and len(self.events) > self.max_syncs:
+            raise SyncBudgetExceeded(self.max_syncs, self.events)
+
+
+class SyncBudgetExceeded(AssertionError):
+    """More syncs than a :func:`budget` allows (an ``AssertionError``: a failed test)."""
+
+    def __init__(self, max_syncs: int, events: list[SyncEvent]) -> None:
+        self.max_syncs = max_syncs
+        self.events = events
+        table = SiteTable()
+        for event in events:
+            table.record(event)
+        lines = [f"{len(events)} syncs, budget {max_syncs}:"]
+        lines += [f"  {s.location}  {s.op}  [{s.code}] x{s.count}" for s in table.sites]
+        super().__init__("\n".join(lines))
+
+
 def watch(device: str = "auto") -> Watch:
     """Collect the syncs of a block: ``with synclint.watch() as w: step()``; see ``w.events``."""
     return Watch(device)
@@ -158,3 +242,13 @@ def watch(device: str = "auto") -> Watch:
 def no_sync(device: str = "auto") -> NoSync:
     """Forbid syncs in a block (or a decorated function): the first raises :class:`SyncError`."""
     return NoSync(device)
+
+
+def budget(max_syncs: int, device: str = "auto") -> Budget:
+    """Allow at most ``max_syncs`` syncs in a block: ``with synclint.budget(max_syncs=2): step()``."""
+    return Budget(max_syncs, device)
+
+
+def allow(device: str = "auto") -> Allow:
+    """Accept the syncs of a block (known, deliberate ones): outer sessions do not see them."""
+    return Allow(device)

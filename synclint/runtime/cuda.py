@@ -134,13 +134,94 @@ def blocked_ms_by_line(events: Iterable[Any]) -> dict[tuple[str, int], float]:
     frame of its nearest ancestor that has a Python stack.
     """
     blocked: dict[tuple[str, int], float] = {}
+    for location, by_code in blocked_ms_by_line_and_code(events).items():
+        blocked[location] = sum(by_code.values())
+    return blocked
+
+
+#: The hazard a blocking call stands for where no debug-mode event explains it:
+#: copies block only when they go through pageable memory (SL404); the rest
+#: are explicit synchronisation (SL501).
+_COPY_CALLS = frozenset({"cudaMemcpy", "cudaMemcpyAsync"})
+
+
+def blocked_code(call: str) -> str:
+    return "SL404" if call in _COPY_CALLS else "SL501"
+
+
+def blocked_ms_by_line_and_code(events: Iterable[Any]) -> dict[tuple[str, int], dict[str, float]]:
+    """Like :func:`blocked_ms_by_line`, split by :func:`blocked_code`."""
+    blocked: dict[tuple[str, int], dict[str, float]] = {}
     for event in events:
         if event.name not in BLOCKING_CALLS:
             continue
         location = _user_line_of(event)
         if location is not None:
-            blocked[location] = blocked.get(location, 0.0) + event.time_range.elapsed_us() / 1e3
+            by_code = blocked.setdefault(location, {})
+            code = blocked_code(event.name)
+            by_code[code] = by_code.get(code, 0.0) + event.time_range.elapsed_us() / 1e3
     return blocked
+
+
+class SyncCallNames:
+    """Names explicit synchronisation on CUDA: while ``torch.cuda.synchronize``,
+    ``Stream.synchronize``, ``Event.synchronize`` or ``torch.accelerator.synchronize``
+    run, a debug-mode warning is reported as that call (SL501), not as an unknown sync.
+    Reference counted; patches only while CUDA sessions are open."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients = 0
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._clients == 0:
+                self._install()
+            self._clients += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._clients -= 1
+            if self._clients == 0:
+                while self._saved:
+                    owner, name, value = self._saved.pop()
+                    setattr(owner, name, value)
+
+    def _install(self) -> None:
+        import torch
+
+        from synclint.catalogue import entry
+
+        explicit = entry("SL501", "explicit synchronize")
+        targets = [
+            (torch.cuda, "synchronize", "torch.cuda.synchronize"),
+            (torch.cuda.Stream, "synchronize", "Stream.synchronize"),
+            (torch.cuda.Event, "synchronize", "Event.synchronize"),
+        ]
+        accelerator = getattr(torch, "accelerator", None)
+        if accelerator is not None and hasattr(accelerator, "synchronize"):
+            targets.append((accelerator, "synchronize", "torch.accelerator.synchronize"))
+        for owner, name, label in targets:
+            original = getattr(owner, name, None)
+            if original is None:
+                continue
+            self._saved.append((owner, name, original))
+            setattr(owner, name, _named(original, label, explicit))
+
+
+def _named(original: Any, label: str, op: Any) -> Any:
+    def synchronize(*args: Any, **kwargs: Any) -> Any:
+        from synclint.runtime.api import current_detector
+
+        detector = current_detector()
+        if detector is None:
+            return original(*args, **kwargs)
+        with detector.python_hook(label, op):
+            return original(*args, **kwargs)
+
+    synchronize.__wrapped__ = original  # type: ignore[attr-defined]
+    return synchronize
 
 
 def _user_line_of(event: Any) -> tuple[str, int] | None:
@@ -194,7 +275,19 @@ class HostBlockProfiler:
             os.makedirs(os.path.dirname(os.path.abspath(self._trace_path)), exist_ok=True)
             self._profile.export_chrome_trace(self._trace_path)
 
+    @property
+    def trace_path(self) -> str | None:
+        return self._trace_path
+
     def blocked_ms_by_line(self) -> dict[tuple[str, int], float]:
         if not self._cuda or self._profile is None:
             return {}
         return blocked_ms_by_line(self._profile.events())
+
+    def blocked_ms_by_line_and_code(self) -> dict[tuple[str, int], dict[str, float]]:
+        if not self._cuda or self._profile is None:
+            return {}
+        return blocked_ms_by_line_and_code(self._profile.events())
+
+
+SYNC_CALL_NAMES = SyncCallNames()

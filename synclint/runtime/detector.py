@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import replace
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -24,9 +25,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from synclint.catalogue import SyncOp, by_aten
 from synclint.runtime.events import SyncError, SyncEvent
-from synclint.runtime.frames import in_data_loading, user_location
+from synclint.runtime.frames import in_data_loading, in_module_move, user_location
 from synclint.runtime.hooks import ObservingHooks, SimulatedHooks
-from synclint.runtime.residency import is_host
+from synclint.runtime.residency import _MARK, DEVICE, Residency, mark
 from synclint.runtime.rules import Context, RuleTable
 
 #: PyTorch's sync debug mode words both its warning and its error this way.
@@ -41,16 +42,17 @@ class Sink(Protocol):
 class Detector:
     """Turns syncs into :class:`SyncEvent` s for the sessions open in one thread."""
 
-    def __init__(self, *, simulate: bool) -> None:
+    def __init__(self, *, simulate: bool, tracked: bool = False) -> None:
         self.simulate = simulate
         self.sinks: list[Sink] = []
         self.muted = 0
-        self.ctx = Context(is_host if simulate else _really_on_host)
+        self.residency = Residency(tracked=tracked) if simulate else _REAL_RESIDENCY
+        self.ctx = Context(self.residency)
         self.rules = _shared_rules()
         self._hook_label: tuple[str, SyncOp] | None = None
         self._running_op: tuple[Any, Sequence[Any], dict[str, Any]] | None = None
         hooks = SimulatedHooks(self) if simulate else ObservingHooks(self)
-        self._function_mode = _HookMode(hooks.table)
+        self._function_mode = _HookMode(hooks.table, getattr(hooks, "fallback", None))
         self._dispatch_mode = _SimulatingMode(self) if simulate else _ObservingMode(self)
 
     # -- lifecycle ---------------------------------------------------------
@@ -77,12 +79,14 @@ class Detector:
             return
         path, line, function = user_location(caller)
         code = entry.code if entry is not None else _FALLBACK_CODE
-        self.deliver(SyncEvent(path, line, function, op, code, blocked_ms))
+        self.deliver(SyncEvent(path, line, function, op, code, blocked_ms, setup=in_module_move(caller)))
 
     def deliver(self, event: SyncEvent) -> None:
         """Every sink sees the event; a ``no_sync`` sink's error is raised last."""
         error: SyncError | None = None
         for sink in list(self.sinks):
+            if getattr(sink, "allows", False) and not event.allowed:
+                event = replace(event, allowed=True)
             try:
                 sink.record(event)
             except SyncError as exc:
@@ -140,34 +144,56 @@ def _shared_rules() -> RuleTable:
     return _RULES
 
 
-def _really_on_host(tensor: torch.Tensor) -> bool:
-    return tensor.device.type == "cpu"
+class _RealResidency:
+    """On CUDA the tensors say where they live."""
+
+    tracked = True
+
+    @staticmethod
+    def is_host(tensor: torch.Tensor) -> bool:
+        return tensor.device.type == "cpu"
+
+    @staticmethod
+    def is_device(tensor: torch.Tensor) -> bool:
+        return tensor.device.type != "cpu"
+
+    @staticmethod
+    def is_pinned(tensor: torch.Tensor) -> bool:
+        return tensor.device.type == "cpu" and tensor.is_pinned()
+
+
+_REAL_RESIDENCY: Any = _RealResidency()
 
 
 class _HookMode(TorchFunctionMode):
     """Routes the few hooked Python entry points to their handler; the rest pass through."""
 
-    def __init__(self, table: dict[Any, Any]) -> None:
+    def __init__(self, table: dict[Any, Any], fallback: Any = None) -> None:
         super().__init__()
         self._table = table
+        self._fallback = fallback
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         try:
             handler = self._table.get(func)
         except TypeError:  # an unhashable callable is never one of ours
             handler = None
-        if handler is None:
-            return func(*args, **(kwargs or {}))
-        return handler(func, args, kwargs or {})
+        if handler is not None:
+            return handler(func, args, kwargs or {})
+        if kwargs and self._fallback is not None:
+            return self._fallback(func, args, kwargs)
+        return func(*args, **(kwargs or {}))
 
 
 class _SimulatingMode(TorchDispatchMode):
-    """CPU run: judge each ATen op with the cached rule table."""
+    """CPU run: judge each ATen op with the cached rule table; with tracked
+    residency, results computed from device-resident tensors are device-resident."""
 
     def __init__(self, detector: Detector) -> None:
         super().__init__()
         self._detector = detector
         self._lookup = detector.rules.lookup
+        self._tracked = detector.residency.tracked
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
@@ -178,7 +204,32 @@ class _SimulatingMode(TorchDispatchMode):
                 entry = rule(args, kwargs, detector.ctx)
                 if entry is not None:
                     detector.report(str(func), entry)
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        if self._tracked and out is not None and _any_on_device(args):
+            _mark_results(out, args, kwargs)
+        return out
+
+
+def _any_on_device(args: Sequence[Any]) -> bool:
+    for arg in args:
+        if type(arg) in (list, tuple):
+            for item in arg:
+                if getattr(item, _MARK, None) == DEVICE:
+                    return True
+        elif getattr(arg, _MARK, None) == DEVICE:
+            return True
+    return False
+
+
+def _mark_results(out: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+    """Mark new results device-resident; in-place and ``out=`` results keep their mark."""
+    items = out if type(out) in (list, tuple) else (out,)
+    for item in items:
+        if not isinstance(item, torch.Tensor):
+            continue
+        if (args and item is args[0]) or any(item is value for value in kwargs.values()):
+            continue
+        mark(item, DEVICE)
 
 
 class _ObservingMode(TorchDispatchMode):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,10 @@ class SyncEvent:
     code: str
     """The catalogue rule code (``SL101``) that reports the same hazard statically."""
     blocked_ms: float = 0.0
+    allowed: bool = False
+    """Inside ``synclint.allow()`` or at an ``--allow FILE:LINE`` site: accepted."""
+    setup: bool = False
+    """Moving a module (``model.to(device)``): once per run, not per step."""
 
     @property
     def location(self) -> str:
@@ -36,6 +41,14 @@ class SyncSite:
     code: str
     count: int = 0
     blocked_ms: float = 0.0
+    allowed: bool = False
+    setup: bool = False
+    graph_break: bool = False
+    """The same line is also a torch.compile graph break."""
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,32 +59,58 @@ class SyncSite:
             "code": self.code,
             "count": self.count,
             "blocked_ms": round(self.blocked_ms, 3),
+            "allowed": self.allowed,
+            "setup": self.setup,
+            "graph_break": self.graph_break,
         }
 
 
 class SiteTable:
-    """Aggregates events per (path, line, function, op) in first-seen order."""
+    """Aggregates events per (path, line, function, op) in first-seen order.
+
+    Thread-safe: ``synclint run`` feeds it from every thread of the program.
+    """
 
     def __init__(self) -> None:
-        self._sites: dict[tuple[str, int, str, str], SyncSite] = {}
+        self._sites: dict[tuple[str, int, str, str, bool, bool], SyncSite] = {}
+        self._lock = threading.Lock()
 
     def record(self, event: SyncEvent) -> None:
-        key = (event.path, event.line, event.function, event.op)
-        site = self._sites.get(key)
-        if site is None:
-            site = self._sites[key] = SyncSite(
-                event.path, event.line, event.function, event.op, event.code
-            )
-        site.count += 1
-        site.blocked_ms += event.blocked_ms
+        key = (event.path, event.line, event.function, event.op, event.allowed, event.setup)
+        with self._lock:
+            site = self._sites.get(key)
+            if site is None:
+                site = self._sites[key] = SyncSite(
+                    event.path, event.line, event.function, event.op, event.code,
+                    allowed=event.allowed, setup=event.setup,
+                )
+            site.count += 1
+            site.blocked_ms += event.blocked_ms
 
-    def add_blocked_time(self, blocked_ms_by_line: dict[tuple[str, int], float]) -> None:
-        """Spread measured host-blocked time over the sites of each line, by count."""
-        for (path, line), blocked_ms in blocked_ms_by_line.items():
+    def add_blocked_time(
+        self, blocked: dict[tuple[str, int], float] | dict[tuple[str, int], dict[str, float]]
+    ) -> None:
+        """Spread measured host-blocked time over the sites of each line, by count.
+
+        ``blocked`` maps ``(path, line)`` to milliseconds, or to ``{code: ms}``
+        (:func:`synclint.runtime.cuda.blocked_ms_by_line_and_code`). Time on a
+        line where no debug-mode event fired is kept as a site of its own: that
+        is where explicit synchronizes (SL501) and copies through pageable
+        memory (SL404) show up.
+        """
+        for (path, line), value in blocked.items():
+            by_code = value if isinstance(value, dict) else {"SL501": value}
+            total_ms = sum(by_code.values())
             sites = [s for s in self._sites.values() if (s.path, s.line) == (path, line)]
+            if not sites:
+                for code, blocked_ms in by_code.items():
+                    self._sites[(path, line, "<unknown>", BLOCKED_OP, False, False)] = SyncSite(
+                        path, line, "<unknown>", BLOCKED_OP, code, 1, blocked_ms
+                    )
+                continue
             total = sum(s.count for s in sites)
             for site in sites:
-                site.blocked_ms += blocked_ms * site.count / total
+                site.blocked_ms += total_ms * site.count / total
 
     @property
     def sites(self) -> list[SyncSite]:
@@ -81,8 +120,16 @@ class SiteTable:
         return len(self._sites)
 
 
-class SyncError(RuntimeError):
-    """A synchronisation happened inside :func:`synclint.no_sync`."""
+#: The op of a site made only of host time blocked in CUDA calls (profiler).
+BLOCKED_OP = "<blocked in CUDA call>"
+
+
+class SyncError(Exception):
+    """A synchronisation happened inside :func:`synclint.no_sync`.
+
+    Deliberately not a ``RuntimeError``: ``except RuntimeError:`` in user code
+    must not swallow it (and :func:`no_sync` re-raises a swallowed one anyway).
+    """
 
     def __init__(self, event: SyncEvent) -> None:
         self.event = event

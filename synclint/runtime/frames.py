@@ -53,6 +53,21 @@ def in_data_loading(start: FrameType | None) -> bool:
     return False
 
 
+_MODULE_FILE = os.path.join("torch", "nn", "modules", "module.py")
+
+
+def in_module_move(start: FrameType | None) -> bool:
+    """True inside ``nn.Module._apply`` (``model.to(device)``, ``.cuda()``, ``.half()``):
+    moving a model's weights happens once, at setup, not in every step."""
+    frame = start
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_apply" and code.co_filename.endswith(_MODULE_FILE):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     """The innermost frame outside torch and synclint, from ``start`` (default: caller) outwards."""
     frame = start if start is not None else sys._getframe(1)

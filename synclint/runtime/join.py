@@ -1,6 +1,12 @@
-"""Join runtime sync sites with the static checker's findings, line by line.
+"""Join runtime sync sites with the static checker's findings, by statement and code.
 
-* **confirmed**: a static finding and a runtime event on the same line;
+A site and a finding meet when they are in the same file, report the same
+rule code (one code per hazard in both halves) and fall in the same statement
+(a statement split over lines is one span; for ``if``/``for``/``with``... only
+the header counts, not the body).
+
+* **confirmed**: a static finding and a runtime event of the same code in the
+  same statement;
 * **static-only**: a finding no run reached (dead code, another input, or a
   hazard the runtime cannot see, such as an unpinned loader);
 * **runtime-only**: a sync the static rules missed (indirection, a library).
@@ -8,6 +14,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -36,21 +43,57 @@ def _key(path: str) -> str:
 
 
 def join(sites: Sequence[SyncSite], findings: Sequence[Finding]) -> list[JoinRow]:
-    """One row per static finding (confirmed or static-only) and per uncovered runtime code."""
-    runtime_lines = {(_key(s.path), s.line) for s in sites}
-    static_lines = set()
+    """One row per static finding (confirmed or static-only) and per uncovered runtime site."""
+    spans = _Spans()
+    runtime = {(_key(s.path), spans.of(s.path, s.line), s.code) for s in sites}
+    static = set()
     rows: set[JoinRow] = set()
     for finding in findings:
         if finding.code == PARSE_ERROR_CODE:
             continue
-        where = (_key(finding.path), finding.line)
-        static_lines.add(where)
-        status: Status = "confirmed" if where in runtime_lines else "static-only"
+        where = (_key(finding.path), spans.of(finding.path, finding.line), finding.code)
+        static.add(where)
+        status: Status = "confirmed" if where in runtime else "static-only"
         rows.add(JoinRow(os.path.abspath(finding.path), finding.line, finding.code, status))
     for site in sites:
-        if (_key(site.path), site.line) not in static_lines:
+        if (_key(site.path), spans.of(site.path, site.line), site.code) not in static:
             rows.add(JoinRow(site.path, site.line, site.code, "runtime-only"))
     return sorted(rows)
+
+
+class _Spans:
+    """``(path, line) -> (first, last)`` line of the statement holding it (cached per file)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[tuple[int, int]]] = {}
+
+    def of(self, path: str, line: int) -> tuple[int, int]:
+        spans = self._files.get(path)
+        if spans is None:
+            spans = self._files[path] = _statement_spans(path)
+        best = (line, line)
+        for first, last in spans:  # innermost: the shortest span holding the line
+            if first <= line <= last and (best == (line, line) or last - first < best[1] - best[0]):
+                best = (first, last)
+        return best
+
+
+def _statement_spans(path: str) -> list[tuple[int, int]]:
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        last = node.end_lineno or node.lineno
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            last = max(node.lineno, body[0].lineno - 1)  # the header of a compound statement
+        spans.append((node.lineno, last))
+    return spans
 
 
 def static_findings(paths: Iterable[str]) -> list[Finding]:

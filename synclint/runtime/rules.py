@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from synclint.catalogue import CATALOGUE, SyncCondition, SyncOp
+from synclint.runtime.residency import Residency
 
 #: Ops that torch tags ``dynamic_output_shape``/``data_dependent_output`` but that
 #: the catalogue leaves out on purpose (a test keeps this list honest).
@@ -23,8 +24,8 @@ TAGGED_BUT_NOT_REPORTED: dict[str, str] = {
     "ATen read-back it performs is `_local_scalar_dense`",
     "linalg_lstsq": "only the CPU-only `gelsd`/`gelss`/`gelsy` drivers have a "
     "data-dependent rank; CUDA's `gels` does not read back",
-    "_ctc_loss": "the Tensor-lengths overload copies lengths to the host inside the "
-    "kernel, invisible to a dispatch mode; simulation cannot tell",
+    "_ctc_loss": "the Tensor-lengths overload is judged at the Python call "
+    "(`torch.ctc_loss` hook): the dispatch only sees the IntArrayRef overload",
 }
 
 _MASK_DTYPES = (torch.bool, torch.uint8)
@@ -33,9 +34,11 @@ _MASK_DTYPES = (torch.bool, torch.uint8)
 class Context:
     """Per-detector facts a verdict may need that the ATen arguments lost."""
 
-    def __init__(self, is_host: Callable[[torch.Tensor], bool]) -> None:
-        self.is_host = is_host
+    def __init__(self, residency: Residency) -> None:
+        self.residency = residency
+        self.is_host = residency.is_host
         """Residency: simulated marks on a CPU run, the real device on CUDA."""
+        self.is_pinned = residency.is_pinned
         self.python_scalar_value = False
         """True while ``x[index] = v`` runs with a Python number ``v`` (PyTorch
         turns it into a host scalar, which lets a boolean mask take the
@@ -45,8 +48,18 @@ class Context:
 Verdict = Callable[[Sequence[Any], dict[str, Any], Context], bool]
 
 
+def _arg(args: Sequence[Any], kwargs: dict[str, Any], index: int, name: str, default: Any = None) -> Any:
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name, default)
+
+
+def _on_device(value: Any, ctx: Context) -> bool:
+    return isinstance(value, torch.Tensor) and not ctx.is_host(value)
+
+
 def _first_tensor_on_device(args: Sequence[Any], ctx: Context) -> bool:
-    return bool(args) and isinstance(args[0], torch.Tensor) and not ctx.is_host(args[0])
+    return bool(args) and _on_device(args[0], ctx)
 
 
 def _always(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
@@ -58,32 +71,36 @@ def _index_tensors(args: Sequence[Any], kwargs: dict[str, Any]) -> list[torch.Te
     return [i for i in indices if isinstance(i, torch.Tensor)]
 
 
-def _has_mask(indices: list[torch.Tensor]) -> bool:
-    return any(i.dtype in _MASK_DTYPES for i in indices)
+def _device_masks(indices: list[torch.Tensor], ctx: Context) -> bool:
+    # A host-side mask is uploaded without blocking and expanded on the device
+    # (PyTorch PR #156384; upstream test_sync_warning lists both rows as no-sync).
+    return any(i.dtype in _MASK_DTYPES and not ctx.is_host(i) for i in indices)
 
 
 def _boolean_index(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
-    return _first_tensor_on_device(args, ctx) and _has_mask(_index_tensors(args, kwargs))
+    return _first_tensor_on_device(args, ctx) and _device_masks(_index_tensors(args, kwargs), ctx)
 
 
 def _boolean_index_tensor_value(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
     if not _first_tensor_on_device(args, ctx):
         return False
     indices = _index_tensors(args, kwargs)
-    if not _has_mask(indices):
+    if not any(i.dtype in _MASK_DTYPES for i in indices):
         return False
     # PyTorch's `index_put_` rewrites a write through exactly one mask of a
     # host-side one-element value as `masked_fill_`, which does not sync.
-    value = args[2] if len(args) > 2 else kwargs["values"]
-    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    value = _arg(args, kwargs, 2, "values")
+    accumulate = _arg(args, kwargs, 3, "accumulate", False)
     host_scalar = value.numel() == 1 and (ctx.python_scalar_value or ctx.is_host(value))
-    fast_path = not accumulate and host_scalar and len(indices) == 1
-    return not fast_path
+    if not accumulate and host_scalar and len(indices) == 1:
+        return False
+    return _device_masks(indices, ctx)
 
 
 def _host_index(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
     return _first_tensor_on_device(args, ctx) and any(
-        ctx.is_host(i) and i.dim() > 0 for i in _index_tensors(args, kwargs)
+        ctx.is_host(i) and i.dim() > 0 and i.dtype not in _MASK_DTYPES
+        for i in _index_tensors(args, kwargs)
     )
 
 
@@ -100,17 +117,75 @@ def _no_output_size(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -
 
 
 def _no_num_classes(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
-    num_classes = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
-    return _first_tensor_on_device(args, ctx) and num_classes == -1
+    return _first_tensor_on_device(args, ctx) and _arg(args, kwargs, 1, "num_classes", -1) == -1
+
+
+def _copy_sides(args: Sequence[Any], ctx: Context) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``(dst, src)`` of a ``copy_`` between the host and the device, else None."""
+    if len(args) < 2 or not isinstance(args[1], torch.Tensor):
+        return None
+    dst, src = args[0], args[1]
+    if ctx.is_host(dst) == ctx.is_host(src):
+        return None
+    return dst, src
 
 
 def _device_to_host(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
     # Only `dst.copy_(src)` is decidable at dispatch level; `.cpu()`/`.to()` are
     # Python hooks (a CPU-to-CPU `.to` never reaches the dispatcher).
-    if len(args) < 2 or not isinstance(args[1], torch.Tensor):
+    sides = _copy_sides(args, ctx)
+    return sides is not None and ctx.is_host(sides[0]) and not _arg(args, kwargs, 2, "non_blocking", False)
+
+
+def _host_to_device(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    sides = _copy_sides(args, ctx)
+    return (
+        ctx.residency.tracked  # "everything on the device" cannot tell an upload
+        and sides is not None
+        and ctx.is_host(sides[1])
+        and sides[1].numel() > 0
+        and not _arg(args, kwargs, 2, "non_blocking", False)
+    )
+
+
+def _pageable_non_blocking(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    sides = _copy_sides(args, ctx)
+    if sides is None or not _arg(args, kwargs, 2, "non_blocking", False):
         return False
-    non_blocking = args[2] if len(args) > 2 else kwargs.get("non_blocking", False)
-    return ctx.is_host(args[0]) and not ctx.is_host(args[1]) and not non_blocking
+    host = sides[0] if ctx.is_host(sides[0]) else sides[1]
+    return not ctx.is_pinned(host)
+
+
+def _device_value(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    return _first_tensor_on_device(args, ctx) and _on_device(_arg(args, kwargs, 2, "value"), ctx)
+
+
+def _no_range(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    low, high = _arg(args, kwargs, 2, "min", 0), _arg(args, kwargs, 3, "max", 0)
+    return _first_tensor_on_device(args, ctx) and low == high and args[0].numel() > 0
+
+
+def _large_test_set(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    elements, test_elements = _arg(args, kwargs, 0, "elements"), _arg(args, kwargs, 1, "test_elements")
+    if not isinstance(test_elements, torch.Tensor) or kwargs.get("assume_unique", False):
+        return False
+    n = elements.numel() if isinstance(elements, torch.Tensor) else 1
+    on_device = _on_device(elements, ctx) or _on_device(test_elements, ctx)
+    return on_device and n > 0 and test_elements.numel() >= int(10.0 * n**0.145)
+
+
+def _tensor_std(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    std = _arg(args, kwargs, 1, "std")
+    return _on_device(std, ctx) and std.numel() > 0
+
+
+def _has_sorter(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    sorter = kwargs.get("sorter")
+    return _first_tensor_on_device(args, ctx) and isinstance(sorter, torch.Tensor) and sorter.numel() > 0
+
+
+def _not_same_tensor(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    return _first_tensor_on_device(args, ctx) and not (len(args) > 1 and args[0] is args[1])
 
 
 _VERDICTS: dict[SyncCondition, Verdict] = {
@@ -121,6 +196,22 @@ _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.NO_OUTPUT_SIZE: _no_output_size,
     SyncCondition.NO_NUM_CLASSES: _no_num_classes,
     SyncCondition.DEVICE_TO_HOST: _device_to_host,
+    SyncCondition.HOST_TO_DEVICE: _host_to_device,
+    SyncCondition.PAGEABLE_NON_BLOCKING: _pageable_non_blocking,
+    SyncCondition.DEVICE_VALUE: _device_value,
+    SyncCondition.NO_RANGE: _no_range,
+    SyncCondition.LARGE_TEST_SET: _large_test_set,
+    SyncCondition.TENSOR_STD: _tensor_std,
+    SyncCondition.HAS_SORTER: _has_sorter,
+    SyncCondition.NOT_SAME_TENSOR: _not_same_tensor,
+}
+
+#: Conditions decided outside the dispatch table, and where.
+DECIDED_ELSEWHERE: dict[SyncCondition, str] = {
+    SyncCondition.SINGLE_ARGUMENT: "dispatches as aten::nonzero_numpy (an ALWAYS entry)",
+    SyncCondition.IN_HOT_PATH: "simulated CUDA device: torch.cuda / Stream / Event synchronize (simcuda)",
+    SyncCondition.HOST_DATA: "function hook on torch.tensor/as_tensor with device= (hooks)",
+    SyncCondition.TENSOR_LENGTHS: "function hook on torch.ctc_loss (hooks)",
 }
 
 
