@@ -36,6 +36,19 @@ empty tensor and so is the fixed one (NaN), but ``reduction="none"`` would
 change shape (never rewritten), and the intermediate masked tensors (and any
 other use of them) disappear. The mask and the logits must describe the same
 pixels, which holds whenever the original indexing ran without error.
+
+Preconditions (proven, else no fix and the message says why):
+
+* the mask is computed elementwise from the target (``t != K``, ``t >= 0``, ...):
+  an image-level mask (``(N,)`` against ``(N, H, W)`` targets) selects whole images;
+* the targets are class indices: the logits are masked into rows
+  (``.reshape(-1, C)``), whose only valid target is 1-D indices, or the target is
+  an integer tensor by the analysis (class-probability targets have no ``ignore_index``);
+* the masked-out targets are filled with the call's ignore index (its own, else
+  ``-100``), so a kept target that equals ``-100`` is ignored exactly as before:
+  ``ignore_index=K`` alone is used only when ``K`` is that same value;
+* nothing between the masking and the call rebinds or mutates anything
+  (``proofs.unchanged_between``); ``torch`` (and ``torch.nn.functional``) are reachable.
 """
 
 from __future__ import annotations
@@ -46,10 +59,11 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword, positional
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
-from synclint.fixers.imports import name_for
+from synclint.analysis.kinds import Kind
+from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.keywords import set_keyword
-from synclint.fixers.patterns import atom, torch_name
+from synclint.fixers.patterns import atom, mask_of, torch_name
+from synclint.fixers.proofs import module_prefix, pure_statement
 
 _CE_MODULE = "torch.nn.CrossEntropyLoss"
 _CE_FUNCTION = "torch.nn.functional.cross_entropy"
@@ -58,7 +72,7 @@ _RESHAPES = frozenset({"reshape", "view"})
 
 
 @fixer("SL103")
-def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | None:
+def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not isinstance(node, cst.Subscript):
         return None
     place = tree.place_of(rule, node)
@@ -71,7 +85,7 @@ def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | None:
         for call in _calls(statement):
             plan = _Plan.build(rule, call, place.block, index)
             if plan is not None and node in plan.masked_reads:
-                return plan.proposal()
+                return plan.proven() or plan.proposal()
     return None
 
 
@@ -91,6 +105,25 @@ class _Plan:
     mask_value: cst.BaseExpression = None  # what a mask name is bound to (else the mask itself)
     masked_reads: list = field(default_factory=list)  # the Subscript nodes being replaced
     chain: list = field(default_factory=list)  # bindings the masked values went through
+    rows: bool = False  # the logits were masked and reshaped into (-1, C) rows
+    start: int = 0  # first statement of the chain
+    used: set = field(default_factory=set)  # names the unmasked tensors are read through
+
+    def proven(self) -> Declined | None:
+        """The preconditions in the module docstring; a Declined naming the first unproven one."""
+        rule = self.rule
+        if not mask_of(rule, self.mask_value, self.target, self.call):
+            return Declined("the mask is not computed elementwise from the target (an image-level mask?)")
+        if not (self.rows or rule.context.kind_of(self.target) is Kind.INT_TENSOR):
+            return Declined("the targets are not known to be class indices")
+        start = self.start
+        # The chain's own lines go away; every other line in between must mutate nothing.
+        chain_lines = {id(b.statement) for b in self.chain}
+        for position in range(start + 1, self.index):
+            statement = self.block[position]
+            if id(statement) not in chain_lines and not pure_statement(rule, statement):
+                return Declined("a line between the masking and the loss may change the tensors")
+        return None
 
     @classmethod
     def build(cls, rule, call, block, index) -> _Plan | None:
@@ -113,6 +146,8 @@ class _Plan:
                 plan.mask_value = binding.value
                 starts.append(binding.index)
         used = tree.name_values(plan.logits) | tree.name_values(plan.target) | tree.name_values(plan.mask_value)
+        plan.start = min(starts)
+        plan.used = used - plan.chain_names
         if not tree.stable_between(block, min(starts), index, used - plan.chain_names, rule.context.qualify):
             return None  # the unmasked tensors would be read later than before
         if plan._chain_used_elsewhere():
@@ -168,6 +203,7 @@ class _Plan:
                 return None
             values, mask, index = masked
             mask = _unexpanded(mask) or mask
+            self.rows = True
         else:
             masked = self._masked(node, index)
             if masked is None:
@@ -209,9 +245,12 @@ class _Plan:
         constructor = candidates[0]
         return constructor if context.qualify(constructor.func) == _CE_MODULE else None
 
-    def proposal(self) -> FixProposal:
+    def proposal(self) -> FixProposal | Declined:
         rule = self.rule
-        torch, imports = torch_name(rule)
+        named = torch_name(rule, self.call)
+        if isinstance(named, Declined):
+            return named
+        torch, imports = named
         constructor = self._module_constructor()
         if constructor is not None and not _forwardable(constructor):
             # Keep the configured module; mask with its own ignore index.
@@ -220,7 +259,10 @@ class _Plan:
             new_call = self.call.with_changes(args=_replace_two(self.call.args, self.logits, target))
         else:
             if constructor is not None:
-                functional, more = name_for(rule.context.imports, "torch.nn.functional", "torch.nn.functional")
+                functional_named = module_prefix(rule, self.call, "torch.nn.functional")
+                if isinstance(functional_named, Declined):
+                    return functional_named
+                functional, more = functional_named
                 imports = imports + more
                 args = [cst.Arg(self.logits), cst.Arg(self.target), *constructor.args]
                 new_call = cst.Call(func=tree.expr(f"{functional}.cross_entropy"), args=args)
@@ -242,8 +284,8 @@ class _Plan:
         """Set the ignore index so that exactly the masked-out targets are ignored."""
         existing = keyword(call, "ignore_index")
         ignored = _ignored_value(self.rule, self.mask_value, self.target)
-        if existing is None and ignored is not None:
-            return set_keyword(call, "ignore_index", ignored)
+        # `ignore_index=K` alone would stop ignoring kept targets equal to the call's own
+        # ignore index (-100 by default): fill the masked-out targets with that instead.
         fill = existing.value if existing is not None else cst.UnaryOperation(cst.Minus(), cst.Integer("100"))
         if ignored is not None and tree.same(ignored, fill):
             return call

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.imports import ImportMap, collect_imports
+from synclint.analysis.imports import ImportMap
 
 
 def local_name(imports: ImportMap, module: str) -> str | None:
@@ -31,8 +31,13 @@ def ensure_imports(module: cst.Module, needed: list[str]) -> cst.Module:
     """Add ``import X`` for each needed module that no name in ``module`` binds yet."""
     if not needed:
         return module
-    imports = collect_imports(module)
-    missing = [m for m in dict.fromkeys(needed) if local_name(imports, m) != m.split(".")[0] and m not in imports.aliases]
+    from synclint.fixers.proofs import runtime_imports
+
+    # Only imports that run count: one under `if TYPE_CHECKING:` binds nothing at run time.
+    # The new code names a module by its full dotted name (``torch.nn.functional.x``),
+    # which works once its root is imported.
+    bound = runtime_imports(module)
+    missing = [m for m in dict.fromkeys(needed) if bound.get(m.split(".")[0]) != m.split(".")[0]]
     if not missing:
         return module
     new_lines = [cst.parse_statement(f"import {name}\n") for name in missing]

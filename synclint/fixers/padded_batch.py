@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
+from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.patterns import torch_name
 
 
@@ -83,7 +83,10 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
     summand = _batched(loop, padded)
     if summand is None:
         return None
-    torch, imports = torch_name(rule)
+    named = torch_name(rule, node)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
     samples = tree.code(loop.samples)
     pad = f"{torch}.nn.utils.rnn.pad_sequence"
     lines = [
