@@ -7,10 +7,9 @@
 
 Preconditions (proven, else no fix and the finding says why):
 
-* the literal fits the result's dtype: ``torch.tensor(1e39)`` is ``inf`` in float32
-  but ``torch.full((), 1e39)`` raises, so a float beyond float16's range is rewritten
-  only with an explicit ``dtype=`` it fits, and an int must fit int64 or the
-  explicit integer dtype;
+* ``full`` accepts the literal as ``tensor`` does: ``torch.tensor(1e39)`` is ``inf``
+  in float32 but ``torch.full((), 1e39)`` raises, so floats must be within
+  bfloat16's finite range and ints within int64 (see ``_fits``);
 * the destination is a device by how it was computed (``proofs.device_proof``): a
   string, ``torch.device(...)``, ``tensor.device`` or a name bound only to those —
   not a name that merely contains "dev" (``std_dev``, ``dev_dtype``), and not a
@@ -41,15 +40,8 @@ _MOVABLE = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor", "as_tensor",
      "zeros_like", "ones_like", "empty_like", "full_like"}
 )
-# Largest finite value, and integer range, of the dtypes a literal may be given.
-_FLOAT_MAX = {"float16": 65504.0, "half": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "float": 3.4028234663852886e38,
-              "float64": 1.7976931348623157e308, "double": 1.7976931348623157e308}
-_INT_RANGE = {"int8": (-(2**7), 2**7 - 1), "uint8": (0, 2**8 - 1), "int16": (-(2**15), 2**15 - 1),
-              "short": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1), "int": (-(2**31), 2**31 - 1),
-              "int64": (-(2**63), 2**63 - 1), "long": (-(2**63), 2**63 - 1)}
-
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like"})
+_BFLOAT16_MAX = 3.3895313892515355e38
 
 
 @fixer("SL403")
@@ -70,7 +62,7 @@ def _scalar_on_device(rule, call: cst.Call) -> FixProposal | None:
     number = _scalar_literal(value)
     if number is None:
         return None  # lists and names stay (their data lives on the host)
-    if not _fits(rule, call, number):
+    if not _fits(number):
         return Declined("the literal may not fit the tensor's dtype (`torch.full` raises where `torch.tensor` overflows to inf)")
     # The name bound to torch, not the callee's own text: after `from torch import tensor`
     # the callee is `tensor`, and `tensor.zeros` does not exist.
@@ -87,29 +79,19 @@ def _scalar_on_device(rule, call: cst.Call) -> FixProposal | None:
     return FixProposal("safe", "Create the scalar on the device", {call: tree.expr(new)}, imports)
 
 
-def _fits(rule, call: cst.Call, number: int | float | bool) -> bool:
-    """``number`` converts to the result's dtype without overflow (see the docstring)."""
+def _fits(number: int | float | bool) -> bool:
+    """``torch.full`` accepts ``number`` wherever ``torch.tensor`` does, for any dtype.
+
+    Measured: both raise on an int beyond the dtype (``300`` as uint8) and both wrap
+    ``-1`` into uint8; float16 overflows to inf in both; but a float beyond
+    bfloat16/float32's range (``1e39``) is inf from ``tensor`` and an error from
+    ``full``. So floats must be within bfloat16's (the smaller) finite range, and
+    ints within int64 (beyond it ``tensor`` and ``full`` fail differently)."""
     if isinstance(number, bool):
         return True
-    dtype_arg = keyword(call, "dtype")
-    dtype = None
-    if dtype_arg is not None:
-        qualified = rule.context.qualify(dtype_arg.value) or ""
-        if not qualified.startswith("torch."):
-            return False
-        dtype = qualified.rsplit(".", 1)[1]
     if isinstance(number, float):
-        limit = _FLOAT_MAX.get(dtype or "float16")  # the default dtype may be float16
-        return limit is not None and abs(number) <= limit
-    if dtype is None:
-        low, high = _INT_RANGE["int64"]
-    elif dtype in _INT_RANGE:
-        low, high = _INT_RANGE[dtype]
-    elif dtype in _FLOAT_MAX:
-        return abs(number) <= _FLOAT_MAX[dtype] and abs(number) < 2**24
-    else:
-        return False
-    return low <= number <= high
+        return abs(number) <= _BFLOAT16_MAX
+    return -(2**63) <= number < 2**63
 
 
 def _scalar_literal(node: cst.BaseExpression) -> int | float | bool | None:

@@ -41,9 +41,11 @@ Preconditions (proven, else no fix and the message says why):
 
 * the mask is computed elementwise from the target (``t != K``, ``t >= 0``, ...):
   an image-level mask (``(N,)`` against ``(N, H, W)`` targets) selects whole images;
-* the targets are class indices: the logits are masked into rows
-  (``.reshape(-1, C)``), whose only valid target is 1-D indices, or the target is
-  an integer tensor by the analysis (class-probability targets have no ``ignore_index``);
+* the targets are class indices (class-probability targets have no
+  ``ignore_index``): the logits are masked into rows (``.reshape(-1, C)``), whose
+  only valid 1-D target is indices; or the target is an integer tensor by the
+  analysis; or the ignore-label idiom — ``(N, C, ...)`` logits permuted
+  channels-last and a mask ``t != K`` / ``t.ne(K)`` with an integer ``K``;
 * the masked-out targets are filled with the call's ignore index (its own, else
   ``-100``), so a kept target that equals ``-100`` is ignored exactly as before:
   ``ignore_index=K`` alone is used only when ``K`` is that same value;
@@ -106,6 +108,14 @@ class _Plan:
     masked_reads: list = field(default_factory=list)  # the Subscript nodes being replaced
     chain: list = field(default_factory=list)  # bindings the masked values went through
     rows: bool = False  # the logits were masked and reshaped into (-1, C) rows
+    undone_permute: bool = False  # the logits were a channels-last permute of (N, C, ...) output
+
+    @property
+    def channels_last_idiom(self) -> bool:
+        """The ignore-label idiom: ``(N, C, ...)`` logits permuted channels-last and
+        masked with ``t != K`` for an integer ``K``: the mask has the logits' leading
+        dimensions, so the masked logits are ``(M, C)`` rows and ``t[m]`` their indices."""
+        return self.undone_permute and _ignored_value(self.rule, self.mask_value, self.target) is not None
     start: int = 0  # first statement of the chain
     used: set = field(default_factory=set)  # names the unmasked tensors are read through
 
@@ -114,7 +124,7 @@ class _Plan:
         rule = self.rule
         if not mask_of(rule, self.mask_value, self.target, self.call):
             return Declined("the mask is not computed elementwise from the target (an image-level mask?)")
-        if not (self.rows or rule.context.kind_of(self.target) is Kind.INT_TENSOR):
+        if not (self.rows or self.channels_last_idiom or rule.context.kind_of(self.target) is Kind.INT_TENSOR):
             return Declined("the targets are not known to be class indices")
         start = self.start
         # The chain's own lines go away; every other line in between must mutate nothing.
@@ -217,6 +227,7 @@ class _Plan:
     def _channels_first(self, logits: cst.BaseExpression) -> cst.BaseExpression:
         undone = _channels_last_source(self.rule, logits)
         if undone is not None:
+            self.undone_permute = True
             return undone
         return tree.expr(f"{tree.code(atom(logits))}.movedim(-1, 1)")
 

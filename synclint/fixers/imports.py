@@ -37,7 +37,12 @@ def ensure_imports(module: cst.Module, needed: list[str]) -> cst.Module:
     # The new code names a module by its full dotted name (``torch.nn.functional.x``),
     # which works once its root is imported.
     bound = runtime_imports(module)
-    missing = [m for m in dict.fromkeys(needed) if bound.get(m.split(".")[0]) != m.split(".")[0]]
+    by_root: dict[str, str] = {}  # root -> the one import line that binds it
+    for m in dict.fromkeys(needed):
+        root = m.split(".")[0]
+        if bound.get(root) != root and len(m) > len(by_root.get(root, "")):
+            by_root[root] = m  # `import torch.nn.functional` also binds `torch`
+    missing = list(by_root.values())
     if not missing:
         return module
     new_lines = [cst.parse_statement(f"import {name}\n") for name in missing]

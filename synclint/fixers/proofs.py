@@ -366,36 +366,60 @@ def _finite_float_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Float) and node.evaluated_value not in (float("inf"),)
 
 
-def zero_dim(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+def zero_dim(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0, assuming: frozenset = frozenset()) -> bool:
     """``node`` is a 0-d tensor (or a Python number): a full reduction, ``count_nonzero``
-    without ``dim``, a comparison or arithmetic of such values, or a name bound (in
-    straight-line code before ``at``) to one."""
+    without ``dim``, a comparison or arithmetic of such values, or a name whose every
+    binding in its function is one (``all_bindings``)."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
     if isinstance(node, cst.Comparison):
-        return zero_dim(rule, node.left, at, depth) and all(zero_dim(rule, c.comparator, at, depth) for c in node.comparisons)
+        return zero_dim(rule, node.left, at, depth, assuming) and all(zero_dim(rule, c.comparator, at, depth, assuming) for c in node.comparisons)
     if isinstance(node, cst.BinaryOperation):
-        return zero_dim(rule, node.left, at, depth) and zero_dim(rule, node.right, at, depth)
+        return zero_dim(rule, node.left, at, depth, assuming) and zero_dim(rule, node.right, at, depth, assuming)
     if isinstance(node, cst.UnaryOperation):
-        return zero_dim(rule, node.expression, at, depth)
+        return zero_dim(rule, node.expression, at, depth, assuming)
     if isinstance(node, cst.Call):
         qualified = rule.context.qualify(node.func)
         if qualified in ("torch.count_nonzero", "torch.numel", "torch.sum", "torch.mean", "torch.any", "torch.all"):
             return len(node.args) == 1 and node.args[0].keyword is None
         if isinstance(node.func, cst.Name) and node.func.value in ("min", "max", "len") and qualified is None:
             return all(a.keyword is None and not a.star for a in node.args) and all(
-                zero_dim(rule, a.value, at, depth) or _python_size(a.value) for a in node.args
+                zero_dim(rule, a.value, at, depth, assuming) or _python_size(a.value) for a in node.args
             )
         if isinstance(node.func, cst.Attribute) and not node.args:
             return node.func.attr.value in ("sum", "mean", "any", "all", "amax", "amin", "max", "min", "numel", "prod", "norm")
         return False
-    if isinstance(node, cst.Name) and depth < 3:
-        place = tree.place_of(rule, at)
-        if place is None:
-            return False
-        binding = tree.reaching_binding(place.block, place.index, node.value)
-        return binding is not None and zero_dim(rule, binding.value, binding.statement, depth + 1)
+    if isinstance(node, cst.Name) and depth < 4:
+        if node.value in assuming:
+            return True  # `s = s * 2.0`: by induction over the bindings
+        values = all_bindings(rule, node.value, at)
+        inner = assuming | {node.value}
+        return bool(values) and all(zero_dim(rule, v, v, depth + 1, inner) for v in values)
     return False
+
+
+def all_bindings(rule, name: str, at: cst.CSTNode) -> list[cst.BaseExpression] | None:
+    """The values of every ``name = value`` in the function around ``at`` (module-level
+    code: the module). None when the name is a parameter, or is bound any other way
+    (a loop target, ``+=``, unpacking, an import, ``global``), or not bound at all."""
+    function = tree.enclosing_function(rule, at)
+    if function is not None and any(p.name.value == name for p in _params(function.params)):
+        return None
+    scope = function.body if function is not None else rule.context.module
+    values: list[cst.BaseExpression] = []
+    for node in tree.walk(scope):
+        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
+            return None
+        if not tree._binds_here(node, name):
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return None
+        assign = tree.parent(rule, node) if isinstance(node, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and isinstance(node.target, cst.Name):
+            values.append(assign.value)
+            continue
+        return None
+    return values or None
 
 
 def _python_size(node: cst.BaseExpression) -> bool:
@@ -404,8 +428,11 @@ def _python_size(node: cst.BaseExpression) -> bool:
 
 # -- per-box loss functions ------------------------------------------------------------------
 
-_BOX_ELEMENTWISE_TORCH = frozenset({"max", "min", "maximum", "minimum", "abs", "sqrt", "exp", "log", "atan", "where", "clamp", "clip"})
-_BOX_METHODS = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "abs", "sqrt", "exp", "log", "atan", "pow"})
+# Elementwise ops whose derivative is finite for finite inputs: padding slots (zero
+# boxes against arbitrary predictions) then get exactly zero gradient through `where`.
+_BOX_ELEMENTWISE_TORCH = frozenset({"max", "min", "maximum", "minimum", "abs", "atan", "clamp", "clip"})
+_BOX_METHODS = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "abs", "atan"})
+_CLAMPS = frozenset({"clamp", "clamp_min", "clip"})
 PER_BOX_LIBRARY = frozenset({"synclint.ops.giou_loss"})
 _ELEMENTWISE_LOSSES = frozenset(
     {"l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
@@ -445,36 +472,68 @@ def _module_function(rule, name: str) -> cst.FunctionDef | None:
 
 def _elementwise_box_function(rule, function: cst.FunctionDef) -> bool:
     params = function.params
-    if params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None or params.star_kwarg or params.kwonly_params or params.posonly_params:
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg or params.kwonly_params or params.posonly_params:
         return False
     body = function.body.body
     if not body:
         return False
+    positive: set[str] = set()  # names bound to a literal > 0 or to a clamp at such a bound
     for statement in body[:-1]:
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             return False
         small = statement.body[0]
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
             return False
-        if not _elementwise_box_expression(rule, small.value):
+        name = small.targets[0].target.value
+        if name in positive or any(p.name.value == name for p in _params(params)):
+            return False  # rebinding: keep the one-binding reading simple
+        if not _elementwise_box_expression(rule, small.value, positive):
             return False
+        if _positive(small.value, positive):
+            positive.add(name)
     last = body[-1]
     return (
         isinstance(last, cst.SimpleStatementLine)
         and len(last.body) == 1
         and isinstance(last.body[0], cst.Return)
         and last.body[0].value is not None
-        and _elementwise_box_expression(rule, last.body[0].value)
+        and _elementwise_box_expression(rule, last.body[0].value, positive)
     )
 
 
-def _elementwise_box_expression(rule, node: cst.BaseExpression) -> bool:
+def elementwise_box_expression(rule, node: cst.BaseExpression, per_sample=None) -> bool:
+    """``node`` combines its operands elementwise only (see ``_elementwise_box_function``);
+    ``per_sample(subscript) -> bool`` also admits the loop's per-sample reads
+    (``pred[i, :n]``, ``samples[i]``) as operands."""
+    return _elementwise_box_expression(rule, node, set(), per_sample)
+
+
+def _positive(node: cst.BaseExpression, positive: set[str]) -> bool:
+    """A value surely > 0: a positive literal, a name bound to one, ``v.clamp(eps)`` /
+    ``v.clamp(min=eps)`` with such an ``eps``."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.evaluated_value > 0
+    if isinstance(node, cst.Name):
+        return node.value in positive
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CLAMPS:
+        low = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "min"), None)
+        return low is not None and _positive(low, positive)
+    return False
+
+
+def _elementwise_box_expression(rule, node: cst.BaseExpression, positive: set[str], per_sample=None) -> bool:
     if isinstance(node, (cst.Name, cst.Integer, cst.Float)):
         return True
+    if per_sample is not None and isinstance(node, cst.Subscript) and per_sample(node):
+        return True
     if isinstance(node, cst.BinaryOperation):
-        return not isinstance(node.operator, cst.MatrixMultiply) and _elementwise_box_expression(rule, node.left) and _elementwise_box_expression(rule, node.right)
+        if isinstance(node.operator, (cst.MatrixMultiply, cst.Power, cst.FloorDivide, cst.Modulo)):
+            return False
+        if isinstance(node.operator, cst.Divide) and not _positive(node.right, positive):
+            return False  # 0 / 0 on a padding slot: NaN gradient through the mask
+        return _elementwise_box_expression(rule, node.left, positive, per_sample) and _elementwise_box_expression(rule, node.right, positive, per_sample)
     if isinstance(node, cst.UnaryOperation):
-        return _elementwise_box_expression(rule, node.expression)
+        return _elementwise_box_expression(rule, node.expression, positive, per_sample)
     if isinstance(node, cst.Subscript):
         # Only the last (coordinate) dimension: `b[..., 0]`, `b[..., :2]`, `b[..., 2:]`.
         if len(node.slice) != 2 or not isinstance(node.value, cst.Name):
@@ -499,10 +558,10 @@ def _elementwise_box_expression(rule, node: cst.BaseExpression) -> bool:
                 return False
             if short in ("max", "min") and len(node.args) != 2:
                 return False  # torch.max(x) reduces; torch.max(a, b) is elementwise
-            return all(_elementwise_box_expression(rule, a.value) for a in node.args)
+            return all(_elementwise_box_expression(rule, a.value, positive, per_sample) for a in node.args)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _BOX_METHODS:
-            return _elementwise_box_expression(rule, node.func.value) and all(
-                _elementwise_box_expression(rule, a.value) for a in node.args
+            return _elementwise_box_expression(rule, node.func.value, positive, per_sample) and all(
+                _elementwise_box_expression(rule, a.value, positive, per_sample) for a in node.args
             )
     return False
 
@@ -518,7 +577,7 @@ _FLOAT_METHODS = frozenset({"float", "half", "double", "bfloat16", "mean", "sigm
 _LOSS_MODULE = "Loss"
 
 
-def floating(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+def floating(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0, assuming: frozenset = frozenset()) -> bool:
     """``node`` is a floating-point tensor by how it was computed: a float-producing torch
     function or method (losses, ``softmax``, ``mean``, ``.float()``), arithmetic with a
     float literal, an ``nn.*Loss`` module call, a method of this class that returns such
@@ -529,11 +588,11 @@ def floating(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) ->
         if isinstance(node.operator, cst.Divide):
             return True
         return any(
-            (_finite_float_literal(a) and is_tensor(rule, b)) or floating(rule, a, at, depth + 1)
+            (_finite_float_literal(a) and is_tensor(rule, b)) or floating(rule, a, at, depth + 1, assuming)
             for a, b in ((node.left, node.right), (node.right, node.left))
         )
     if isinstance(node, cst.UnaryOperation):
-        return floating(rule, node.expression, at, depth + 1)
+        return floating(rule, node.expression, at, depth + 1, assuming)
     if isinstance(node, cst.Call):
         qualified = rule.context.qualify(node.func)
         if qualified is not None:
@@ -546,11 +605,11 @@ def floating(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) ->
                 return _self_member_floating(rule, func.attr.value, at, depth)
         return False
     if isinstance(node, cst.Name):
-        place = tree.place_of(rule, at)
-        if place is None:
-            return False
-        binding = tree.reaching_binding(place.block, place.index, node.value)
-        return binding is not None and floating(rule, binding.value, binding.statement, depth + 1)
+        if node.value in assuming:
+            return True
+        values = all_bindings(rule, node.value, at)
+        inner = assuming | {node.value}
+        return bool(values) and all(floating(rule, v, v, depth + 1, inner) for v in values)
     return False
 
 

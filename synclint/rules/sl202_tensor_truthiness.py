@@ -67,7 +67,9 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
         Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return not x.all()\n", 3, 16),
-        Invalid('import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n', 3, 8, 'import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    loss = torch.where(n < 2, 0.0 * loss, loss)\n    return loss\n'),
+        Invalid('import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n', 3, 8, None),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    loss = x.mean()\n    if x.sum() > 0:\n        loss = 0.0 * loss\n    return loss\n", 4, 8,
+                "import torch\ndef f(x: torch.Tensor):\n    loss = x.mean()\n    loss = torch.where(x.sum() > 0, 0.0 * loss, loss)\n    return loss\n"),
     )
 
     def __init__(self, context) -> None:
