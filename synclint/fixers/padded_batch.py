@@ -159,9 +159,15 @@ def _loss_of_slice_and_target(loop: _Loop) -> bool:
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     if len(positional) != 2 or any(a.star for a in call.args):
         return False
-    names = {tree.code(v) for v in positional}
-    sample = loop.target or f"{tree.code(loop.samples)}[{loop.index}]"
-    return names == {loop.pred_slice, sample} and all(
+    def is_slice(node: cst.BaseExpression) -> bool:
+        return (isinstance(node, cst.Name) and node.value == loop.pred_slice) or _sliced_prediction(loop, node) is not None
+
+    def is_sample(node: cst.BaseExpression) -> bool:
+        return (isinstance(node, cst.Name) and node.value == loop.target) or _is_sample(loop, node)
+
+    first, second = positional
+    pairs = (is_slice(first) and is_sample(second)) or (is_sample(first) and is_slice(second))
+    return pairs and all(
         isinstance(a.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name)) for a in call.args if a.keyword is not None
     )
 
