@@ -69,3 +69,23 @@ def _is_future_import(statement: cst.CSTNode) -> bool:
         isinstance(statement, cst.SimpleStatementLine)
         and any(isinstance(s, cst.ImportFrom) and getattr(s.module, "value", None) == "__future__" for s in statement.body)
     )
+
+
+def import_insertion(source: str, needed: tuple[str, ...] | list[str]) -> tuple[int, str] | None:
+    """Where and what :func:`ensure_imports` inserts into ``source`` for ``needed``:
+    ``(1-based line, text)``, the text to insert at column 1 of that line; None when
+    nothing is missing. Computed by running ``ensure_imports`` itself and locating the
+    inserted lines, so a JSON/SARIF edit reproduces exactly what ``fix`` writes."""
+    if not needed:
+        return None
+    module = cst.parse_module(source)
+    fixed = ensure_imports(module, list(needed)).code
+    if fixed == source:
+        return None
+    before = source.splitlines(keepends=True)
+    after = fixed.splitlines(keepends=True)
+    start = 0
+    while start < len(before) and before[start] == after[start]:
+        start += 1
+    inserted = len(after) - len(before)
+    return start + 1, "".join(after[start : start + inserted])
