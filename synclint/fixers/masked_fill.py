@@ -21,7 +21,10 @@ Preconditions (each proven, else no fix and the message says why):
 
 Safe when ``v`` is a Python number (literal or known Python value). A ``v`` of
 unknown kind is offered as unsafe: if it is a tensor of the selected length the
-fixed line raises (``masked_fill_`` takes only a 0-d value).
+fixed line raises (``masked_fill_`` takes only a 0-d value); if it is a 0-d tensor
+of another dtype the original raised ("Index put requires the source and
+destination dtypes match") and the fix casts. The ``copy_`` form is unsafe for
+the same reason: ``x[i] = y[i]`` raises when ``y``'s dtype differs, ``copy_`` casts.
 """
 
 from __future__ import annotations
@@ -95,6 +98,8 @@ def _rewrite(rule, condition, assign: cst.Assign, index, binding) -> FixProposal
         source = value.value  # y in y[inds]
         new = f"{tree.code(tensor)}.copy_({torch}.where({tree.code(condition)}, {tree.code(source)}, {tree.code(tensor)}))"
         message = "Write with `copy_(torch.where(...))` instead of nonzero indices"
+        # Index assignment raises when `y`'s dtype differs from `x`'s; `copy_` casts.
+        safety = "unsafe"
     elif rule.context.kind_of(value).is_tensor:
         return None  # a tensor of the selected length has no mask form
     else:
