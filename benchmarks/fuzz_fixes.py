@@ -185,6 +185,10 @@ def gen_where_select(rng: random.Random) -> Program:
     init = rng.choice(["x.mean()", "x.mean()", "x.float().mean()", "x.sum()", "x", "x[:0]", "x.long().sum()", "None", "F.mse_loss(x, x * 0.5)"])
     test = rng.choice(["x.sum() > 0", "x.sum() > 0", "y > 0", "x.mean() > 0", "x > 0", "flag", "(x > 0).any()"])
     taken = rng.choice(["y * 0.0", "y * 0.0", "-y", "y / 4.0", "y.sqrt()", "None", "'skip'", "[y]", "x", "x[:2]", "y * 2", "obj", "y.clone()"])
+    if rng.random() < 0.5:  # half the programs within the preconditions, half probing them
+        init = rng.choice(["x.mean()", "F.mse_loss(x, x * 0.5)", "x.float().mean()"])
+        test = rng.choice(["x.sum() > 0", "x.mean() > 0.1", "(x > 0).any()"])
+        taken = rng.choice(["y * 0.0", "-y", "y / 4.0", "y.clone()", "y * 2.5"])
     other = rng.choice(["", "    else:\n        y = y + 1.0\n", "    else:\n        y = -y\n"])
     source = H + f"def f(x: torch.Tensor, flag, obj):\n    y = {init}\n    if {test}:\n        y = {taken}\n{other}    return y\n"
 
