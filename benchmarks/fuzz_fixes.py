@@ -55,17 +55,21 @@ class Obj:
         return self.tensor.sum()
 
 
-def _dtype_mismatch(args, outcome) -> bool:
+def _dtype_mismatch(args, expected, actual) -> bool:
     """Documented (SL101 / SL103 *Fix safety*): index assignment raises when the value's
-    dtype differs from the tensor's; ``masked_fill_`` / ``copy_`` / ``.to(x.dtype)`` cast."""
-    return isinstance(outcome, RuntimeError) and "dtypes match" in str(outcome)
+    dtype differs from the tensor's; ``masked_fill_`` / ``copy_`` / ``.to(x.dtype)`` cast.
+    And (SL101, unsafe for a value of unknown kind): ``masked_fill_`` raises for a value
+    tensor with dimensions, where index assignment broadcast it."""
+    if isinstance(expected, RuntimeError) and "dtypes match" in str(expected):
+        return True
+    return isinstance(actual, RuntimeError) and "0-dimensional value tensor" in str(actual)
 
 
 @dataclass
 class Program:
     source: str
     inputs: Callable[[random.Random], tuple]  # fresh arguments for one case
-    documented: Callable[[tuple, object], bool] = lambda args, outcome: False  # an edge case the docs list
+    documented: Callable[[tuple, object, object], bool] = lambda args, expected, actual: False  # an edge case the docs list
 
 
 @dataclass
@@ -175,7 +179,7 @@ def gen_unique_count(rng: random.Random) -> Program:
         x = tensor(r, dtype=r.choice([torch.int64, torch.float32, torch.float16]), grad=False)
         return (x.round() if x.is_floating_point() else x,)
 
-    def documented(args, outcome):  # NaNs count once each in the fix (docs: SL102)
+    def documented(args, outcome, actual):  # NaNs count once each in the fix (docs: SL102)
         return args[0].is_floating_point() and bool(args[0].isnan().any())
 
     return Program(source, inputs, documented)
@@ -214,7 +218,7 @@ def gen_where_reduction(rng: random.Random) -> Program:
             x = torch.full((4096,), 60.0, dtype=dtype, requires_grad=x.requires_grad)  # fp16 overflow probe
         return x, tensor(r, shape=x.shape[:1], grad=False)
 
-    def documented(args, outcome):  # docs: empty amax/amin gives the fill where the original raised
+    def documented(args, outcome, actual):  # docs: empty amax/amin gives the fill where the original raised
         return reduction in ("amax", "amin", "max", "min") and isinstance(outcome, Exception)
 
     return Program(source, inputs, documented)
@@ -287,7 +291,7 @@ def gen_padded_batch(rng: random.Random) -> Program:
         targets = [tensor(r, shape=(r.choice([0, 1, 3, 6]), 4), dtype=dtype, special=False, grad=False).abs() for _ in range(b)]
         return pred, targets
 
-    def documented(args, outcome):  # docs (SL301): no boxes at all -> a 0-d tensor instead of 0.0
+    def documented(args, outcome, actual):  # docs (SL301): no boxes at all -> a 0-d tensor instead of 0.0
         return sum(len(t) for t in args[1]) == 0
 
     return Program(source, inputs, documented)
@@ -347,6 +351,36 @@ def gen_torch_reachable(rng: random.Random) -> Program:
     return Program(source, lambda r: (tensor(r, grad=False),))
 
 
+def gen_device_accumulation(rng: random.Random) -> Program:
+    start = rng.choice(["0.0", "0.0", "0", "1.5"])
+    value = rng.choice(["x.sum()", "(x * x).mean()", "x", "x.max()", "x.sum().long()"])
+    extra = rng.choice(["", "        print_ = total\n", "        if x.numel() > 3:\n            continue\n", "        if x.numel() > 100:\n            break\n"])
+    after = rng.choice(["    return total\n", "    return total / max(len(batches), 1)\n", "    return {'loss': total}\n", "    return f'{total:.3f}'\n"])
+    source = H + f"def f(batches: list[torch.Tensor]):\n    total = {start}\n    for x in batches:\n{extra}        total += {value}.item()\n{after}"
+
+    def inputs(r):
+        dtype = r.choice(FLOATS + (torch.int64,))
+        return ([tensor(r, shape=r.choice([(1,), (3,), (0,)]), dtype=dtype, grad=False) for _ in range(r.choice([0, 1, 5]))],)
+
+    return Program(source, inputs)
+
+
+def gen_scatter_count(rng: random.Random) -> Program:
+    bind = rng.choice(["y % k", "y.clamp(0, k - 1)", "y.clamp(min=0, max=k - 1)", "torch.clamp(y, 0, k - 1)", "y", "y % (k + 1)", "y.abs()"])
+    call = rng.choice(["torch.bincount(labels, minlength=k)", "labels.bincount(minlength=k)", "torch.bincount(labels, weights=w, minlength=k)"])
+    source = H + f"def f(y: torch.Tensor, w: torch.Tensor, k: int):\n    labels = {bind}\n    return {call}\n"
+
+    def inputs(r):
+        n = r.choice([0, 1, 9, 40])
+        generator = torch.Generator().manual_seed(r.randrange(2**31))
+        y = torch.randint(-6, 12, (n,), generator=generator)
+        if r.random() < 0.3:
+            y = y.abs().to(r.choice([torch.int32, torch.uint8]))
+        return y, torch.rand(n, generator=generator), r.choice([1, 4, 10])
+
+    return Program(source, inputs)
+
+
 FORMS: dict[str, Callable[[random.Random], Program]] = {
     "masked_fill": gen_masked_fill,
     "where_copy": gen_where_copy,
@@ -361,6 +395,8 @@ FORMS: dict[str, Callable[[random.Random], Program]] = {
     "pin_memory": gen_pin_memory,
     "device_factory": gen_device_factory,
     "torch_reachable": gen_torch_reachable,
+    "device_accumulation": gen_device_accumulation,
+    "scatter_count": gen_scatter_count,
 }
 
 
@@ -506,7 +542,7 @@ def fuzz_form(name: str, programs: int, inputs: int, seed: int) -> Tally:
             expected, actual = _run(original, args), _run(rewritten, args)
             if agree(expected, actual):
                 continue
-            if program.documented(args, expected):
+            if program.documented(args, expected, actual):
                 tally.documented += 1
                 continue
             tally.differences += 1
