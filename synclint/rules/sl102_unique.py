@@ -36,7 +36,10 @@ class Unique(Rule):
     ## Fix safety
     A unique result used only for its count becomes the sort + step count
     (`+ min(s.numel(), 1)`, a shape read, keeps an empty input at 0): unsafe,
-    the count is a 0-d tensor, and NaNs count once each.
+    the count is a 0-d tensor, and NaNs count once each. Offered only where the
+    count meets a tensor or is only tested for truth (also through one name):
+    a count that is returned, stored, formatted or used as a key or shape
+    (pytorch_geometric's `contains_isolated_nodes` returned a tensor) gets no fix.
     """
 
     code = "SL102"

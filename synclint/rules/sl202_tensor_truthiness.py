@@ -36,8 +36,14 @@ class TensorTruthiness(Rule):
 
     ## Fix safety
     An `if` whose body (and `else`) only assigns one name becomes
-    `name = torch.where(cond, a, b)`: unsafe, both branches are now evaluated
-    (an exception or side effect in the untaken branch now happens).
+    `name = torch.where(cond, a, b)` (unsafe), only when the condition is a
+    one-element boolean tensor (a comparison of full reductions or counts) and
+    both branches are one floating tensor under dtype- and shape-keeping
+    elementwise operations with float literals (`0.0 * loss`, `-loss`,
+    `loss / 4.0`): no `None`/str/list/custom objects, no other shapes (kornia's
+    empty-vs-sampled branches), no calls with side effects, and no op whose
+    derivative is infinite (`sqrt`), so the untaken branch adds exactly zero to
+    the gradient. The message says which condition was not proven.
     """
 
     code = "SL202"

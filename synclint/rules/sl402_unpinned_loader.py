@@ -32,7 +32,9 @@ class UnpinnedLoader(Rule):
 
     ## Fix safety
     Adding `pin_memory=True` is safe: results are identical; it costs pinned
-    host memory for the prefetched batches.
+    host memory for the prefetched batches. An explicit `pin_memory=False`
+    (or one passed positionally, or possibly through `**kwargs`) is never
+    changed: the finding's message says so.
     """
 
     code = "SL402"

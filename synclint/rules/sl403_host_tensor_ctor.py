@@ -64,7 +64,13 @@ class HostTensorCtor(Rule):
     Literal zeros and scalars become `torch.zeros` / `torch.full` on the
     device, and factory-then-move becomes the factory with `device=`: safe,
     the values, dtype and device are the same. Random factories are the
-    exception (unsafe): the device generator draws different numbers.
+    exception (unsafe): the device generator draws different numbers. No fix
+    when a float literal is beyond bfloat16/float32's range (`torch.tensor(1e39)`
+    is inf, `torch.full((), 1e39)` raises), when the destination is not a device
+    by how it was computed (a string, `torch.device(...)`, `tensor.device`, a
+    name bound only to those; not `std_dev` or `dev_dtype` by their spelling),
+    when the factory passes `requires_grad` or `pin_memory`, or when `torch` is
+    shadowed where the new call would run.
     """
 
     code = "SL403"
