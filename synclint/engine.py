@@ -20,6 +20,7 @@ from synclint.analysis.imports import ImportMap, collect_imports
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
+from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
@@ -252,7 +253,7 @@ def _check_parsed(
                 code=report.rule.code,
                 name=report.rule.name,
                 message=report.message,
-                fix=_fix_record(report, positions, lines),
+                fix=_fix_record(report, positions, lines, source),
                 source_line=lines[line - 1] if 0 < line <= len(lines) else "",
             )
         )
@@ -266,11 +267,15 @@ def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
     return nodes
 
 
-def _fix_record(report: Report, positions, lines: list[str]) -> Fix | None:
+def _fix_record(report: Report, positions, lines: list[str], source: str) -> Fix | None:
     proposal = report.fix
     if proposal is None:
         return None
     edits = []
+    # The `import torch` line `fix` adds when the file binds no torch at run time.
+    insertion = import_insertion(source, proposal.imports) if proposal.imports else None
+    if insertion is not None:
+        edits.append(Edit(line=insertion[0], column=1, end_line=insertion[0], end_column=1, content=insertion[1]))
     for original, replacement in proposal.replacements.items():
         where = positions.get(original)
         if where is None:

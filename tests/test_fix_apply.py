@@ -13,8 +13,9 @@ from synclint.cli import cli
 from synclint.fixers.apply import fix_text
 from synclint.fixers.base import FixProposal
 
-LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
-LOADER_FIXED = "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"
+# The receiver is annotated: only known tensors get `non_blocking=True` (issue 12).
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor\n    x = x.to(device)\n"
+LOADER_FIXED = "import torch\nfor x, y in loader:\n    x: torch.Tensor\n    x = x.to(device, non_blocking=True)\n"
 SEGMENT = "import torch\ndef f(t: torch.Tensor):\n    t[torch.nonzero(t == 9, as_tuple=True)] = -1\n    return t\n"
 
 
@@ -44,7 +45,7 @@ def test_overlapping_proposals_never_corrupt_code(monkeypatch):
 
 
 def test_fixed_point_and_idempotence():
-    seed = "import torch\ndef f(target: torch.Tensor, loss):\n    unique = torch.unique(target)\n    n = torch.numel(unique)\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n"
+    seed = "import torch\ndef f(target: torch.Tensor, pred: torch.Tensor):\n    loss = pred.mean()\n    unique = torch.unique(target)\n    n = torch.numel(unique)\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n"
     once, applied = fix_text(seed, unsafe=True)
     assert applied == 2  # the count, then (next pass) the `if`
     assert fix_text(once, unsafe=True) == (once, 0)
@@ -92,8 +93,8 @@ def test_check_marks_safe_and_unsafe_fixes(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(LOADER + "def g(x: torch.Tensor):\n    return x[x > 0].sum()\n")
     output = run("check", str(path)).output
-    assert ":3:9: SL401 [*] " in output
-    assert ":5:12: SL103 [~] " in output
+    assert ":4:9: SL401 [*] " in output
+    assert ":6:12: SL103 [~] " in output
 
 
 def test_file_keeps_crlf_bom_mode_and_missing_final_newline(tmp_path):

@@ -51,3 +51,44 @@ def test_statement_edits_cover_whole_lines_with_their_comments():
     fixed = apply_edits(source, finding.fix.edits)
     compile(fixed, "fixed.py", "exec")
     assert "# background" not in fixed and "masked_fill_" in fixed
+
+
+# -- the import lines `fix` adds (issue 12) -----------------------------------------------------
+
+NEEDS_IMPORT = [
+    # `from torch import tensor` binds no `torch`: `fix` adds `import torch` at the top.
+    "from torch import tensor\ndef forward(self, x):\n    return tensor(0.0, device=x.device)\n",
+    # after the docstring and `from __future__`, before comments; torch only under TYPE_CHECKING
+    '"""Doc."""\nfrom __future__ import annotations\n# c\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n'
+    "    import torch\nfrom torch import Tensor\ndef f(x: Tensor):\n    return x[x > 1].sum()\n",
+    # CRLF line endings and a shebang header
+    "#!/usr/bin/env python\r\n# header\r\nfrom torch import where, Tensor\r\ndef f(x: Tensor, y: Tensor):\r\n    m = x > 0\r\n    x[m] = y[m]\r\n    return x\r\n",
+    # torch.nn.functional: one `import torch.nn.functional` line binds `torch` too
+    "from torch import nn\nclass L(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.ce = nn.CrossEntropyLoss()\n"
+    "    def forward(self, p, t):\n        t = t.long()\n        m = t != 255\n        return self.ce(p[m], t[m])\n",
+]
+
+
+@pytest.mark.parametrize("source", NEEDS_IMPORT, ids=range(len(NEEDS_IMPORT)))
+def test_json_and_sarif_edits_include_the_import_fix_adds(source):
+    from synclint.fixers.apply import fix_text
+    from synclint.reporters.sarif import sarif_document
+
+    # (the masked cross-entropy is reported at both masked reads, with one proposal)
+    finding = [f for f in check_source(source, "m.py") if f.fix is not None][0]
+    expected = fix_text(source, "m.py", unsafe=True)[0]
+    assert "import torch" in expected.split("def ")[0].replace("if TYPE_CHECKING:\n    import torch\n", "")
+    assert apply_edits(source, finding.fix.edits) == expected
+    (result,) = [r for r in sarif_document([finding])["runs"][0]["results"] if r.get("fixes")]
+    replacements = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    as_edits = tuple(
+        Edit(
+            r["deletedRegion"]["startLine"],
+            r["deletedRegion"].get("startColumn", 1),
+            r["deletedRegion"].get("endLine", r["deletedRegion"]["startLine"]),
+            r["deletedRegion"].get("endColumn", 1),
+            r["insertedContent"]["text"],
+        )
+        for r in replacements
+    )
+    assert apply_edits(source, as_edits) == expected

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from synclint.config import Settings
-    from synclint.fixers.base import FixProposal
+    from synclint.fixers.base import Declined, FixProposal
     from synclint.rules.base import Rule
 
-Proposer = Callable[["Rule", "cst.CSTNode"], "FixProposal | None"]
+Proposer = Callable[["Rule", "cst.CSTNode"], "FixProposal | Declined | None"]
 _PROPOSERS: dict[str, list[Proposer]] = {}
 
 
@@ -39,15 +39,21 @@ def _load_fixers() -> None:
     from synclint.fixers import registry  # noqa: F401
 
 
-def propose(rule: Rule, node: cst.CSTNode) -> FixProposal | None:
-    """The first fix any registered fixer offers for ``rule``'s finding at ``node``."""
+def propose(rule: Rule, node: cst.CSTNode) -> FixProposal | Declined | None:
+    """The first fix any registered fixer offers for ``rule``'s finding at ``node``;
+    else the first reason a fixer gave for declining (an unproven precondition); else None."""
+    from synclint.fixers.base import Declined
+
     if not _PROPOSERS:
         _load_fixers()
+    declined: Declined | None = None
     for proposer in _PROPOSERS.get(rule.code, ()):
         proposal = proposer(rule, node)
-        if proposal is not None:
+        if isinstance(proposal, Declined):
+            declined = declined or proposal
+        elif proposal is not None:
             return proposal
-    return None
+    return declined
 
 
 def fix_source(source: str, unsafe: bool = False, settings: Settings | None = None) -> str:

@@ -29,6 +29,14 @@ class FixProposal:
         return self.applicability == "safe"
 
 
+@dataclass(frozen=True)
+class Declined:
+    """A fixer recognised the pattern but could not prove a precondition of its
+    rewrite: no fix is offered, and ``reason`` is added to the finding's message."""
+
+    reason: str
+
+
 class ReplaceNodes(cst.CSTTransformer):
     """Replace nodes by identity, outermost first; inner replacements are skipped."""
 

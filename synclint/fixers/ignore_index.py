@@ -36,6 +36,21 @@ empty tensor and so is the fixed one (NaN), but ``reduction="none"`` would
 change shape (never rewritten), and the intermediate masked tensors (and any
 other use of them) disappear. The mask and the logits must describe the same
 pixels, which holds whenever the original indexing ran without error.
+
+Preconditions (proven, else no fix and the message says why):
+
+* the mask is computed elementwise from the target (``t != K``, ``t >= 0``, ...):
+  an image-level mask (``(N,)`` against ``(N, H, W)`` targets) selects whole images;
+* the targets are class indices (class-probability targets have no
+  ``ignore_index``): the logits are masked into rows (``.reshape(-1, C)``), whose
+  only valid 1-D target is indices; or the target is an integer tensor by the
+  analysis; or the ignore-label idiom — ``(N, C, ...)`` logits permuted
+  channels-last and a mask ``t != K`` / ``t.ne(K)`` with an integer ``K``;
+* the masked-out targets are filled with the call's ignore index (its own, else
+  ``-100``), so a kept target that equals ``-100`` is ignored exactly as before:
+  ``ignore_index=K`` alone is used only when ``K`` is that same value;
+* nothing between the masking and the call rebinds or mutates anything
+  (``proofs.unchanged_between``); ``torch`` (and ``torch.nn.functional``) are reachable.
 """
 
 from __future__ import annotations
@@ -46,10 +61,11 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword, positional
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
-from synclint.fixers.imports import name_for
+from synclint.analysis.kinds import Kind
+from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.keywords import set_keyword
-from synclint.fixers.patterns import atom, torch_name
+from synclint.fixers.patterns import atom, mask_of, torch_name
+from synclint.fixers.proofs import module_prefix, pure_statement
 
 _CE_MODULE = "torch.nn.CrossEntropyLoss"
 _CE_FUNCTION = "torch.nn.functional.cross_entropy"
@@ -58,7 +74,7 @@ _RESHAPES = frozenset({"reshape", "view"})
 
 
 @fixer("SL103")
-def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | None:
+def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not isinstance(node, cst.Subscript):
         return None
     place = tree.place_of(rule, node)
@@ -71,7 +87,7 @@ def propose_ignore_index(rule, node: cst.CSTNode) -> FixProposal | None:
         for call in _calls(statement):
             plan = _Plan.build(rule, call, place.block, index)
             if plan is not None and node in plan.masked_reads:
-                return plan.proposal()
+                return plan.proven() or plan.proposal()
     return None
 
 
@@ -91,6 +107,33 @@ class _Plan:
     mask_value: cst.BaseExpression = None  # what a mask name is bound to (else the mask itself)
     masked_reads: list = field(default_factory=list)  # the Subscript nodes being replaced
     chain: list = field(default_factory=list)  # bindings the masked values went through
+    rows: bool = False  # the logits were masked and reshaped into (-1, C) rows
+    undone_permute: bool = False  # the logits were a channels-last permute of (N, C, ...) output
+
+    @property
+    def channels_last_idiom(self) -> bool:
+        """The ignore-label idiom: ``(N, C, ...)`` logits permuted channels-last and
+        masked with ``t != K`` for an integer ``K``: the mask has the logits' leading
+        dimensions, so the masked logits are ``(M, C)`` rows and ``t[m]`` their indices."""
+        return self.undone_permute and _ignored_value(self.rule, self.mask_value, self.target) is not None
+    start: int = 0  # first statement of the chain
+    used: set = field(default_factory=set)  # names the unmasked tensors are read through
+
+    def proven(self) -> Declined | None:
+        """The preconditions in the module docstring; a Declined naming the first unproven one."""
+        rule = self.rule
+        if not mask_of(rule, self.mask_value, self.target, self.call):
+            return Declined("the mask is not computed elementwise from the target (an image-level mask?)")
+        if not (self.rows or self.channels_last_idiom or rule.context.kind_of(self.target) is Kind.INT_TENSOR):
+            return Declined("the targets are not known to be class indices")
+        start = self.start
+        # The chain's own lines go away; every other line in between must mutate nothing.
+        chain_lines = {id(b.statement) for b in self.chain}
+        for position in range(start + 1, self.index):
+            statement = self.block[position]
+            if id(statement) not in chain_lines and not pure_statement(rule, statement):
+                return Declined("a line between the masking and the loss may change the tensors")
+        return None
 
     @classmethod
     def build(cls, rule, call, block, index) -> _Plan | None:
@@ -113,6 +156,8 @@ class _Plan:
                 plan.mask_value = binding.value
                 starts.append(binding.index)
         used = tree.name_values(plan.logits) | tree.name_values(plan.target) | tree.name_values(plan.mask_value)
+        plan.start = min(starts)
+        plan.used = used - plan.chain_names
         if not tree.stable_between(block, min(starts), index, used - plan.chain_names, rule.context.qualify):
             return None  # the unmasked tensors would be read later than before
         if plan._chain_used_elsewhere():
@@ -168,6 +213,7 @@ class _Plan:
                 return None
             values, mask, index = masked
             mask = _unexpanded(mask) or mask
+            self.rows = True
         else:
             masked = self._masked(node, index)
             if masked is None:
@@ -181,6 +227,7 @@ class _Plan:
     def _channels_first(self, logits: cst.BaseExpression) -> cst.BaseExpression:
         undone = _channels_last_source(self.rule, logits)
         if undone is not None:
+            self.undone_permute = True
             return undone
         return tree.expr(f"{tree.code(atom(logits))}.movedim(-1, 1)")
 
@@ -209,9 +256,12 @@ class _Plan:
         constructor = candidates[0]
         return constructor if context.qualify(constructor.func) == _CE_MODULE else None
 
-    def proposal(self) -> FixProposal:
+    def proposal(self) -> FixProposal | Declined:
         rule = self.rule
-        torch, imports = torch_name(rule)
+        named = torch_name(rule, self.call)
+        if isinstance(named, Declined):
+            return named
+        torch, imports = named
         constructor = self._module_constructor()
         if constructor is not None and not _forwardable(constructor):
             # Keep the configured module; mask with its own ignore index.
@@ -220,7 +270,10 @@ class _Plan:
             new_call = self.call.with_changes(args=_replace_two(self.call.args, self.logits, target))
         else:
             if constructor is not None:
-                functional, more = name_for(rule.context.imports, "torch.nn.functional", "torch.nn.functional")
+                functional_named = module_prefix(rule, self.call, "torch.nn.functional")
+                if isinstance(functional_named, Declined):
+                    return functional_named
+                functional, more = functional_named
                 imports = imports + more
                 args = [cst.Arg(self.logits), cst.Arg(self.target), *constructor.args]
                 new_call = cst.Call(func=tree.expr(f"{functional}.cross_entropy"), args=args)
@@ -242,8 +295,8 @@ class _Plan:
         """Set the ignore index so that exactly the masked-out targets are ignored."""
         existing = keyword(call, "ignore_index")
         ignored = _ignored_value(self.rule, self.mask_value, self.target)
-        if existing is None and ignored is not None:
-            return set_keyword(call, "ignore_index", ignored)
+        # `ignore_index=K` alone would stop ignoring kept targets equal to the call's own
+        # ignore index (-100 by default): fill the masked-out targets with that instead.
         fill = existing.value if existing is not None else cst.UnaryOperation(cst.Minus(), cst.Integer("100"))
         if ignored is not None and tree.same(ignored, fill):
             return call

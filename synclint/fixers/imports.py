@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.imports import ImportMap, collect_imports
+from synclint.analysis.imports import ImportMap
 
 
 def local_name(imports: ImportMap, module: str) -> str | None:
@@ -31,8 +31,18 @@ def ensure_imports(module: cst.Module, needed: list[str]) -> cst.Module:
     """Add ``import X`` for each needed module that no name in ``module`` binds yet."""
     if not needed:
         return module
-    imports = collect_imports(module)
-    missing = [m for m in dict.fromkeys(needed) if local_name(imports, m) != m.split(".")[0] and m not in imports.aliases]
+    from synclint.fixers.proofs import runtime_imports
+
+    # Only imports that run count: one under `if TYPE_CHECKING:` binds nothing at run time.
+    # The new code names a module by its full dotted name (``torch.nn.functional.x``),
+    # which works once its root is imported.
+    bound = runtime_imports(module)
+    by_root: dict[str, str] = {}  # root -> the one import line that binds it
+    for m in dict.fromkeys(needed):
+        root = m.split(".")[0]
+        if bound.get(root) != root and len(m) > len(by_root.get(root, "")):
+            by_root[root] = m  # `import torch.nn.functional` also binds `torch`
+    missing = list(by_root.values())
     if not missing:
         return module
     new_lines = [cst.parse_statement(f"import {name}\n") for name in missing]
@@ -59,3 +69,23 @@ def _is_future_import(statement: cst.CSTNode) -> bool:
         isinstance(statement, cst.SimpleStatementLine)
         and any(isinstance(s, cst.ImportFrom) and getattr(s.module, "value", None) == "__future__" for s in statement.body)
     )
+
+
+def import_insertion(source: str, needed: tuple[str, ...] | list[str]) -> tuple[int, str] | None:
+    """Where and what :func:`ensure_imports` inserts into ``source`` for ``needed``:
+    ``(1-based line, text)``, the text to insert at column 1 of that line; None when
+    nothing is missing. Computed by running ``ensure_imports`` itself and locating the
+    inserted lines, so a JSON/SARIF edit reproduces exactly what ``fix`` writes."""
+    if not needed:
+        return None
+    module = cst.parse_module(source)
+    fixed = ensure_imports(module, list(needed)).code
+    if fixed == source:
+        return None
+    before = source.splitlines(keepends=True)
+    after = fixed.splitlines(keepends=True)
+    start = 0
+    while start < len(before) and before[start] == after[start]:
+        start += 1
+    inserted = len(after) - len(before)
+    return start + 1, "".join(after[start : start + inserted])

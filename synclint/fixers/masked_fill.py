@@ -7,10 +7,24 @@ same write without the data-dependent index tensor:
 * ``x.masked_fill_(c, v)`` for a scalar ``v`` (a Python number or 0-d value);
 * ``x.copy_(torch.where(c, y, x))`` for ``v = y[inds]`` (in place, like the original).
 
-Safe when ``c`` is computed elementwise from ``x`` (same shape). Otherwise the
-fix is offered as unsafe: a mask over leading dimensions only (``x`` is
-``(N, D)``, ``c`` is ``(N,)``) indexes rows, while ``masked_fill_`` broadcasts
-from the right.
+Preconditions (each proven, else no fix and the message says why):
+
+* ``c`` is computed elementwise from ``x`` (same shape). A mask over leading
+  dimensions only (``x`` is ``(N, D)``, ``c = x.any(-1)`` is ``(N,)``) indexes rows,
+  while ``masked_fill_`` broadcasts from the right: it raises, or writes the wrong
+  elements when ``x`` is square. Reductions (``any``/``all``) are not elementwise.
+* Nothing between the ``nonzero`` and the write rebinds a name of ``c`` or mutates
+  any object (``proofs.unchanged_between``): the condition is now evaluated at the
+  write, and an alias of ``x`` mutated in between would change it.
+* ``x`` is a name or attribute chain (the ``copy_`` form reads it twice).
+* ``torch`` is reachable at the write (``proofs.torch_prefix``).
+
+Safe when ``v`` is a Python number (literal or known Python value). A ``v`` of
+unknown kind is offered as unsafe: if it is a tensor of the selected length the
+fixed line raises (``masked_fill_`` takes only a 0-d value); if it is a 0-d tensor
+of another dtype the original raised ("Index put requires the source and
+destination dtypes match") and the fix casts. The ``copy_`` form is unsafe for
+the same reason: ``x[i] = y[i]`` raises when ``y``'s dtype differs, ``copy_`` casts.
 """
 
 from __future__ import annotations
@@ -18,8 +32,10 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
+from synclint.fixers.base import Declined, FixProposal
+from synclint.analysis.kinds import Kind
 from synclint.fixers.patterns import elementwise_of, is_boolean, nonzero_call, torch_name
+from synclint.fixers.proofs import unchanged_between
 
 
 @fixer("SL101")
@@ -47,9 +63,9 @@ def propose_masked_fill(rule, node: cst.CSTNode) -> FixProposal | None:
         return None
     if use_place.index <= place.index:
         return None
-    # The condition is evaluated later now: nothing in between may change it.
-    if not tree.stable_between(place.block, place.index, use_place.index, tree.name_values(found.condition), rule.context.qualify):
-        return None
+    # The condition is evaluated later now: nothing in between may change it or an alias.
+    if not unchanged_between(rule, place.block, place.index, use_place.index, tree.name_values(found.condition)):
+        return Declined("the condition's tensors may change between the nonzero and the write")
     return _rewrite(rule, found.condition, write, index=uses[0], binding=place.statement)
 
 
@@ -66,25 +82,53 @@ def _assignment_indexed_by(rule, index: cst.CSTNode) -> cst.Assign | None:
     return assign
 
 
-def _rewrite(rule, condition, assign: cst.Assign, index, binding) -> FixProposal | None:
+def _rewrite(rule, condition, assign: cst.Assign, index, binding) -> FixProposal | Declined | None:
     tensor = assign.targets[0].target.value  # type: ignore[attr-defined]
     value = assign.value
-    torch, imports = torch_name(rule)
+    if not elementwise_of(rule, condition, tensor):
+        return Declined("the condition is not computed elementwise from the written tensor (its shape may differ)")
+    if not _plain_reference(tensor):
+        return None
+    named = torch_name(rule, assign)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
+    safety = "safe"
     if _indexed_by_same(value, index):
         source = value.value  # y in y[inds]
         new = f"{tree.code(tensor)}.copy_({torch}.where({tree.code(condition)}, {tree.code(source)}, {tree.code(tensor)}))"
         message = "Write with `copy_(torch.where(...))` instead of nonzero indices"
+        # Index assignment raises when `y`'s dtype differs from `x`'s; `copy_` casts.
+        safety = "unsafe"
     elif rule.context.kind_of(value).is_tensor:
         return None  # a tensor of the selected length has no mask form
     else:
         new = f"{tree.code(tensor)}.masked_fill_({tree.code(condition)}, {tree.code(value)})"
         message = "Write with `masked_fill_` instead of nonzero indices"
         imports = ()
+        if not _python_scalar(rule, value):
+            safety = "unsafe"
+            message += " (unsafe: the value is not known to be a number; a tensor of the selected length would now raise)"
     replacements: dict = {assign: cst.Expr(tree.expr(new))}
     if binding is not None:
         replacements[binding] = cst.RemovalSentinel.REMOVE
-    safety = "safe" if elementwise_of(rule, condition, tensor) else "unsafe"
     return FixProposal(safety, message, replacements, imports)
+
+
+def _python_scalar(rule, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return True
+    return rule.context.kind_of(value) is Kind.PYTHON
+
+
+def _plain_reference(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _in_this_write(rule, use: cst.Name, write: cst.Assign) -> bool:

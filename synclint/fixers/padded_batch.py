@@ -31,9 +31,24 @@ count (``t.shape[0]``, ``len(t)``, ``t.size(0)``), the prediction slice
 ``pred[i, :n]``, an optional ``if n > 0:`` guard, ``total += n`` and
 ``acc += <expr of the slice and target>.sum()``.
 
-Unsafe: the accumulated expression must work on batched ``(B, N, ...)``
-tensors (box functions written with ``[..., k]`` indexing do); the sums become
-tensors; an empty list of targets now raises in ``pad_sequence``.
+Preconditions (proven, else no fix and the message says why):
+
+* the summed loss is elementwise per box (``proofs.per_box``): the fused
+  ``synclint.ops.giou_loss``, a ``torch.nn.functional`` elementwise loss with
+  ``reduction="none"``, or a function of this module that only indexes the last
+  (coordinate) dimension and combines elementwise, dividing only by clamped
+  positive values. A reducing loss (``F.mse_loss(p, t).sum()`` averages over a
+  padded batch: 0.260 becomes 0.583) or a pairwise one (``cdist``, DETR's
+  ``generalized_box_iou`` with ``[:, None]``) gives other values on padded inputs;
+* the loss is called on exactly the prediction slice and the target;
+* after the loop the count is read only as ``max(total, k)`` (rewritten to
+  ``total.clamp(min=k)``) in arithmetic with the loss sum: it becomes a tensor,
+  so any other use (returned, logged, a dict key) would change type;
+* ``torch`` is reachable there.
+
+Unsafe: when the batch has no boxes at all, the result is a 0-d tensor where the
+original returned the float ``0.0``; an empty list of targets now raises in
+``pad_sequence``; the summation order differs (last bits).
 """
 
 from __future__ import annotations
@@ -43,8 +58,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
+from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.patterns import torch_name
+from synclint.fixers.proofs import elementwise_box_expression, per_box
 
 
 @dataclass
@@ -62,7 +78,7 @@ class _Loop:
 
 
 @fixer("SL301")
-def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
+def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not isinstance(node, cst.For) or node.orelse is not None or node.asynchronous is not None:
         return None
     place = tree.place_of(rule, node)
@@ -76,6 +92,10 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
         return None
     if loop.accumulator is None or loop.summand is None:
         return None
+    if not (_inline_elementwise(rule, loop) or (per_box(rule, loop.summand) is not None and _loss_of_slice_and_target(loop))):
+        return Declined("the summed loss is not known to be elementwise per box (a reducing or pairwise loss changes on a padded batch)")
+    if loop.total is not None and not _count_read_only_in_max(rule, place, loop):
+        return Declined("the box count is used after the loop where a tensor would not act as the int")
     function = tree.enclosing_function(rule, node)
     scope = function if function is not None else rule.context.module
     padded, valid = tree.fresh_name("padded_targets", scope), tree.fresh_name("valid", scope)
@@ -83,7 +103,10 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
     summand = _batched(loop, padded)
     if summand is None:
         return None
-    torch, imports = torch_name(rule)
+    named = torch_name(rule, node)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
     samples = tree.code(loop.samples)
     pad = f"{torch}.nn.utils.rnn.pad_sequence"
     lines = [
@@ -111,6 +134,60 @@ def propose_padded_batch(rule, node: cst.CSTNode) -> FixProposal | None:
     if "iou" in tree.code(loop.summand).lower():
         message += "; the fused `synclint.ops.giou_loss(pred, padded_targets)` does it in one kernel"
     return FixProposal("unsafe", message, replacements, imports)
+
+
+def _inline_elementwise(rule, loop: _Loop) -> bool:
+    """The summand is written inline from the per-sample reads (``pred[i, :n]``,
+    ``targets[i]`` and the names bound to them) with elementwise ops only
+    (``torch.abs(pred[i, :n] - targets[i])``). Any other tensor might broadcast
+    differently against the padded batch."""
+
+    def per_sample(node: cst.Subscript) -> bool:
+        return _is_sample(loop, node) or _sliced_prediction(loop, node) is not None
+
+    reads = [n for n in tree.walk(loop.summand) if isinstance(n, cst.Subscript) and per_sample(n)]
+    inside = {id(name) for read in reads for name in tree.names_in(read)}
+    free = {n.value for n in tree.names_in(loop.summand) if id(n) not in inside and rule.context.qualify(n) is None}
+    if not free <= {n for n in (loop.pred_slice, loop.target) if n}:
+        return False
+    return elementwise_box_expression(rule, loop.summand, per_sample)
+
+
+def _loss_of_slice_and_target(loop: _Loop) -> bool:
+    """``loss(pred_slice, target)`` (positionally, in either order) plus literal keywords."""
+    call = loop.summand
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(positional) != 2 or any(a.star for a in call.args):
+        return False
+    def is_slice(node: cst.BaseExpression) -> bool:
+        return (isinstance(node, cst.Name) and node.value == loop.pred_slice) or _sliced_prediction(loop, node) is not None
+
+    def is_sample(node: cst.BaseExpression) -> bool:
+        return (isinstance(node, cst.Name) and node.value == loop.target) or _is_sample(loop, node)
+
+    first, second = positional
+    pairs = (is_slice(first) and is_sample(second)) or (is_sample(first) and is_slice(second))
+    return pairs and all(
+        isinstance(a.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name)) for a in call.args if a.keyword is not None
+    )
+
+
+def _count_read_only_in_max(rule, place: tree.Place, loop: _Loop) -> bool:
+    """Every later read of the count is ``max(total, k)`` inside arithmetic with the
+    loss sum (so the count only ever meets tensors), and nothing else binds it."""
+    function = tree.enclosing_function(rule, place.statement)
+    scope = function.body if function is not None else rule.context.module
+    after = list(place.after)
+    uses = tree.occurrences(loop.total, after)
+    for use in uses:
+        call = tree.parent(rule, tree.parent(rule, use))
+        if not (isinstance(call, cst.Call) and tree.code(call.func) == "max"):
+            return False
+        outer = tree.parent(rule, call)
+        if not (isinstance(outer, cst.BinaryOperation) and loop.accumulator in tree.name_values(outer)):
+            return False
+    bindings = [n for n in tree.walk(scope) if isinstance(n, cst.BaseSmallStatement) and tree.binds(n, loop.total)]
+    return len(bindings) <= 2  # `total = 0` and the loop's `total += n`
 
 
 def _header(rule, node: cst.For, place: tree.Place) -> _Loop | None:

@@ -9,15 +9,21 @@ import libcst as cst
 from synclint.analysis.inference import is_true, keyword, positional
 from synclint.analysis.kinds import BOOL_FUNCTIONS, BOOL_METHODS, Kind
 from synclint.fixers import tree
-from synclint.fixers.imports import name_for
+from synclint.fixers.base import Declined
+from synclint.fixers.proofs import torch_prefix, unchanged_between
 
 _COMPARISONS = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 _LOGICAL = (cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
-def torch_name(rule) -> tuple[str, tuple[str, ...]]:
-    """The local name of ``torch`` in this file, and the import to add if there is none."""
-    return name_for(rule.context.imports, "torch", "torch")
+# Boolean methods and functions that reduce (their result is not the receiver's shape).
+_REDUCING = frozenset({"any", "all"})
+
+
+def torch_name(rule, at: cst.CSTNode) -> tuple[str, tuple[str, ...]] | Declined:
+    """The name the new code at ``at`` uses for ``torch`` and the import to add if
+    there is none; Declined when ``torch`` is shadowed there (see ``proofs.torch_prefix``)."""
+    return torch_prefix(rule, at)
 
 
 @dataclass(frozen=True)
@@ -84,9 +90,11 @@ def elementwise_of(rule, mask: cst.BaseExpression, tensor: cst.BaseExpression) -
         return elementwise_of(rule, mask.left, tensor) or elementwise_of(rule, mask.right, tensor)
     if isinstance(mask, cst.Call):
         qualified = rule.context.qualify(mask.func)
-        if qualified is not None and qualified.rsplit(".", 1)[-1] in BOOL_FUNCTIONS:
+        short = qualified.rsplit(".", 1)[-1] if qualified is not None else None
+        if short in BOOL_FUNCTIONS and short not in _REDUCING:
             return any(elementwise_of(rule, a.value, tensor) for a in positional(mask)[:1])
-        if isinstance(mask.func, cst.Attribute) and mask.func.attr.value in BOOL_METHODS:
+        method = mask.func.attr.value if isinstance(mask.func, cst.Attribute) else None
+        if qualified is None and method in BOOL_METHODS and method not in _REDUCING:
             return elementwise_of(rule, mask.func.value, tensor)
     return False
 
@@ -184,7 +192,7 @@ def mask_of(rule, mask: cst.BaseExpression, tensor: cst.BaseExpression, at: cst.
         binding = tree.reaching_binding(place.block, place.index, mask.value)
         if binding is not None and elementwise_of(rule, binding.value, tensor):
             used = tree.name_values(binding.value)
-            return tree.stable_between(place.block, binding.index, place.index, used, rule.context.qualify)
+            return unchanged_between(rule, place.block, binding.index, place.index, used)
     return False
 
 

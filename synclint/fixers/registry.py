@@ -5,10 +5,12 @@ Order matters where two fixers serve one code: the first proposal wins.
 
 from synclint.fixers import (  # noqa: F401
     count_nonzero,
+    device_accumulation,
     device_factory,
     ignore_index,
     masked_fill,
     padded_batch,
+    scatter_count,
     sorted_unique_count,
     true_keyword,
     where_reduction,

@@ -12,7 +12,10 @@ where the sort's own line would run the call at another time or scope (inside a
 lambda, comprehension, ``and`` / ``or`` or ``a if c else b``).
 
 Unsafe: the count becomes a 0-d tensor, and NaNs count once each (they are
-never equal to themselves).
+never equal to themselves). Preconditions (proven, else no fix): the count is
+used only where a 0-d tensor acts as the int did (``proofs.tensor_count_use``;
+not returned, stored, formatted or used as a key or shape); ``torch`` is reachable.
+The sort runs where ``unique`` ran (it copies), so later mutations do not matter.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import libcst as cst
 
 from synclint.analysis.inference import positional
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
+from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.patterns import atom, count_target, torch_name
+from synclint.fixers.proofs import tensor_count_use
 
 _HARMLESS_KEYWORDS = frozenset({"sorted"})  # changes the order of the values, not their number
 # Code that runs later, conditionally, or in a scope of its own.
@@ -39,6 +43,8 @@ def propose_sorted_unique_count(rule, node: cst.CSTNode) -> FixProposal | None:
     if target is None:
         return None
     count, binding = target
+    if not tensor_count_use(rule, count):
+        return Declined("the count is used where a tensor would not act as the int it replaces")
     function = tree.enclosing_function(rule, node)
     scope = function if function is not None else rule.context.module
     base = values.value if isinstance(values, cst.Name) else "values"
@@ -47,7 +53,10 @@ def propose_sorted_unique_count(rule, node: cst.CSTNode) -> FixProposal | None:
         if place is None or not _evaluated_first(rule, node, place.statement):
             return None
     name = tree.reserve_name(rule, f"sorted_{base}" if not consecutive else f"flat_{base}", scope)
-    torch, imports = torch_name(rule)
+    named = torch_name(rule, node)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
     flat = f"{tree.code(atom(values))}.flatten()"
     prepared = f"{flat}" if consecutive else f"{torch}.sort({flat}).values"
     prepare_line = cst.parse_statement(f"{name} = {prepared}\n")

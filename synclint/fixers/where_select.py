@@ -9,9 +9,21 @@ The body (and the ``else``, if any) must assign one and the same name and do
 nothing else; without ``else`` the name keeps its previous value, so it
 must surely have one in the ``if``'s own scope (see ``_bound_before``).
 
-Unsafe: both branches are now evaluated (an exception or side effect of the
-untaken branch now happens), the result is a tensor even when a branch was a
-Python number, and a condition with more than one element now selects
+Preconditions (proven, else no fix and the message says why):
+
+* the condition is a boolean tensor with one element: a comparison or boolean
+  op of full reductions, counts or numbers (``proofs.zero_dim``), so ``where``
+  keeps the branches' shape (a ``(1,)`` condition would add a dimension);
+* both branches are the same floating tensor ``B`` under elementwise operations
+  with float literals (``0.0 * loss``, ``-loss``, ``loss / 4.0``, ``loss``;
+  ``proofs.derived_from``, ``proofs.floating``): one shape, one dtype, no
+  ``None`` / str / list / custom objects, no side effects, and a backward that
+  stays finite when its incoming gradient is zero (so the untaken branch adds 0,
+  not NaN, to ``B``'s gradient — ``sqrt`` at 0 would give ``0 * inf``);
+* ``torch`` is reachable there.
+
+Unsafe: the untaken branch is now computed (no side effects by the above), and a
+condition with more than one element (which the proof rules out) would select
 elementwise instead of raising.
 """
 
@@ -20,12 +32,13 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
-from synclint.fixers.patterns import torch_name
+from synclint.fixers.base import Declined, FixProposal
+from synclint.fixers.patterns import is_boolean, torch_name
+from synclint.fixers.proofs import derived_from, floating, is_tensor, zero_dim
 
 
 @fixer("SL202")
-def propose_where_select(rule, node: cst.CSTNode) -> FixProposal | None:
+def propose_where_select(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not isinstance(node, cst.If) or isinstance(tree.parent(rule, node), cst.If):
         return None  # an `elif` is part of the chain above it
     taken = _sole_assignment(node.body)
@@ -43,12 +56,46 @@ def propose_where_select(rule, node: cst.CSTNode) -> FixProposal | None:
         when_false = other[1]
     else:
         return None  # elif chains
-    torch, imports = torch_name(rule)
+    reason = _unproven(rule, node, when_true, when_false)
+    if reason is not None:
+        return Declined(reason)
+    named = torch_name(rule, node)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
     line = cst.parse_statement(
         f"{name} = {torch}.where({tree.code(node.test)}, {tree.code(when_true)}, {tree.code(when_false)})\n"
     )
     line = line.with_changes(leading_lines=node.leading_lines)
     return FixProposal("unsafe", "Select with `torch.where` instead of branching on a tensor", {node: line}, imports)
+
+
+def _unproven(rule, node: cst.If, when_true: cst.BaseExpression, when_false: cst.BaseExpression) -> str | None:
+    """The first precondition of the module docstring that cannot be proven, or None."""
+    test = node.test
+    if not (zero_dim(rule, test, node) and _boolean(rule, test, node)):
+        return "the condition is not known to be a one-element boolean tensor"
+    bases = [
+        name
+        for name in sorted(tree.name_values(when_true) | tree.name_values(when_false))
+        if derived_from(rule, when_true, name) and derived_from(rule, when_false, name)
+    ]
+    if not bases:
+        return "the branches are not known to be tensors of one shape and dtype"
+    base = cst.Name(bases[0])
+    if not (is_tensor(rule, base) and floating(rule, base, node)):
+        return "the branches are not known to be floating-point tensors"
+    return None
+
+
+def _boolean(rule, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    if is_boolean(rule, test):
+        return True
+    place = tree.place_of(rule, at)
+    if isinstance(test, cst.Name) and place is not None:
+        binding = tree.reaching_binding(place.block, place.index, test.value)
+        return binding is not None and is_boolean(rule, binding.value)
+    return False
 
 
 def _sole_assignment(block: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:

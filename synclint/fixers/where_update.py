@@ -5,12 +5,19 @@ unless it is a fresh local: bound in the same block to a new tensor
 (``x = a.clone()``, ``x = torch.zeros(...)``, ``x = a * b``) and only used in
 arithmetic or comparisons in between (nothing can hold a view of it), where ``x = torch.where(m, y, x)`` is plain rebinding.
 
-Offered only when ``m`` is elementwise of ``x`` or ``y`` (same shape).
+Preconditions (proven, else no fix):
 
-Unsafe: ``y`` is read everywhere, not only under the mask (an out-of-range
-value elsewhere no longer matters, but a NaN in an unselected gradient path
-can); the rebinding form takes the promoted dtype of ``x`` and ``y``
-where the original cast ``y`` to ``x``'s dtype.
+* ``m`` is computed elementwise from the written ``x`` (``patterns.mask_of``): then
+  ``y[m]`` works only if ``y`` has ``m``'s shape, and ``where`` selects the same
+  elements. A mask known only to match ``y`` is declined: ``x`` may have more
+  trailing dimensions (``x[m] = y[m]`` broadcasts; ``where`` would not);
+* ``x`` is a name or attribute chain (read twice);
+* ``torch`` is reachable there.
+
+The rebinding form casts ``y`` to ``x``'s dtype (``y.to(x.dtype)``), as index
+assignment did. Unsafe: ``y`` is read everywhere, not only under the mask, so
+autograd also visits its unselected elements (a NaN or inf *derivative* there,
+e.g. ``y = x.sqrt()`` at negative ``x``, turns the zero gradient into NaN).
 """
 
 from __future__ import annotations
@@ -18,8 +25,14 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.fixers import fixer, tree
-from synclint.fixers.base import FixProposal
-from synclint.fixers.patterns import mask_of, torch_name
+from synclint.fixers.base import Declined, FixProposal
+from synclint.fixers.patterns import atom, mask_of, torch_name
+
+
+def _reference(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 _VIEWS = frozenset(
     {"view", "view_as", "reshape", "permute", "transpose", "t", "squeeze", "unsqueeze", "expand",
@@ -30,7 +43,7 @@ _VIEWS = frozenset(
 
 
 @fixer("SL103")
-def propose_where_update(rule, node: cst.CSTNode) -> FixProposal | None:
+def propose_where_update(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
         return None
     write, read = node.targets[0].target, node.value
@@ -40,13 +53,20 @@ def propose_where_update(rule, node: cst.CSTNode) -> FixProposal | None:
     if not tree.same(mask, read.slice[0].slice.value):  # type: ignore[union-attr]
         return None
     tensor, source = write.value, read.value  # type: ignore[union-attr]
-    if not (mask_of(rule, mask, tensor, node) or mask_of(rule, mask, source, node)):
+    if not mask_of(rule, mask, tensor, node):
+        return Declined("the mask is not computed elementwise from the written tensor (its shape may differ)")
+    if not _reference(tensor):
         return None
-    torch, imports = torch_name(rule)
+    named = torch_name(rule, node)
+    if isinstance(named, Declined):
+        return named
+    torch, imports = named
     selected = f"{torch}.where({tree.code(mask)}, {tree.code(source)}, {tree.code(tensor)})"
     if _fresh_local(rule, tensor, node):
+        cast = f"{tree.code(atom(source))}.to({tree.code(tensor)}.dtype)"
+        rebound = f"{torch}.where({tree.code(mask)}, {cast}, {tree.code(tensor)})"
         replacement: cst.BaseSmallStatement = node.with_changes(
-            targets=[cst.AssignTarget(tensor)], value=tree.expr(selected)
+            targets=[cst.AssignTarget(tensor)], value=tree.expr(rebound)
         )
     else:
         replacement = cst.Expr(tree.expr(f"{tree.code(tensor)}.copy_({selected})"))

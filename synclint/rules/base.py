@@ -109,8 +109,12 @@ class Rule:
 
     def __init__(self, context: RuleContext) -> None:
         self.context = context
+        self._declined: list[str] = []  # set by propose_fix, read by the next report
 
     def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
+        if fix is None and self._declined:
+            # The fixer recognised the pattern but could not prove its rewrite safe: say why.
+            message = f"{message} (no autofix: {self._declined.pop()})"
         flow = self.context.flow
         if flow.in_error_path:
             return  # code that only runs to build an error message is not a hot path
@@ -121,10 +125,14 @@ class Rule:
         self.context.reports.append(Report(type(self), node, message, fix, flow.function is None))
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
-        """The fix a registered fixer offers for this rule's finding at ``node``."""
+        """The fix a registered fixer offers for this rule's finding at ``node``; when a
+        fixer declines (a precondition it cannot prove), the next :meth:`report` says why."""
         from synclint.fixers import propose  # fixers load with the first finding
+        from synclint.fixers.base import Declined
 
-        return propose(self, node)
+        proposal = propose(self, node)
+        self._declined = [proposal.reason] if isinstance(proposal, Declined) else []
+        return None if isinstance(proposal, Declined) else proposal
 
     # -- catalogue-worded messages ------------------------------------------------------
     def sync_message(self, what: str, op: SyncOp) -> str:

@@ -37,16 +37,22 @@ class Nonzero(Rule):
 
     ## Fix safety
     Index assignment through the nonzero result becomes `x.masked_fill_(c, v)`
-    (scalar value) or `x.copy_(torch.where(c, y, x))` (for `x[i] = y[i]`),
-    in place like the original: safe when `c` is computed elementwise from `x`
-    (same shape); unsafe otherwise, because a mask over leading dimensions
-    selects rows while `masked_fill_` broadcasts from the right. A now-unused
+    (scalar value) or `x.copy_(torch.where(c, y, x))` (for `x[i] = y[i]`), in
+    place like the original, and only when `c` is computed elementwise from `x`
+    (a row mask such as `x.any(-1)` selects rows, while `masked_fill_`
+    broadcasts from the right: no fix), nothing between the `nonzero` and the
+    write mutates anything (an alias of `x` could change `c`), and `torch` is
+    reachable there. Safe when `v` is a Python number. Unsafe when `v` is of
+    unknown kind (a value tensor with dimensions now raises; one of another dtype
+    made the original raise and is now cast) and for the `copy_` form (index
+    assignment raises when `y`'s dtype differs, `copy_` casts). A now-unused
     `inds = ...` line is removed.
     A nonzero result used only for its count (`len(...)`, `.shape[0]`,
     `.size(0)`, and `.numel()` of one `as_tuple` index) becomes
-    `torch.count_nonzero(...)`: unsafe, the count becomes a 0-d tensor
-    instead of a Python int (it now syncs or fails where an int is required,
-    e.g. `range(n)`).
+    `torch.count_nonzero(...)` (unsafe: a 0-d tensor), only where the count
+    meets a tensor or is only tested for truth (`if n > 0:`), also through one
+    name; a count that is returned, stored, formatted, used as a dict key, a
+    shape or a `range` bound gets no fix. The message says why a fix is declined.
     """
 
     code = "SL101"
@@ -74,7 +80,7 @@ class Nonzero(Rule):
         Invalid("import torch\ndef f(x):\n    return (torch.exp(x) > 1).nonzero()[:, 0]\n", 3, 12),
         Invalid('import torch\ndef f(t: torch.Tensor):\n    inds = torch.nonzero(t == 9, as_tuple=True)\n    t[inds] = -1\n    return t\n', 3, 12, 'import torch\ndef f(t: torch.Tensor):\n    t.masked_fill_(t == 9, -1)\n    return t\n'),
         Invalid('import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x[torch.where(x < 0)] = y[torch.where(x < 0)]\n', 3, 7, 'import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.copy_(torch.where(x < 0, y, x))\n'),
-        Invalid('import torch\ndef f(m: torch.Tensor):\n    return len(torch.nonzero(m)) > 0\n', 3, 16, 'import torch\ndef f(m: torch.Tensor):\n    return torch.count_nonzero(m) > 0\n'),
+        Invalid('import torch\ndef f(m: torch.Tensor):\n    return len(torch.nonzero(m)) > 0\n', 3, 16, None),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

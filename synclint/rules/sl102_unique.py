@@ -36,7 +36,10 @@ class Unique(Rule):
     ## Fix safety
     A unique result used only for its count becomes the sort + step count
     (`+ min(s.numel(), 1)`, a shape read, keeps an empty input at 0): unsafe,
-    the count is a 0-d tensor, and NaNs count once each.
+    the count is a 0-d tensor, and NaNs count once each. Offered only where the
+    count meets a tensor or is only tested for truth (also through one name):
+    a count that is returned, stored, formatted or used as a key or shape
+    (pytorch_geometric's `contains_isolated_nodes` returned a tensor) gets no fix.
     """
 
     code = "SL102"
@@ -60,7 +63,9 @@ class Unique(Rule):
         Invalid("import torch\ndef f(t: torch.Tensor):\n    return t.unique()\n", 3, 12),
         Invalid("import torch\nu = torch.unique_consecutive(t)\n", 2, 5),
         Invalid("import torch\ndef f(x):\n    return (x.float() > 0).unique_consecutive()\n", 3, 12),
-        Invalid('import torch\ndef f(t: torch.Tensor):\n    unique = torch.unique(t)\n    return torch.numel(unique) < 2\n', 3, 14, 'import torch\ndef f(t: torch.Tensor):\n    sorted_t = torch.sort(t.flatten()).values\n    return torch.count_nonzero(sorted_t[1:] != sorted_t[:-1]) + min(sorted_t.numel(), 1) < 2\n'),
+        Invalid('import torch\ndef f(t: torch.Tensor):\n    unique = torch.unique(t)\n    return torch.numel(unique) < 2\n', 3, 14, None),
+        Invalid("import torch\ndef f(t: torch.Tensor):\n    unique = torch.unique(t)\n    degenerate = torch.numel(unique) < 2\n    if degenerate:\n        t = t * 0\n    return t\n", 3, 14,
+                "import torch\ndef f(t: torch.Tensor):\n    sorted_t = torch.sort(t.flatten()).values\n    degenerate = torch.count_nonzero(sorted_t[1:] != sorted_t[:-1]) + min(sorted_t.numel(), 1) < 2\n    if degenerate:\n        t = t * 0\n    return t\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

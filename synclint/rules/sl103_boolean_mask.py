@@ -45,17 +45,28 @@ class BooleanMask(Rule):
     ```
 
     ## Fix safety
-    All unsafe, and offered only when the mask has the tensor's shape (it is
-    computed elementwise from it):
-    `x[m].sum()` / `.mean()` / `.amax()` / `.amin()` become reductions of
-    `torch.where(m, x, fill)` (summation order differs; an empty mask gives
-    `-inf`/`inf` from `amax`/`amin` where the original raised).
-    `x[m] = y[m]` becomes `x.copy_(torch.where(m, y, x))`, or rebinding for a
-    fresh local (whose dtype may then be promoted).
+    All unsafe, and offered only when the mask is computed elementwise from the
+    tensor (same shape), nothing in between mutates anything, and `torch` is
+    reachable; otherwise the message says why there is no fix.
+    `x[m].sum()` / `.amax()` / `.amin()` become reductions of
+    `torch.where(m, x, fill)` (the fill is `-inf`/`inf`, or the integer dtype's
+    limits, so the dtype is kept); `x[m].mean()` becomes the where-sum
+    accumulated in at least float32 (`sum(dtype=torch.promote_types(x.dtype,
+    torch.float32))`) over `m.sum()`, cast back to `x.dtype`, so fp16 does not
+    overflow and an empty mask gives NaN as before. Summation order differs
+    (last bits); an empty mask gives the fill from `amax`/`amin` where the
+    original raised.
+    `x[m] = y[m]` becomes `x.copy_(torch.where(m, y, x))`, or for a fresh local
+    `x = torch.where(m, y.to(x.dtype), x)`: where `y`'s dtype differs the
+    original raised and the fix casts; a NaN/inf derivative of `y` at unselected
+    elements now reaches the gradient.
     Masked cross-entropy (`ce(p.permute(0, 2, 3, 1)[m], t[m])`) becomes
-    `F.cross_entropy(p, t, ignore_index=K)` for `m = t != K`, else
-    `torch.where(m, t, ignore_index)`; never for `reduction="none"`. All-masked
-    inputs give NaN in both forms.
+    cross-entropy on the unmasked tensors with the masked-out targets set to the
+    call's ignore index (`torch.where(m, t, -100)`; plain `ignore_index=K` only
+    when that is the same value), and only when the mask is elementwise of the
+    target (not an image-level mask) and the targets are class indices (rows
+    reshaped to `(-1, C)`, an integer tensor, or `t != K` on channels-last
+    logits); never for `reduction="none"`. All-masked inputs give NaN in both.
     """
 
     code = "SL103"
@@ -85,7 +96,7 @@ class BooleanMask(Rule):
         Invalid("import torch\nclass L(torch.nn.Module):\n    def forward(self, p, t):\n        return p[t != -1]\n", 4, 16),
         Invalid('import torch\ndef f(x: torch.Tensor):\n    return x[x > 0].sum()\n', 3, 12, 'import torch\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0).sum()\n'),
         Invalid('import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x[x > 0] = y[x > 0]\n', 3, 5, 'import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.copy_(torch.where(x > 0, y, x))\n'),
-        Invalid('import torch\nimport torch.nn.functional as F\ndef f(p: torch.Tensor, t: torch.Tensor):\n    m = t != -1\n    return F.cross_entropy(p.permute(0, 2, 3, 1)[m], t[m])\n', 5, 28, 'import torch\nimport torch.nn.functional as F\ndef f(p: torch.Tensor, t: torch.Tensor):\n    return F.cross_entropy(p, t, ignore_index=-1)\n'),
+        Invalid('import torch\nimport torch.nn.functional as F\ndef f(p: torch.Tensor, t: torch.Tensor):\n    m = t != -1\n    return F.cross_entropy(p.permute(0, 2, 3, 1)[m], t[m])\n', 5, 28, None),
     )
 
     def _mask_index(self, node: cst.Subscript) -> bool:

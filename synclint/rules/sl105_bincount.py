@@ -33,14 +33,19 @@ class Bincount(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: the static size must be known to the code (values outside
-    it would raise instead of growing the output).
+    `bincount(x, minlength=K)` without weights becomes
+    `torch.zeros(K, dtype=torch.int64, device=x.device).scatter_add_(0, x.long(), torch.ones_like(x, dtype=torch.int64))`
+    (unsafe) only when every binding of the name `x` bounds its values to
+    `[0, K)` with the same `K` (`e % K`, `e.clamp(0, K - 1)`): values outside
+    would raise in `scatter_add_` where `bincount` grew the output. Otherwise no
+    fix, and the message says why.
     """
 
     code = "SL105"
     device_sync = True
     name = "bincount"
     TOKENS = frozenset({"bincount", "one_hot"})  # see synclint.prefilter
+    fix_applicability = "unsafe"
 
     VALID = (
         "import numpy as np\nc = np.bincount(a)\n",
@@ -55,6 +60,10 @@ class Bincount(Rule):
     INVALID = (
         Invalid("import torch\nc = torch.bincount(labels)\n", 2, 5),
         Invalid("import torch\nc = torch.bincount(labels, minlength=10)\n", 2, 5),
+        Invalid(
+            "import torch\ndef f(y: torch.Tensor, k: int):\n    labels = y.long() % k\n    return torch.bincount(labels, minlength=k)\n", 4, 12,
+            "import torch\ndef f(y: torch.Tensor, k: int):\n    labels = y.long() % k\n    return torch.zeros(k, dtype=torch.int64, device=labels.device).scatter_add_(0, labels.long(), torch.ones_like(labels, dtype=torch.int64))\n",
+        ),
         Invalid("import torch as T\nc = T.bincount(labels, weights=w)\n", 2, 5),
         Invalid("from torch import bincount\nc = bincount(labels)\n", 2, 5),
         Invalid("import torch\ndef f(y: torch.Tensor):\n    return y.bincount()\n", 3, 12),
@@ -69,7 +78,7 @@ class Bincount(Rule):
             return
         if match.op.condition is SyncCondition.NO_NUM_CLASSES and self._has_num_classes(node):
             return
-        self.report(node, self.sync_message(match.display, match.op))
+        self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
 
     @staticmethod
     def _has_num_classes(node: cst.Call) -> bool:

@@ -66,13 +66,22 @@ class HostReadback(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: where the value is needed on the host is a design choice.
+    One form is fixed (unsafe): a float literal accumulated per step with
+    `total += x.item()` becomes `total += x.detach().double().reshape(())` and
+    `total = float(total)` right after the loop. The values are bit-identical
+    (`.item()` is a double, the same doubles are added in the same order) and the
+    code after the loop sees a Python float again; offered only when `total` is a
+    local bound to a float literal right before the loop, used inside the loop by
+    that `+=` alone, and `x` is a tensor. Inside the loop `total` is a float64
+    device tensor (MPS has no float64). Every other read-back has no automatic
+    fix: where the value is needed on the host is a design choice.
     """
 
     code = "SL201"
     device_sync = True
     name = "host-readback"
     TOKENS = TENSOR_EVIDENCE  # see synclint.prefilter
+    fix_applicability = "unsafe"
 
     VALID = (
         "import numpy as np\nimport torch\na = np.zeros(3)\nv = a.tolist()\n",
@@ -91,6 +100,10 @@ class HostReadback(Rule):
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
+        Invalid(
+            "import torch\ndef train(model, loader):\n    total = 0.0\n    for x in loader:\n        loss = model(x).mean()\n        total += loss.item()\n    return total\n", 6, 18,
+            "import torch\ndef train(model, loader):\n    total = 0.0\n    for x in loader:\n        loss = model(x).mean()\n        total += loss.detach().double().reshape(())\n    total = float(total)\n    return total\n",
+        ),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.detach().cpu().numpy()\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu')\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
@@ -111,7 +124,7 @@ class HostReadback(Rule):
         if match is not None:
             if match.op is _DEVICE_TO_HOST and not self._moves_to_host(node, match.is_method):
                 return
-            self.report(node, self.sync_message(match.display, match.op))
+            self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             if self._moves_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):

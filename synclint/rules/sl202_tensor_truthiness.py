@@ -36,8 +36,14 @@ class TensorTruthiness(Rule):
 
     ## Fix safety
     An `if` whose body (and `else`) only assigns one name becomes
-    `name = torch.where(cond, a, b)`: unsafe, both branches are now evaluated
-    (an exception or side effect in the untaken branch now happens).
+    `name = torch.where(cond, a, b)` (unsafe), only when the condition is a
+    one-element boolean tensor (a comparison of full reductions or counts) and
+    both branches are one floating tensor under dtype- and shape-keeping
+    elementwise operations with float literals (`0.0 * loss`, `-loss`,
+    `loss / 4.0`): no `None`/str/list/custom objects, no other shapes (kornia's
+    empty-vs-sampled branches), no calls with side effects, and no op whose
+    derivative is infinite (`sqrt`), so the untaken branch adds exactly zero to
+    the gradient. The message says which condition was not proven.
     """
 
     code = "SL202"
@@ -67,7 +73,9 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
         Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return not x.all()\n", 3, 16),
-        Invalid('import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n', 3, 8, 'import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    loss = torch.where(n < 2, 0.0 * loss, loss)\n    return loss\n'),
+        Invalid('import torch\ndef f(loss: torch.Tensor, n: torch.Tensor):\n    if n < 2:\n        loss = 0.0 * loss\n    return loss\n', 3, 8, None),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    loss = x.mean()\n    if x.sum() > 0:\n        loss = 0.0 * loss\n    return loss\n", 4, 8,
+                "import torch\ndef f(x: torch.Tensor):\n    loss = x.mean()\n    loss = torch.where(x.sum() > 0, 0.0 * loss, loss)\n    return loss\n"),
     )
 
     def __init__(self, context) -> None:

@@ -107,9 +107,15 @@ class PerSampleLoop(Rule):
     ## Fix safety
     A loop that sums a per-sample loss over `pred[i, :n]` and `targets[i]`
     is rewritten to pad the targets inside the loss (`pad_sequence`), mask the
-    padding from the per-sample counts and sum once: unsafe, the loss
-    expression must accept batched `(B, N, ...)` inputs, the sums become
-    tensors, and an empty list of targets now raises.
+    padding from the per-sample counts and sum once (unsafe), only when the loss
+    is elementwise per box: `synclint.ops.giou_loss`, a functional elementwise
+    loss with `reduction="none"`, an inline elementwise expression of the slice
+    and target, or a function of the module that indexes only the last
+    dimension (`b[..., 0]`) and divides only by clamped positive values. A
+    reducing loss (`F.mse_loss(p, t).sum()`) or a pairwise one (`cdist`) gets no
+    fix. The count must be read after the loop only as `max(total, k)` in
+    arithmetic with the loss sum. A batch with no boxes gives a 0-d tensor
+    where the original gave `0.0`; an empty list of targets now raises.
     """
 
     code = "SL301"

@@ -38,8 +38,13 @@ class BlockingTransfer(Rule):
     ## Fix safety
     Adding `non_blocking=True` is safe: the copy is ordered on the current
     stream before every kernel that reads it. It only overlaps with compute
-    when the loader pins memory (see SL402). Calls with `*args` / `**kwargs`
-    get no fix (they may already pass `non_blocking`).
+    when the loader pins memory (see SL402). The fix is offered only when the
+    receiver is known to be a `torch.Tensor` (a torch result, a `Tensor`
+    annotation): loader batches are often custom objects whose `.to` takes no
+    `non_blocking` (DETR's `NestedTensor.to(device)`). No fix either when
+    `non_blocking` may already be passed positionally (`.to(d, dtype, False)`),
+    is passed as `False` explicitly (the author's choice), or `*args` /
+    `**kwargs` may pass it. The finding's message says which.
     """
 
     code = "SL401"
@@ -56,13 +61,23 @@ class BlockingTransfer(Rule):
         "import torch\nfor x in items:\n    x = x.to(device)\n",
     )
     INVALID = (
-        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9, "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"),
-        Invalid("import torch\nfor step, (x, y) in enumerate(train_loader):\n    y = y.cuda()\n", 3, 9, "import torch\nfor step, (x, y) in enumerate(train_loader):\n    y = y.cuda(non_blocking=True)\n"),
-        Invalid("import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev)\n", 3, 9, "import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev, non_blocking=True)\n"),
-        Invalid("import torch\nfor data in val_dl:\n    out = model(data['img'].to(device))\n", 3, 17, "import torch\nfor data in val_dl:\n    out = model(data['img'].to(device, non_blocking=True))\n"),
-        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=False)\n", 3, 9, "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"),
-        Invalid("import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n    loss = f(targets.to(device))\n", 4, 14, "import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n    loss = f(targets.to(device, non_blocking=True))\n"),
-        Invalid("import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0)\n", 4, 18, "import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0, non_blocking=True)\n"),
+        # Loader batches of unknown type: flagged, but no fix (a custom `.to` may not take
+        # `non_blocking`: DETR's NestedTensor.to(device) would raise a TypeError).
+        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9),
+        Invalid("import torch\nfor step, (x, y) in enumerate(train_loader):\n    y = y.cuda()\n", 3, 9),
+        Invalid("import torch\nfor batch in dataloader:\n    x = batch[0].to(device=dev)\n", 3, 9),
+        Invalid("import torch\nfor data in val_dl:\n    out = model(data['img'].to(device))\n", 3, 17),
+        Invalid("import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=False)\n", 3, 9),
+        Invalid("import torch\npbar = tqdm(enumerate(train_loader))\nfor i, (imgs, targets) in pbar:\n    loss = f(targets.to(device))\n", 4, 14),
+        Invalid("import torch\ndef train(model, train_loader):\n    for images, target in train_loader:\n        images = images.cuda(0)\n", 4, 18),
+        # Known tensors: fixed.
+        Invalid("import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device)\n", 5, 13,
+                "import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device, non_blocking=True)\n"),
+        Invalid("import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device, torch.float16)\n", 5, 13,
+                "import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device, torch.float16, non_blocking=True)\n"),
+        # non_blocking passed positionally, or explicitly False: no fix.
+        Invalid("import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device, torch.float64, False)\n", 5, 13),
+        Invalid("import torch\ndef train(loader, device):\n    for x, y in loader:\n        x: torch.Tensor\n        x = x.to(device, non_blocking=False)\n", 5, 13),
     )
 
     def __init__(self, context) -> None:

@@ -32,7 +32,9 @@ class UnpinnedLoader(Rule):
 
     ## Fix safety
     Adding `pin_memory=True` is safe: results are identical; it costs pinned
-    host memory for the prefetched batches.
+    host memory for the prefetched batches. An explicit `pin_memory=False`
+    (or one passed positionally, or possibly through `**kwargs`) is never
+    changed: the finding's message says so.
     """
 
     code = "SL402"
@@ -52,7 +54,7 @@ class UnpinnedLoader(Rule):
     INVALID = (
         Invalid("import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4)\nd = 'cuda'\n", 2, 5, "import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4, pin_memory=True)\nd = 'cuda'\n"),
         Invalid("from torch.utils.data import DataLoader\nl = DataLoader(ds)\nx = x.cuda()\n", 2, 5, "from torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nx = x.cuda()\n"),
-        Invalid("from torch.utils.data import DataLoader as DL\nl = DL(ds, pin_memory=False)\nx = x.cuda()\n", 2, 5, "from torch.utils.data import DataLoader as DL\nl = DL(ds, pin_memory=True)\nx = x.cuda()\n"),
+        Invalid("from torch.utils.data import DataLoader as DL\nl = DL(ds, pin_memory=False)\nx = x.cuda()\n", 2, 5, None),
         Invalid("import torch.utils.data as tud\nl = tud.DataLoader(ds, shuffle=True)\ndevice = 'cuda:0'\n", 2, 5, "import torch.utils.data as tud\nl = tud.DataLoader(ds, shuffle=True, pin_memory=True)\ndevice = 'cuda:0'\n"),
         Invalid("from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds)\nx = 'cuda'\n", 3, 12, "from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds, pin_memory=True)\nx = 'cuda'\n"),
         Invalid("from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds)\nx = 'cuda'\n", 2, 5, "from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds, pin_memory=True)\nx = 'cuda'\n"),

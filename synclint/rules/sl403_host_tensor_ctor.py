@@ -68,7 +68,13 @@ class HostTensorCtor(Rule):
     Literal zeros and scalars become `torch.zeros` / `torch.full` on the
     device, and factory-then-move becomes the factory with `device=`: safe,
     the values, dtype and device are the same. Random factories are the
-    exception (unsafe): the device generator draws different numbers.
+    exception (unsafe): the device generator draws different numbers. No fix
+    when a float literal is beyond bfloat16/float32's range (`torch.tensor(1e39)`
+    is inf, `torch.full((), 1e39)` raises), when the destination is not a device
+    by how it was computed (a string, `torch.device(...)`, `tensor.device`, a
+    name bound only to those; not `std_dev` or `dev_dtype` by their spelling),
+    when the factory passes `requires_grad` or `pin_memory`, or when `torch` is
+    shadowed where the new call would run.
     """
 
     code = "SL403"
@@ -89,11 +95,11 @@ class HostTensorCtor(Rule):
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor(0.0, device='cuda')\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros((), device='cuda')\n"),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.tensor(1.5, device=x.device)\n", 4, 16, "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return torch.full((), 1.5, device=x.device)\n"),
         Invalid("import torch\nfor b in range(3):\n    z = torch.zeros(4).cuda()\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros(4, device='cuda')\n"),
-        Invalid("import torch\ndef loss_fn(p, t):\n    return torch.arange(4).to(p.device)\n", 3, 12, "import torch\ndef loss_fn(p, t):\n    return torch.arange(4, device=p.device)\n"),
+        Invalid("import torch\ndef loss_fn(p, t):\n    return torch.arange(4).to(p.device)\n", 3, 12, None),
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor([1, 2], device=dev)\n", 3, 9, None),
         Invalid("import torch\ndef loss_fn(p, t):\n    n = len(t)\n    return torch.as_tensor([n], dtype=torch.float, device=p.device)\n", 4, 12, None),
         Invalid("import torch\ndef decode(rel_codes, boxes):\n    c = torch.tensor(0.5, dtype=boxes.dtype, device=boxes.device)\n", 3, 9, "import torch\ndef decode(rel_codes, boxes):\n    c = torch.full((), 0.5, dtype=boxes.dtype, device=boxes.device)\n"),
-        Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, "import torch as T\nfor b in range(3):\n    z = T.ones(2, 2, device=dev)\n"),
+        Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, None),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

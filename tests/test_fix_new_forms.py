@@ -1,0 +1,127 @@
+"""The fix forms added for issue 12: equal values (and gradients) on random inputs, and no
+would-be syncs in the fixed code where the original made them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from synclint.config import Settings
+from synclint.fixers.apply import fix_text
+from tests.seed_helpers import load_source
+from tests.sync_counter import SyncCounter
+
+H = "import torch\n"
+
+
+def fixed_pair(source: str, code: str, name: str):
+    fixed = fix_text(source, "n.py", Settings(select=(code,)), unsafe=True)[0]
+    assert fixed != source, "nothing was fixed"
+    return load_source(source, f"{name}_o"), load_source(fixed, f"{name}_f"), fixed
+
+
+# -- per-step .item() accumulation ------------------------------------------------------------
+
+ACCUMULATE = (
+    H + "def train(model: torch.nn.Module, batches):\n"
+    "    total = 0.0\n"
+    "    for x in batches:\n"
+    "        loss = (model(x) ** 2).mean()\n"
+    "        total += loss.item()\n"
+    "    return total / max(len(batches), 1)\n"
+)
+
+
+def test_item_accumulation_is_bit_identical_and_reads_back_once():
+    original, fixed, text = fixed_pair(ACCUMULATE, "SL201", "acc")
+    assert "total += loss.detach().double().reshape(())" in text and "    total = float(total)\n" in text
+    model = torch.nn.Linear(3, 2)
+    generator = torch.Generator().manual_seed(0)
+    for n in (0, 1, 7):
+        dtype = torch.float16 if n == 7 else torch.float32
+        batches = [torch.randn(4, 3, generator=generator) for _ in range(n)]
+        m = model.to(dtype)
+        with SyncCounter() as before:
+            expected = original.train(m, [b.to(dtype) for b in batches])
+        with SyncCounter() as after:
+            actual = fixed.train(m, [b.to(dtype) for b in batches])
+        assert type(actual) is type(expected) is float and actual == expected
+        assert before.count == n and after.count == (1 if n else 0), (before.ops, after.ops)
+    model = model.float()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    total = 0\n    for x in batches:\n        total += x.sum().item()\n    return total\n",  # int start: int result
+        "    total = 0.0\n    for x in batches:\n        total += x.sum().item()\n        print(total)\n    return total\n",  # read per step
+        "    total = 0.0\n    for x in batches:\n        total += x.item()\n    return total\n",  # x not known to be a tensor
+        "    total = 0.0\n    log(total)\n    for x in batches:\n        total += x.sum().item()\n    return total\n",
+    ],
+)
+def test_item_accumulation_declines_outside_its_preconditions(body):
+    source = H + "def train(batches: list, log):\n" + body
+    assert fix_text(source, "n.py", Settings(select=("SL201",)), unsafe=True)[0] == source
+
+
+def test_multi_element_item_still_raises_at_the_first_step():
+    source = H + "def f(batches: list[torch.Tensor]):\n    total = 0.0\n    for x in batches:\n        total += x.item()\n    return total\n"
+    _, fixed, _ = fixed_pair(source, "SL201", "acc_raise")
+    with pytest.raises(RuntimeError):
+        fixed.f([torch.ones(2)])
+
+
+# -- bincount with a proven bound -----------------------------------------------------------------
+
+BINCOUNT = H + "def f(y: torch.Tensor, k: int):\n    labels = y.long() % k\n    return torch.bincount(labels, minlength=k)\n"
+CLAMPED = H + "def f(y: torch.Tensor, k: int):\n    labels = y.clamp(0, k - 1)\n    return labels.bincount(minlength=k)\n"
+
+
+@pytest.mark.parametrize("source", [BINCOUNT, CLAMPED], ids=["modulo", "clamp"])
+def test_bincount_becomes_scatter_add_with_equal_counts(source):
+    original, fixed, text = fixed_pair(source, "SL105", "bincount")
+    assert "scatter_add_" in text
+    generator = torch.Generator().manual_seed(0)
+    for n, k in ((0, 3), (1, 1), (50, 7), (200, 4)):
+        y = torch.randint(-20, 20, (n,), generator=generator)
+        with SyncCounter() as before:
+            expected = original.f(y, k)
+        with SyncCounter() as after:
+            actual = fixed.f(y, k)
+        assert actual.dtype == expected.dtype and torch.equal(actual, expected)
+        assert before.count >= 1 and after.count == 0, after.ops
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        H + "def f(y: torch.Tensor, k: int):\n    return torch.bincount(y, minlength=k)\n",  # no bound
+        H + "def f(y: torch.Tensor, k: int):\n    labels = y % (k + 1)\n    return torch.bincount(labels, minlength=k)\n",
+        H + "def f(y: torch.Tensor, w: torch.Tensor, k: int):\n    labels = y % k\n    return torch.bincount(labels, weights=w, minlength=k)\n",
+        H + "def f(y: torch.Tensor, k: torch.Tensor):\n    labels = y % k\n    return torch.bincount(labels, minlength=k)\n",
+    ],
+)
+def test_bincount_declines_without_a_proven_bound(source):
+    assert fix_text(source, "n.py", Settings(select=("SL105",)), unsafe=True)[0] == source
+
+
+# -- masked mean --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_masked_mean_matches_with_float32_accumulation_for_half(dtype):
+    source = H + "def f(x: torch.Tensor):\n    valid = x.isfinite()\n    return x[valid].mean()\n"
+    original, fixed, _ = fixed_pair(source, "SL103", f"mean_{dtype}".replace(".", "_"))
+    generator = torch.Generator().manual_seed(1)
+    cases = [torch.randn(64, generator=generator) * 30, torch.full((4096,), 60.0), torch.tensor([float("inf")] * 3), torch.zeros(0)]
+    for x in cases:
+        x = x.to(dtype).requires_grad_(True)
+        expected = original.f(x)
+        (grad_expected,) = torch.autograd.grad(expected, x, allow_unused=True, materialize_grads=True)
+        with SyncCounter() as counter:
+            actual = fixed.f(x)
+        (grad_actual,) = torch.autograd.grad(actual, x, allow_unused=True, materialize_grads=True)
+        assert actual.dtype == expected.dtype
+        torch.testing.assert_close(actual, expected, equal_nan=True)
+        torch.testing.assert_close(grad_actual, grad_expected, equal_nan=True)
+        assert counter.count == 0, counter.ops
