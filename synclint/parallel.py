@@ -11,21 +11,26 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable
+from typing import Any
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from synclint.config import Settings
 from synclint.finding import Finding, error_finding
 
-Check = Callable[[str, Settings], list[Finding]]
+Check = Callable[..., list[Finding]]
 
 
-def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: int) -> list[list[Finding]]:
+def map_in_processes(
+    check: Check, paths: list[str], settings: Settings, jobs: int, extras: list[Any] | None = None
+) -> list[list[Finding]]:
+    """``check(path, settings, extra)`` for each path (``extras[i]``: the project facts of ``paths[i]``)."""
+    extras = extras if extras is not None else [None] * len(paths)
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker) as pool:
-            futures: dict[int, Future] = {i: pool.submit(check, paths[i], settings) for i in order}
+            futures: dict[int, Future] = {i: pool.submit(check, paths[i], settings, extras[i]) for i in order}
             for i, future in futures.items():
                 try:
                     results[i] = future.result()
@@ -35,7 +40,7 @@ def map_in_processes(check: Check, paths: list[str], settings: Settings, jobs: i
         pass
     for i, result in enumerate(results):
         if result is None:
-            results[i] = _isolated(check, paths[i], settings)
+            results[i] = _isolated(check, paths[i], settings, extras[i])
     return results  # type: ignore[return-value]
 
 
@@ -47,10 +52,10 @@ def _prepare_worker() -> None:
     gc.freeze()
 
 
-def _isolated(check: Check, path: str, settings: Settings) -> list[Finding]:
+def _isolated(check: Check, path: str, settings: Settings, extra: Any) -> list[Finding]:
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(check, path, settings).result()
+            return pool.submit(check, path, settings, extra).result()
     except BrokenProcessPool:
         return [error_finding(path, "the checker's process crashed on this file")]
 

@@ -1,7 +1,9 @@
-"""Check many files: discovery, cache look-up, parallel analysis, deterministic order.
+"""Check many files: discovery, project index, cache look-up, parallel analysis.
 
-Files whose content the cache has seen with the same tool and settings are not
-analysed again. The rest are checked in a process pool (``jobs`` workers, all
+The project index (synclint.project) is built first, from each file's whole
+project, so a file's findings do not depend on which other files are named.
+Files whose content and project facts the cache has seen with the same tool
+and settings are not analysed again. The rest are checked in a process pool (``jobs`` workers, all
 cores by default): workers receive paths and send back ``Finding`` records,
 never libcst trees. The result is sorted, so it does not depend on ``jobs`` or
 on which worker finished first. A file whose check raises (a bug) yields one
@@ -20,6 +22,15 @@ from pathlib import Path
 from synclint.config import Settings
 from synclint.discovery import discover
 from synclint.finding import Finding, error_finding
+from synclint.project.facts import FileFacts
+from synclint.project.store import resolved_key
+
+
+def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding]:
+    """The findings to show: cold ones only when asked for (``--include-cold``)."""
+    if include_cold:
+        return findings
+    return [finding for finding in findings if finding.context != "cold"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,7 @@ class RunOptions:
     jobs: int | None = None  # None: all cores
     use_cache: bool = True
     cache_dir: Path | None = None  # None: the platform cache directory
+    include_cold: bool = False  # also report findings in code that does not run per step
 
 
 def lint_paths(
@@ -45,21 +57,36 @@ def lint_files(files: Sequence[Path], settings: Settings, options: RunOptions | 
         from synclint.cache import ResultCache
 
         cache = ResultCache(settings, options.cache_dir)
-    pending: list[tuple[str, str | None]] = []  # (path, content hash) to analyse
+    facts = _project_facts(files, options)
+    pending: list[tuple[str, str | None, FileFacts | None]] = []  # (path, cache key, facts) to analyse
     for file in files:
         path = str(file)
+        file_facts = facts.get(resolved_key(file)) if facts else None
         digest = _digest(file) if cache is not None else None
+        if digest is not None and file_facts is not None:
+            digest = f"{digest}|{file_facts.digest}"  # what the rest of the project says counts too
         cached = cache.get(path, digest) if cache is not None and digest is not None else None
         if cached is not None:
             findings.extend(cached)
         else:
-            pending.append((path, digest))
-    for (path, digest), result in zip(pending, _check_all([p for p, _ in pending], settings, options.jobs)):
+            pending.append((path, digest, file_facts))
+    results = _check_all([p for p, _, _ in pending], [f for _, _, f in pending], settings, options.jobs)
+    for (path, digest, _facts), result in zip(pending, results):
         findings.extend(result)
         if cache is not None and digest is not None and not _transient(result):
             cache.put(path, digest, result)
+    findings = visible(findings, options.include_cold)
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileFacts]:
+    from synclint.project import facts_for_files
+
+    python_files = [file for file in files if str(file).endswith(".py")]
+    if not python_files:
+        return {}
+    return facts_for_files(python_files, options.cache_dir if options.use_cache else None)
 
 
 def _transient(result: list[Finding]) -> bool:
@@ -86,25 +113,48 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_all(paths: list[str], settings: Settings, jobs: int | None) -> list[list[Finding]]:
-    """Findings per path, in the order of ``paths``."""
+def _check_all(
+    paths: list[str], facts: list[FileFacts | None], settings: Settings, jobs: int | None
+) -> list[list[Finding]]:
+    """Findings per path (cold ones included), in the order of ``paths``."""
     jobs = min(jobs or default_jobs(), len(paths))
     if jobs <= 1:
-        return [check_one(path, settings) for path in paths]
+        return [check_one(path, settings, file_facts) for path, file_facts in zip(paths, facts)]
     from synclint.parallel import map_in_processes
 
-    return map_in_processes(check_one, paths, settings, jobs)
+    return map_in_processes(check_one, paths, settings, jobs, facts)
 
 
-def check_one(path: str, settings: Settings) -> list[Finding]:
-    """One file's findings; an unexpected exception becomes an SL000 entry."""
-    from synclint.engine import check_file
-
+def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> list[Finding]:
+    """One file's findings, cold ones included; an unexpected exception becomes an SL000 entry."""
     try:
         with _collector_paused():
-            return check_file(path, settings)
+            if path.endswith(".ipynb"):
+                from synclint.notebook import check_notebook_source
+
+                data = Path(path).read_bytes()
+                return check_notebook_source(data, path, settings, include_cold=True)
+            from synclint.engine import check_file
+
+            return check_file(path, settings, facts, include_cold=True)
+    except OSError as error:
+        return [error_finding(path, f"cannot read: {error.strerror or error}")]
     except Exception as error:  # a bug in synclint must not stop the run
         return [error_finding(path, f"internal error while checking: {type(error).__name__}: {error}")]
+
+
+def check_source(
+    source: str | bytes, path: str = "<string>", settings: Settings | None = None, *, include_cold: bool = False
+) -> list[Finding]:
+    """Findings for one source (the public ``synclint.check_source``): a module, or a
+    notebook's JSON when ``path`` ends in ``.ipynb``. The source is its own project."""
+    if path.endswith(".ipynb"):
+        from synclint.notebook import check_notebook_source
+
+        return check_notebook_source(source, path, settings, include_cold=include_cold)
+    from synclint.engine import check_source as check_module_source
+
+    return check_module_source(source, path, settings, include_cold=include_cold)
 
 
 @contextmanager
