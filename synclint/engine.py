@@ -208,17 +208,25 @@ def analyse(
 
 
 def check_module(
-    module: cst.Module, source: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None = None
+    module: cst.Module,
+    source: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    facts: FileFacts | None = None,
+    *,
+    include_cold: bool = False,
 ) -> list[Finding]:
-    """Findings (cold ones included) for an already parsed module."""
+    """Findings for an already parsed module (cold ones only with ``include_cold``)."""
     if facts is None:
         facts = facts_for_source(source, path)
     findings = _check_parsed(module, source, path, rules, facts=facts)
     assert findings is not None  # only pruned sources can ask for the whole file
-    return findings
+    return visible(findings, include_cold)
 
 
-def _check_text(text: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None) -> list[Finding]:
+def _check_text(
+    text: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None = None
+) -> list[Finding]:
     """Parse and check ``text``, leaving out the statements no rule can report on."""
     tree = _guard(text)
     if facts is None:  # no project around it: the file is its own project

@@ -310,7 +310,7 @@ def check_notebook_source(
 ) -> list[Finding]:
     """Findings for one notebook, with cell-relative positions (``Finding.cell``);
     findings in cold code only with ``include_cold``."""
-    from synclint.engine import check_module, select_rules, visible
+    from synclint.engine import check_module, select_rules
 
     try:
         notebook = Notebook.from_text(data)
@@ -321,8 +321,8 @@ def check_notebook_source(
     virtual, errors, module = _parseable(notebook, path)
     findings = list(errors)
     if module is not None:
-        found = check_module(module, virtual.source, path, select_rules(settings, path))
-        for finding in visible(found, include_cold):
+        found = check_module(module, virtual.source, path, select_rules(settings, path), include_cold=include_cold)
+        for finding in found:
             mapped = _to_cell(finding, virtual)
             if mapped is not None:
                 findings.append(mapped)
