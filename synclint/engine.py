@@ -311,6 +311,8 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     context = facts.context_at(line)
     if not rule.hot_path_only and context.is_cold:
         return Context(UNKNOWN, "")
+    if context.kind == UNKNOWN and report.local_hot:
+        return Context(UNKNOWN, "inside a loop")
     return context
 
 

@@ -86,7 +86,12 @@ def _project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, File
     python_files = [file for file in files if str(file).endswith(".py")]
     if not python_files:
         return {}
-    return facts_for_files(python_files, options.cache_dir if options.use_cache else None)
+    directory = None
+    if options.use_cache:
+        from synclint.cache import cache_dir
+
+        directory = options.cache_dir or cache_dir()
+    return facts_for_files(python_files, directory, min(options.jobs or default_jobs(), len(python_files)))
 
 
 def _transient(result: list[Finding]) -> bool:

@@ -76,6 +76,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -
     functions = []
     regions = []
     host_calls: set[str] = set()
+    calls = index.resolved_calls()
     for qualname, function in summary.functions.items():
         if qualname == "<module>":
             context = contexts.get((key, qualname), UNKNOWN_CONTEXT)
@@ -87,10 +88,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -
             where = "module code" if qualname == "<module>" else f"`{qualname}`"
             why = f"{region.why} in {where}" if region.kind == HOT else region.why
             regions.append((region.start, region.end, Context(region.kind, why)))
-        for call in function.calls:
-            callee = index.resolve_call(key, function, call.target)
-            if callee is None:
-                continue
+        for call, callee in calls.get((key, qualname), ()):
             target = index.function(callee)
             if target is not None and target.returns_host:
                 host_calls.add(f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target)

@@ -45,6 +45,20 @@ class Context:
 UNKNOWN_CONTEXT = Context(UNKNOWN)
 
 
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
+_EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
+
+
+def _cold_directory(parts: tuple[str, ...]) -> str | None:
+    """Test, benchmark and export code by the directories it lives in (inside the project)."""
+    for part in parts[:-1]:
+        if part in _TEST_DIRS:
+            return "test or benchmark code"
+        if part in _EXPORT_DIRS:
+            return "export code"
+    return None
+
+
 def _chain_text(names: list[str]) -> str:
     if len(names) > _MAX_CHAIN:
         names = [*names[:2], "...", *names[-(_MAX_CHAIN - 2):]]
@@ -63,13 +77,15 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
     data_roots: list[tuple[FunctionId, str]] = []
     loop_calls: list[tuple[FunctionId, list[str]]] = []
     resolved: dict[FunctionId, list[tuple[FunctionId, str | None]]] = {}
+    calls = index.resolved_calls()
 
     for key, entry in index.entries.items():
         summary = entry.summary
+        file_cold = "test code" if summary.is_test_file else _cold_directory(index.relative_parts(key))
         for qualname, function in summary.functions.items():
             fid = (key, qualname)
-            if summary.is_test_file:
-                cold_own[fid] = "test code"
+            if file_cold is not None:
+                cold_own[fid] = file_cold
             elif function.cold is not None:
                 cold_own[fid] = function.cold
             if function.root is not None and fid not in cold_own:
@@ -77,10 +93,7 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             if function.data_root is not None:
                 data_roots.append((fid, function.data_root))
             edges = []
-            for call in function.calls:
-                callee = index.resolve_call(key, function, call.target)
-                if callee is None:
-                    continue
+            for call, callee in calls.get(fid, ()):
                 edges.append((callee, call.quiet))
                 if call.batch_loop is not None and call.quiet is None and fid not in cold_own:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
@@ -128,7 +141,7 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
     for fid, edges in sorted(resolved.items()):
         for callee, quiet in edges:
             if quiet is not None and callee not in contexts:
-                contexts[callee] = Context(COLD, f"called only on a {quiet} path")
+                contexts[callee] = Context(COLD, f"called only where it runs rarely: {quiet}")
                 cold_queue.append(callee)
     callers: dict[FunctionId, set[FunctionId]] = {}
     for caller, edges in resolved.items():

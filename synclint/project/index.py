@@ -13,9 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synclint.project.layout import is_package_init, module_names
-from synclint.project.summary import ClassSummary, FileSummary, FunctionSummary
+from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
 FunctionId = tuple[str, str]  # (file key, qualname)
+#: Method names too common across libraries to resolve by name alone.
+_COMMON_METHODS = frozenset(
+    {"forward", "step", "update", "reset", "apply", "append", "extend", "items", "values", "get", "pop",
+     "clear", "copy", "format", "split", "join", "close", "write", "read", "start", "stop", "state_dict",
+     "load_state_dict", "parameters", "named_parameters", "modules", "children", "train", "eval",
+     "backward", "zero_grad", "compute", "predict", "encode", "decode", "sample", "build", "setup",
+     "register", "add_module", "numpy", "tolist", "item", "cuda", "float", "half", "double", "detach",
+     "clone", "reshape", "view", "permute", "transpose", "flatten", "squeeze", "unsqueeze", "mean",
+     "count", "index", "remove", "insert", "sort", "keys", "update_state", "log", "info", "debug",
+     "warning", "error", "flush", "save", "load", "run", "call", "process", "transform", "fit", "score"}
+)
 ClassId = tuple[str, str]
 
 
@@ -32,6 +43,9 @@ class ProjectIndex:
         self.root = root
         self.entries: dict[str, ModuleEntry] = {}
         self.modules: dict[str, str] = {}  # dotted name -> file key
+        self._method_owners: dict[str, list[FunctionId]] | None = None
+        self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+        self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         for key in sorted(summaries):
             file = Path(key)
             names = module_names(file, root)
@@ -42,6 +56,13 @@ class ProjectIndex:
                 self.modules.setdefault(alias, key)
 
     # -- lookups ---------------------------------------------------------------------
+    def relative_parts(self, key: str) -> tuple[str, ...]:
+        """The file's path inside the project root, as parts."""
+        try:
+            return Path(key).relative_to(self.root).parts
+        except ValueError:
+            return Path(key).parts[-1:]
+
     def function(self, fid: FunctionId) -> FunctionSummary | None:
         entry = self.entries.get(fid[0])
         return entry.summary.functions.get(fid[1]) if entry is not None else None
@@ -101,6 +122,25 @@ class ProjectIndex:
 
     def resolve_dotted(self, key: str, scope: str, text: str) -> tuple[str, str | None, str | None]:
         """Resolve ``a.b.c`` from file ``key``: modules, then classes, then functions."""
+        if scope and scope != "<module>" and self._nested(key, scope, text.partition(".")[0]):
+            return self._resolve_dotted(key, scope, text)
+        cache_key = (key, text)
+        found = self._dotted_cache.get(cache_key)
+        if found is None:
+            found = self._dotted_cache[cache_key] = self._resolve_dotted(key, "", text)
+        return found
+
+    def _nested(self, key: str, scope: str, name: str) -> bool:
+        """``name`` is a function or class nested in ``scope`` (or an enclosing function)."""
+        summary = self.entries[key].summary
+        parts = scope.split(".")
+        for cut in range(len(parts), 0, -1):
+            candidate = ".".join([*parts[:cut], name])
+            if candidate in summary.functions or candidate in summary.classes:
+                return True
+        return False
+
+    def _resolve_dotted(self, key: str, scope: str, text: str) -> tuple[str, str | None, str | None]:
         head, *rest = text.split(".")
         kind, target, qualname = self.resolve_name(key, scope, head)
         for part in rest:
@@ -189,7 +229,40 @@ class ProjectIndex:
         kind, found, qualname = self.resolve_dotted(key, function.qualname, target)
         if kind == "function" and found is not None and qualname is not None:
             return found, qualname
+        if kind == "none" and "." in target:
+            return self.unique_method(target.rsplit(".", 1)[1])
         return None
+
+    def resolved_calls(self) -> dict[FunctionId, list[tuple[CallSite, FunctionId]]]:
+        """Every function's calls that resolve to a project function (computed once)."""
+        if self._calls is None:
+            calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] = {}
+            for key, entry in self.entries.items():
+                for qualname, function in entry.summary.functions.items():
+                    found = []
+                    for call in function.calls:
+                        callee = self.resolve_call(key, function, call.target)
+                        if callee is not None:
+                            found.append((call, callee))
+                    calls[(key, qualname)] = found
+            self._calls = calls
+        return self._calls
+
+    def unique_method(self, name: str) -> FunctionId | None:
+        """``obj.grid_anchors(...)`` on an object of unknown class: the one project
+        method of that name, when exactly one class defines it and the name is not
+        one every other library uses (``update``, ``step``, ``forward``)."""
+        if self._method_owners is None:
+            owners: dict[str, list[FunctionId]] = {}
+            for key, entry in self.entries.items():
+                for class_name, klass in entry.summary.classes.items():
+                    for method in klass.methods:
+                        owners.setdefault(method, []).append((key, f"{class_name}.{method}"))
+            self._method_owners = owners
+        if name.startswith("__") or name in _COMMON_METHODS or len(name) < 5:
+            return None
+        found = self._method_owners.get(name, ())
+        return found[0] if len(found) == 1 else None
 
     def _call_target_of_instance(self, cid: ClassId) -> FunctionId | None:
         """Calling an instance runs ``forward`` (nn.Module) or ``__call__``."""

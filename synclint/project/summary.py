@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 3
@@ -52,8 +53,7 @@ _FACTORIES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big project
     target: str  # dotted text of the callee: ``helper``, ``self.head``, ``mod.f``, ``super.forward``
     line: int
     #: Why this call does not make its callee hot ("periodic", "error path", "after the loop"), or None.
@@ -62,8 +62,7 @@ class CallSite:
     batch_loop: str | None = None
 
 
-@dataclass(frozen=True)
-class Region:
+class Region(NamedTuple):
     """Lines of a function whose context differs from the function's own."""
 
     start: int
