@@ -201,9 +201,6 @@ class FlowState:
             return f"loss `{label}`"
         if _STEP_NAME.match(function.name):
             return f"training step `{function.name}`"
-        context = self.index_context()
-        if context.is_hot:
-            return f"code run every step ({context.why})"
         return None
 
     def context_phrase(self, enclosing_only: bool = False) -> str:

@@ -19,12 +19,19 @@ def render_text(findings: Sequence[Finding], out: TextIO, *, show_source: bool =
     for finding in findings:
         out.write(
             f"{finding.location}: {finding.code}{_fix_marker(finding)} "
-            f"{finding.message}\n"
+            f"{finding.message}{_context_note(finding)}\n"
         )
         if show_source and finding.source_line:
             out.write(_caret_block(finding))
     if findings:
         out.write(_summary(findings))
+
+
+def _context_note(finding: Finding) -> str:
+    """`` [hot: `Net.forward`]``, `` [cold: construction or setup]``, `` [unknown]``."""
+    if finding.context is None or (finding.why and finding.why in finding.message):
+        return ""  # SL000, or a message that already names the chain
+    return f" [{finding.context}: {finding.why}]" if finding.why else f" [{finding.context}]"
 
 
 def _caret_block(finding: Finding) -> str:

@@ -86,6 +86,7 @@ class HostReadback(Rule):
         "import torch\nclass Boxes(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
         "        return int(self.sizes[i].sum())\n",
         "import numpy as np\nimport torch\ndef f(stats):\n    return stats.tolist()\n",
+        "import torch\ndef forward(self, x: torch.Tensor):\n    return x.numpy()\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
@@ -103,6 +104,8 @@ class HostReadback(Rule):
     # -- method and function calls ----------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args:
+            return  # ``t.numpy()`` raises on a device tensor: alone, it proves ``t`` is on the host
         if isinstance(func, cst.Attribute) and self._already_on_host(func.value):
             return
         match = match_sync_call(self.context, node, self.code)
