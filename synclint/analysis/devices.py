@@ -37,7 +37,7 @@ class DeviceInference:
 
     def on_host(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
-            if node.value in self.flow.narrowed_host:
+            if self.flow.is_narrowed_to_host(node.value):
                 return True  # the CPU branch of ``if x.is_cuda:``
             # The innermost scope that binds the name decides (closures see outer tensors).
             for scope in reversed(self.flow.scopes):

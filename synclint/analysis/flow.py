@@ -87,6 +87,9 @@ class Scope:
     returns_host_only: bool = True
     #: Module and class scopes: functions whose tensors all come back in host memory.
     host_returns: set[str] = field(default_factory=set)
+    #: Function scopes: names on the host for the rest of the body
+    #: (after ``if x.is_cuda: return ...``).
+    narrowed: set[str] = field(default_factory=set)
 
 
 class FlowState:
@@ -341,6 +344,8 @@ class FlowState:
                 self._cold_depth -= 1
         if type(node) not in _LEFT:
             return
+        if isinstance(node, cst.If):
+            self._narrow_after_early_exit(node)
         if isinstance(node, cst.FunctionDef):
             self._record_return_kind(self.scopes.pop())
         elif isinstance(node, cst.ClassDef):
@@ -365,6 +370,8 @@ class FlowState:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
             kind = self.kind_of(node.value)
+            if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
+                kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
             # says nothing about the CUDA path.
             on_host = kind.is_tensor and not self._branch_depth and self.devices.on_host(node.value)
@@ -386,6 +393,29 @@ class FlowState:
             self.bind(node.target, self.kind_of(node.value), node.value)
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             self.bind(node.asname.name, Kind.UNKNOWN)
+
+    def _narrow_after_early_exit(self, node: cst.If) -> None:
+        """``if x.is_cuda: return fast(x)`` at the top of a body: below it, ``x`` is on the host."""
+        function = self.function
+        if function is None or node.orelse is not None or not isinstance(function.node, cst.FunctionDef):
+            return
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or not any(statement is node for statement in body.body):
+            return
+        guard = _host_guard(node.test)
+        if guard is None or guard[1]:
+            return
+        last = node.body.body[-1] if isinstance(node.body, cst.IndentedBlock) and node.body.body else None
+        if isinstance(last, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Return, cst.Raise)) for small in last.body
+        ):
+            function.narrowed.add(guard[0])
+
+    def is_narrowed_to_host(self, name: str) -> bool:
+        if name in self.narrowed_host:
+            return True
+        function = self.function
+        return function is not None and name in function.narrowed
 
     # -- bindings ----------------------------------------------------------------------
     def bind(
