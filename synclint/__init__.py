@@ -27,7 +27,7 @@ __all__ = [
 
 _LAZY = {
     "Finding": ("synclint.finding", "Finding"),
-    "check_source": ("synclint.engine", "check_source"),
+    "check_source": ("synclint.runner", "check_source"),
     "fix_source": ("synclint.fixers", "fix_source"),
     "no_sync": ("synclint.runtime", "no_sync"),
     "watch": ("synclint.runtime", "watch"),

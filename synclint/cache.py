@@ -183,12 +183,12 @@ def _encode(finding: Finding) -> list:
     return [
         finding.path, finding.line, finding.column, finding.end_line, finding.end_column,
         finding.code, finding.name, finding.message, finding.severity, fix, finding.source_line,
-        finding.cell,
+        finding.cell, finding.context, finding.why,
     ]
 
 
 def _decode(item: list) -> Finding:
-    path, line, column, end_line, end_column, code, name, message, severity, fix, source_line, cell = item
+    path, line, column, end_line, end_column, code, name, message, severity, fix, source_line, cell, context, why = item
     decoded_fix = None
     if fix is not None:
         applicability, fix_message, edits = fix
@@ -196,5 +196,5 @@ def _decode(item: list) -> Finding:
     return Finding(
         path=path, line=line, column=column, end_line=end_line, end_column=end_column, code=code,
         name=name, message=message, severity=severity, fix=decoded_fix, source_line=source_line,
-        cell=cell,
+        cell=cell, context=context, why=why,
     )

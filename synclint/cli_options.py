@@ -1,6 +1,6 @@
-"""``--jobs`` and ``--no-cache`` for ``synclint check``, kept out of its signature.
+"""``--jobs``, ``--no-cache`` and ``--include-cold`` for ``synclint check``, kept out of its signature.
 
-The decorator consumes the two options and leaves a :class:`RunOptions` in the
+The decorator consumes the options and leaves a :class:`RunOptions` in the
 click context, where ``run_options()`` finds it; the command itself needs no
 new parameters.
 """
@@ -22,9 +22,15 @@ def run_option_flags(command):
         help="Worker processes (default: all cores).",
     )
     @click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache.")
+    @click.option(
+        "--include-cold", is_flag=True,
+        help="Also report findings in code that does not run every step (setup, logging, data pipeline).",
+    )
     @functools.wraps(command)
-    def wrapper(*args, jobs, no_cache, **kwargs):
-        click.get_current_context().meta[_KEY] = RunOptions(jobs=jobs, use_cache=not no_cache)
+    def wrapper(*args, jobs, no_cache, include_cold, **kwargs):
+        click.get_current_context().meta[_KEY] = RunOptions(
+            jobs=jobs, use_cache=not no_cache, include_cold=include_cold
+        )
         return command(*args, **kwargs)
 
     return wrapper

@@ -1,9 +1,14 @@
 """Parse once, analyse in one traversal, turn reports into findings.
 
-Data flows one way: source -> libcst module -> (imports, flow state, rules in a
-single traversal) -> reports -> findings (positions resolved lazily, only when
-a file has something to report) -> suppression filter.
+Data flows one way: source + the project's facts about it (synclint.project)
+-> libcst module -> (imports, flow state, rules in a single traversal) ->
+reports -> findings (positions resolved lazily, only when a file has something
+to report; each with its context: hot, unknown or cold) -> suppression filter.
+
+Notebooks are a source adapter above this module (synclint.notebook calls the
+engine, never the reverse); the public ``synclint.check_source`` dispatches.
 """
+
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
+from synclint.project import COLD, HOT, UNKNOWN, Context, FileFacts, facts_for_source
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -178,31 +184,54 @@ def analyse(
     rules: Iterable[type[Rule]],
     tree: ast.Module | None = None,
     imports: ImportMap | None = None,
+    facts: FileFacts | None = None,
+    include_cold: bool = False,
 ) -> tuple[RuleContext, list[Report]]:
     """Run ``rules`` over ``module`` in one traversal; return their raw reports.
 
     ``tree``: CPython's tree of the code ``module`` was parsed from, when at hand;
-    ``imports``: its import map, when already built.
+    ``imports``: its import map, when already built; ``facts``: what the project
+    index knows about this file; ``include_cold``: also the reports the traversal
+    saw in cold code (error paths, constructors, the data pipeline).
     """
     if imports is None:
         imports = collect_imports(module, tree)
-    flow = FlowState(module, imports, path)
+    if facts is None:  # no project around it: the source is its own project
+        facts = facts_for_source(source, path, tree)
+    flow = FlowState(module, imports, path, facts)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]
     dispatcher = _Dispatcher(flow, instances)
     walk(module, dispatcher, dispatcher.skip)
+    if not include_cold:
+        return context, [report for report in context.reports if report.cold is None]
     return context, context.reports
 
 
-def check_module(module: cst.Module, source: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
-    findings = _check_parsed(module, source, path, rules)
+def check_module(
+    module: cst.Module,
+    source: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    facts: FileFacts | None = None,
+    *,
+    include_cold: bool = False,
+) -> list[Finding]:
+    """Findings for an already parsed module (cold ones only with ``include_cold``)."""
+    if facts is None:
+        facts = facts_for_source(source, path)
+    findings = _check_parsed(module, source, path, rules, facts=facts)
     assert findings is not None  # only pruned sources can ask for the whole file
-    return findings
+    return visible(findings, include_cold)
 
 
-def _check_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
+def _check_text(
+    text: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None = None
+) -> list[Finding]:
     """Parse and check ``text``, leaving out the statements no rule can report on."""
     tree = _guard(text)
+    if facts is None:  # no project around it: the file is its own project
+        facts = facts_for_source(text, path, tree)
     pruned = prune(text, tree, statement_tokens(tuple(rules))) if tree is not None else None
     if pruned is not None:
         try:
@@ -210,10 +239,10 @@ def _check_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Findi
         except SourceError:
             module = None  # report the error as the whole file shows it
         if module is not None:
-            findings = _check_parsed(module, text, path, rules, pruned.source, pruned.tree, pruned)
+            findings = _check_parsed(module, text, path, rules, pruned.source, pruned.tree, pruned, facts)
             if findings is not None:
                 return findings
-    return _check_parsed(_parse_guarded(text), text, path, rules, text, tree)  # type: ignore[return-value]
+    return _check_parsed(_parse_guarded(text), text, path, rules, text, tree, facts=facts)  # type: ignore[return-value]
 
 
 def _check_parsed(
@@ -224,10 +253,14 @@ def _check_parsed(
     parsed_source: str | None = None,
     tree: ast.Module | None = None,
     pruned: Pruned | None = None,
+    facts: FileFacts | None = None,
 ) -> list[Finding] | None:
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``); None when the pruning was not exact."""
-    context, reports = analyse(module, source, path, rules, tree, pruned.imports if pruned is not None else None)
+    facts = facts or FileFacts()
+    context, reports = analyse(
+        module, source, path, rules, tree, pruned.imports if pruned is not None else None, facts, include_cold=True
+    )
     if pruned is not None and not (
         pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
     ):
@@ -243,6 +276,7 @@ def _check_parsed(
         line, end_line = where.start.line, where.end.line
         if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
             continue
+        where_context = _context(report, facts, line)
         findings.append(
             Finding(
                 path=path,
@@ -252,13 +286,42 @@ def _check_parsed(
                 end_column=where.end.column + 1,
                 code=report.rule.code,
                 name=report.rule.name,
-                message=report.message,
+                message=_with_chain(report.message, where_context),
                 fix=_fix_record(report, positions, lines, source),
                 source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+                context=where_context.kind,
+                why=where_context.why,
             )
         )
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _context(report: Report, facts: FileFacts, line: int) -> Context:
+    """The finding's context.
+
+    Rules about per-step costs (``hot_path_only``) take the context of the code
+    they flag: cold when the traversal saw an error path, a constructor or the
+    data pipeline, else what the project index says of the line. Rules whose
+    hazard matters wherever the code runs (an unpinned DataLoader built in
+    ``__init__``) are never cold.
+    """
+    rule = report.rule
+    if report.cold is not None and report.cold != "data pipeline" or report.cold and rule.hot_path_only:
+        return Context(COLD, report.cold)
+    context = facts.context_at(line)
+    if not rule.hot_path_only and context.is_cold:
+        return Context(UNKNOWN, "")
+    if context.kind == UNKNOWN and report.local_hot:
+        return Context(UNKNOWN, "inside a loop")
+    return context
+
+
+def _with_chain(message: str, context: Context) -> str:
+    """Say how the sync is reached when a call chain (not its own name) makes the code hot."""
+    if context.kind != HOT or context.depth < 1:
+        return message
+    return f"{message}; runs every step: {context.why}"
 
 
 def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
@@ -315,16 +378,32 @@ def _without_leading_lines(node):
     return node
 
 
+def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding]:
+    """The findings to show: cold ones only when asked for (``--include-cold``)."""
+    if include_cold:
+        return findings
+    return [finding for finding in findings if finding.context != COLD]
+
+
 def check_source(
     source: str | bytes,
     path: str = "<string>",
     settings: Settings | None = None,
+    *,
+    facts: FileFacts | None = None,
+    include_cold: bool = False,
 ) -> list[Finding]:
-    """Findings for one module's source (the public API)."""
-    if path.endswith(".ipynb"):  # notebook JSON: its code cells are checked
-        from synclint.notebook import check_notebook_source
+    """Findings for one Python module's source.
 
-        return check_notebook_source(source, path, settings)
+    ``facts``: what the project index knows about this file (without them, the
+    source is its own project); cold findings are left out unless ``include_cold``.
+    """
+    return visible(_check_source(source, path, settings, facts), include_cold)
+
+
+def _check_source(
+    source: str | bytes, path: str, settings: Settings | None, facts: FileFacts | None
+) -> list[Finding]:
     try:
         text = decode_source(source) if isinstance(source, bytes) else source
         if not text.strip():
@@ -336,15 +415,18 @@ def check_source(
             return audited(text, path, settings, check)
         if can_skip(text, rules):
             return []
-        return _check_text(text, path, rules)
+        return _check_text(text, path, rules, facts)
     except SourceError as error:
         return [error_finding(path, str(error), error.line, error.column)]
     except RecursionError:  # nesting the parser accepted but the analysis cannot walk
         return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
-def check_file(path: str | Path, settings: Settings | None = None) -> list[Finding]:
-    """Findings for one file; unreadable or unparsable files yield one SL000 entry."""
+def check_file(
+    path: str | Path, settings: Settings | None = None, facts: FileFacts | None = None, include_cold: bool = False
+) -> list[Finding]:
+    """Findings for one Python file (cold ones only with ``include_cold``);
+    unreadable or unparsable files yield one SL000 entry."""
     from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, message_of, read_source
 
     path = Path(path)
@@ -355,4 +437,4 @@ def check_file(path: str | Path, settings: Settings | None = None) -> list[Findi
         return [error_finding(str(path), message_of(error))]
     if not data.strip():
         return []
-    return check_source(data, str(path), settings)
+    return visible(_check_source(data, str(path), settings, facts), include_cold)

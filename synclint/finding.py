@@ -42,6 +42,11 @@ class Finding:
     source_line: str = field(default="", compare=False, repr=False)
     #: Notebooks only: the 1-based cell that ``line``/``column`` are relative to.
     cell: int | None = None
+    #: Whether the flagged code runs every step: "hot", "unknown" or "cold" (see
+    #: docs/faq.md); None for SL000 entries. ``why`` says what makes it hot (the
+    #: root and call chain) or cold (construction, periodic logging, ...).
+    context: str | None = None
+    why: str = ""
 
     @property
     def sort_key(self) -> tuple[str, int, int, int, str]:
@@ -58,6 +63,9 @@ class Finding:
         data.pop("source_line")
         if self.cell is None:  # the key exists only for notebook findings
             data.pop("cell")
+        if self.context is None:  # SL000 entries: no code was analysed
+            data.pop("context")
+            data.pop("why")
         if self.fix is not None:
             data["fix"] = {
                 "applicability": self.fix.applicability,

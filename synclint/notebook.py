@@ -305,8 +305,11 @@ def _parseable(notebook: Notebook, path: str) -> tuple[VirtualModule, list[Findi
 # -- checking ---------------------------------------------------------------------------
 
 
-def check_notebook_source(data: str | bytes, path: str, settings: Settings | None = None) -> list[Finding]:
-    """Findings for one notebook, with cell-relative positions (``Finding.cell``)."""
+def check_notebook_source(
+    data: str | bytes, path: str, settings: Settings | None = None, *, include_cold: bool = False
+) -> list[Finding]:
+    """Findings for one notebook, with cell-relative positions (``Finding.cell``);
+    findings in cold code only with ``include_cold``."""
     from synclint.engine import check_module, select_rules
 
     try:
@@ -318,7 +321,8 @@ def check_notebook_source(data: str | bytes, path: str, settings: Settings | Non
     virtual, errors, module = _parseable(notebook, path)
     findings = list(errors)
     if module is not None:
-        for finding in check_module(module, virtual.source, path, select_rules(settings, path)):
+        found = check_module(module, virtual.source, path, select_rules(settings, path), include_cold=include_cold)
+        for finding in found:
             mapped = _to_cell(finding, virtual)
             if mapped is not None:
                 findings.append(mapped)

@@ -17,14 +17,15 @@ from concurrent.futures.process import BrokenProcessPool
 from synclint.config import Settings
 from synclint.finding import Finding, error_finding
 
-Check = Callable[[str, Settings], list[Finding]]
+Check = Callable[..., list[Finding]]
 
 
 def map_in_processes(
-    check: Check, work: list[tuple[str, Settings]], jobs: int, one_done: Callable[[], None] | None = None
+    check: Check, work: list[tuple], jobs: int, one_done: Callable[[], None] | None = None
 ) -> list[list[Finding]]:
-    """``check(path, settings)`` for each pair of ``work``, in its order; ``one_done()`` after each."""
-    paths = [path for path, _ in work]
+    """``check(*item)`` for each item of ``work`` (its first element the path), in its order;
+    ``one_done()`` after each."""
+    paths = [item[0] for item in work]
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
@@ -55,10 +56,10 @@ def _prepare_worker() -> None:
     gc.freeze()
 
 
-def _isolated(check: Check, path: str, settings: Settings) -> list[Finding]:
+def _isolated(check: Check, path: str, *rest) -> list[Finding]:
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(check, path, settings).result()
+            return pool.submit(check, path, *rest).result()
     except BrokenProcessPool:
         return [error_finding(path, "the checker's process crashed on this file")]
 

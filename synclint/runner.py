@@ -1,7 +1,9 @@
-"""Check many files: discovery, cache look-up, parallel analysis, deterministic order.
+"""Check many files: discovery, project index, cache look-up, parallel analysis.
 
-Files whose content the cache has seen with the same tool and settings are not
-analysed again. The rest are checked in a process pool (``jobs`` workers, all
+The project index (synclint.project) is built first, from each file's whole
+project, so a file's findings do not depend on which other files are named.
+Files whose content and project facts the cache has seen with the same tool
+and settings are not analysed again. The rest are checked in a process pool (``jobs`` workers, all
 cores by default): workers receive paths and send back ``Finding`` records,
 never libcst trees. The result is sorted, so it does not depend on ``jobs`` or
 on which worker finished first. A file whose check raises (a bug) yields one
@@ -21,6 +23,15 @@ from typing import TYPE_CHECKING
 from synclint.config import Configuration, Settings
 from synclint.discovery import discover
 from synclint.finding import Finding, error_finding
+from synclint.project.facts import FileFacts
+from synclint.project.store import resolved_key
+
+
+def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding]:
+    """The findings to show: cold ones only when asked for (``--include-cold``)."""
+    if include_cold:
+        return findings
+    return [finding for finding in findings if finding.context != "cold"]
 
 if TYPE_CHECKING:
     from synclint.cache import ResultCache
@@ -33,6 +44,7 @@ class RunOptions:
     cache_dir: Path | None = None  # None: the platform cache directory
     #: Called with (files done, files in all) as files finish (the CLI's progress line).
     progress: Callable[[int, int], None] | None = None
+    include_cold: bool = False  # also report findings in code that does not run per step
 
 
 def lint_paths(
@@ -63,17 +75,22 @@ def lint_files(
             caches[id(own)] = ResultCache(own, options.cache_dir)
         return caches[id(own)]
 
-    pending: list[tuple[str, Settings, str | None]] = []  # (path, its settings, content hash) to analyse
+    facts = _project_facts(files, options)
+    # (path, its settings, cache key, project facts) of each file to analyse
+    pending: list[tuple[str, Settings, str | None, FileFacts | None]] = []
     for file in files:
         path = str(file)
         own = settings.settings_for(file)  # resolved here: a bad configuration file stops the run
         cache = cache_for(own)
+        file_facts = facts.get(resolved_key(file)) if facts else None
         digest = _digest(file, own) if cache is not None else None
+        if digest is not None and file_facts is not None:
+            digest = f"{digest}|{file_facts.digest}"  # what the rest of the project says counts too
         cached = cache.get(path, digest) if cache is not None and digest is not None else None
         if cached is not None:
             findings.extend(cached)
         else:
-            pending.append((path, own, digest))
+            pending.append((path, own, digest, file_facts))
     done = len(files) - len(pending)
 
     def one_done() -> None:
@@ -82,14 +99,29 @@ def lint_files(
         if options.progress is not None:
             options.progress(done, len(files))
 
-    results = _check_all([(path, own) for path, own, _ in pending], options.jobs, one_done)
-    for (path, own, digest), result in zip(pending, results):
+    results = _check_all([(path, own, file_facts) for path, own, _, file_facts in pending], options.jobs, one_done)
+    for (path, own, digest, _facts), result in zip(pending, results):
         findings.extend(result)
         cache = cache_for(own)
         if cache is not None and digest is not None and not _transient(result):
             cache.put(path, digest, result)
+    findings = visible(findings, options.include_cold)
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileFacts]:
+    from synclint.project import facts_for_files
+
+    python_files = [file for file in files if str(file).endswith(".py")]
+    if not python_files:
+        return {}
+    directory = None
+    if options.use_cache:
+        from synclint.cache import cache_dir
+
+        directory = options.cache_dir or cache_dir()
+    return facts_for_files(python_files, directory, min(options.jobs or default_jobs(), len(python_files)))
 
 
 def _transient(result: list[Finding]) -> bool:
@@ -118,14 +150,15 @@ def default_jobs() -> int:
 
 
 def _check_all(
-    work: list[tuple[str, Settings]], jobs: int | None, one_done: Callable[[], None] | None = None
+    work: list[tuple[str, Settings, FileFacts | None]], jobs: int | None, one_done: Callable[[], None] | None = None
 ) -> list[list[Finding]]:
-    """Findings per (path, settings), in the order of ``work``; ``one_done()`` after each file."""
+    """Findings per (path, settings, facts) (cold ones included), in the order of ``work``;
+    ``one_done()`` after each file."""
     jobs = min(jobs or default_jobs(), len(work))
     if jobs <= 1:
         results = []
-        for path, settings in work:
-            results.append(check_one(path, settings))
+        for item in work:
+            results.append(check_one(*item))
             if one_done is not None:
                 one_done()
         return results
@@ -134,15 +167,36 @@ def _check_all(
     return map_in_processes(check_one, work, jobs, one_done)
 
 
-def check_one(path: str, settings: Settings) -> list[Finding]:
-    """One file's findings; an unexpected exception becomes an SL000 entry."""
-    from synclint.engine import check_file
-
+def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> list[Finding]:
+    """One file's findings, cold ones included; an unexpected exception becomes an SL000 entry."""
     try:
         with _collector_paused():
-            return check_file(path, settings)
+            if path.endswith(".ipynb"):
+                from synclint.notebook import check_notebook_source
+
+                data = Path(path).read_bytes()
+                return check_notebook_source(data, path, settings, include_cold=True)
+            from synclint.engine import check_file
+
+            return check_file(path, settings, facts, include_cold=True)
+    except OSError as error:
+        return [error_finding(path, f"cannot read: {error.strerror or error}")]
     except Exception as error:  # a bug in synclint must not stop the run
         return [error_finding(path, f"internal error while checking: {type(error).__name__}: {error}")]
+
+
+def check_source(
+    source: str | bytes, path: str = "<string>", settings: Settings | None = None, *, include_cold: bool = False
+) -> list[Finding]:
+    """Findings for one source (the public ``synclint.check_source``): a module, or a
+    notebook's JSON when ``path`` ends in ``.ipynb``. The source is its own project."""
+    if path.endswith(".ipynb"):
+        from synclint.notebook import check_notebook_source
+
+        return check_notebook_source(source, path, settings, include_cold=include_cold)
+    from synclint.engine import check_source as check_module_source
+
+    return check_module_source(source, path, settings, include_cold=include_cold)
 
 
 @contextmanager

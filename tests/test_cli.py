@@ -67,6 +67,7 @@ def test_json_is_valid_with_a_broken_file_and_skips_excludes(tree: Path):
     hazard = next(d for d in data if d["code"] == "SL101")
     assert set(hazard) == {
         "path", "line", "column", "end_line", "end_column", "code", "name", "message", "severity", "fix",
+        "context", "why",
     }
     assert (hazard["line"], hazard["column"], hazard["end_line"], hazard["end_column"]) == (5, 12, 5, 23)
 

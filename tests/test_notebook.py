@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from synclint.cli import cli
-from synclint.engine import check_source
+from synclint import check_source
 from synclint.notebook import check_notebook_source, mask_ipython
 
 

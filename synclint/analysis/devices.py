@@ -37,6 +37,8 @@ class DeviceInference:
 
     def on_host(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
+            if self.flow.is_narrowed_to_host(node.value):
+                return True  # the CPU branch of ``if x.is_cuda:``
             # The innermost scope that binds the name decides (closures see outer tensors).
             for scope in reversed(self.flow.scopes):
                 if scope.kind != "class" and node.value in scope.env:
@@ -44,6 +46,8 @@ class DeviceInference:
             return False
         if isinstance(node, cst.Subscript):
             return self.on_host(node.value)
+        if isinstance(node, cst.Attribute):
+            return self._attribute_on_host(node)
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
             operands = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else [
                 node.left, *(c.comparator for c in node.comparisons)
@@ -55,6 +59,15 @@ class DeviceInference:
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
         return False
+
+    def _attribute_on_host(self, node: cst.Attribute) -> bool:
+        """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class."""
+        if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return False
+        owner = self.flow.class_qualname()
+        if owner is None:
+            return False
+        return node.attr.value in self.flow.facts.host_attributes.get(owner, ())
 
     def _call_on_host(self, node: cst.Call) -> bool:
         if self.flow.returns_host_tensor(node):

@@ -23,9 +23,10 @@ from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
+from synclint.project.facts import FileFacts
+from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.traversal import walk
 
-_DATASET_DIR = re.compile(r"(^|/)(datasets?|data)/")
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
@@ -86,13 +87,22 @@ class Scope:
     returns_host_only: bool = True
     #: Module and class scopes: functions whose tensors all come back in host memory.
     host_returns: set[str] = field(default_factory=set)
+    #: Function scopes: names on the host for the rest of the body
+    #: (after ``if x.is_cuda: return ...``).
+    narrowed: set[str] = field(default_factory=set)
 
 
 class FlowState:
-    def __init__(self, module: cst.Module, imports: ImportMap, path: str = "") -> None:
+    def __init__(
+        self, module: cst.Module, imports: ImportMap, path: str = "", facts: FileFacts | None = None
+    ) -> None:
         self.imports = imports
-        #: Files under ``data/`` or ``datasets/``: loading code that runs on host tensors.
-        self.in_dataset_package = bool(_DATASET_DIR.search(path.replace("\\", "/")))
+        #: What the project index knows of this file: hotness of its functions,
+        #: host attributes of its classes, helpers returning host tensors.
+        self.facts = facts or FileFacts()
+        #: ``if x.is_cuda: ... else: <here x is on the host>``: narrowed names per block.
+        self._host_narrowing: dict[int, str] = {}
+        self.narrowed_host: list[str] = []
         self.inference = KindInference(self)
         self.devices = DeviceInference(self)
         self.scopes: list[Scope] = [
@@ -163,6 +173,24 @@ class FlowState:
     def in_loop(self) -> bool:
         return bool(self.scope.loops)
 
+    def qualname(self) -> str:
+        """``Cls.method`` / ``outer.inner`` for the innermost function or class."""
+        return ".".join(scope.name for scope in self.scopes[1:])
+
+    def class_qualname(self) -> str | None:
+        for index in range(len(self.scopes) - 1, 0, -1):
+            if self.scopes[index].kind == "class":
+                return ".".join(scope.name for scope in self.scopes[1 : index + 1])
+        return None
+
+    def index_context(self) -> Context:
+        """What the project's call graph says of the innermost function (hot, unknown, cold)."""
+        for index in range(len(self.scopes) - 1, 0, -1):
+            if self.scopes[index].kind == "function":
+                name = ".".join(scope.name for scope in self.scopes[1 : index + 1])
+                return self.facts.function_context(name)
+        return UNKNOWN_CONTEXT
+
     def hot_path(self) -> str | None:
         """A phrase naming the hot function we are in (``forward``, a loss, a step)."""
         function = self.function
@@ -226,8 +254,6 @@ class FlowState:
     def in_data_pipeline(self) -> bool:
         """Inside ``Dataset.__getitem__``, a ``collate`` function or a dataset class:
         code that runs in loader workers on host tensors."""
-        if self.in_dataset_package:
-            return True
         for scope in reversed(self.scopes):
             if scope.kind == "function" and _COLLATE_NAME.search(scope.name):
                 return True
@@ -255,6 +281,8 @@ class FlowState:
         node_type = type(node)
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
+        if self._host_narrowing and id(node) in self._host_narrowing:
+            self.narrowed_host.append(self._host_narrowing[id(node)])
         if self._error_roots or self._cold_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -287,6 +315,13 @@ class FlowState:
             self._error_roots.add(id(node.msg))
         elif isinstance(node, cst.If) and _is_tracing_check(node.test):
             self._error_roots.add(id(node.body))
+        if isinstance(node, cst.If):
+            guard = _host_guard(node.test)
+            if guard is not None:
+                name, host_when_true = guard
+                block = node.body if host_when_true else node.orelse
+                if block is not None:
+                    self._host_narrowing[id(block)] = name
         elif isinstance(node, cst.FunctionDef):
             name = node.name.value
             # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
@@ -296,6 +331,9 @@ class FlowState:
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
+        if self._host_narrowing and id(node) in self._host_narrowing:
+            del self._host_narrowing[id(node)]
+            self.narrowed_host.pop()
         if self._error_roots or self._cold_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -306,6 +344,8 @@ class FlowState:
                 self._cold_depth -= 1
         if type(node) not in _LEFT:
             return
+        if isinstance(node, cst.If):
+            self._narrow_after_early_exit(node)
         if isinstance(node, cst.FunctionDef):
             self._record_return_kind(self.scopes.pop())
         elif isinstance(node, cst.ClassDef):
@@ -330,6 +370,8 @@ class FlowState:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
             kind = self.kind_of(node.value)
+            if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
+                kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
             # says nothing about the CUDA path.
             on_host = kind.is_tensor and not self._branch_depth and self.devices.on_host(node.value)
@@ -351,6 +393,29 @@ class FlowState:
             self.bind(node.target, self.kind_of(node.value), node.value)
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             self.bind(node.asname.name, Kind.UNKNOWN)
+
+    def _narrow_after_early_exit(self, node: cst.If) -> None:
+        """``if x.is_cuda: return fast(x)`` at the top of a body: below it, ``x`` is on the host."""
+        function = self.function
+        if function is None or node.orelse is not None or not isinstance(function.node, cst.FunctionDef):
+            return
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or not any(statement is node for statement in body.body):
+            return
+        guard = _host_guard(node.test)
+        if guard is None or guard[1]:
+            return
+        last = node.body.body[-1] if isinstance(node.body, cst.IndentedBlock) and node.body.body else None
+        if isinstance(last, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Return, cst.Raise)) for small in last.body
+        ):
+            function.narrowed.add(guard[0])
+
+    def is_narrowed_to_host(self, name: str) -> bool:
+        if name in self.narrowed_host:
+            return True
+        function = self.function
+        return function is not None and name in function.narrowed
 
     # -- bindings ----------------------------------------------------------------------
     def bind(
@@ -525,8 +590,15 @@ class FlowState:
         return Kind.UNKNOWN
 
     def returns_host_tensor(self, call: cst.Call) -> bool:
-        """A call of a function of this module whose tensors all live in host memory."""
+        """A call of a project function whose tensors all live in host memory."""
         func = call.func
+        if self.facts.host_calls:
+            target = dotted_name(func)
+            if target is not None:
+                if target.startswith("self."):
+                    target = f"{self.class_qualname()}:{target}"
+                if target in self.facts.host_calls:
+                    return True
         if isinstance(func, cst.Name):
             return any(func.value in scope.host_returns for scope in self.scopes if scope.kind != "class")
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -554,6 +626,37 @@ def _is_tracing_check(test: cst.BaseExpression) -> bool:
         and bool(_TRACING_CHECKS.search(dotted_name(test.func) or ""))
         and "compiling" not in (dotted_name(test.func) or "")
     )
+
+
+def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, whether the true branch has it on the host) for ``x.is_cuda``,
+    ``not x.is_cuda``, ``x.is_cpu``, ``x.device.type == "cpu"`` and the like."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    found = None
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
+        if test.attr.value == "is_cuda":
+            found = (test.value.value, False)
+        elif test.attr.value == "is_cpu":
+            found = (test.value.value, True)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        left, target = test.left, test.comparisons[0]
+        right = target.comparator
+        if isinstance(right, cst.Attribute):
+            left, right = right, left
+        name = dotted_name(left) or ""
+        if name.endswith(".device.type") and name.count(".") == 2 and isinstance(right, cst.SimpleString):
+            value = right.evaluated_value
+            equal = isinstance(target.operator, (cst.Equal, cst.Is))
+            unequal = isinstance(target.operator, (cst.NotEqual, cst.IsNot))
+            if value == "cpu" and (equal or unequal):
+                found = (name.split(".")[0], equal)
+            elif value == "cuda" and (equal or unequal):
+                found = (name.split(".")[0], unequal)
+    if found is None:
+        return None
+    return found[0], found[1] != negated
 
 
 def target_name_nodes(target: cst.BaseExpression):

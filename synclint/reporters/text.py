@@ -25,7 +25,14 @@ def _header(finding: Finding, style: Style) -> str:
     location = style(finding.location, "bold")
     code = style(finding.code, "red" if finding.code == PARSE_ERROR_CODE else "yellow", "bold")
     marker = f" {style(marker, 'cyan')}" if marker else ""
-    return f"{location}: {code}{marker} {finding.message}\n"
+    return f"{location}: {code}{marker} {finding.message}{_context_note(finding)}\n"
+
+
+def _context_note(finding: Finding) -> str:
+    """`` [hot: `Net.forward`]``, `` [cold: construction or setup]``, `` [unknown]``."""
+    if finding.context is None or (finding.why and finding.why in finding.message):
+        return ""  # SL000, or a message that already names the chain
+    return f" [{finding.context}: {finding.why}]" if finding.why else f" [{finding.context}]"
 
 
 def render_full(findings: Sequence[Finding], out: TextIO, options: ReportOptions | None = None) -> None:

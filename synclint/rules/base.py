@@ -42,6 +42,12 @@ class Report:
     fix: FixProposal | None = None
     #: Outside every function: a fix here may look for free names module-wide.
     at_module_level: bool = False
+    #: Why the reported code does not run per step, as the traversal saw it
+    #: (an error path, a constructor, the data pipeline), or None.
+    cold: str | None = None
+    #: Local evidence that the code runs per step: inside a loop, or in a function
+    #: whose name makes it a step (``forward``, a loss, ``training_step``).
+    local_hot: bool = False
 
 
 class RuleContext:
@@ -83,8 +89,9 @@ class RuleContext:
 
     @property
     def is_hot(self) -> bool:
-        """Inside a loop, ``forward``, a loss or a training step."""
-        return self.flow.in_loop or self.flow.hot_path() is not None
+        """Inside a loop, or in code the project's call graph reaches from a root
+        (``forward``, a loss, a training step, a loop over batches)."""
+        return self.flow.in_loop or self.flow.index_context().is_hot
 
     @property
     def mentions_cuda(self) -> bool:
@@ -112,17 +119,23 @@ class Rule:
         self._declined: list[str] = []  # set by propose_fix, read by the next report
 
     def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
+        """Record a finding; the engine gives it its context (hot, unknown or cold).
+
+        Cold findings are kept, marked, so that ``--include-cold`` can show them.
+        """
         if fix is None and self._declined:
             # The fixer recognised the pattern but could not prove its rewrite safe: say why.
             message = f"{message} (no autofix: {self._declined.pop()})"
         flow = self.context.flow
+        cold = None
         if flow.in_error_path:
-            return  # code that only runs to build an error message is not a hot path
-        if self.device_sync and flow.in_data_pipeline:
-            return  # loader workers handle host tensors: nothing to wait for
-        if self.hot_path_only and flow.in_cold_path:
-            return  # constructors and reprs run once, not per step
-        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None))
+            cold = "error path"  # code that only runs to build an error message
+        elif self.hot_path_only and flow.in_data_pipeline:
+            cold = "data pipeline"  # loader workers handle host tensors: nothing to wait for
+        elif self.hot_path_only and flow.in_cold_path:
+            cold = "construction or setup"  # constructors and reprs run once, not per step
+        local = flow.in_loop or flow.hot_path() is not None
+        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None, cold, local))
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``; when a

@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
+from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
@@ -97,6 +98,9 @@ class HostReadback(Rule):
         "import torch\nclass Boxes(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
         "        return int(self.sizes[i].sum())\n",
         "import numpy as np\nimport torch\ndef f(stats):\n    return stats.tolist()\n",
+        "import torch\ndef forward(self, x: torch.Tensor):\n    return x.numpy()\n",
+        "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
+        "import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.add_(y, alpha=0.5)\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
@@ -113,11 +117,16 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.equal(a, b)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return f'{x.mean()}'\n", 3, 15),
         Invalid("import torch\nm = torch.zeros(3, device='cuda')\ns = ('%11s' * 2 + '%g') % ('a', 'b', *m)\n", 3, 39),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor, lr: torch.Tensor):\n    x.add_(y, alpha=lr)\n", 3, 21),
+        Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.tensor([a.sum(), b.sum()])\n", 3, 12),
     )
 
     # -- method and function calls ----------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args:
+            return  # ``t.numpy()`` raises on a device tensor: alone, it proves ``t`` is on the host
         if isinstance(func, cst.Attribute) and self._already_on_host(func.value):
             return
         match = match_sync_call(self.context, node, self.code)
@@ -130,11 +139,25 @@ class HostReadback(Rule):
             if self._moves_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
                 self.report(node, self.sync_message("`.to('cpu')`", _DEVICE_TO_HOST))
             return
+        alpha = keyword(node, "alpha")
+        if alpha is not None and self.context.is_device_tensor(alpha.value):
+            # ``x.add_(y, alpha=lr)``: alpha is a Python scalar, so a tensor is read back first
+            self.report(alpha.value, self.sync_message("A tensor passed as `alpha=`", _READBACK))
         if isinstance(func, cst.Name) and func.value in _CONVERSIONS | _FORMATTERS:
             if self.context.imports.qualify(func) is None:
                 self._check_builtin(func.value, node)
             return
+        if isinstance(func, cst.Name) and func.value in ("max", "min") and self.context.imports.qualify(func) is None:
+            self._check_builtin_extremum(func.value, node)
+            return
         qualified = self.context.qualify(func)
+        if qualified in ("torch.tensor", "torch.as_tensor") and node.args:
+            data = node.args[0].value
+            if isinstance(data, (cst.List, cst.Tuple)) and any(
+                self.context.is_device_tensor(element.value) for element in data.elements
+            ):
+                self.report(node, self.sync_message(f"`{qualified}` of a list of tensors", _READBACK))
+                return
         if qualified is not None and qualified.startswith("math.") and node.args:
             if self.context.is_device_tensor(node.args[0].value):
                 self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
@@ -154,6 +177,17 @@ class HostReadback(Rule):
         device = keyword(call, "device")
         candidates = [device.value] if device else [a.value for a in positional(call)[:1]]
         return any(_is_cpu_device(c) for c in candidates)
+
+    def _check_builtin_extremum(self, name: str, node: cst.Call) -> None:
+        """Builtin ``max(t.abs().max() for t in ts)`` compares tensors with ``>``: each
+        comparison is read back to pick the winner (``torch.stack(...).max()`` stays on the device)."""
+        args = positional(node)
+        if len(args) == 1 and isinstance(args[0].value, (cst.GeneratorExp, cst.ListComp)):
+            tensors = self.context.kind_of(args[0].value) is Kind.TENSOR_SEQUENCE
+        else:
+            tensors = len(args) >= 2 and any(self.context.is_device_tensor(a.value) for a in args)
+        if tensors:
+            self.report(node, self.sync_message(f"Builtin `{name}()` over tensors", _READBACK))
 
     def _check_builtin(self, name: str, node: cst.Call) -> None:
         args = positional(node)

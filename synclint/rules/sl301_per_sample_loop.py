@@ -215,6 +215,8 @@ class PerSampleLoop(Rule):
             if name in ("enumerate", "zip"):
                 if any(self._is_sample_sequence(a.value) for a in iterable.args):
                     return "direct"
+                if name == "enumerate" and iterable.args and self.context.is_device_tensor(iterable.args[0].value):
+                    return "direct"  # ``for i, row in enumerate(batch_tensor)``: one row per iteration
                 return None
         return "direct" if self._is_sample_sequence(iterable) else None
 

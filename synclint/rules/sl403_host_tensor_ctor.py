@@ -100,7 +100,21 @@ class HostTensorCtor(Rule):
         Invalid("import torch\ndef loss_fn(p, t):\n    n = len(t)\n    return torch.as_tensor([n], dtype=torch.float, device=p.device)\n", 4, 12, None),
         Invalid("import torch\ndef decode(rel_codes, boxes):\n    c = torch.tensor(0.5, dtype=boxes.dtype, device=boxes.device)\n", 3, 9, "import torch\ndef decode(rel_codes, boxes):\n    c = torch.full((), 0.5, dtype=boxes.dtype, device=boxes.device)\n"),
         Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4)\n        return idx.to(x.device)\n", 5, 16, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return [torch.tensor(s, device=x.device) for s in self.scales]\n", 4, 17, None),
     )
+
+    def _host_data(self, data: cst.BaseExpression) -> bool:
+        """Python data, proven; in code the call graph makes hot, anything not known to
+        be a device tensor (a loop variable over an attribute list, a ``Tuple[float, float]``
+        element, a ``Union[Tensor, Number]``): every kind of it is copied from the host."""
+        if _python_data(data, self.context):
+            return True
+        if not self.context.flow.index_context().is_hot:
+            return False
+        if isinstance(data, (cst.List, cst.Tuple)):
+            return bool(data.elements) and not any(self.context.is_tensor(e.value) for e in data.elements)
+        return isinstance(data, (cst.Name, cst.Attribute, cst.Subscript)) and not self.context.is_device_tensor(data)
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.context.qualify(node.func)
@@ -111,7 +125,7 @@ class HostTensorCtor(Rule):
             hot = self.context.is_hot or (
                 device is not None and isinstance(device.value, cst.Attribute) and device.value.attr.value == "device"
             )
-            if hot and device is not None and _is_accelerator(device.value) and node.args and _python_data(node.args[0].value, self.context):
+            if hot and device is not None and _is_accelerator(device.value) and node.args and self._host_data(node.args[0].value):
                 self.report(
                     node,
                     "Tensor built from Python data on the host and copied to the device each time "
@@ -124,6 +138,14 @@ class HostTensorCtor(Rule):
         if not self.context.is_hot or not is_host_transfer(node):
             return
         inner = node.func.value  # type: ignore[union-attr]
+        if isinstance(inner, cst.Name) and self.context.is_tensor(inner) and self.context.on_host(inner):
+            self.report(
+                node,
+                f"`{inner.value}` lives in host memory (built without a device), so moving it is a "
+                "synchronous host-to-device copy each time this line runs; create it on the device "
+                f"(`device=`) or once, outside the step{self.context.context_phrase()}",
+            )
+            return
         if not isinstance(inner, cst.Call):
             return
         inner_name = self.context.qualify(inner.func)

@@ -1,0 +1,13 @@
+"""The project index: per-file summaries, the call graph, hotness and residency across files.
+
+Below the analysis and the rules: it reads sources and produces
+:class:`~synclint.project.facts.FileFacts`, which the engine hands to the
+analysis of each file. It imports nothing from the analysis, rules, engine,
+fixers, reporters or the notebook module.
+"""
+
+from synclint.project.facts import FileFacts
+from synclint.project.hotness import COLD, HOT, UNKNOWN, Context
+from synclint.project.store import facts_for_files, facts_for_source, resolved_key
+
+__all__ = ["COLD", "HOT", "UNKNOWN", "Context", "FileFacts", "facts_for_files", "facts_for_source", "resolved_key"]

@@ -1,0 +1,106 @@
+"""What the analysis of one file needs from the project: :class:`FileFacts`.
+
+The facts are plain, picklable data (they travel to worker processes) with a
+digest, which the results cache folds into its key: when another file changes
+in a way that changes this file's facts (a caller makes a helper hot, a base
+class gains a host buffer), this file is checked again; otherwise its cached
+findings stand.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+
+from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts
+from synclint.project.index import ProjectIndex
+from synclint.project.summary import FileSummary
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    #: (first line, last line, qualname, context) of every function, sorted by first line.
+    functions: tuple[tuple[int, int, str, Context], ...] = ()
+    #: (first line, last line, context) of loops over batches (hot) and quiet blocks (cold).
+    regions: tuple[tuple[int, int, Context], ...] = ()
+    #: class qualname -> attributes holding host tensors (``device="cpu"``, ``.cpu()``).
+    host_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: Call targets whose project function returns only host tensors: ``helper``,
+    #: ``utils.to_host``; ``Cls:self.method`` for methods.
+    host_calls: frozenset[str] = frozenset()
+    digest: str = ""
+
+    def function_context(self, qualname: str) -> Context:
+        for first, last, name, context in self.functions:
+            if name == qualname:
+                return context
+        return UNKNOWN_CONTEXT
+
+    def context_at(self, line: int) -> Context:
+        """The context of code at ``line``: its innermost function's, unless a region says otherwise."""
+        context = UNKNOWN_CONTEXT
+        owner_first = 0
+        index = bisect.bisect_right(self._starts, line)
+        # The innermost function holding ``line`` is the one starting last before it.
+        for first, last, _name, function_context in reversed(self.functions[:index]):
+            if first <= line <= last:
+                context, owner_first = function_context, first
+                break
+        own_cold = context.is_cold and not context.why.startswith(("called only", "data pipeline"))
+        for first, last, region in self.regions:
+            if first <= line <= last and first >= owner_first:
+                if region.kind == COLD or (region.kind == HOT and not own_cold and not context.is_hot):
+                    context = region
+        return context
+
+    @property
+    def _starts(self) -> list[int]:
+        starts = self.__dict__.get("_starts_cache")
+        if starts is None:
+            starts = [first for first, *_ in self.functions]
+            object.__setattr__(self, "_starts_cache", starts)
+        return starts
+
+
+def facts_for_project(index: ProjectIndex) -> dict[str, FileFacts]:
+    """Facts for every file of the index, keyed by resolved path."""
+    contexts = compute_contexts(index)
+    result: dict[str, FileFacts] = {}
+    for key, entry in index.entries.items():
+        result[key] = _file_facts(index, key, entry.summary, contexts)
+    return result
+
+
+def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> FileFacts:
+    functions = []
+    regions = []
+    host_calls: set[str] = set()
+    calls = index.resolved_calls()
+    for qualname, function in summary.functions.items():
+        if qualname == "<module>":
+            context = contexts.get((key, qualname), UNKNOWN_CONTEXT)
+            if context.is_cold:
+                functions.append((function.line, function.end_line, qualname, context))
+        else:
+            functions.append((function.line, function.end_line, qualname, contexts.get((key, qualname), UNKNOWN_CONTEXT)))
+        for region in function.regions:
+            where = "module code" if qualname == "<module>" else f"`{qualname}`"
+            why = f"{region.why} in {where}" if region.kind == HOT else region.why
+            regions.append((region.start, region.end, Context(region.kind, why)))
+        for call, callee in calls.get((key, qualname), ()):
+            target = index.function(callee)
+            if target is not None and target.returns_host:
+                host_calls.add(f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target)
+    host_attributes = {}
+    for class_name in summary.classes:
+        attrs = index.host_attributes(key, class_name)
+        if attrs:
+            host_attributes[class_name] = attrs
+    functions.sort(key=lambda item: (item[0], -item[1]))
+    regions.sort(key=lambda item: (item[0], -item[1]))
+    digest = hashlib.blake2b(
+        repr((functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
+        digest_size=12,
+    ).hexdigest()
+    return FileFacts(tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest)

@@ -1,0 +1,159 @@
+"""Which code runs every step: hotness along the project's call graph.
+
+Roots are ``forward`` methods, losses, training/validation steps, optimizer
+``step`` and the bodies of loops over batches. Hotness flows along resolved
+calls, except calls made on error paths or under periodic guards
+(``if step % 100 == 0``), which run rarely. Functions that are construction,
+setup, export or test code are cold whoever calls them, and so is what only
+they call. What ``Dataset.__getitem__``/``__iter__`` and collate functions
+reach is the data pipeline (host tensors in loader workers): cold for sync
+rules, wherever the file lives.
+
+Each function gets a :class:`Context`: ``hot`` with the chain that makes it
+hot, ``cold`` with the reason, or ``unknown`` (nothing in the project reaches
+it from a root, and nothing marks it cold: a library function, an entry point
+the project does not call itself).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from synclint.project.index import FunctionId, ProjectIndex
+
+HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
+_MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle
+
+
+@dataclass(frozen=True)
+class Context:
+    kind: str  # "hot" | "unknown" | "cold"
+    why: str = ""  # hot: "`train`'s loop over `loader` -> `Net.forward`"; cold: the reason
+    #: hot only: how many calls separate the code from its root (0: the root itself).
+    depth: int = 0
+
+    @property
+    def is_hot(self) -> bool:
+        return self.kind == HOT
+
+    @property
+    def is_cold(self) -> bool:
+        return self.kind == COLD
+
+
+UNKNOWN_CONTEXT = Context(UNKNOWN)
+
+
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
+_EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
+
+
+def _cold_directory(parts: tuple[str, ...]) -> str | None:
+    """Test, benchmark and export code by the directories it lives in (inside the project)."""
+    for part in parts[:-1]:
+        if part in _TEST_DIRS:
+            return "test or benchmark code"
+        if part in _EXPORT_DIRS:
+            return "export code"
+    return None
+
+
+def _chain_text(names: list[str]) -> str:
+    if len(names) > _MAX_CHAIN:
+        names = [*names[:2], "...", *names[-(_MAX_CHAIN - 2):]]
+    return " -> ".join(names)
+
+
+def _short(qualname: str) -> str:
+    return f"`{qualname}`"
+
+
+def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
+    """The context of every function in the project."""
+    contexts: dict[FunctionId, Context] = {}
+    cold_own: dict[FunctionId, str] = {}
+    hot_roots: list[tuple[FunctionId, list[str]]] = []
+    data_roots: list[tuple[FunctionId, str]] = []
+    loop_calls: list[tuple[FunctionId, list[str]]] = []
+    resolved: dict[FunctionId, list[tuple[FunctionId, str | None]]] = {}
+    calls = index.resolved_calls()
+
+    for key, entry in index.entries.items():
+        summary = entry.summary
+        file_cold = "test code" if summary.is_test_file else _cold_directory(index.relative_parts(key))
+        for qualname, function in summary.functions.items():
+            fid = (key, qualname)
+            if file_cold is not None:
+                cold_own[fid] = file_cold
+            elif function.cold is not None:
+                cold_own[fid] = function.cold
+            if function.root is not None and fid not in cold_own:
+                hot_roots.append((fid, [function.root]))
+            if function.data_root is not None:
+                data_roots.append((fid, function.data_root))
+            edges = []
+            for call, callee in calls.get(fid, ()):
+                edges.append((callee, call.quiet))
+                if call.batch_loop is not None and call.quiet is None and fid not in cold_own:
+                    where = "module code" if qualname == "<module>" else f"`{qualname}`"
+                    loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
+            for name in function.data_callbacks:
+                callee = index.resolve_call(key, function, name)
+                if callee is not None:
+                    data_roots.append((callee, f"`{name}`"))
+            resolved[fid] = edges
+
+    # Hot: breadth first, so each function keeps its shortest chain.
+    queue: deque[tuple[FunctionId, list[str]]] = deque()
+    for fid, chain in sorted(hot_roots) + sorted(loop_calls):
+        if fid in cold_own or fid in contexts:
+            continue
+        contexts[fid] = Context(HOT, _chain_text(chain), len(chain) - 1)
+        queue.append((fid, chain))
+    while queue:
+        fid, chain = queue.popleft()
+        for callee, quiet in resolved.get(fid, ()):
+            if quiet is not None or callee in contexts or callee in cold_own:
+                continue
+            longer = [*chain, _short(callee[1])]
+            contexts[callee] = Context(HOT, _chain_text(longer), len(longer) - 1)
+            queue.append((callee, longer))
+
+    # Data pipeline: reachable from a dataset's item access or a collate function.
+    data_queue: deque[tuple[FunctionId, str]] = deque()
+    for fid, root in sorted(data_roots):
+        if fid not in contexts:
+            contexts[fid] = Context(COLD, f"data pipeline (reached from {root})")
+            data_queue.append((fid, root))
+    while data_queue:
+        fid, root = data_queue.popleft()
+        for callee, _quiet in resolved.get(fid, ()):
+            if callee not in contexts and callee not in cold_own:
+                contexts[callee] = Context(COLD, f"data pipeline (reached from {root})")
+                data_queue.append((callee, root))
+
+    # Cold: construction, setup, export, tests, and what only they (or rare calls) reach.
+    cold_queue: deque[FunctionId] = deque()
+    for fid, why in sorted(cold_own.items()):
+        contexts[fid] = Context(COLD, why)
+        cold_queue.append(fid)
+    for fid, edges in sorted(resolved.items()):
+        for callee, quiet in edges:
+            if quiet is not None and callee not in contexts:
+                contexts[callee] = Context(COLD, f"called only where it runs rarely: {quiet}")
+                cold_queue.append(callee)
+    callers: dict[FunctionId, set[FunctionId]] = {}
+    for caller, edges in resolved.items():
+        for callee, _quiet in edges:
+            callers.setdefault(callee, set()).add(caller)
+    while cold_queue:
+        fid = cold_queue.popleft()
+        for callee, _quiet in resolved.get(fid, ()):
+            if callee not in contexts and all(
+                caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
+            ):
+                contexts[callee] = Context(COLD, f"called only from {contexts[fid].why.split(' (')[0]} code")
+                cold_queue.append(callee)
+    return contexts
+

@@ -1,0 +1,279 @@
+"""The project index: every file's summary, with its imports resolved across the project.
+
+Built from the project's files (see :mod:`synclint.project.layout`), not from
+the files named on the command line, so pre-commit (which names only the
+changed files) sees the same call graph as a full run. Summaries are cached by
+content hash (:mod:`synclint.project.store`); resolving and the hotness pass
+(:mod:`synclint.project.hotness`) are recomputed each run, which is cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from synclint.project.layout import is_package_init, module_names
+from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
+
+FunctionId = tuple[str, str]  # (file key, qualname)
+#: Method names too common across libraries to resolve by name alone.
+_COMMON_METHODS = frozenset(
+    {"forward", "step", "update", "reset", "apply", "append", "extend", "items", "values", "get", "pop",
+     "clear", "copy", "format", "split", "join", "close", "write", "read", "start", "stop", "state_dict",
+     "load_state_dict", "parameters", "named_parameters", "modules", "children", "train", "eval",
+     "backward", "zero_grad", "compute", "predict", "encode", "decode", "sample", "build", "setup",
+     "register", "add_module", "numpy", "tolist", "item", "cuda", "float", "half", "double", "detach",
+     "clone", "reshape", "view", "permute", "transpose", "flatten", "squeeze", "unsqueeze", "mean",
+     "count", "index", "remove", "insert", "sort", "keys", "update_state", "log", "info", "debug",
+     "warning", "error", "flush", "save", "load", "run", "call", "process", "transform", "fit", "score"}
+)
+ClassId = tuple[str, str]
+
+
+@dataclass
+class ModuleEntry:
+    key: str  # the file's resolved path: the same however it was named
+    name: str  # the dotted name relative imports are resolved against
+    package: str  # the package relative imports start from
+    summary: FileSummary
+
+
+class ProjectIndex:
+    def __init__(self, summaries: dict[str, FileSummary], root: Path) -> None:
+        self.root = root
+        self.entries: dict[str, ModuleEntry] = {}
+        self.modules: dict[str, str] = {}  # dotted name -> file key
+        self._method_owners: dict[str, list[FunctionId]] | None = None
+        self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+        self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
+        for key in sorted(summaries):
+            file = Path(key)
+            names = module_names(file, root)
+            name = names[0]
+            package = name if is_package_init(file) else name.rpartition(".")[0]
+            self.entries[key] = ModuleEntry(key, name, package, summaries[key])
+            for alias in names:
+                self.modules.setdefault(alias, key)
+
+    # -- lookups ---------------------------------------------------------------------
+    def relative_parts(self, key: str) -> tuple[str, ...]:
+        """The file's path inside the project root, as parts."""
+        try:
+            return Path(key).relative_to(self.root).parts
+        except ValueError:
+            return Path(key).parts[-1:]
+
+    def function(self, fid: FunctionId) -> FunctionSummary | None:
+        entry = self.entries.get(fid[0])
+        return entry.summary.functions.get(fid[1]) if entry is not None else None
+
+    def klass(self, cid: ClassId) -> ClassSummary | None:
+        entry = self.entries.get(cid[0])
+        return entry.summary.classes.get(cid[1]) if entry is not None else None
+
+    def label(self, fid: FunctionId) -> str:
+        entry = self.entries.get(fid[0])
+        module = entry.name if entry is not None else "?"
+        return f"{module}.{fid[1]}" if fid[1] != "<module>" else module
+
+    # -- resolution ----------------------------------------------------------------------
+    def resolve_import(self, key: str, local: str) -> tuple[str | None, str | None]:
+        """(file key of the module, name inside it or None) that ``local`` names in file ``key``."""
+        entry = self.entries[key]
+        imported = entry.summary.imports.get(local)
+        if imported is None:
+            return None, None
+        level, module, name = imported
+        if level:
+            base = entry.package.split(".") if entry.package else []
+            if level > 1:
+                base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+            module = ".".join([*base, module] if module else base)
+        if name is None:
+            return self.modules.get(module), None
+        submodule = self.modules.get(f"{module}.{name}" if module else name)
+        if submodule is not None:
+            return submodule, None  # ``from pkg import module``
+        return self.modules.get(module), name
+
+    def resolve_name(self, key: str, scope: str, name: str, depth: int = 0) -> tuple[str, str | None, str | None]:
+        """What ``name`` used in function ``scope`` of file ``key`` is.
+
+        Returns (kind, file key, qualname): kind is "function", "class", "module" or "none".
+        """
+        entry = self.entries.get(key)
+        if entry is None or depth > 8:
+            return "none", None, None
+        summary = entry.summary
+        # Nested functions first, then the module's own definitions, then imports.
+        parts = scope.split(".") if scope and scope != "<module>" else []
+        for cut in range(len(parts), -1, -1):
+            candidate = ".".join([*parts[:cut], name])
+            if candidate in summary.functions and candidate != scope:
+                return "function", key, candidate
+            if candidate in summary.classes:
+                return "class", key, candidate
+        target, inner = self.resolve_import(key, name)
+        if target is None:
+            return "none", None, None
+        if inner is None:
+            return "module", target, None
+        return self.resolve_name(target, "", inner, depth + 1)
+
+    def resolve_dotted(self, key: str, scope: str, text: str) -> tuple[str, str | None, str | None]:
+        """Resolve ``a.b.c`` from file ``key``: modules, then classes, then functions."""
+        if scope and scope != "<module>" and self._nested(key, scope, text.partition(".")[0]):
+            return self._resolve_dotted(key, scope, text)
+        cache_key = (key, text)
+        found = self._dotted_cache.get(cache_key)
+        if found is None:
+            found = self._dotted_cache[cache_key] = self._resolve_dotted(key, "", text)
+        return found
+
+    def _nested(self, key: str, scope: str, name: str) -> bool:
+        """``name`` is a function or class nested in ``scope`` (or an enclosing function)."""
+        summary = self.entries[key].summary
+        parts = scope.split(".")
+        for cut in range(len(parts), 0, -1):
+            candidate = ".".join([*parts[:cut], name])
+            if candidate in summary.functions or candidate in summary.classes:
+                return True
+        return False
+
+    def _resolve_dotted(self, key: str, scope: str, text: str) -> tuple[str, str | None, str | None]:
+        head, *rest = text.split(".")
+        kind, target, qualname = self.resolve_name(key, scope, head)
+        for part in rest:
+            if kind == "module" and target is not None:
+                summary = self.entries[target].summary
+                if part in summary.functions:
+                    kind, qualname = "function", part
+                elif part in summary.classes:
+                    kind, qualname = "class", part
+                else:
+                    name = self.entries[target].name
+                    submodule = self.modules.get(f"{name}.{part}")
+                    if submodule is not None:
+                        kind, target, qualname = "module", submodule, None
+                    else:
+                        inner_kind, inner_target, inner_name = self.resolve_name(target, "", part)
+                        if inner_kind == "none":
+                            return "none", None, None
+                        kind, target, qualname = inner_kind, inner_target, inner_name
+            elif kind == "class" and target is not None and qualname is not None:
+                method = self.method(target, qualname, part)
+                if method is None:
+                    return "none", None, None
+                kind, target, qualname = "function", method[0], method[1]
+            else:
+                return "none", None, None
+        return kind, target, qualname
+
+    def class_bases(self, cid: ClassId, depth: int = 0) -> list[ClassId]:
+        """``cid`` and its project base classes, nearest first."""
+        found = [cid]
+        klass = self.klass(cid)
+        if klass is None or depth > 10:
+            return found
+        for base in klass.bases:
+            if not base:
+                continue
+            kind, target, qualname = self.resolve_dotted(cid[0], "", base)
+            if kind == "class" and target is not None and qualname is not None and (target, qualname) != cid:
+                for ancestor in self.class_bases((target, qualname), depth + 1):
+                    if ancestor not in found:
+                        found.append(ancestor)
+        return found
+
+    def method(self, key: str, class_name: str, name: str, skip_own: bool = False) -> FunctionId | None:
+        """The method ``name`` of a class or its nearest project base defining it."""
+        chain = self.class_bases((key, class_name))
+        for cid in chain[1:] if skip_own else chain:
+            klass = self.klass(cid)
+            if klass is not None and name in klass.methods:
+                return cid[0], f"{cid[1]}.{name}"
+        return None
+
+    def module_attr_class(self, key: str, class_name: str, attr: str) -> ClassId | None:
+        """The class ``self.<attr>`` is built from, when it is a project class."""
+        for cid in self.class_bases((key, class_name)):
+            klass = self.klass(cid)
+            if klass is None or attr not in klass.module_attrs:
+                continue
+            kind, target, qualname = self.resolve_dotted(cid[0], "", klass.module_attrs[attr])
+            if kind == "class" and target is not None and qualname is not None:
+                return target, qualname
+            return None
+        return None
+
+    def resolve_call(self, key: str, function: FunctionSummary, target: str) -> FunctionId | None:
+        """The project function a call of ``target`` in ``function`` runs, when known."""
+        head, _, rest = target.partition(".")
+        cls = function.cls
+        if cls is not None and head in ("self", "cls") and rest:
+            name, _, more = rest.partition(".")
+            if not more:
+                method = self.method(key, cls, name)
+                if method is not None:
+                    return method
+                attr_class = self.module_attr_class(key, cls, name)
+                if attr_class is not None:
+                    return self._call_target_of_instance(attr_class)
+                return None
+            attr_class = self.module_attr_class(key, cls, name)
+            if attr_class is not None and "." not in more:
+                return self.method(attr_class[0], attr_class[1], more)
+            return None
+        if head == "super" and cls is not None and rest and "." not in rest:
+            return self.method(key, cls, rest, skip_own=True)
+        kind, found, qualname = self.resolve_dotted(key, function.qualname, target)
+        if kind == "function" and found is not None and qualname is not None:
+            return found, qualname
+        if kind == "none" and "." in target:
+            return self.unique_method(target.rsplit(".", 1)[1])
+        return None
+
+    def resolved_calls(self) -> dict[FunctionId, list[tuple[CallSite, FunctionId]]]:
+        """Every function's calls that resolve to a project function (computed once)."""
+        if self._calls is None:
+            calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] = {}
+            for key, entry in self.entries.items():
+                for qualname, function in entry.summary.functions.items():
+                    found = []
+                    for call in function.calls:
+                        callee = self.resolve_call(key, function, call.target)
+                        if callee is not None:
+                            found.append((call, callee))
+                    calls[(key, qualname)] = found
+            self._calls = calls
+        return self._calls
+
+    def unique_method(self, name: str) -> FunctionId | None:
+        """``obj.grid_anchors(...)`` on an object of unknown class: the one project
+        method of that name, when exactly one class defines it and the name is not
+        one every other library uses (``update``, ``step``, ``forward``)."""
+        if self._method_owners is None:
+            owners: dict[str, list[FunctionId]] = {}
+            for key, entry in self.entries.items():
+                for class_name, klass in entry.summary.classes.items():
+                    for method in klass.methods:
+                        owners.setdefault(method, []).append((key, f"{class_name}.{method}"))
+            self._method_owners = owners
+        if name.startswith("__") or name in _COMMON_METHODS or len(name) < 5:
+            return None
+        found = self._method_owners.get(name, ())
+        return found[0] if len(found) == 1 else None
+
+    def _call_target_of_instance(self, cid: ClassId) -> FunctionId | None:
+        """Calling an instance runs ``forward`` (nn.Module) or ``__call__``."""
+        return self.method(cid[0], cid[1], "forward") or self.method(cid[0], cid[1], "__call__")
+
+    def host_attributes(self, key: str, class_name: str) -> frozenset[str]:
+        """Attributes of a class (or its project bases) that hold host tensors."""
+        found: set[str] = set()
+        for cid in reversed(self.class_bases((key, class_name))):
+            klass = self.klass(cid)
+            if klass is not None:
+                found -= set(klass.module_attrs)
+                found |= klass.host_attrs
+        return frozenset(found)

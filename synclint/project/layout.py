@@ -1,0 +1,106 @@
+"""Where a project starts and what its modules are called.
+
+The project of a file is found from the file alone (never from the working
+directory or from which other files were named), so a file's findings do not
+depend on how synclint was invoked:
+
+* the nearest ancestor holding ``pyproject.toml``, ``setup.py``, ``setup.cfg``,
+  ``synclint.toml`` or ``.git``;
+* inside ``site-packages`` (an installed library), the top-level package;
+* otherwise the directory above the top-level package (the chain of
+  ``__init__.py`` directories), or the file's own directory.
+
+A module has every name an import could use: relative to the project root,
+relative to a ``src/`` directory, and relative to the parent of its top-level
+package.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "synclint.toml", ".git")
+_INSTALLED = ("site-packages", "dist-packages")
+#: Directories never part of a project's own code.
+_SKIPPED_DIRS = frozenset(
+    {"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist", ".tox", ".nox",
+     ".venv", "venv", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg"}
+)
+#: A bigger tree is not indexed as one project: the top-level package is used instead.
+MAX_PROJECT_FILES = 20000
+
+
+@lru_cache(maxsize=4096)
+def project_root(directory: Path) -> Path:
+    """The root of the project that files in ``directory`` (absolute, resolved) belong to."""
+    top = top_package(directory)
+    for ancestor in (directory, *directory.parents):
+        if ancestor.name in _INSTALLED:
+            return top if top is not None else directory
+        if any((ancestor / marker).exists() for marker in _MARKERS):
+            return ancestor
+    if top is not None:
+        return top.parent
+    return directory
+
+
+def top_package(directory: Path) -> Path | None:
+    """The outermost directory of the ``__init__.py`` chain holding ``directory``, or None."""
+    top = None
+    current = directory
+    while (current / "__init__.py").exists():
+        top = current
+        if current.parent == current:
+            break
+        current = current.parent
+    return top
+
+
+def module_names(file: Path, root: Path) -> list[str]:
+    """Every dotted name ``file`` can be imported as (first: the one relative imports use)."""
+    names: list[str] = []
+    top = top_package(file.parent)
+    bases = [top.parent] if top is not None else []
+    bases += [root, root / "src"]
+    for base in bases:
+        try:
+            parts = list(file.relative_to(base).with_suffix("").parts)
+        except ValueError:
+            continue
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(part.isidentifier() for part in parts):
+            name = ".".join(parts)
+            if name not in names:
+                names.append(name)
+    if not names:
+        names.append(file.stem)
+    return names
+
+
+def is_package_init(file: Path) -> bool:
+    return file.name == "__init__.py"
+
+
+def project_files(root: Path) -> list[Path]:
+    """The Python files of the project under ``root``, sorted (virtualenvs and builds left out)."""
+    found: list[Path] = []
+    for path in _walk(root):
+        found.append(path)
+        if len(found) > MAX_PROJECT_FILES:
+            break
+    return sorted(found)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [
+            d for d in dirnames
+            if d not in _SKIPPED_DIRS and not d.startswith(".") and not (Path(directory, d) / "pyvenv.cfg").exists()
+        ]
+        for name in filenames:
+            if name.endswith(".py"):
+                yield Path(directory, name)

@@ -1,0 +1,199 @@
+"""Build the index for the files being checked, reusing cached summaries.
+
+Per project root, the cache holds each file's size, mtime and content hash,
+the summaries by content hash, and the facts of the project's last state. A
+file whose size and mtime are unchanged is not read again; one whose content
+hash is unchanged is not summarised again; when no file changed, the facts
+are read back as they were. Entries are pickles written to a temporary name
+and renamed into place; an unreadable entry is treated as empty (the index is
+rebuilt, only slower).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from synclint.project.facts import FileFacts, facts_for_project
+from synclint.project.index import ProjectIndex
+from synclint.project.layout import project_files, project_root
+from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
+
+INDEX_ENTRIES = "index-v1"
+_EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
+
+
+
+def resolved_key(path: str | Path) -> str:
+    """The one spelling of a file's path the index uses."""
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return os.path.abspath(path)
+
+
+def facts_for_files(
+    files: Iterable[str | Path], cache_directory: Path | None = None, jobs: int = 1
+) -> dict[str, FileFacts]:
+    """Facts for each of ``files`` (keyed by :func:`resolved_key`), from their whole projects.
+
+    ``cache_directory``: where summaries and facts are cached (None: no cache);
+    ``jobs``: processes for summarising the files the cache does not know.
+    """
+    by_root: dict[Path, list[str]] = {}
+    for file in files:
+        key = resolved_key(file)
+        if not key.endswith(".py"):
+            continue
+        by_root.setdefault(project_root(Path(key).parent), []).append(key)
+    result: dict[str, FileFacts] = {}
+    for root, keys in sorted(by_root.items()):
+        project = {str(path) for path in project_files(root)}
+        wanted = sorted({key for key in keys if key in project})
+        if wanted:
+            result.update(_project_facts(root, sorted(project), wanted, cache_directory, jobs))
+        for key in keys:
+            if key not in project:  # outside the project's tree (a build dir): on its own
+                result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1))
+    return result
+
+
+def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFacts:
+    """Facts for one source text on its own (the API's ``check_source`` without a project)."""
+    summary = summarize(source, path, tree) or _EMPTY
+    key = "/<source>/" + (Path(path).name or "module.py")
+    index = ProjectIndex({key: summary}, Path("/<source>"))
+    return facts_for_project(index)[key]
+
+
+def _project_facts(
+    root: Path, keys: list[str], wanted: list[str], cache_directory: Path | None, jobs: int
+) -> dict[str, FileFacts]:
+    """Facts for ``wanted`` from the project of ``keys``.
+
+    Three cache files per project: the files' stat and content hashes (small,
+    read every run), the facts of the last state of the project (read when no
+    file changed: the common warm run), and the summaries by content hash (read
+    only when something changed).
+    """
+    base = _entry_base(root, cache_directory)
+    records = _load(base, "files")  # key -> (size, mtime_ns, content hash)
+    fresh: dict[str, tuple[int, int, str]] = {}
+    stale: list[str] = []
+    for key in keys:
+        try:
+            stat = os.stat(key)
+        except OSError:
+            continue
+        record = records.get(key)
+        if record is not None and record[0] == stat.st_size and record[1] == stat.st_mtime_ns:
+            fresh[key] = record
+        else:
+            stale.append(key)
+    data: dict[str, bytes] = {}
+    for key in stale:
+        try:
+            content = Path(key).read_bytes()
+            stat = os.stat(key)
+        except OSError:
+            continue
+        data[key] = content
+        fresh[key] = (stat.st_size, stat.st_mtime_ns, hashlib.blake2b(content, digest_size=20).hexdigest())
+    state = hashlib.blake2b(repr(sorted((k, v[2]) for k, v in fresh.items())).encode(), digest_size=16).hexdigest()
+    if stale or len(fresh) != len(records):
+        _save(base, "files", fresh)
+    cached = _load(base, "facts")
+    if cached.get("state") == state:
+        packed = cached.get("facts", {})
+        if all(key in packed for key in wanted):
+            return {key: pickle.loads(packed[key]) for key in wanted}
+    known: dict[str, FileSummary] = _load(base, "summaries")  # content hash -> summary
+    missing = [key for key in fresh if fresh[key][2] not in known]
+    for key, summary in zip(missing, _summarize_all(missing, data, jobs)):
+        known[fresh[key][2]] = summary
+    if missing:
+        _save(base, "summaries", {fresh[key][2]: known[fresh[key][2]] for key in fresh})
+    summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
+    for key in keys:
+        summaries.setdefault(key, _EMPTY)
+    facts = facts_for_project(ProjectIndex(summaries, root))
+    _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                                                      for key, value in facts.items()}})
+    return {key: facts[key] for key in wanted}
+
+
+def _summarize_all(keys: list[str], data: dict[str, bytes], jobs: int) -> list[FileSummary]:
+    """Summaries of ``keys``, in processes when there are many."""
+    if jobs > 1 and len(keys) > 64:
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                return list(pool.map(_summarize_path, keys, chunksize=16))
+        except Exception:  # a broken pool: summarise here instead
+            pass
+    return [_summarize_bytes(data[key], key) if key in data else _summarize_path(key) for key in keys]
+
+
+def _summarize_path(key: str) -> FileSummary:
+    try:
+        return _summarize_bytes(Path(key).read_bytes(), key)
+    except OSError:
+        return _EMPTY
+
+
+def _summarize_bytes(data: bytes, key: str) -> FileSummary:
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):  # the check reports it; the index skips it
+        return _EMPTY
+    return summarize(text, key) or _EMPTY
+
+
+def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:
+    if cache_directory is None:
+        return None
+    from synclint.cache import tool_fingerprint
+
+    name = hashlib.blake2b(f"{tool_fingerprint()}|{root}".encode(), digest_size=16).hexdigest()
+    return cache_directory / INDEX_ENTRIES / name
+
+
+def _load(base: Path | None, part: str) -> dict:
+    if base is None:
+        return {}
+    try:
+        with open(f"{base}.{part}.pickle", "rb") as handle:
+            data = pickle.load(handle)
+        return data if isinstance(data, dict) else {}
+    except Exception:  # missing, truncated or foreign: rebuild
+        return {}
+
+
+def _save(base: Path | None, part: str, records: dict) -> None:
+    if base is None:
+        return
+    entry = Path(f"{base}.{part}.pickle")
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump(records, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, entry)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass  # a read-only or full disk only costs speed

@@ -1,0 +1,524 @@
+"""What one file tells the project index: its functions, classes, calls and imports.
+
+A summary depends on the file's content only (never on where the file lives),
+so it is cached by content hash. It is built with CPython's ``ast`` (about ten
+times faster than libcst): the index needs names, line ranges and call targets,
+not exact positions of every token.
+
+Calls are recorded as the dotted text of what is called (``helper``,
+``self.head``, ``utils.nonzero_tuple``, ``super.forward``): resolving them
+needs the other files, which is the index's job.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+#: Bump when the summary format changes: cached summaries of another version are ignored.
+SUMMARY_VERSION = 3
+
+_LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
+_LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
+_STEP_NAMES = frozenset(
+    {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
+     "compute_loss", "run_step", "fit_one_batch", "training_step_end"}
+)
+_COLD_NAMES = frozenset(
+    {"__init__", "__post_init__", "__repr__", "__str__", "extra_repr", "setup", "reset_parameters",
+     "_reset_parameters", "init_weights", "_init_weights", "reset", "__setstate__", "__getstate__",
+     "__del__", "configure_optimizers", "prepare_data"}
+)
+_COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "init_", "_init_", "create_",
+                  "make_", "export", "_export", "symbolic", "_symbolic", "onnx", "_onnx", "plot", "_plot",
+                  "visuali", "log_", "_log_", "print_", "save_", "load_", "from_pretrained")
+_COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
+_DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
+_DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|FeatureExtractor|Processor|Tokenizer|Collator|Collate)$")
+_DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
+_OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
+#: ``if step % log_every == 0:``-style guards: their bodies run periodically.
+_PERIODIC_NAME = re.compile(
+    r"(^|_)(log|logging|print|display|plot|vis|visuali[sz]e|save|checkpoint|ckpt|interval|every|freq|"
+    r"frequency|verbose|debug|report|summary|tensorboard|wandb)(_|$)",
+    re.I,
+)
+_TEST_FILE = re.compile(r"(^test_.*|.*_test|conftest)\.py$")
+_FACTORIES = frozenset(
+    {"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+     "randperm", "arange", "linspace", "eye", "Tensor", "LongTensor", "FloatTensor", "BoolTensor",
+     "IntTensor", "ByteTensor", "frombuffer", "asarray"}
+)
+
+
+class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big project
+    target: str  # dotted text of the callee: ``helper``, ``self.head``, ``mod.f``, ``super.forward``
+    line: int
+    #: Why this call does not make its callee hot ("periodic", "error path", "after the loop"), or None.
+    quiet: str | None = None
+    #: The loop over batches this call sits in (``train_loader``), or None.
+    batch_loop: str | None = None
+
+
+class Region(NamedTuple):
+    """Lines of a function whose context differs from the function's own."""
+
+    start: int
+    end: int
+    kind: str  # "hot" (a loop over batches) | "cold"
+    why: str
+
+
+@dataclass
+class FunctionSummary:
+    qualname: str  # ``Cls.method``, ``func``, ``outer.inner``; ``<module>`` for top-level code
+    name: str
+    cls: str | None
+    line: int
+    end_line: int
+    params: tuple[str, ...] = ()
+    #: Why every call of this function is a step (forward, a loss, a training step), or None.
+    root: str | None = None
+    #: Why it runs once or never per step (construction, export, tests), or None.
+    cold: str | None = None
+    #: Why it runs in the data pipeline (``Dataset.__getitem__``, a collate function), or None.
+    data_root: str | None = None
+    calls: list[CallSite] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)
+    #: Every tensor it returns lives in host memory (``.cpu()``, a factory without a device).
+    returns_host: bool = False
+    #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
+    data_callbacks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ClassSummary:
+    name: str
+    line: int
+    end_line: int
+    bases: tuple[str, ...]
+    methods: tuple[str, ...]
+    #: ``self.head = Head(...)``: attribute -> dotted text of the class it is built from.
+    module_attrs: dict[str, str] = field(default_factory=dict)
+    #: Attributes every assignment of which is a host tensor (``device="cpu"``, ``.cpu()``).
+    host_attrs: frozenset[str] = frozenset()
+
+
+@dataclass
+class FileSummary:
+    version: int
+    #: local name -> (level, dotted module, imported name or None): ``from .a import b as c``
+    #: is ``c -> (1, "a", "b")``; ``import x.y as z`` is ``z -> (0, "x.y", None)``.
+    imports: dict[str, tuple[int, str, str | None]]
+    functions: dict[str, FunctionSummary]
+    classes: dict[str, ClassSummary]
+    is_test_file: bool = False
+
+
+def summarize(source: str, filename: str = "", tree: ast.Module | None = None) -> FileSummary | None:
+    """The summary of ``source`` (or of ``tree``, its CPython tree); None when it cannot be parsed."""
+    if tree is None:
+        try:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    builder = _Builder()
+    try:
+        builder.module(tree)
+    except RecursionError:
+        return None
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes,
+                       bool(_TEST_FILE.match(base)))
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        parts.append("super")
+    else:
+        return None
+    return ".".join(reversed(parts))
+
+
+def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
+    """The loader a ``for`` iterates over (``loader``, ``enumerate(tqdm(loader))``), or None."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in loaders or _LOADER_NAME.search(node.id) else None
+    if isinstance(node, ast.Attribute):
+        return dotted(node) if _LOADER_NAME.search(node.attr) else None
+    if isinstance(node, ast.Call):
+        for arg in node.args[:2]:
+            found = is_batch_iterable(arg, loaders)
+            if found:
+                return found
+        func = dotted(node.func) or ""
+        if func.rsplit(".", 1)[-1] in ("DataLoader",):
+            return func
+    return None
+
+
+def _is_periodic_guard(test: ast.AST) -> bool:
+    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return True
+        if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
+            return True
+        if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
+            return True
+    return False
+
+
+def _is_false_assert(node: ast.Call) -> bool:
+    """``torch._assert(False, msg)``: an error path written as a call."""
+    name = dotted(node.func) or ""
+    return (
+        name.rsplit(".", 1)[-1] in ("_assert", "_assert_async")
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value is False
+    )
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    names = []
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.append(dotted(target) or "")
+    return names
+
+
+def _host_expression(node: ast.AST | None, host_names: set[str]) -> bool:
+    """A tensor expression known to live in host memory."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Name):
+        return node.id in host_names
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = dotted(func) or ""
+        short = name.rsplit(".", 1)[-1]
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if isinstance(func, ast.Attribute):
+            if func.attr in ("cpu", "numpy"):
+                return True
+            if func.attr == "pin_memory":
+                return _host_expression(func.value, host_names) or True
+            if func.attr in ("to",):
+                first = node.args[0] if node.args else device
+                return _is_cpu(first)
+        if name.startswith("torch.") and short in _FACTORIES:
+            return device is None or _is_cpu(device)
+        return False
+    return False
+
+
+def _is_cpu(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == "cpu"
+    if isinstance(node, ast.Call) and node.args:
+        return (dotted(node.func) or "").endswith("device") and _is_cpu(node.args[0])
+    return False
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.imports: dict[str, tuple[int, str, str | None]] = {}
+        self.functions: dict[str, FunctionSummary] = {}
+        self.classes: dict[str, ClassSummary] = {}
+
+    # -- module ---------------------------------------------------------------------
+    def module(self, tree: ast.Module) -> None:
+        last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
+        top = FunctionSummary("<module>", "<module>", None, 1, last)
+        self.functions[top.qualname] = top
+        self._body(tree.body, top, prefix="", cls=None, loaders=set())
+
+    def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str]) -> None:
+        """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls."""
+        walker = _CallWalker(self, owner, prefix, loaders)
+        for statement in statements:
+            walker.statement(statement)
+
+    def import_from(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.imports[alias.asname or alias.name] = (node.level, node.module or "", alias.name)
+
+    def import_(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.imports[alias.asname] = (0, alias.name, None)
+            else:
+                top = alias.name.split(".", 1)[0]
+                self.imports[top] = (0, top, None)
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, cls: ClassSummary | None,
+                 class_node: ast.ClassDef | None) -> None:
+        qualname = f"{prefix}{node.name}"
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        args = node.args
+        params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+        summary = FunctionSummary(qualname, node.name, cls.name if cls else None, first, node.end_lineno or node.lineno,
+                                  params)
+        summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
+        self.functions[qualname] = summary
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
+        summary.returns_host = _returns_host(node)
+
+    def _roles(self, node, cls: ClassSummary | None, class_node) -> tuple[str | None, str | None, str | None]:
+        name = node.name
+        cls_name = cls.name if cls else ""
+        label = f"{cls_name}.{name}" if cls_name else name
+        decorators = _decorator_names(node)
+        cold = None
+        if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name):
+            cold = "construction or setup" if name not in ("__repr__", "__str__", "extra_repr") else "a repr"
+            if name.startswith(("test_",)):
+                cold = "test code"
+            elif _COLD_WORDS.search(name) or name.startswith(("export", "_export", "onnx", "_onnx", "symbolic", "_symbolic")):
+                cold = "export, plotting or benchmarking code"
+            elif name.startswith(("plot", "_plot", "visuali", "log_", "_log_", "print_", "save_", "load_")):
+                cold = "logging, plotting or checkpointing"
+        if cls is not None and (cls_name.startswith("Test") or any(b.endswith("TestCase") for b in cls.bases)):
+            cold = "test code"
+        if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
+            cold = "export code"
+        data = None
+        if cls is not None and name in _DATA_METHODS and (
+            _DATA_CLASS.search(cls_name) or any(_DATASET_BASE.search(b) for b in cls.bases)
+        ):
+            data = f"`{label}`"
+        if re.search(r"collate", name, re.I):
+            data = f"`{label}`"
+        root = None
+        if cold is None:
+            is_autograd_function = any(b.endswith("Function") for b in (cls.bases if cls else ()))
+            if name == "forward" and cls is not None:
+                root = f"`{label}`"
+            elif is_autograd_function and name == "backward":
+                root = f"`{label}`"
+            elif name in _STEP_NAMES:
+                root = f"`{label}`"
+            elif name == "step" and cls is not None and any(_OPTIMIZER_BASE.search(b) for b in cls.bases):
+                root = f"optimizer step `{label}`"
+            elif name == "__call__" and cls is not None and _LOSS_NAME.search(cls_name):
+                root = f"loss `{label}`"
+            elif _LOSS_NAME.search(name) and not name.startswith("_") or (
+                cls is not None and _LOSS_NAME.search(cls_name) and name in ("forward", "__call__")
+            ):
+                root = f"loss `{label}`"
+        return root, cold, data
+
+    def klass(self, node: ast.ClassDef, prefix: str) -> None:
+        name = f"{prefix}{node.name}"
+        bases = tuple(dotted(b) or "" for b in node.bases)
+        methods = tuple(
+            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+        summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods)
+        self.classes[name] = summary
+        summary.module_attrs, summary.host_attrs = _attributes(node)
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.function(statement, f"{name}.", summary, node)
+            elif isinstance(statement, ast.ClassDef):
+                self.klass(statement, f"{name}.")
+
+
+class _CallWalker:
+    """Records the calls and regions of one function body (not of nested defs)."""
+
+    def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str]) -> None:
+        self.builder = builder
+        self.owner = owner
+        self.prefix = prefix
+        self.loaders = set(loaders)
+        self.quiet: list[str] = []
+        self.batch_loops: list[str] = []
+        self.after_loop_from: int | None = None  # first line after a top-level loop over batches
+
+    def statement(self, node: ast.stmt, depth: int = 0) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.builder.function(node, self.prefix, None, None)
+            self._expressions(node.decorator_list)
+            return
+        if isinstance(node, ast.ClassDef):
+            self.builder.klass(node, "" if self.owner.qualname == "<module>" else self.prefix)
+            return
+        if isinstance(node, ast.Import):
+            self.builder.import_(node)
+            return
+        if isinstance(node, ast.ImportFrom):
+            self.builder.import_from(node)
+            return
+        if (
+            depth == 0
+            and self.after_loop_from is not None
+            and self.owner.qualname != "<module>"
+            and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
+        ):
+            why = "after the loop over batches (a summary that runs once)"
+            self._region_cold(node, why)
+            self.quiet.append(why)
+            try:
+                self._statement(node, depth)
+            finally:
+                self.quiet.pop()
+            return
+        self._statement(node, depth)
+
+    def _statement(self, node: ast.stmt, depth: int) -> None:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            loader = is_batch_iterable(node.iter, self.loaders)
+            self._expressions([node.iter])
+            if loader and not self.quiet:
+                self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
+                                                 f"the loop over `{loader}`"))
+                self.batch_loops.append(loader)
+                self._statements(node.body, depth + 1)
+                self.batch_loops.pop()
+                if depth == 0:
+                    self.after_loop_from = (node.end_lineno or node.lineno) + 1
+            else:
+                self._statements(node.body, depth + 1)
+            self._statements(node.orelse, depth + 1)
+            return
+        if isinstance(node, ast.If):
+            self._expressions([node.test])
+            if _is_periodic_guard(node.test):
+                self._quiet_block(node.body, "periodic (logging every N steps)", depth)
+                self._statements(node.orelse, depth + 1)
+            else:
+                self._statements(node.body, depth + 1)
+                self._statements(node.orelse, depth + 1)
+            return
+        if isinstance(node, ast.Raise):
+            self.quiet.append("error path")
+            self._expressions([node.exc, node.cause])
+            self.quiet.pop()
+            return
+        if isinstance(node, ast.Assert):
+            self._expressions([node.test])
+            self.quiet.append("error path")
+            self._expressions([node.msg])
+            self.quiet.pop()
+            return
+        if isinstance(node, ast.Assign):
+            value = node.value
+            if isinstance(value, ast.Call) and is_batch_iterable(value, self.loaders):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.loaders.add(target.id)
+        for field_name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    self._statements(value, depth + 1)
+                else:
+                    self._expressions([v for v in value if isinstance(v, ast.AST)])
+            elif isinstance(value, ast.AST):
+                if isinstance(value, ast.stmt):
+                    self.statement(value, depth + 1)
+                else:
+                    self._expressions([value])
+
+    def _quiet_block(self, body, why: str, depth: int) -> None:
+        if body:
+            self.owner.regions.append(Region(body[0].lineno, body[-1].end_lineno or body[-1].lineno, "cold", why))
+        self.quiet.append(why)
+        self._statements(body, depth + 1)
+        self.quiet.pop()
+
+    def _region_cold(self, node: ast.stmt, why: str) -> None:
+        self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", why))
+
+    def _statements(self, statements, depth: int) -> None:
+        for statement in statements:
+            self.statement(statement, depth)
+
+    def _expressions(self, nodes) -> None:
+        stack = [n for n in nodes if n is not None]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Lambda,)):
+                continue
+            if isinstance(node, ast.Call):
+                self._call(node)
+                if _is_false_assert(node):
+                    self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", "error path"))
+                    continue
+            stack.extend(ast.iter_child_nodes(node))
+
+    def _call(self, node: ast.Call) -> None:
+        target = dotted(node.func)
+        for keyword in node.keywords:
+            if keyword.arg in ("collate_fn", "worker_init_fn"):
+                name = dotted(keyword.value)
+                if name:
+                    self.owner.data_callbacks.append(name)
+        if target is None:
+            return
+        quiet = self.quiet[-1] if self.quiet else None
+        loop = self.batch_loops[-1] if self.batch_loops else None
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop))
+
+
+
+def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every ``return`` gives a host tensor (names count when every assignment to them does)."""
+    assigned: dict[str, bool] = {}
+    returns: list[ast.AST | None] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Return):
+            returns.append(current.value)
+        elif isinstance(current, ast.Assign):
+            for target in current.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = assigned.get(target.id, True) and _host_expression(current.value, set())
+        stack.extend(ast.iter_child_nodes(current))
+    if not returns:
+        return False
+    host_names = {name for name, host in assigned.items() if host}
+    return all(value is not None and _host_expression(value, host_names) for value in returns)
+
+
+def _attributes(node: ast.ClassDef) -> tuple[dict[str, str], frozenset[str]]:
+    """Module-valued attributes (``self.head = Head(...)``) and host-tensor attributes of a class."""
+    modules: dict[str, str] = {}
+    host: dict[str, bool] = {}
+    for current in ast.walk(node):
+        if not isinstance(current, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+        value = current.value
+        for target in targets:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                continue
+            attr = target.attr
+            if isinstance(value, ast.Call):
+                callee = dotted(value.func) or ""
+                short = callee.rsplit(".", 1)[-1]
+                if short[:1].isupper() and not callee.startswith(("torch.", "np.", "numpy.")) or callee.startswith(
+                    ("torch.nn.", "nn.")
+                ) and short[:1].isupper():
+                    modules.setdefault(attr, callee)
+            host[attr] = host.get(attr, True) and _host_expression(value, set())
+    return modules, frozenset(name for name, is_host in host.items() if is_host)

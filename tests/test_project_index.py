@@ -1,0 +1,375 @@
+"""The project index: hotness along calls, cold regions, residency, and independence
+from how synclint is invoked (which files, which working directory, which spelling)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.engine import check_source
+from synclint.project import facts_for_files, facts_for_source
+from synclint.runner import RunOptions, lint_files, lint_paths
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project"
+PACKAGE = Path("src") / "detkit"
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A copy of the cross-file fixture project (so caches and edits stay private)."""
+    root = tmp_path / "detkit-project"
+    shutil.copytree(FIXTURE, root)
+    return root
+
+
+def _lint(paths, include_cold=False, cache=None, jobs=1):
+    options = RunOptions(jobs=jobs, use_cache=cache is not None, cache_dir=cache, include_cold=include_cold)
+    return lint_paths(paths, Settings(root=FIXTURE), options)
+
+
+def _rows(findings, root: Path):
+    """(relative path, line, column, code, context, message) for comparisons across spellings."""
+    rows = []
+    for f in findings:
+        path = Path(f.path)
+        path = path if path.is_absolute() else Path.cwd() / path
+        rows.append((Path(os.path.realpath(path)).relative_to(root.resolve()).as_posix(), f.line, f.column, f.code,
+                     f.context, f.why, f.message))
+    return sorted(rows)
+
+
+# -- the cross-file package ------------------------------------------------------------
+
+def test_cross_file_findings_and_their_contexts(project: Path):
+    found = {(Path(f.path).name, f.line, f.code): f for f in _lint([project], include_cold=True)}
+    # Interprocedural: the sync inside a helper, hot through a call from another module.
+    nonzero = found[("ops.py", 5, "SL101")]
+    assert nonzero.context == "hot" and nonzero.why == "`Head.forward` -> `nonzero_tuple`"
+    assert nonzero.message.endswith("; runs every step: `Head.forward` -> `nonzero_tuple`")
+    # A per-step helper found by the call graph, not by its name (SL403 is gated by hotness).
+    ctor = found[("train.py", 7, "SL403")]
+    assert ctor.context == "hot" and ctor.why == "the loop over `loader` in `train` -> `grad_norm`"
+    # The body of a loop over batches is hot.
+    assert found[("train.py", 24, "SL202")].context == "hot"
+    # Nothing calls it: unknown.
+    assert found[("ops.py", 13, "SL101")].context == "unknown"
+    # Cold: construction, periodic logging, error paths, after the loop, data pipeline.
+    assert found[("model.py", 12, "SL201")].why == "construction or setup"
+    assert found[("train.py", 14, "SL201")].context == "cold"
+    assert found[("train.py", 25, "SL201")].why == "error path"
+    assert found[("train.py", 27, "SL201")].why.startswith("after the loop over batches")
+    assert found[("pipeline.py", 6, "SL103")].why == "data pipeline (reached from `Boxes.__getitem__`)"
+    cold = {key for key, f in found.items() if f.context == "cold"}
+    assert cold == {("model.py", 12, "SL201"), ("train.py", 14, "SL201"), ("train.py", 25, "SL201"),
+                    ("train.py", 27, "SL201"), ("pipeline.py", 6, "SL103")}
+
+
+def test_residency_across_the_project(project: Path):
+    lines = {(Path(f.path).name, f.line) for f in _lint([project], include_cold=True)}
+    assert ("model.py", 16) not in lines  # self.table: created with device="cpu" in __init__
+    assert ("model.py", 18) not in lines  # stats = to_host(x): a helper in another module returns host tensors
+    assert ("ops.py", 9) in lines  # ...the copy inside it is what syncs
+    assert ("model.py", 22) not in lines  # the CPU branch of `if x.is_cuda:`
+    assert ("model.py", 20) in lines  # the CUDA branch
+
+
+def test_cold_findings_are_hidden_by_default(project: Path):
+    shown = _lint([project])
+    assert shown and all(f.context != "cold" for f in shown)
+    everything = _lint([project], include_cold=True)
+    assert len(everything) == len(shown) + 5
+
+
+# -- independence from the invocation ------------------------------------------------------
+
+def test_a_file_named_alone_gets_the_findings_of_a_full_run(project: Path):
+    ops = project / PACKAGE / "ops.py"
+    alone = _rows(_lint([ops], include_cold=True), project)
+    full = [row for row in _rows(_lint([project], include_cold=True), project) if row[0].endswith("ops.py")]
+    assert alone == full and any(row[4] == "hot" for row in alone)
+
+
+def test_findings_do_not_depend_on_the_order_of_files(project: Path):
+    files = sorted(project.rglob("*.py"))
+    settings = Settings(root=project)
+    forward = lint_files(files, settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    backward = lint_files(list(reversed(files)), settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert forward == backward
+
+
+def test_findings_do_not_depend_on_the_working_directory_or_path_spelling(project: Path, monkeypatch):
+    expected = _rows(_lint([project / PACKAGE / "ops.py"], include_cold=True), project)
+    spellings = [
+        (project, "src/detkit/ops.py"),
+        (project, "./src/detkit/../detkit/ops.py"),
+        (project / PACKAGE, "ops.py"),
+        (project.parent, f"{project.name}/src/detkit/ops.py"),
+        (Path("/"), str(project / PACKAGE / "ops.py")),
+    ]
+    for cwd, spelled in spellings:
+        monkeypatch.chdir(cwd)
+        assert _rows(_lint([spelled], include_cold=True), project) == expected, (cwd, spelled)
+
+
+def test_a_symlinked_spelling_resolves_to_the_same_file(project: Path, tmp_path: Path):
+    link = tmp_path / "link"
+    link.symlink_to(project, target_is_directory=True)
+    facts = facts_for_files([link / PACKAGE / "ops.py", project / PACKAGE / "ops.py"])
+    assert len(facts) == 1
+
+
+def test_editing_a_caller_rechecks_the_callee_through_the_cache(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    ops = project / PACKAGE / "ops.py"
+    before = {f.line: f.context for f in _lint([ops], include_cold=True, cache=cache)}
+    assert before[13] == "unknown"
+    model = project / PACKAGE / "model.py"
+    text = model.read_text()
+    model.write_text(text.replace("from .ops import nonzero_tuple, to_host", "from .ops import nonzero_tuple, to_host, unused_helper")
+                     .replace("        first = self.table[0].item()", "        first = self.table[0].item()\n        unused_helper(x)"))
+    after = {f.line: f.context for f in _lint([ops], include_cold=True, cache=cache)}
+    assert after[13] == "hot"  # ops.py did not change; its facts did, so its cached findings did not stand
+
+
+def test_the_index_cache_gives_the_same_facts(project: Path, tmp_path: Path):
+    files = sorted(project.rglob("*.py"))
+    cold = facts_for_files(files, tmp_path / "c")
+    warm = facts_for_files(files, tmp_path / "c")
+    uncached = facts_for_files(files, None)
+    assert cold == warm == uncached
+
+
+# -- hot and cold forms, one file each -------------------------------------------------------
+
+def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
+    findings = check_source(textwrap.dedent(source), "example.py", include_cold=include_cold)
+    return {(f.line, f.code): f.context for f in findings}
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "expected"),
+    [
+        # nn.Module.forward and modules called as self.head(x)
+        ("""
+         import torch
+         class Head(torch.nn.Module):
+             def forward(self, x):
+                 return helper(x)
+         def helper(x):
+             return x.nonzero()
+         """, 7, "hot"),
+        ("""
+         import torch
+         class Inner(torch.nn.Module):
+             def predict(self, x):
+                 return x.nonzero()
+             def forward(self, x):
+                 return self.predict(x)
+         class Outer(torch.nn.Module):
+             def __init__(self):
+                 super().__init__()
+                 self.inner = Inner()
+             def forward(self, x):
+                 return self.inner(x)
+         """, 5, "hot"),
+        # losses (functions and classes)
+        ("""
+         import torch
+         def dice_loss(p, t):
+             return p.nonzero()
+         """, 4, "hot"),
+        # the body of a loop over a DataLoader
+        ("""
+         import torch
+         def fit(model, train_loader):
+             for batch in train_loader:
+                 print(model(batch).item())
+         """, 5, "hot"),
+        # Lightning / HF steps and optimizer step
+        ("""
+         import torch
+         class Lit:
+             def training_step(self, batch, i):
+                 return batch.nonzero()
+         """, 5, "hot"),
+        ("""
+         import torch
+         class MyOpt(torch.optim.Optimizer):
+             def step(self, closure=None):
+                 for p in self.params:
+                     if p.grad.abs().max() > 1:
+                         pass
+         """, 6, "hot"),
+        # cold: construction and setup
+        ("""
+         import torch
+         class Net(torch.nn.Module):
+             def build_anchors(self, x):
+                 return x.nonzero()
+             def forward(self, x):
+                 return x
+         """, 5, "cold"),
+        # cold: periodic guards and what they call
+        ("""
+         import torch
+         def fit(model, loader):
+             for step, batch in enumerate(loader):
+                 loss = model(batch)
+                 if step % 50 == 0:
+                     report(loss)
+         def report(loss):
+             print(loss.item())
+         """, 9, "cold"),
+        # cold: error paths written as torch._assert(False, ...)
+        ("""
+         import torch
+         def forward(self, x):
+             torch._assert(False, f"bad {x.sum().item()}")
+         """, 4, "cold"),
+        # cold: export / ONNX
+        ("""
+         import torch
+         def export_onnx(x):
+             return x.nonzero()
+         """, 4, "cold"),
+        # cold: test code
+        ("""
+         import torch
+         def test_forward(x):
+             return x.nonzero()
+         """, 4, "cold"),
+        # cold: data pipeline reached from Dataset.__getitem__, wherever the file lives
+        ("""
+         import torch
+         class Images(torch.utils.data.Dataset):
+             def __getitem__(self, i):
+                 return normalize(self.items[i])
+         def normalize(img):
+             return img.nonzero()
+         """, 7, "cold"),
+        ("""
+         import torch
+         def pad_batch(samples):
+             return torch.stack(samples).nonzero()
+         loader = torch.utils.data.DataLoader(ds, collate_fn=pad_batch)
+         """, 4, "cold"),
+        # unknown: nothing reaches it
+        ("""
+         import torch
+         def helper(x):
+             return x.nonzero()
+         """, 4, "unknown"),
+    ],
+)
+def test_hot_and_cold_forms(source, line, expected):
+    found = _contexts(source)
+    contexts = {context for (at, _code), context in found.items() if at == line}
+    assert contexts == {expected}, found
+
+
+def test_a_hot_call_under_a_periodic_guard_does_not_make_the_callee_hot():
+    source = """
+        import torch
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                if self.steps % 100 == 0:
+                    self.visualise(x)
+                return x
+            def visualise(self, x):
+                return x.nonzero()
+        """
+    assert _contexts(source) == {(9, "SL101"): "cold"}
+    assert _contexts(source, include_cold=False) == {}
+
+
+# -- residency forms -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # attributes created with device="cpu" in __init__, used in another method
+        """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.counts = torch.zeros(10, device="cpu")
+            def forward(self, x):
+                return self.counts.nonzero()
+        """,
+        # .numpy() on its own only runs on a host tensor
+        """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x.numpy()
+        """,
+        # a factory without a device (no default device set)
+        """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                r = torch.rand([])
+                if r < 0.5:
+                    return x
+                return x
+        """,
+        # the CPU branch of `if x.is_cuda:` and of a device.type guard
+        """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if x.is_cuda:
+                    return x
+                return x
+            def other(self, x):
+                if not x.is_cuda:
+                    return x.nonzero()
+                if x.device.type == "cpu":
+                    return x.nonzero()
+                return x
+        """,
+        # host returns of helpers, also in other modules
+        """
+        import torch
+        def stats(x):
+            return x.detach().cpu()
+        class M(torch.nn.Module):
+            def forward(self, x):
+                s = stats(x)
+                return s.nonzero()
+        """,
+    ],
+)
+def test_host_tensors_are_not_flagged(source):
+    found = {(line, code) for (line, code), _ in _contexts(source).items()}
+    # only the read-back that moves data to the host may be flagged, never the host-side ops
+    assert all(code == "SL201" for _, code in found), found
+
+
+def test_is_cuda_guard_keeps_the_device_branch_flagged():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if x.is_cuda:
+                    return x.nonzero()
+                return x.nonzero()
+            def unguarded(self, x):
+                if x.is_cuda:
+                    y = x.nonzero()
+                return x.nonzero()
+        """
+    # After the early return, x is on the host; without one, the code below runs for both.
+    assert _contexts(source) == {(6, "SL101"): "hot", (10, "SL101"): "unknown", (11, "SL101"): "unknown"}
+
+
+def test_facts_of_a_source_on_its_own():
+    facts = facts_for_source("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    assert facts.context_at(4).kind == "hot"
+    assert facts.context_at(1).kind == "unknown"
