@@ -158,6 +158,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         if where:
             message = message[: where.start()]
             raise ConfigError(message, path, int(where.group(1)), int(where.group(2))) from error
+        if message.endswith(" (at end of document)"):
+            lines = text.split("\n")
+            message = message[: -len(" (at end of document)")] + " at the end of the file"
+            raise ConfigError(message, path, len(lines), len(lines[-1]) + 1) from error
         raise ConfigError(message, path) from error
 
 
