@@ -162,3 +162,14 @@ def test_overrides_keep_per_config_roots(project):
     assert configuration.settings_for(project / "sub" / "h.py").root == project / "sub"
     assert configuration.settings_for(project / "src" / "a.py").root == project
     assert configuration.settings_for(project / "sub" / "h.py").select == ("SL2",)
+
+
+def test_excludes_never_match_directories_above_the_search(tmp_path):
+    """A project living under a directory named like a default exclude (``env``) is still searched."""
+    project = tmp_path / "env" / "build" / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "m.py").write_text(HAZARD)
+    (project / "pkg" / "build").mkdir()
+    (project / "pkg" / "build" / "generated.py").write_text(HAZARD)
+    found = lint(str(project), cwd=tmp_path)
+    assert {Path(f.path).relative_to(project).as_posix() for f in found} == {"pkg/m.py"}
