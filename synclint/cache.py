@@ -13,9 +13,9 @@ cannot be read, decodes to something else, was written for another key, or
 whose checksum does not match its findings (a truncated write, a flipped byte,
 a file replaced by hand) is treated as missing: recomputed and rewritten.
 
-Location: ``$SYNCLINT_CACHE_DIR``, else the platform cache directory
-(``$XDG_CACHE_HOME/synclint`` or ``~/.cache/synclint``, ``~/Library/Caches/synclint``,
-``%LOCALAPPDATA%\\synclint\\Cache``).
+Location: ``$SYNCLINT_CACHE_DIR``, else the platform's user cache directory as
+``platformdirs`` finds it (``$XDG_CACHE_HOME/synclint`` or ``~/.cache/synclint``,
+``~/Library/Caches/synclint``, ``%LOCALAPPDATA%\\synclint\\Cache``).
 """
 
 from __future__ import annotations
@@ -42,13 +42,9 @@ def cache_dir() -> Path:
     override = os.environ.get("SYNCLINT_CACHE_DIR")
     if override:
         return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "synclint" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "synclint"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "synclint"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("synclint", appauthor=False))
 
 
 @lru_cache(maxsize=1)

@@ -272,9 +272,13 @@ def _lint(paths, settings: Configuration) -> list[Finding]:
 
 
 def _write_baseline(path: Path, findings: list[Finding]) -> int:
-    from synclint.baseline import write_baseline
+    from synclint.baseline import BaselineError, write_baseline
 
-    count = write_baseline(path, findings)
+    try:
+        count = write_baseline(path, findings)
+    except BaselineError as error:
+        click.echo(f"error: {error}", err=True)
+        return EXIT_ERROR
     click.echo(f"Wrote {count} finding{'s' if count != 1 else ''} to the baseline {path}.", err=True)
     return EXIT_CLEAN
 

@@ -97,8 +97,17 @@ class Settings:
                     return False
         return True
 
-    def is_excluded(self, path: Path) -> bool:
-        return any(_path_matches(str(path), p, self.root) for p in self.exclude + self.extend_exclude)
+    def is_excluded(self, path: Path, *, ancestors: bool = True) -> bool:
+        """Whether ``path`` matches ``exclude`` / ``extend-exclude``.
+
+        A bare name (``build``) matches any directory between the root and the
+        path (``ancestors``), or only the path's own name: a directory search
+        tests each entry as it reaches it, and never the directories above
+        where it started.
+        """
+        return any(
+            _path_matches(str(path), p, self.root, ancestors) for p in self.exclude + self.extend_exclude
+        )
 
     def fingerprint(self) -> str:
         """A stable text identifying the settings that change results (for caches)."""
@@ -121,20 +130,23 @@ def _longest_match(code: str, selectors: tuple[str, ...]) -> str | None:
     return best
 
 
-def _path_matches(path: str, pattern: str, root: Path) -> bool:
+def _path_matches(path: str, pattern: str, root: Path, ancestors: bool = True) -> bool:
     # Relative paths are taken from the working directory, so that the result
     # does not depend on where synclint runs from.
     pure = PurePath(os.path.abspath(path))
     try:
         relative = pure.relative_to(root)
+        inside = True
     except ValueError:
-        relative = pure
+        relative, inside = pure, False
     text = relative.as_posix()
     if fnmatch.fnmatch(text, pattern) or fnmatch.fnmatch(pure.as_posix(), pattern):
         return True
-    # A bare name (``build``, ``*.egg-info``) matches any path component.
+    # A bare name (``build``, ``*.egg-info``) matches a path component below the
+    # root (never the directories above it, which the configuration does not own).
     if "/" not in pattern:
-        return any(fnmatch.fnmatch(part, pattern) for part in relative.parts)
+        parts = relative.parts if ancestors and inside else (pure.name,)
+        return any(fnmatch.fnmatch(part, pattern) for part in parts)
     return False
 
 
@@ -158,6 +170,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         if where:
             message = message[: where.start()]
             raise ConfigError(message, path, int(where.group(1)), int(where.group(2))) from error
+        if message.endswith(" (at end of document)"):
+            lines = text.split("\n")
+            message = message[: -len(" (at end of document)")] + " at the end of the file"
+            raise ConfigError(message, path, len(lines), len(lines[-1]) + 1) from error
         raise ConfigError(message, path) from error
 
 
@@ -294,8 +310,8 @@ class Configuration:
     def is_enabled(self, code: str, path: str | None = None) -> bool:
         return self.settings_for(path if path is not None else self.cwd).is_enabled(code, path)
 
-    def is_excluded(self, path: Path) -> bool:
-        return self.settings_for(Path(path).parent).is_excluded(path)
+    def is_excluded(self, path: Path, *, ancestors: bool = True) -> bool:
+        return self.settings_for(Path(path).parent).is_excluded(path, ancestors=ancestors)
 
 
 def settings_from_table(table: dict[str, Any], root: Path) -> Settings:

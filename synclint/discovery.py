@@ -63,7 +63,7 @@ def _walk(root: Path, settings, suffixes, ignores: _GitIgnores) -> Iterator[Path
         kept = []
         for name in sorted(dirnames):
             child = base / name
-            if own.is_excluded(child):
+            if own.is_excluded(child, ancestors=False):
                 continue
             if own.respect_gitignore and ignores.ignored(child, True):
                 continue
@@ -73,7 +73,7 @@ def _walk(root: Path, settings, suffixes, ignores: _GitIgnores) -> Iterator[Path
             if not name.endswith(suffixes):
                 continue
             file = base / name
-            if own.is_excluded(file) or (own.respect_gitignore and ignores.ignored(file, False)):
+            if own.is_excluded(file, ancestors=False) or (own.respect_gitignore and ignores.ignored(file, False)):
                 continue
             if _is_regular(file):
                 yield file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import re
 import stat
 import subprocess
@@ -65,3 +66,65 @@ def test_ci_runs_the_readme_test_command_with_cold_caches(tmp_path):
         assert value.startswith(str(tmp_path)) and empty == "yes", line
     # The temporary caches are removed afterwards.
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("synclint-ci")] == []
+
+
+# -- the docs say what the tool does ---------------------------------------------------
+
+DOCS = ROOT / "docs"
+PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *DOCS.rglob("*.md")])
+ANCHORED_LINK = re.compile(r"\]\(([^)#\s]*\.md)?#([^)\s]+)\)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", text, re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(slug)
+    return anchors
+
+
+def test_every_anchor_link_resolves():
+    broken = []
+    for page in PAGES:
+        if not page.exists():
+            continue
+        for target, anchor in ANCHORED_LINK.findall(page.read_text(encoding="utf-8")):
+            linked = (page.parent / target).resolve() if target else page
+            if linked.exists() and anchor not in _anchors(linked):
+                broken.append(f"{page.relative_to(ROOT)} -> {target}#{anchor}")
+    assert broken == []
+
+
+def test_install_instructions_name_only_what_exists():
+    """synclint is not on PyPI and has no release tags: the docs install from the git repository."""
+    offenders = []
+    for page in [*PAGES, ROOT / ".pre-commit-hooks.yaml"]:
+        if not page.exists():
+            continue
+        text = page.read_text(encoding="utf-8")
+        for wrong in ("pip install synclint", "pip install \"synclint[", "rev: v0.1.0", "pip install 'synclint"):
+            if wrong in text:
+                offenders.append(f"{page.relative_to(ROOT)}: {wrong}")
+    assert offenders == []
+
+
+def test_the_readme_example_output_is_what_the_tool_prints():
+    block = README.split("```text\n", 1)[1].split("```", 1)[0]
+    shown = [line for line in block.splitlines() if re.match(r"^\S+\.py:\d+:\d+: SL\d{3} ", line)]
+    assert shown
+    result = subprocess.run(
+        [sys.executable, "-m", "synclint", "check", "--no-cache", "examples/seed_segmentation.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    printed = result.stdout.splitlines()
+    for line in shown:
+        prefix = line.removesuffix("...").rstrip()
+        assert any(p.startswith(prefix) for p in printed), (line, [p for p in printed if ": SL" in p])
+
+
+def test_the_faq_does_not_claim_ruff_deletes_unknown_noqa_codes_with_ruf100():
+    faq = (DOCS / "faq.md").read_text(encoding="utf-8")
+    assert "RUF102" in faq
+    assert not re.search(r"RUF100[^.]*(deletes|removes)", faq)

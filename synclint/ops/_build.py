@@ -98,8 +98,9 @@ def cache_dir() -> Path:
     """Root of the build cache (created on demand)."""
     if os.environ.get(ENV_CACHE_DIR):
         return Path(os.environ[ENV_CACHE_DIR]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(xdg) / "synclint" / "ops"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("synclint", appauthor=False)) / "ops"
 
 
 @functools.cache
@@ -171,18 +172,11 @@ def _build_key(device_type: str, src: Path) -> str:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """Exclusive inter-process lock, released by the OS if the holder dies."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: cpp_extension's own lock file still guards the build
+    """Exclusive inter-process lock (``filelock``: every platform), released by the OS if the holder dies."""
+    from filelock import FileLock
+
+    with FileLock(str(path)):
         yield
-        return
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _build_and_load(device_type: str) -> None:

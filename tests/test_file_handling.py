@@ -1,0 +1,291 @@
+"""Which files are read, and how `fix --apply` writes them back (links, owner, endings, errors)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from synclint.cli import cli
+from synclint.config import Settings
+from synclint.runner import RunOptions, lint_paths
+
+HAZARD = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
+LOADER_FIXED = "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"
+
+
+def run(*args: str, cwd: Path | None = None):
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, list(args))
+    finally:
+        os.chdir(old)
+
+
+def synclint(*args: str, cwd: Path, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "synclint", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs
+    )
+
+
+# -- .gitignore and --force-exclude ----------------------------------------------------
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("local_only.py\n")
+    (tmp_path / ".gitignore").write_text("generated/\n*_gen.py\n!keep_gen.py\n")
+    for name in ("a.py", "b_gen.py", "keep_gen.py", "local_only.py", "generated/c.py", "pkg/d.py", "pkg/e.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(HAZARD)
+    (tmp_path / "pkg" / ".gitignore").write_text("e.py\n")
+    return tmp_path
+
+
+def _files(result) -> set[str]:
+    assert result.exit_code in (0, 1), result.output
+    return {line.split(":", 1)[0] for line in result.output.splitlines() if ": SL" in line}
+
+
+def test_gitignore_is_respected_when_searching(repository):
+    assert _files(run("check", "--no-cache", ".", cwd=repository)) == {"a.py", "keep_gen.py", "pkg/d.py"}
+
+
+def test_no_respect_gitignore_searches_everything(repository):
+    found = _files(run("check", "--no-cache", "--no-respect-gitignore", ".", cwd=repository))
+    assert found == {"a.py", "b_gen.py", "keep_gen.py", "local_only.py", "generated/c.py", "pkg/d.py", "pkg/e.py"}
+
+
+def test_respect_gitignore_can_be_turned_off_in_the_config(repository):
+    (repository / "pyproject.toml").write_text("[tool.synclint]\nrespect-gitignore = false\n")
+    assert "b_gen.py" in _files(run("check", "--no-cache", ".", cwd=repository))
+
+
+def test_explicit_files_are_checked_unless_force_exclude(repository):
+    named = ("b_gen.py", "generated/c.py", "pkg/e.py", "a.py")
+    assert _files(run("check", "--no-cache", *named, cwd=repository)) == set(named)
+    assert _files(run("check", "--no-cache", "--force-exclude", *named, cwd=repository)) == {"a.py"}
+    (repository / "pyproject.toml").write_text('[tool.synclint]\nforce-exclude = true\nextend-exclude = ["a.py"]\n')
+    assert _files(run("check", "--no-cache", *named, cwd=repository)) == set()
+
+
+def test_gitignore_outside_a_repository_does_not_apply(tmp_path):
+    (tmp_path / ".gitignore").write_text("*.py\n")
+    (tmp_path / "a.py").write_text(HAZARD)
+    assert _files(run("check", "--no-cache", ".", cwd=tmp_path)) == {"a.py"}
+
+
+# -- only regular files ------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["fix"], ["fix", "--apply"]])
+def test_a_fifo_named_like_python_does_not_hang_a_search(tmp_path, command):
+    (tmp_path / "a.py").write_text(LOADER)
+    os.mkfifo(tmp_path / "pipe.py")
+    result = synclint(*command, ".", cwd=tmp_path, timeout=60)  # hung forever before
+    assert result.returncode in (0, 1), result.stderr
+    assert "pipe.py" not in result.stdout + result.stderr
+    assert "a.py" in result.stdout + result.stderr or (tmp_path / "a.py").read_text() == LOADER_FIXED
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["fix", "--apply"]])
+def test_a_fifo_named_explicitly_is_reported(tmp_path, command):
+    os.mkfifo(tmp_path / "pipe.py")
+    result = synclint(*command, "pipe.py", cwd=tmp_path, timeout=60)
+    assert result.returncode in (1, 2)
+    assert "pipe.py" in result.stdout + result.stderr and "not a regular file" in result.stdout + result.stderr
+
+
+def test_check_dev_stdin_does_not_silently_check_nothing(tmp_path):
+    if not os.path.exists("/dev/stdin"):
+        pytest.skip("no /dev/stdin")
+    result = synclint("check", "--no-cache", "/dev/stdin", cwd=tmp_path, input=HAZARD, timeout=60)
+    assert result.returncode != 0
+    assert "/dev/stdin" in result.stdout and "SL000" in result.stdout and "not a regular file" in result.stdout
+
+
+# -- the size limit ----------------------------------------------------------------------
+
+
+def test_a_file_over_the_size_limit_gets_exactly_one_sl000(tmp_path):
+    big = tmp_path / "big.py"
+    big.write_text(HAZARD + "x = 1\n" * 400)  # about 2.5 KB
+    findings = lint_paths([big], Settings(root=tmp_path, max_file_size=1000), RunOptions(jobs=1, use_cache=False))
+    assert [(f.code, f.line) for f in findings] == [("SL000", 1)]
+    assert "too large" in findings[0].message and "1,000" in findings[0].message
+    unlimited = lint_paths([big], Settings(root=tmp_path, max_file_size=0), RunOptions(jobs=1, use_cache=False))
+    assert [f.code for f in unlimited] == ["SL101"]
+
+
+def test_the_size_limit_is_set_in_config_or_on_the_command_line(tmp_path):
+    (tmp_path / "big.py").write_text(HAZARD + "x = 1\n" * 400)
+    (tmp_path / "pyproject.toml").write_text('[tool.synclint]\nmax-file-size = "1KB"\n')
+    result = run("check", "--no-cache", "big.py", cwd=tmp_path)
+    assert result.exit_code == 1 and result.output.count(": SL000 ") == 1 and "SL101" not in result.output
+    result = run("check", "--no-cache", "--max-file-size", "1MB", "big.py", cwd=tmp_path)
+    assert "SL101" in result.output and "SL000" not in result.output
+    result = run("fix", "--apply", "--max-file-size", "100", "big.py", cwd=tmp_path)
+    assert result.exit_code == 2 and "too large" in result.output
+
+
+def test_the_default_size_limit_refuses_a_5_mb_file(tmp_path):
+    big = tmp_path / "generated.py"
+    with open(big, "w") as out:
+        out.write("import torch\n")
+        while out.tell() < 5_000_000:
+            out.write("def f(x: torch.Tensor):\n    return x.nonzero()\n")
+    findings = lint_paths([big], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [f.code for f in findings] == ["SL000"]
+
+
+# -- fix --apply writes ------------------------------------------------------------------
+
+
+def test_fix_writes_through_a_symlink_to_its_target(tmp_path):
+    target = tmp_path / "real.py"
+    target.write_text(LOADER)
+    (tmp_path / "link.py").symlink_to("real.py")
+    result = run("fix", "--apply", str(tmp_path / "link.py"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "link.py").is_symlink() and os.readlink(tmp_path / "link.py") == "real.py"
+    assert target.read_text() == LOADER_FIXED
+
+
+def test_fix_keeps_hard_links(tmp_path):
+    first = tmp_path / "a.py"
+    first.write_text(LOADER)
+    os.link(first, tmp_path / "b.py")
+    inode = first.stat().st_ino
+    assert run("fix", "--apply", str(first)).exit_code == 0
+    assert first.stat().st_ino == inode and first.stat().st_nlink == 2
+    assert (tmp_path / "b.py").read_text() == LOADER_FIXED
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="changing owners needs root")
+def test_fix_keeps_the_owner_and_mode(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(LOADER)
+    os.chown(path, 12345, 23456)
+    os.chmod(path, 0o640)
+    assert run("fix", "--apply", str(path)).exit_code == 0
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (12345, 23456, 0o640)
+    assert path.read_text() == LOADER_FIXED
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("final", [True, False], ids=["final-newline", "no-final-newline"])
+@pytest.mark.parametrize("bom", [False, True], ids=["plain", "bom"])
+def test_fix_keeps_every_line_ending_style_and_the_bom(tmp_path, ending, final, bom):
+    def encoded(text: str) -> bytes:
+        text = text if final else text.rstrip("\n")
+        return (codecs.BOM_UTF8 if bom else b"") + text.replace("\n", ending).encode()
+
+    path = tmp_path / "m.py"
+    path.write_bytes(encoded(LOADER))
+    assert run("fix", "--apply", str(path)).exit_code == 0
+    assert path.read_bytes() == encoded(LOADER_FIXED)
+
+
+def test_fix_diff_of_a_cr_only_file_keeps_its_last_line_ending(tmp_path):
+    from synclint.fixers.apply import fix_file
+
+    path = tmp_path / "m.py"
+    path.write_bytes(LOADER.replace("\n", "\r").encode())
+    assert fix_file(path).fixed == LOADER_FIXED.replace("\n", "\r")
+
+
+def test_fix_keeps_a_declared_single_byte_encoding(tmp_path):
+    source = "# -*- coding: cp1252 -*-\n# \u20ac\n" + LOADER
+    path = tmp_path / "m.py"
+    path.write_bytes(source.encode("cp1252"))
+    assert run("fix", "--apply", str(path)).exit_code == 0
+    assert path.read_bytes() == ("# -*- coding: cp1252 -*-\n# \u20ac\n" + LOADER_FIXED).encode("cp1252")
+
+
+def test_an_unwritable_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    import synclint.file_writing as writing
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(LOADER)
+    real = writing.write_bytes_keeping_metadata
+
+    def refuse_b(path, data):
+        if Path(path).name == "b.py":
+            raise PermissionError(13, "Permission denied")
+        real(path, data)
+
+    monkeypatch.setattr(writing, "write_bytes_keeping_metadata", refuse_b)
+    result = run("fix", "--apply", str(tmp_path))
+    assert result.exit_code == 2
+    assert "b.py: cannot write the fixes: Permission denied" in result.output
+    assert "Traceback" not in result.output
+    assert (tmp_path / "a.py").read_text() == LOADER_FIXED and (tmp_path / "c.py").read_text() == LOADER_FIXED
+    assert (tmp_path / "b.py").read_text() == LOADER
+
+
+@pytest.fixture
+def as_nobody():
+    """Run the body with the permissions of an unprivileged user (the test process is root)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        yield None
+        return
+    run("fix", "--apply", os.devnull)  # import what the command needs while still privileged
+    root = Path(tempfile.mkdtemp(prefix="synclint-perm-"))
+    os.chmod(root, 0o777)
+    yield root
+    os.seteuid(0)
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_real_permission_errors_are_reported_and_the_run_goes_on(as_nobody, tmp_path):
+    if as_nobody is None:  # not root: plain chmod makes the files unwritable for us
+        root = tmp_path
+    else:
+        root = as_nobody
+    locked = root / "locked"  # a directory we cannot write to, holding a file we cannot write
+    locked.mkdir()
+    (locked / "x.py").write_text(LOADER)
+    os.chmod(locked / "x.py", 0o444)
+    os.chmod(locked, 0o555)
+    in_place = root / "shared"  # a directory we cannot write to, holding a file we can write
+    in_place.mkdir()
+    (in_place / "y.py").write_text(LOADER)
+    os.chmod(in_place / "y.py", 0o666)
+    os.chmod(in_place, 0o555)
+    open_dir = root / "open"
+    open_dir.mkdir()
+    os.chmod(open_dir, 0o777)
+    (open_dir / "z.py").write_text(LOADER)
+    os.chmod(open_dir / "z.py", 0o666)
+    if as_nobody is not None:
+        os.seteuid(65534)
+    try:
+        result = run("fix", "--apply", str(root))
+    finally:
+        if as_nobody is not None:
+            os.seteuid(0)
+        os.chmod(locked, 0o755)
+        os.chmod(in_place, 0o755)
+    assert result.exit_code == 2, result.output
+    assert "x.py: cannot write the fixes" in result.output and "Traceback" not in result.output
+    assert (locked / "x.py").read_text() == LOADER
+    assert (in_place / "y.py").read_text() == LOADER_FIXED  # written in place
+    assert (open_dir / "z.py").read_text() == LOADER_FIXED
+    if as_nobody is not None:  # the file kept its owner (root), though nobody rewrote it
+        assert (open_dir / "z.py").stat().st_uid == 0
