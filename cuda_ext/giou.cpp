@@ -2,8 +2,9 @@
 //
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
-// Each kernel is one pass over the boxes: at::parallel_for (OpenMP, when the
-// build has it) over work items of whole images or image slices, each
+// Each kernel is one pass over the boxes: torch's intra-op threads (OpenMP,
+// when the build has it) self-schedule work items of whole images or image
+// slices, each
 // processed in tiles by loops the compiler vectorises. With `counts` or a
 // `valid` mask, absent slots are skipped without reading their boxes.
 #include <ATen/Dispatch.h>
@@ -13,6 +14,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -328,7 +330,7 @@ SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const s
   zero_boxes(grad_target, base + read_end, base + slot_end);
 }
 
-// One work item (the unit of at::parallel_for): its segments share one tile.
+// One work item (the unit of the thread split): its segments share one tile.
 template <typename scalar_t, typename Rule>
 SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
                                            const scalar_t* __restrict__ target,
@@ -366,6 +368,24 @@ SYNCLINT_MULTIVERSION void backward_item(const scalar_t* __restrict__ pred,
   }
 }
 
+// Runs fn(item) for every item in [0, num_items) on torch's intra-op threads,
+// self-scheduled: each thread takes the next unclaimed item until none is
+// left. Unlike a static split into equal ranges, a thread the OS deschedules
+// (a busy machine) or one that drew dense images (counts) does not hold the
+// others back. Which thread ran an item never matters: results are per item.
+template <typename Fn>
+void for_each_item(int64_t num_items, const Fn& fn) {
+  if (num_items <= 0) return;
+  const int64_t workers = std::min<int64_t>(at::get_num_threads(), num_items);
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
+    for (int64_t item = next.fetch_add(1, std::memory_order_relaxed); item < num_items;
+         item = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(item);
+    }
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
     const at::Tensor& pred_in, const at::Tensor& target_in,
     const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
@@ -390,10 +410,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
     const scalar_t* t = target.const_data_ptr<scalar_t>();
     scalar_t* out = per_box.defined() ? per_box.mutable_data_ptr<scalar_t>() : nullptr;
     with_rule(mode, valid, counts, slots, [&](auto rule) {
-      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
-        for (int64_t item = item_begin; item < item_end; ++item) {
-          partials[item] = forward_item<scalar_t>(p, t, out, grid, item, static_cast<T>(eps), rule);
-        }
+      for_each_item(grid.num_items, [&](int64_t item) {
+        partials[item] = forward_item<scalar_t>(p, t, out, grid, item, static_cast<T>(eps), rule);
       });
     });
   });
@@ -451,10 +469,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     if (gp == nullptr && gt == nullptr) return;
     with_rule(mode, valid, counts, slots, [&](auto rule) {
-      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
-        for (int64_t item = item_begin; item < item_end; ++item) {
-          backward_item<scalar_t>(p, t, g_box, g_scale, gp, gt, grid, item, static_cast<T>(eps), rule);
-        }
+      for_each_item(grid.num_items, [&](int64_t item) {
+        backward_item<scalar_t>(p, t, g_box, g_scale, gp, gt, grid, item, static_cast<T>(eps), rule);
       });
     });
   });
