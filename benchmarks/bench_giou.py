@@ -1,18 +1,33 @@
 """Benchmark the fused GIoU loss against the plain-PyTorch forms of the seed.
 
-Data as in the seed article: B images with N padded slots, |N(0, 3)| boxes per
-image, integer boxes in [0, 255]. Every form computes the same loss, the mean
-of ``1 - GIoU`` over present boxes (with the intersection clamped at 0), and is
-timed forward-only and forward+backward (w.r.t. the predictions); the table
-reports medians and each form's time relative to the fused op.
+Two data sets of B images with N padded slots each: the seed article's
+(|N(0, 3)| integer boxes per image in [0, 255], so ~99% of the slots are
+padding) and a dense one (every slot holds a box). Every form computes the
+same loss, the mean of ``1 - GIoU`` over present boxes (intersection clamped
+at 0), and is timed forward-only and forward+backward (w.r.t. the
+predictions), at every thread count asked for.
 
-The memory-traffic bound is the bytes the fused op must move (read both box
-tensors, write the gradient) divided by a copy bandwidth measured here: once
-with a large copy (DRAM) and once with a copy the size of the op's working
-set, which fits in cache on many CPUs as the benchmark's repeated inputs do.
+Machines are noisy (this one is shared), so all measurements of one data set
+are interleaved: each round times every form at every thread count once, and
+the tables report the median over rounds. Ratios are only ever taken between
+numbers from the same run.
 
-    python benchmarks/bench_giou.py                  # CPU, the seed's sizes
-    python benchmarks/bench_giou.py --device cuda
+The memory-traffic bound of a fused call is the bytes it must move divided by
+a copy bandwidth measured in the same rounds, at the same thread count:
+
+* padding rows (no ``counts``): the forward reads both box tensors (2S, with
+  S the bytes of one box tensor), the backward reads them again and writes
+  the prediction gradient (3S);
+* ``counts``: only the present boxes are read (twice) and the backward writes
+  the whole gradient (S, mostly zeros), plus the counts.
+
+Two bandwidths are printed: a copy of the call's working-set size (the boxes
+stay in cache between iterations, as in a training step's loss) and a large
+copy (DRAM). The first gives the stricter bound.
+
+    python benchmarks/bench_giou.py                      # CPU, seed sizes, 1 and 2 threads
+    python benchmarks/bench_giou.py --threads 1,2,4 --rounds 30
+    python benchmarks/bench_giou.py --device cuda --threads 0
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -68,7 +84,18 @@ def loss_padded(pred, target):
     return loss.sum() / mask.sum().clamp(min=1)
 
 
-def torchvision_concat():
+def fresh_copy(fn: Callable, suffix: str) -> Callable:
+    """``fn`` with its own code object, so ``torch.compile`` keeps a separate cache entry.
+
+    Inductor's CPU kernels are specialised on ``torch.get_num_threads()`` at
+    compile time and Dynamo does not guard on it, so each thread count gets
+    its own compiled copy of the padded form.
+    """
+    code = fn.__code__.replace(co_name=f"{fn.__name__}_{suffix}")
+    return types.FunctionType(code, fn.__globals__, code.co_name, fn.__defaults__, fn.__closure__)
+
+
+def torchvision_loss():
     try:  # a torchvision built for another torch raises more than ImportError
         from torchvision.ops import generalized_box_iou_loss
     except Exception:  # noqa: BLE001
@@ -82,50 +109,187 @@ def torchvision_concat():
     return loss
 
 
-# ------------------------------------------------------------------- harness
+# ---------------------------------------------------------------------- data
 
 
-def seed_data(batch, slots, device, dtype, seed=0):
+def make_data(kind: str, batch: int, slots: int, device, dtype, seed=0):
+    """(pred, targets_list, padded targets, counts) for the seed's or the dense data."""
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
     targets_list = []
     for _ in range(batch):
-        n = int(np.clip(np.floor(np.abs(rng.normal(0, 3))).astype(np.int32), 0, slots - 1))
+        if kind == "seed":
+            n = int(np.clip(np.floor(np.abs(rng.normal(0, 3))).astype(np.int32), 0, slots - 1))
+        else:
+            n = slots
         size = torch.randint(1, 256, (n, 2), generator=generator)
         top_left = torch.randint(0, 255, (n, 2), generator=generator)
         boxes = torch.cat((top_left, torch.clamp(top_left + size, 0, 255)), 1)
+        boxes[:, 2:] = torch.maximum(boxes[:, 2:], boxes[:, :2] + 1)  # never an all-zero (padding) row
         targets_list.append(boxes.to(device=device, dtype=dtype))
     padded = torch.zeros(batch, slots, 4, device=device, dtype=dtype)
     for i, boxes in enumerate(targets_list):
         padded[i, : boxes.shape[0]] = boxes
+    counts = torch.tensor([t.shape[0] for t in targets_list], device=device)
     top_left = torch.randint(0, 200, (batch, slots, 2), generator=generator)
     size = torch.randint(1, 56, (batch, slots, 2), generator=generator)
     pred = torch.cat((top_left, top_left + size), -1).to(device=device, dtype=dtype)
-    return pred, targets_list, padded
+    return pred, targets_list, padded, counts
 
 
-def median_seconds(fn: Callable[[], object], sync: Callable[[], None], budget_s: float, min_runs: int):
-    for _ in range(2):  # warm up (allocator, caches, compiled code)
-        fn()
-    sync()
-    times: list[float] = []
-    deadline = time.perf_counter() + budget_s
-    while len(times) < min_runs or time.perf_counter() < deadline:
+# ------------------------------------------------------------------- harness
+
+
+class Timer:
+    """Interleaved timing: every `sample` call adds one measurement to a key."""
+
+    def __init__(self, sync: Callable[[], None], min_sample_s: float = 2e-3):
+        self.sync = sync
+        self.min_sample_s = min_sample_s
+        self.reps: dict[object, int] = {}
+        self.samples: dict[object, list[float]] = {}
+
+    def sample(self, key, fn: Callable[[], object]) -> None:
+        if key not in self.reps:  # warm up, then pick repetitions for a measurable sample
+            for _ in range(2):
+                fn()
+            self.sync()
+            start = time.perf_counter()
+            fn()
+            self.sync()
+            once = time.perf_counter() - start
+            self.reps[key] = max(1, min(50, int(self.min_sample_s / max(once, 1e-7))))
+        reps = self.reps[key]
         start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-        if len(times) >= 200:
-            break
-    return statistics.median(times)
+        for _ in range(reps):
+            fn()
+        self.sync()
+        self.samples.setdefault(key, []).append((time.perf_counter() - start) / reps)
+
+    def median(self, key) -> float:
+        return statistics.median(self.samples[key])
 
 
-def copy_bandwidth(num_bytes: int, device, sync) -> float:
-    """Bytes read + written per second by a tensor copy of ``num_bytes``."""
-    src = torch.empty(num_bytes // 4, device=device)
+def copy_fn(num_bytes: int, device) -> Callable[[], object]:
+    src = torch.ones(max(num_bytes // 4, 1), device=device)
     dst = torch.empty_like(src)
-    seconds = median_seconds(lambda: dst.copy_(src), sync, budget_s=0.5, min_runs=20)
-    return 2 * num_bytes / seconds
+    return lambda: dst.copy_(src)
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f}"
+
+
+def run(kind: str, args, device, dtype, sync, thread_counts: list[int]) -> None:
+    pred, targets_list, padded, counts = make_data(kind, args.batch, args.slots, device, dtype)
+    present = int(counts.sum())
+    expected = ops.giou_loss_reference(pred, padded).float()
+
+    forms: dict[str, Callable] = {}
+    if args.loop:
+        forms["per-sample loop (seed)"] = lambda p: loss_loop(p, targets_list)
+    forms["concat (seed)"] = lambda p: loss_concat(p, targets_list)
+    forms["padded plain PyTorch (seed)"] = lambda p: loss_padded(p, padded)
+    tv = torchvision_loss()
+    if tv is not None:
+        forms["torchvision, concat"] = lambda p: tv(p, targets_list)
+    compiled = {}
+    if not args.no_compile:
+        for threads in thread_counts:
+            if threads:
+                torch.set_num_threads(threads)
+            compiled[threads] = torch.compile(fresh_copy(loss_padded, f"{threads}t"), fullgraph=True)
+            compiled[threads](pred, padded)  # compile at this thread count
+        forms["torch.compile(padded)"] = None  # per thread count, below
+    forms["synclint.ops reference (fallback)"] = lambda p: ops.giou_loss_reference(p, padded, counts=counts)
+    forms["fused, padding rows"] = lambda p: ops.giou_loss(p, padded)
+    forms["fused, counts"] = lambda p: ops.giou_loss(p, padded, counts=counts)
+
+    def form_at(name, threads):
+        return (lambda p: compiled[threads](p, padded)) if name == "torch.compile(padded)" else forms[name]
+
+    box_bytes = pred.numel() * pred.element_size()
+    present_bytes = present * 4 * pred.element_size()
+    bound_bytes = {  # (forward, forward+backward): what each fused call must move
+        "fused, padding rows": (2 * box_bytes, 2 * box_bytes + 3 * box_bytes),
+        "fused, counts": (2 * present_bytes + 8 * args.batch,
+                          2 * (2 * present_bytes + 8 * args.batch) + box_bytes),
+    }
+    copies = {}
+    for name, (_, fb_bytes) in bound_bytes.items():
+        copies[f"working-set copy, {name}"] = (fb_bytes, copy_fn(fb_bytes // 2, device))
+    copies["large copy (DRAM)"] = (256 << 20, copy_fn(128 << 20, device))
+
+    for threads in thread_counts:  # check every form once, at every thread count
+        if threads:
+            torch.set_num_threads(threads)
+        for name in forms:
+            value = form_at(name, threads)(pred).float()
+            torch.testing.assert_close(value, expected, rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=1e-3)
+
+    leaf = pred.detach().clone().requires_grad_()
+    timer = Timer(sync)
+    for _ in range(args.rounds):
+        for threads in thread_counts:
+            if threads:
+                torch.set_num_threads(threads)
+            for name in forms:
+                form = form_at(name, threads)
+
+                def forward_backward(form=form):
+                    leaf.grad = None
+                    form(leaf).backward()
+
+                timer.sample((threads, name, "fwd"), lambda form=form: form(pred))
+                timer.sample((threads, name, "fb"), forward_backward)
+            for name, (_, fn) in copies.items():
+                timer.sample((threads, name, "copy"), fn)
+
+    print(f"\n## {kind} data: device={device} dtype={args.dtype} B={args.batch} N={args.slots} "
+          f"present boxes={present} ({present / pred[..., 0].numel():.1%} of the slots), "
+          f"rounds={args.rounds}, medians\n")
+    header = "| form |" + "".join(f" fwd ms ({t}t) | fwd+bwd ms ({t}t) | fwd+bwd / fused counts ({t}t) |"
+                                  for t in thread_counts)
+    print(header)
+    print("|---|" + "---:|---:|---:|" * len(thread_counts))
+    for name in forms:
+        row = f"| {name} |"
+        for threads in thread_counts:
+            fb = timer.median((threads, name, "fb"))
+            fused = timer.median((threads, "fused, counts", "fb"))
+            row += f" {fmt_ms(timer.median((threads, name, 'fwd')))} | {fmt_ms(fb)} | {fb / fused:.1f}x |"
+        print(row)
+
+    print()
+    plain = [name for name in forms if "synclint" not in name and "fused" not in name]
+    for threads in thread_counts:
+        best = min(plain, key=lambda name: timer.median((threads, name, "fb")))
+        best_fb = timer.median((threads, best, "fb"))
+        for fused in bound_bytes:
+            print(f"{threads} thread(s): {fused} fwd+bwd is {best_fb / timer.median((threads, fused, 'fb')):.1f}x "
+                  f"faster than the best plain form ({best}, {fmt_ms(best_fb)} ms)")
+    for fused, (fwd_bytes, fb_bytes) in bound_bytes.items():
+        for threads in thread_counts:
+            fwd_t = timer.median((threads, fused, "fwd"))
+            fb_t = timer.median((threads, fused, "fb"))
+            for copy_name in (f"working-set copy, {fused}", "large copy (DRAM)"):
+                copied, _ = copies[copy_name]
+                bandwidth = copied / timer.median((threads, copy_name, "copy"))
+                print(f"{threads} thread(s): {fused}: moves {fb_bytes / 2**20:.2f} MiB fwd+bwd; "
+                      f"{copy_name} bandwidth {bandwidth / 1e9:.1f} GB/s -> bound fwd "
+                      f"{fmt_ms(fwd_bytes / bandwidth)} ms, fwd+bwd {fmt_ms(fb_bytes / bandwidth)} ms; "
+                      f"measured fwd {fwd_t / (fwd_bytes / bandwidth):.2f}x, "
+                      f"fwd+bwd {fb_t / (fb_bytes / bandwidth):.2f}x of the bound "
+                      f"({fb_bytes / fb_t / 1e9:.1f} GB/s)")
+    if len(thread_counts) > 1 and thread_counts[0]:
+        first = thread_counts[0]
+        speedups = {name: (name, "fb") for name in bound_bytes}
+        speedups["working-set copy"] = ("working-set copy, fused, padding rows", "copy")
+        for threads in thread_counts[1:]:
+            for label, (name, kind_) in speedups.items():
+                ratio = timer.median((first, name, kind_)) / timer.median((threads, name, kind_))
+                print(f"{label}{' fwd+bwd' if kind_ == 'fb' else ''}: {threads} threads are "
+                      f"{ratio:.2f}x faster than {first}")
 
 
 def main() -> None:
@@ -134,72 +298,23 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=256)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
-    parser.add_argument("--budget", type=float, default=1.0, help="seconds of timing per row")
-    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile row")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--data", default="seed,dense", help="comma-separated: seed, dense")
+    parser.add_argument("--threads", default="1,2", help="comma-separated CPU thread counts (0: leave torch's)")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (the median is reported)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
+    parser.add_argument("--loop", action="store_true", help="also time the seed's per-sample loop (slow)")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
 
     device, dtype = torch.device(args.device), getattr(torch, args.dtype)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    pred, targets_list, padded = seed_data(args.batch, args.slots, device, dtype)
+    thread_counts = [int(t) for t in args.threads.split(",")]
     if not ops.kernel_available(device):
-        print("WARNING: no compiled kernel; the fused row times the PyTorch reference")
+        print("WARNING: no compiled kernel; the fused rows time the PyTorch reference")
+    from synclint.ops import _build
 
-    forms: dict[str, Callable] = {
-        "per-sample loop (seed)": lambda p: loss_loop(p, targets_list),
-        "concat (seed)": lambda p: loss_concat(p, targets_list),
-        "padded plain PyTorch (seed)": lambda p: loss_padded(p, padded),
-    }
-    tv = torchvision_concat()
-    if tv is not None:
-        forms["torchvision, concat"] = lambda p: tv(p, targets_list)
-    if not args.no_compile:
-        compiled = torch.compile(loss_padded, fullgraph=True)
-        forms["torch.compile(padded)"] = lambda p: compiled(p, padded)
-    forms["synclint.ops reference (fallback)"] = lambda p: ops.giou_loss_reference(p, padded)
-    forms["synclint.ops.giou_loss (fused)"] = lambda p: ops.giou_loss(p, padded)
-
-    expected = ops.giou_loss_reference(pred, padded).float()
-    results = {}
-    for name, form in forms.items():
-        value = form(pred).float()
-        torch.testing.assert_close(value, expected, rtol=1e-2 if dtype != torch.float32 else 1e-5, atol=1e-3)
-        leaf = pred.detach().clone().requires_grad_()
-
-        def forward_backward(form=form, leaf=leaf):
-            leaf.grad = None
-            form(leaf).backward()
-
-        budget = args.budget if "loop" not in name else max(args.budget, 2.0)
-        results[name] = (
-            median_seconds(lambda form=form: form(pred), sync, budget, min_runs=5),
-            median_seconds(forward_backward, sync, budget, min_runs=5),
-        )
-
-    fused_fwd, fused_fb = results["synclint.ops.giou_loss (fused)"]
-    print(f"device={device} dtype={args.dtype} B={args.batch} N={args.slots} "
-          f"present boxes={sum(t.shape[0] for t in targets_list)} threads={torch.get_num_threads()}")
-    print()
-    print("| form | fwd (ms) | fwd+bwd (ms) | fwd / fused | fwd+bwd / fused |")
-    print("|---|---:|---:|---:|---:|")
-    for name, (fwd, fb) in results.items():
-        print(f"| {name} | {fwd * 1e3:.3f} | {fb * 1e3:.3f} | {fwd / fused_fwd:.1f}x | {fb / fused_fb:.1f}x |")
-
-    plain = {k: v for k, v in results.items() if "synclint" not in k}
-    best_name, (_, best_fb) = min(plain.items(), key=lambda item: item[1][1])
-    print(f"\nfused fwd+bwd is {best_fb / fused_fb:.1f}x faster than the fastest plain form ({best_name})")
-
-    box_bytes = pred.numel() * pred.element_size()
-    fwd_bytes = 2 * box_bytes  # read pred and target
-    fb_bytes = 2 * fwd_bytes + box_bytes  # forward, then re-read both and write grad_pred
-    for label, num_bytes in (("large copy (256 MiB)", 256 << 20), ("working-set-size copy", fb_bytes)):
-        bandwidth = copy_bandwidth(num_bytes, device, sync)
-        fwd_bound, fb_bound = fwd_bytes / bandwidth, fb_bytes / bandwidth
-        print(f"bound at {label} bandwidth {bandwidth / 1e9:.1f} GB/s: fwd {fwd_bound * 1e3:.3f} ms "
-              f"({fused_fwd / fwd_bound:.1f}x of it), fwd+bwd {fb_bound * 1e3:.3f} ms "
-              f"({fused_fb / fb_bound:.1f}x of it)")
+    print(f"torch {torch.__version__}, kernel OpenMP flags: {_build.openmp_flags() or 'none (serial)'}")
+    for kind in args.data.split(","):
+        run(kind, args, device, dtype, sync, thread_counts)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 //
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
-// Each kernel is one pass over the boxes: at::parallel_for (OpenMP, when the
-// build has it) over work items of whole images or image slices, each
+// Each kernel is one pass over the boxes: torch's intra-op threads (OpenMP,
+// when the build has it) self-schedule work items of whole images or image
+// slices, each
 // processed in tiles by loops the compiler vectorises. With `counts` or a
 // `valid` mask, absent slots are skipped without reading their boxes.
 #include <ATen/Dispatch.h>
@@ -13,6 +14,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -31,8 +33,19 @@ namespace {
 // tile, and the write-back.
 constexpr int64_t kTile = 64;
 
+// Everything a kernel loop calls is forced inline into the multiversioned
+// item functions (below): compiled on its own, it would get the baseline
+// target only (SSE2 on x86-64), not the AVX2 clone's.
+#if defined(_MSC_VER)
+#define SYNCLINT_INLINE __forceinline
+#else
+#define SYNCLINT_INLINE inline __attribute__((always_inline))
+#endif
+
 template <typename T>
 struct Tile {
+  T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
+  T raw_t[4][kTile] = {};
   T p[4][kTile] = {};  // what the math sees: a unit box in absent slots
   T t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
@@ -64,17 +77,16 @@ struct Grid {
     }
   }
 
-  // Calls fn(row, slot_begin, slot_end) for each image segment of item `i`.
-  template <typename Fn>
-  void for_each_segment(int64_t i, Fn&& fn) const {
+  // Item i covers slots [slot_begin, slot_end) of images [row_begin, row_end).
+  struct Span {
+    int64_t row_begin, row_end, slot_begin, slot_end;
+  };
+  Span span(int64_t i) const {
     if (items_per_row > 1) {
-      const int64_t row = i / items_per_row;
       const int64_t begin = (i % items_per_row) * kBoxesPerChunk;
-      fn(row, begin, std::min(slots, begin + kBoxesPerChunk));
-      return;
+      return {i / items_per_row, i / items_per_row + 1, begin, std::min(slots, begin + kBoxesPerChunk)};
     }
-    const int64_t row_end = std::min(rows, (i + 1) * rows_per_item);
-    for (int64_t row = i * rows_per_item; row < row_end; ++row) fn(row, int64_t{0}, slots);
+    return {i * rows_per_item, std::min(rows, (i + 1) * rows_per_item), 0, slots};
   }
 };
 
@@ -82,32 +94,42 @@ struct Grid {
 //
 // A rule says which slots hold a box. `end(row, begin, end)` trims a segment
 // to the part that may hold boxes (the slots after it are absent and never
-// read); `fill(flat_begin, n, target, present)` sets present[0, n) for the
+// read); `fill(flat_begin, n, target, tile)` sets tile.present[0, n) for the
 // boxes [flat_begin, flat_begin + n). The rule is a template parameter of the
 // loops: no per-box branch on the mode.
 
-// The default: a target row of four zeros is padding. Targets must be read.
+// Deinterleaves (and widens) boxes [lo, hi) of a tile: a loop GCC vectorises.
+template <typename scalar_t, typename T>
+SYNCLINT_INLINE void deinterleave(const scalar_t* __restrict__ boxes, int64_t lo, int64_t hi,
+                         T (&out)[4][kTile]) {
+  for (int64_t j = lo; j < hi; ++j) {
+    for (int k = 0; k < 4; ++k) out[k][j] = static_cast<T>(boxes[4 * j + k]);
+  }
+}
+
+// The default: a target row of four zeros is padding. The targets must be
+// read to know, so this rule loads them into the tile (kLoadsTargets).
 struct PaddingRule {
+  static constexpr bool kLoadsTargets = true;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
   template <typename scalar_t, typename T>
-  void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, T* present) const {
-    const scalar_t* __restrict__ t = target + 4 * begin;
+  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, Tile<T>& tile) const {
+    deinterleave(target + 4 * begin, 0, n, tile.raw_t);
     for (int64_t j = 0; j < n; ++j) {
-      present[j] = is_padding(static_cast<T>(t[4 * j]), static_cast<T>(t[4 * j + 1]),
-                              static_cast<T>(t[4 * j + 2]), static_cast<T>(t[4 * j + 3]))
-                       ? T(0)
-                       : T(1);
+      tile.present[j] =
+          is_padding(tile.raw_t[0][j], tile.raw_t[1][j], tile.raw_t[2][j], tile.raw_t[3][j]) ? T(0) : T(1);
     }
   }
 };
 
-// An explicit bool mask: boxes of absent slots are never read.
+// An explicit bool mask: only boxes in a tile's present range are read.
 struct MaskRule {
+  static constexpr bool kLoadsTargets = false;
   const bool* mask;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
   template <typename scalar_t, typename T>
-  void fill(int64_t begin, int64_t n, const scalar_t*, T* present) const {
-    for (int64_t j = 0; j < n; ++j) present[j] = mask[begin + j] ? T(1) : T(0);
+  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t*, Tile<T>& tile) const {
+    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j] ? T(1) : T(0);
   }
 };
 
@@ -115,6 +137,7 @@ struct MaskRule {
 // clamped before any arithmetic, so 2**63 - 1 means "all slots"). The slots
 // after the count are never read.
 struct CountsRule {
+  static constexpr bool kLoadsTargets = false;
   const int64_t* counts;
   int64_t slots;
   int64_t end(int64_t row, int64_t slot_begin, int64_t slot_end) const {
@@ -122,8 +145,8 @@ struct CountsRule {
     return std::max(slot_begin, std::min(slot_end, count));
   }
   template <typename scalar_t, typename T>
-  void fill(int64_t, int64_t n, const scalar_t*, T* present) const {
-    for (int64_t j = 0; j < n; ++j) present[j] = T(1);  // `end` already trimmed
+  SYNCLINT_INLINE void fill(int64_t, int64_t n, const scalar_t*, Tile<T>& tile) const {
+    for (int64_t j = 0; j < n; ++j) tile.present[j] = T(1);  // `end` already trimmed
   }
 };
 
@@ -147,9 +170,9 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
 // Fills the tile's presence for boxes [begin, begin + n) (slots n..kTile
 // absent) and returns the range [lo, hi) of present slots (lo == hi: none).
 template <typename scalar_t, typename T, typename Rule>
-inline std::pair<int64_t, int64_t> tile_presence(const scalar_t* __restrict__ target, int64_t begin,
+SYNCLINT_INLINE std::pair<int64_t, int64_t> tile_presence(const scalar_t* __restrict__ target, int64_t begin,
                                                  int64_t n, const Rule& rule, Tile<T>& tile) {
-  rule.fill(begin, n, target, tile.present);
+  rule.fill(begin, n, target, tile);
   for (int64_t j = n; j < kTile; ++j) tile.present[j] = T(0);
   int64_t lo = 0, hi = n;
   while (lo < hi && tile.present[lo] == T(0)) ++lo;
@@ -157,28 +180,32 @@ inline std::pair<int64_t, int64_t> tile_presence(const scalar_t* __restrict__ ta
   return {lo, hi};
 }
 
+// The math runs on slots [0, m): the present range rounded up to a whole
+// number of vectors (16 floats: an AVX-512 register, two AVX2 ones), so a
+// tile holding 3 boxes costs one vector, not four.
+SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
+  constexpr int64_t kVector = 16;
+  return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
+}
+
 // Loads boxes [begin + lo, begin + hi) into the tile; every other slot gets a
 // unit box. Absent slots compute on the unit box instead of their real (or
 // stale) coordinates: their discarded math stays finite, so a zero upstream
 // gradient gives exact zeros (no inf * 0 = NaN).
-template <typename scalar_t, typename T>
-inline void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t lo, int64_t hi, Tile<T>& tile) {
-  const scalar_t* __restrict__ p = pred + 4 * begin;
-  const scalar_t* __restrict__ t = target + 4 * begin;
+template <typename scalar_t, typename T, typename Rule>
+SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                      int64_t begin, int64_t lo, int64_t hi, int64_t m, const Rule&, Tile<T>& tile) {
+  deinterleave(pred + 4 * begin, lo, hi, tile.raw_p);
+  if (!Rule::kLoadsTargets) deinterleave(target + 4 * begin, lo, hi, tile.raw_t);
+  // A blend over [0, m): present[j] is 0 outside [lo, hi), so stale raw
+  // values there are never selected. Separate source and destination arrays
+  // keep this a blend (in place, GCC emits masked stores, which are slow on
+  // some CPUs).
   for (int k = 0; k < 4; ++k) {
     const T unit = k < 2 ? T(0) : T(1);
-    for (int64_t j = 0; j < lo; ++j) tile.p[k][j] = tile.t[k][j] = unit;
-    for (int64_t j = hi; j < kTile; ++j) tile.p[k][j] = tile.t[k][j] = unit;
-  }
-  for (int64_t j = lo; j < hi; ++j) {
-    const bool in = tile.present[j] != T(0);
-    for (int k = 0; k < 4; ++k) {
-      const T unit = k < 2 ? T(0) : T(1);
-      const T pv = static_cast<T>(p[4 * j + k]);
-      const T tv = static_cast<T>(t[4 * j + k]);
-      tile.p[k][j] = in ? pv : unit;
-      tile.t[k][j] = in ? tv : unit;
+    for (int64_t j = 0; j < m; ++j) {
+      tile.p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
+      tile.t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
     }
   }
 }
@@ -198,14 +225,11 @@ struct Partial {
 
 // Loss over slots [slot_begin, slot_end) of image `row`: their sum and count
 // and, when `per_box` is non-null (reduction="none"), each slot's loss.
-template <typename scalar_t, typename Rule>
-SYNCLINT_MULTIVERSION Partial forward_segment(const scalar_t* __restrict__ pred,
-                                              const scalar_t* __restrict__ target,
-                                              scalar_t* __restrict__ per_box, int64_t slots,
-                                              int64_t row, int64_t slot_begin, int64_t slot_end,
-                                              at::opmath_type<scalar_t> eps, Rule rule) {
-  using T = at::opmath_type<scalar_t>;
-  Tile<T> tile;
+template <typename scalar_t, typename T, typename Rule>
+SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                               scalar_t* __restrict__ per_box, int64_t slots, int64_t row,
+                               int64_t slot_begin, int64_t slot_end, T eps, const Rule& rule,
+                               Tile<T>& tile) {
   T loss[kTile];
   T sum = 0;
   T count = 0;  // exact: a segment is far below 2^24 boxes
@@ -218,9 +242,10 @@ SYNCLINT_MULTIVERSION Partial forward_segment(const scalar_t* __restrict__ pred,
       if (per_box != nullptr) std::fill_n(per_box + base + tile_begin, n, scalar_t(0));
       continue;
     }
-    load_tile(pred, target, base + tile_begin, lo, hi, tile);
+    const int64_t m = math_extent(hi);
+    load_tile(pred, target, base + tile_begin, lo, hi, m, rule, tile);
 #pragma omp simd reduction(+ : sum, count)
-    for (int64_t j = 0; j < kTile; ++j) {
+    for (int64_t j = 0; j < m; ++j) {
       const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
                              tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
       loss[j] = tile.present[j] != T(0) ? box : T(0);
@@ -228,7 +253,9 @@ SYNCLINT_MULTIVERSION Partial forward_segment(const scalar_t* __restrict__ pred,
       count += tile.present[j];
     }
     if (per_box != nullptr) {
-      for (int64_t j = 0; j < n; ++j) per_box[base + tile_begin + j] = static_cast<scalar_t>(loss[j]);
+      scalar_t* __restrict__ out = per_box + base + tile_begin;
+      for (int64_t j = 0; j < std::min(n, m); ++j) out[j] = static_cast<scalar_t>(loss[j]);
+      for (int64_t j = m; j < n; ++j) out[j] = scalar_t(0);
     }
   }
   if (per_box != nullptr) std::fill(per_box + base + read_end, per_box + base + slot_end, scalar_t(0));
@@ -236,21 +263,16 @@ SYNCLINT_MULTIVERSION Partial forward_segment(const scalar_t* __restrict__ pred,
 }
 
 template <typename scalar_t>
-inline void zero_boxes(scalar_t* out, int64_t begin, int64_t end) {
+SYNCLINT_INLINE void zero_boxes(scalar_t* out, int64_t begin, int64_t end) {
   if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, scalar_t(0));
 }
 
-template <typename scalar_t, typename Rule>
-SYNCLINT_MULTIVERSION void backward_segment(const scalar_t* __restrict__ pred,
-                                            const scalar_t* __restrict__ target,
-                                            const scalar_t* __restrict__ grad_per_box,
-                                            at::opmath_type<scalar_t> grad_scale,
-                                            scalar_t* __restrict__ grad_pred,
-                                            scalar_t* __restrict__ grad_target, int64_t slots,
-                                            int64_t row, int64_t slot_begin, int64_t slot_end,
-                                            at::opmath_type<scalar_t> eps, Rule rule) {
-  using T = at::opmath_type<scalar_t>;
-  Tile<T> tile;
+template <typename scalar_t, typename T, typename Rule>
+SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                             const scalar_t* __restrict__ grad_per_box, T grad_scale,
+                             scalar_t* __restrict__ grad_pred, scalar_t* __restrict__ grad_target,
+                             int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end, T eps,
+                             const Rule& rule, Tile<T>& tile) {
   T g[kTile];
   T d_pred[4][kTile];
   T d_target[4][kTile];
@@ -265,17 +287,18 @@ SYNCLINT_MULTIVERSION void backward_segment(const scalar_t* __restrict__ pred,
       zero_boxes(grad_target, first, first + n);
       continue;
     }
-    load_tile(pred, target, first, lo, hi, tile);
+    const int64_t m = math_extent(hi);
+    load_tile(pred, target, first, lo, hi, m, rule, tile);
     // Upstream gradient per box, 0 for absent slots.
     if (grad_per_box == nullptr) {
-      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
+      for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
     } else {
-      for (int64_t j = 0; j < kTile; ++j) g[j] = T(0);
+      for (int64_t j = 0; j < m; ++j) g[j] = T(0);
       for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
-      for (int64_t j = 0; j < kTile; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
+      for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
     }
 #pragma omp simd
-    for (int64_t j = 0; j < kTile; ++j) {
+    for (int64_t j = 0; j < m; ++j) {
       const BoxGrads<T> d =
           box_loss_backward(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
                             tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps, g[j]);
@@ -288,20 +311,79 @@ SYNCLINT_MULTIVERSION void backward_segment(const scalar_t* __restrict__ pred,
       d_target[2][j] = d.t[2];
       d_target[3][j] = d.t[3];
     }
+    const int64_t computed = std::min(n, m);  // slots [m, n) are absent: zeros
     if (grad_pred != nullptr) {
       scalar_t* __restrict__ out = grad_pred + 4 * first;
-      for (int64_t j = 0; j < n; ++j)
+      for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_pred[k][j]);
     }
     if (grad_target != nullptr) {
       scalar_t* __restrict__ out = grad_target + 4 * first;
-      for (int64_t j = 0; j < n; ++j)
+      for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_target[k][j]);
     }
+    zero_boxes(grad_pred, first + computed, first + n);
+    zero_boxes(grad_target, first + computed, first + n);
   }
   // Slots after the count: zero gradients, boxes never read.
   zero_boxes(grad_pred, base + read_end, base + slot_end);
   zero_boxes(grad_target, base + read_end, base + slot_end);
+}
+
+// One work item (the unit of the thread split): its segments share one tile.
+template <typename scalar_t, typename Rule>
+SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
+                                           const scalar_t* __restrict__ target,
+                                           scalar_t* __restrict__ per_box, const Grid& grid,
+                                           int64_t item, at::opmath_type<scalar_t> eps, Rule rule) {
+  using T = at::opmath_type<scalar_t>;
+  // A plain loop, no lambda: a lambda's body would be compiled for the
+  // baseline target, outside this function's AVX2 clone.
+  Tile<T> tile;
+  Partial part;
+  const Grid::Span span = grid.span(item);
+  for (int64_t row = span.row_begin; row < span.row_end; ++row) {
+    const Partial seg = forward_segment<scalar_t, T>(pred, target, per_box, grid.slots, row,
+                                                     span.slot_begin, span.slot_end, eps, rule, tile);
+    part.loss_sum += seg.loss_sum;
+    part.num_valid += seg.num_valid;
+  }
+  return part;
+}
+
+template <typename scalar_t, typename Rule>
+SYNCLINT_MULTIVERSION void backward_item(const scalar_t* __restrict__ pred,
+                                         const scalar_t* __restrict__ target,
+                                         const scalar_t* __restrict__ grad_per_box,
+                                         at::opmath_type<scalar_t> grad_scale,
+                                         scalar_t* __restrict__ grad_pred,
+                                         scalar_t* __restrict__ grad_target, const Grid& grid,
+                                         int64_t item, at::opmath_type<scalar_t> eps, Rule rule) {
+  using T = at::opmath_type<scalar_t>;
+  Tile<T> tile;
+  const Grid::Span span = grid.span(item);
+  for (int64_t row = span.row_begin; row < span.row_end; ++row) {
+    backward_segment<scalar_t, T>(pred, target, grad_per_box, grad_scale, grad_pred, grad_target,
+                                  grid.slots, row, span.slot_begin, span.slot_end, eps, rule, tile);
+  }
+}
+
+// Runs fn(item) for every item in [0, num_items) on torch's intra-op threads,
+// self-scheduled: each thread takes the next unclaimed item until none is
+// left. Unlike a static split into equal ranges, a thread the OS deschedules
+// (a busy machine) or one that drew dense images (counts) does not hold the
+// others back. Which thread ran an item never matters: results are per item.
+template <typename Fn>
+void for_each_item(int64_t num_items, const Fn& fn) {
+  if (num_items <= 0) return;
+  const int64_t workers = std::min<int64_t>(at::get_num_threads(), num_items);
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
+    for (int64_t item = next.fetch_add(1, std::memory_order_relaxed); item < num_items;
+         item = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(item);
+    }
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
@@ -328,17 +410,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
     const scalar_t* t = target.const_data_ptr<scalar_t>();
     scalar_t* out = per_box.defined() ? per_box.mutable_data_ptr<scalar_t>() : nullptr;
     with_rule(mode, valid, counts, slots, [&](auto rule) {
-      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
-        for (int64_t item = item_begin; item < item_end; ++item) {
-          Partial part;
-          grid.for_each_segment(item, [&](int64_t row, int64_t begin, int64_t end) {
-            const Partial seg = forward_segment<scalar_t>(p, t, out, slots, row, begin, end,
-                                                          static_cast<T>(eps), rule);
-            part.loss_sum += seg.loss_sum;
-            part.num_valid += seg.num_valid;
-          });
-          partials[item] = part;
-        }
+      for_each_item(grid.num_items, [&](int64_t item) {
+        partials[item] = forward_item<scalar_t>(p, t, out, grid, item, static_cast<T>(eps), rule);
       });
     });
   });
@@ -396,13 +469,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     if (gp == nullptr && gt == nullptr) return;
     with_rule(mode, valid, counts, slots, [&](auto rule) {
-      at::parallel_for(0, grid.num_items, 1, [&](int64_t item_begin, int64_t item_end) {
-        for (int64_t item = item_begin; item < item_end; ++item) {
-          grid.for_each_segment(item, [&](int64_t row, int64_t begin, int64_t end) {
-            backward_segment<scalar_t>(p, t, g_box, g_scale, gp, gt, slots, row, begin, end,
-                                       static_cast<T>(eps), rule);
-          });
-        }
+      for_each_item(grid.num_items, [&](int64_t item) {
+        backward_item<scalar_t>(p, t, g_box, g_scale, gp, gt, grid, item, static_cast<T>(eps), rule);
       });
     });
   });

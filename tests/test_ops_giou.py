@@ -309,6 +309,30 @@ def test_kernel_matches_reference(dtype, mode, reduction, cpu_kernel):
         torch.testing.assert_close(got[0].double(), exact[0], **TOLERANCES[dtype])
 
 
+@pytest.mark.parametrize("shape", [(4,), (1, 4), (5000, 4), (2, 3, 2100, 4), (3, 4500, 4), (7, 1, 4)])
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+def test_kernel_matches_reference_on_any_layout_of_work(shape, mode, cpu_kernel):
+    # Images longer than a work item are split across items; short ones are
+    # grouped; 1-D and 4-D boxes are one image / several image axes.
+    if mode == "counts" and len(shape) != 3:
+        pytest.skip("counts needs (B, N, 4) boxes")
+    generator = torch.Generator().manual_seed(len(shape))
+    pred, target = random_boxes(*shape[:-1], seed=1), random_boxes(*shape[:-1], seed=2)
+    present = torch.rand(shape[:-1], generator=generator) < 0.3
+    kwargs = {}
+    if mode == "valid":
+        kwargs["valid"] = present
+    elif mode == "counts":
+        kwargs["counts"] = torch.randint(-1, shape[1] + 2, (shape[0],), generator=generator)
+    else:
+        target = torch.where(present[..., None], target, 0.0)
+    for reduction in ("mean", "none"):
+        got = loss_and_grads(ops.giou_loss, pred, target, reduction=reduction, **kwargs)
+        want = loss_and_grads(ops.giou_loss_reference, pred, target, reduction=reduction, **kwargs)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, **TOLERANCES[torch.float32])
+
+
 def test_validity_modes_agree_and_ignore_absent_slots(cpu_kernel):
     pred, target, counts, present = padded_batch()
     results = [ops.giou_loss(pred, target, **validity_kwargs(m, counts, present)) for m in VALIDITY_MODES]
