@@ -93,3 +93,10 @@ def test_auto_sessions_inside_the_simulated_device_simulate() -> None:
                 pass
     assert [e.code for e in watched.events] == ["SL201"]
     assert not torch.cuda.is_available()
+
+
+def test_public_names_stay_callables_after_synclint_run_was_imported() -> None:
+    import synclint.runtime.runner  # noqa: F401 - imports every runtime submodule
+
+    assert callable(synclint.budget) and callable(synclint.allow) and callable(synclint.watch)
+    assert callable(synclint.simulate_cuda) and callable(synclint.no_sync)
