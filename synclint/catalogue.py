@@ -58,7 +58,8 @@ class SyncCondition(str, Enum):
     HAS_SORTER = "has_sorter"
     #: ``ctc_loss`` copies tensor lengths to the host.
     TENSOR_LENGTHS = "tensor_lengths"
-    #: ``torch.equal`` returns early (no read-back) for the very same tensor.
+    #: ``torch.equal`` returns early (no read-back) for different shapes, empty
+    #: tensors, and the same view of the same memory (``is_alias_of`` fast path).
     NOT_SAME_TENSOR = "not_same_tensor"
 
 
@@ -256,11 +257,21 @@ CATALOGUE: tuple[SyncOp, ...] = (
         name="comparison returning a Python bool",
         functions=("torch.equal", "torch.allclose"),
         methods=("equal", "allclose"),
-        aten=("equal", "allclose"),
-        condition=SyncCondition.NOT_SAME_TENSOR,
+        aten=("allclose",),
         why="the result is a Python bool, so the host waits for the device",
         use_instead="keep `torch.isclose(a, b).all()` as a tensor",
-        source="aten/src/ATen/native/cuda/Equal.cpp: cuda_equal (is_same early return)",
+        source="aten/src/ATen/native/TensorCompare.cpp: allclose (isclose().all().item())",
+    ),
+    SyncOp(
+        code="SL201",
+        name="equal of two different tensors",
+        aten=("equal",),
+        condition=SyncCondition.NOT_SAME_TENSOR,
+        why="`torch.equal` reads its answer back unless the shapes differ, a tensor is "
+        "empty, or both are the same view of the same memory",
+        use_instead="keep `(a == b).all()` as a tensor",
+        no_static="matched statically through the entry 'comparison returning a Python bool'",
+        source="aten/src/ATen/native/cuda/Equal.cpp: cuda_equal (is_alias_of fast path)",
     ),
     SyncOp(
         code="SL201",

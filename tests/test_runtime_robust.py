@@ -179,3 +179,24 @@ def test_table_ranks_by_count_and_gives_syncs_per_step(tmp_path) -> None:
     assert re.search(r"train\.py:8 .* SL101\s+6\s+3\.00$", lines[0])
     assert re.search(r"train\.py:6 .* SL201\s+2\s+1\.00$", lines[1])
     assert "2 optimizer steps" in output
+
+
+def test_a_sync_inside_a_compiled_function_is_flagged_as_a_graph_break(tmp_path) -> None:
+    script = tmp_path / "compiled.py"
+    script.write_text(
+        "import torch\n"
+        "@torch.compile(backend='eager')\n"
+        "def step(x):\n"
+        "    if x.sum().item() > 0:\n"
+        "        return x * 2\n"
+        "    return x\n"
+        "x = torch.randn(4, device='cuda')\n"
+        "step(x)\n"
+        "x.sum().item()\n"
+    )
+    report = tmp_path / "r.json"
+    code, output = run("--device", "cpu", "--no-static", "--report", str(report), str(script))
+    assert code == 0, output
+    flags = {e["line"]: e["graph_break"] for e in json.loads(report.read_text())["events"]}
+    assert flags == {4: True, 9: False}
+    assert "[graph break]" in output

@@ -80,3 +80,23 @@ def test_syncs_after_the_allow_block_still_count() -> None:
 def test_budget_rejects_a_negative_count() -> None:
     with pytest.raises(ValueError):
         synclint.budget(max_syncs=-1)
+
+
+def test_auto_sessions_inside_the_simulated_device_simulate() -> None:
+    with synclint.simulate_cuda():
+        assert torch.cuda.is_available()
+        with synclint.watch() as watched:  # device="auto": must not try the real debug mode
+            x = torch.ones(3, device="cuda")
+            x.sum().item()
+        with pytest.raises(RuntimeError, match="simulated CUDA device"):
+            with synclint.watch(device="cuda"):
+                pass
+    assert [e.code for e in watched.events] == ["SL201"]
+    assert not torch.cuda.is_available()
+
+
+def test_public_names_stay_callables_after_synclint_run_was_imported() -> None:
+    import synclint.runtime.runner  # noqa: F401 - imports every runtime submodule
+
+    assert callable(synclint.budget) and callable(synclint.allow) and callable(synclint.watch)
+    assert callable(synclint.simulate_cuda) and callable(synclint.no_sync)

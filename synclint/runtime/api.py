@@ -23,6 +23,12 @@ def resolve_device(device: str) -> str:
         raise ValueError(f"device must be 'auto', 'cuda' or 'cpu', not {device!r}")
     import torch
 
+    from synclint.runtime import simcuda
+
+    if simcuda.active():  # torch.cuda says yes, but the device is the simulated one
+        if device == "cuda":
+            raise RuntimeError("synclint: device='cuda' inside the simulated CUDA device; use 'auto' or 'cpu'")
+        return "cpu"
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():

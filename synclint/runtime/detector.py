@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from synclint.catalogue import SyncOp, by_aten
 from synclint.runtime.events import SyncError, SyncEvent
-from synclint.runtime.frames import in_data_loading, in_module_move, user_location
+from synclint.runtime.frames import in_compiled_region, in_data_loading, in_module_move, user_location
 from synclint.runtime.hooks import ObservingHooks, SimulatedHooks
 from synclint.runtime.residency import _MARK, DEVICE, Residency, mark
 from synclint.runtime.rules import Context, RuleTable
@@ -79,7 +79,11 @@ class Detector:
             return
         path, line, function = user_location(caller)
         code = entry.code if entry is not None else _FALLBACK_CODE
-        self.deliver(SyncEvent(path, line, function, op, code, blocked_ms, setup=in_module_move(caller)))
+        event = SyncEvent(
+            path, line, function, op, code, blocked_ms,
+            setup=in_module_move(caller), graph_break=in_compiled_region(caller),
+        )
+        self.deliver(event)
 
     def deliver(self, event: SyncEvent) -> None:
         """Every sink sees the event; a ``no_sync`` sink's error is raised last."""

@@ -24,6 +24,8 @@ class SyncEvent:
     """Inside ``synclint.allow()`` or at an ``--allow FILE:LINE`` site: accepted."""
     setup: bool = False
     """Moving a module (``model.to(device)``): once per run, not per step."""
+    graph_break: bool = False
+    """Inside a ``torch.compile``-d function: the sync also breaks the graph."""
 
     @property
     def location(self) -> str:
@@ -82,7 +84,7 @@ class SiteTable:
             if site is None:
                 site = self._sites[key] = SyncSite(
                     event.path, event.line, event.function, event.op, event.code,
-                    allowed=event.allowed, setup=event.setup,
+                    allowed=event.allowed, setup=event.setup, graph_break=event.graph_break,
                 )
             site.count += 1
             site.blocked_ms += event.blocked_ms

@@ -68,6 +68,24 @@ def in_module_move(start: FrameType | None) -> bool:
     return False
 
 
+_DYNAMO_ENTRY = os.path.join("torch", "_dynamo", "eval_frame.py")
+
+
+def in_compiled_region(start: FrameType | None) -> bool:
+    """True under a ``torch.compile``-d function: there a sync is also a graph break
+    (Dynamo's defaults: no ``capture_scalar_outputs``, no
+    ``capture_dynamic_output_shape_ops``). Under synclint's modes Dynamo runs the
+    function eagerly, so the compile wrapper frame is what tells."""
+    frame = start
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "compile_wrapper" and code.co_filename.endswith(_DYNAMO_ENTRY):
+            context = frame.f_locals.get("self")
+            return type(context).__name__ == "OptimizeContext"
+        frame = frame.f_back
+    return False
+
+
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     """The innermost frame outside torch and synclint, from ``start`` (default: caller) outwards."""
     frame = start if start is not None else sys._getframe(1)

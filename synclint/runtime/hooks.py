@@ -4,7 +4,8 @@
 CPU tensor, and ``F.one_hot`` runs CPU-only range checks (``.item()``) that its
 CUDA path skips. A ``TorchFunctionMode`` sees these calls with their Python
 arguments intact, so they are decided here, and the dispatch-level detector is
-muted while they run (one user action, one event).
+muted while they run (one user action, one event). With the simulated CUDA
+device the same mode plays the device (``device="cuda"``, uploads, ``x.device``).
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
 
 Handler = Callable[[Any, Sequence[Any], dict[str, Any]], Any]
 
-#: In a CPU-only run ``.to(device)`` with ``device == "cpu"`` is how portable
-#: scripts move data *to the accelerator*; only a literal ``"cpu"`` on the
-#: calling line says "read back to the host".
+#: Without the simulated CUDA device (every tensor counts as device-resident),
+#: ``.to(device)`` with ``device == "cpu"`` is how portable scripts move data
+#: *to the accelerator*; only a literal ``"cpu"`` on the calling line says "read
+#: back to the host". With the simulated device, residency decides instead.
 _LITERAL_CPU = re.compile(r"""["']cpu(:\d+)?["']""")
 
 

@@ -174,22 +174,16 @@ def add_sync_markers(trace_path: str, timed_events: Sequence[tuple[int, SyncEven
         json.dump(trace, handle)
 
 
-_GRAPH_BREAK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
-
 def mark_graph_breaks(sites: Sequence[SyncSite]) -> None:
-    """Where torch.compile ran, flag the sites whose line also broke a graph.
-
-    Dynamo keeps its graph-break reasons in ``torch._dynamo.utils.counters``; the
-    reasons name the user frame (``File "...", line N``).
-    """
+    """Where Dynamo itself compiled (not under synclint's modes), flag the sites its
+    graph-break reasons name by file and line (``File "...", line N``)."""
     dynamo_utils = sys.modules.get("torch._dynamo.utils")
     counters = getattr(dynamo_utils, "counters", None)
     if not counters or not counters.get("graph_break"):
         return
     breaks = set()
     for reason in counters["graph_break"]:
-        for path, line in _GRAPH_BREAK_FRAME.findall(str(reason)):
+        for path, line in re.findall(r'File "([^"]+)", line (\d+)', str(reason)):
             breaks.add((os.path.realpath(path), int(line)))
     for site in sites:
         if (os.path.realpath(site.path), site.line) in breaks:

@@ -21,7 +21,7 @@ from importlib.util import find_spec
 from types import TracebackType
 from typing import Any
 
-from synclint.runtime.budget import check_budget, render_budget_check, write_budget
+from synclint.runtime.ratchet import check_budget, render_budget_check, write_budget
 from synclint.runtime.events import SiteTable, SyncEvent, SyncSite
 from synclint.runtime.join import JoinRow, files_involved, join, static_findings
 from synclint.runtime.report import (

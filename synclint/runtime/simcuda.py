@@ -210,6 +210,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
             (accelerator, "is_available", _constant(True)),
             (accelerator, "device_count", _constant(1)),
             (accelerator, "current_device_index", _constant(0)),
+            (accelerator, "set_device_index", _constant(None)),
             (accelerator, "current_accelerator", lambda *a, **k: _cuda_device()),
             (accelerator, "synchronize", _accelerator_synchronize),
             (accelerator, "current_stream", _constant(_DEFAULT_STREAM)),
