@@ -267,9 +267,12 @@ def gen_padded_batch(rng: random.Random) -> Program:
         "torch.abs({s} - {t})", "F.l1_loss({s}, {t}, reduction='none')", "F.mse_loss({s}, {t})",
         "torch.cdist({s}, {t})", "box_iou({s}, {t})", "pair_iou({s}, {t})", "({s} - {t}).sqrt()", "{s} / {t}",
     ])
+    if rng.random() < 0.5:  # half the programs within the preconditions
+        loss = rng.choice(["torch.abs({s} - {t})", "F.l1_loss({s}, {t}, reduction='none')", "box_iou({s}, {t})",
+                           "F.smooth_l1_loss({s}, {t}, reduction='none')"])
     bound = rng.random() < 0.5
     s = "sample_preds" if bound else "pred[i, :n]"
-    tail = rng.choice(["    return acc / max(total, 1)\n", "    return acc, total\n", "    return acc / max(total, 1), {'n': total}\n"])
+    tail = rng.choice(["    return acc / max(total, 1)\n", "    return acc / max(total, 1)\n", "    return acc, total\n", "    return acc / max(total, 1), {'n': total}\n"])
     source = (
         H
         + "def box_iou(a, b):\n    lt = torch.max(a[..., :2], b[..., :2])\n    rb = torch.min(a[..., 2:], b[..., 2:])\n"
