@@ -267,8 +267,9 @@ def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) 
         copy = work / repo.name
         shutil.copytree(repo, copy, symlinks=True)
         command = [sys.executable, "-m", "synclint", "fix", "--apply", "--unsafe-fixes", str(copy)]
-        output = subprocess.run(command, capture_output=True, text=True).stdout.strip().splitlines()
-        summary = output[-1] if output else ""
+        done = subprocess.run(command, capture_output=True, text=True)
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("Applied")]
+        summary = lines[-1] if lines else "no fixes applied"
     report: dict = {"repo": str(repo), "fix_summary": summary, "files": 0, "functions": 0, "outcomes": Counter(), "reasons": Counter(), "different": [], "equal": []}
     sys.path.insert(0, str(repo))
     try:
