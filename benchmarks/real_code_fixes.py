@@ -270,7 +270,10 @@ def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) 
         done = subprocess.run(command, capture_output=True, text=True)
         lines = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("Applied")]
         summary = lines[-1] if lines else "no fixes applied"
-    report: dict = {"repo": str(repo), "fix_summary": summary, "files": 0, "functions": 0, "outcomes": Counter(), "reasons": Counter(), "different": [], "equal": []}
+    report: dict = {
+        "repo": repo.name, "fix_summary": summary, "files": 0, "functions": 0, "outcomes": Counter(),
+        "reasons": Counter(), "different": [], "equal": [], "records": [],
+    }
     sys.path.insert(0, str(repo))
     try:
         for fixed_path in sorted(copy.rglob("*.py")):
@@ -284,6 +287,7 @@ def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) 
                 outcome, detail = run_function(original_path, repo, original, fixed, qualified, tries, seed)
                 report["outcomes"][outcome] += 1
                 where = f"{original_path.relative_to(repo)}::{qualified}"
+                report["records"].append({"function": where, "outcome": outcome, "detail": detail.splitlines()[0][:120]})
                 if outcome == "not runnable":
                     report["reasons"][detail.split(":")[0]] += 1
                 elif outcome == "different":
