@@ -267,9 +267,12 @@ def gen_padded_batch(rng: random.Random) -> Program:
         "torch.abs({s} - {t})", "F.l1_loss({s}, {t}, reduction='none')", "F.mse_loss({s}, {t})",
         "torch.cdist({s}, {t})", "box_iou({s}, {t})", "pair_iou({s}, {t})", "({s} - {t}).sqrt()", "{s} / {t}",
     ])
+    if rng.random() < 0.5:  # half the programs within the preconditions
+        loss = rng.choice(["torch.abs({s} - {t})", "F.l1_loss({s}, {t}, reduction='none')", "box_iou({s}, {t})",
+                           "F.smooth_l1_loss({s}, {t}, reduction='none')"])
     bound = rng.random() < 0.5
     s = "sample_preds" if bound else "pred[i, :n]"
-    tail = rng.choice(["    return acc / max(total, 1)\n", "    return acc, total\n", "    return acc / max(total, 1), {'n': total}\n"])
+    tail = rng.choice(["    return acc / max(total, 1)\n", "    return acc / max(total, 1)\n", "    return acc, total\n", "    return acc / max(total, 1), {'n': total}\n"])
     source = (
         H
         + "def box_iou(a, b):\n    lt = torch.max(a[..., :2], b[..., :2])\n    rb = torch.min(a[..., 2:], b[..., 2:])\n"
@@ -381,6 +384,25 @@ def gen_scatter_count(rng: random.Random) -> Program:
     return Program(source, inputs)
 
 
+def gen_repeat_output_size(rng: random.Random) -> Program:
+    reps = rng.choice([
+        "torch.bincount(batch, minlength=k)", "batch.bincount(minlength=k)", "torch.bincount(batch)",
+        "torch.full((k,), 2, device=batch.device)", "torch.full((k,), 0, device=batch.device)",
+        "batch.new_full((k,), 3)", "torch.bincount(batch, weights=w, minlength=k).long()", "counts",
+    ])
+    mid = rng.choice(["", "    batch = batch[:1]\n", "    tmp = batch + 1\n"])
+    call = rng.choice(["torch.repeat_interleave(values, r)", "values.repeat_interleave(r, dim=0)", "torch.repeat_interleave(r)"])
+    source = H + f"def f(batch: torch.Tensor, counts: torch.Tensor, w: torch.Tensor, k: int):\n    values = torch.arange(k, device=batch.device) * 2\n    r = {reps}\n{mid}    return {call}\n"
+
+    def inputs(r):
+        k = r.choice([1, 3, 7])
+        generator = torch.Generator().manual_seed(r.randrange(2**31))
+        batch = torch.randint(0, k + r.choice([0, 0, 2]), (r.choice([0, 4, 30]),), generator=generator)
+        return batch, torch.randint(0, 3, (k,), generator=generator), torch.rand(batch.numel(), generator=generator), k
+
+    return Program(source, inputs)
+
+
 FORMS: dict[str, Callable[[random.Random], Program]] = {
     "masked_fill": gen_masked_fill,
     "where_copy": gen_where_copy,
@@ -397,6 +419,7 @@ FORMS: dict[str, Callable[[random.Random], Program]] = {
     "torch_reachable": gen_torch_reachable,
     "device_accumulation": gen_device_accumulation,
     "scatter_count": gen_scatter_count,
+    "repeat_output_size": gen_repeat_output_size,
 }
 
 

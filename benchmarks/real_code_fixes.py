@@ -31,7 +31,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -46,7 +45,35 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import torch  # noqa: E402
 
-from fuzz_fixes import _run, agree  # noqa: E402
+import fuzz_fixes  # noqa: E402
+from fuzz_fixes import _run  # noqa: E402
+
+_base_same = fuzz_fixes.same
+
+
+def deep_same(a, b) -> bool:
+    """``fuzz_fixes.same``, extended to the objects real code returns: the two module
+    copies define distinct classes, so objects of the same class name are compared by
+    their state (``state_dict`` for modules, else their attributes)."""
+    if type(a).__name__ == type(b).__name__ and type(a) is not type(b) and not isinstance(a, (torch.Tensor, list, tuple, dict)):
+        if isinstance(a, torch.nn.Module):
+            return deep_same(dict(a.state_dict()), dict(b.state_dict()))
+        if hasattr(a, "__dict__") and hasattr(b, "__dict__"):
+            return deep_same(vars(a), vars(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(deep_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a).__name__ == type(b).__name__ and len(a) == len(b) and all(deep_same(x, y) for x, y in zip(a, b))
+    return _base_same(a, b)
+
+
+def agree(expected, actual) -> bool:
+    saved = fuzz_fixes.same
+    fuzz_fixes.same = deep_same  # agree() compares results and gradients with `same`
+    try:
+        return fuzz_fixes.agree(expected, actual)
+    finally:
+        fuzz_fixes.same = saved
 
 
 def changed_functions(original: str, fixed: str) -> list[str]:
@@ -80,25 +107,50 @@ def _boxes(rng: torch.Generator, n: int) -> torch.Tensor:
     return torch.cat([xy, xy + wh], dim=1)
 
 
-def guess(name: str, attempt: int, rng: torch.Generator, pyrng: random.Random):
+SHAPES = ((8,), (2, 3, 8, 8), (4, 6), (2, 1, 8, 8), (3,), (2, 3), (2, 4), (2, 5, 4), (1, 3, 6, 6), (4, 4))
+INTS = ("n", "k", "num", "dim", "size", "length", "height", "width", "batch_size", "h", "w", "degree", "order", "steps")
+
+
+def guess(name: str, attempt: int, position: int, rng: torch.Generator):
+    """A value for parameter ``name``: by its name when it says what it is, else a float
+    tensor whose shape cycles with the attempt (and differs per position on odd rounds)."""
     lowered = name.lower()
-    shapes = [(8,), (4, 6), (2, 3, 8, 8), (2, 5, 4), (3, 4, 4), (6, 2)]
-    shape = shapes[attempt % len(shapes)]
+    shape = SHAPES[(attempt + position * (attempt // len(SHAPES))) % len(SHAPES)]
     if "box" in lowered:
         return _boxes(rng, 5 + attempt % 3)
     if "edge_index" in lowered:
         return torch.randint(0, 6, (2, 12), generator=rng)
+    if lowered in ("batch_shape", "shape"):
+        return torch.Size((2, 3, 8, 8)) if attempt % 2 == 0 else (2, 3, 8, 8)
+    if lowered.startswith("same_on") or lowered.startswith("is_") or lowered in ("training", "normalized", "keepdim"):
+        return False
     if lowered in ("batch", "index", "idx", "indices", "ptr", "labels", "label", "target", "targets", "cls", "classes", "y"):
         return torch.randint(0, 4, shape, generator=rng)
     if "mask" in lowered:
         return torch.rand(shape, generator=rng) > 0.5
-    if lowered in ("n", "k", "num", "num_nodes", "num_classes", "dim", "size", "length", "num_segments") or lowered.startswith("num_"):
+    if lowered in INTS or lowered.startswith("num_"):
         return 6
-    if lowered in ("device",):
+    if lowered == "device":
         return torch.device("cpu")
-    if lowered in ("dtype",):
+    if lowered == "dtype":
         return torch.float32
-    return torch.randn(shape, generator=rng).requires_grad_(attempt % 2 == 1)
+    return torch.randn(shape, generator=rng).requires_grad_(attempt % 3 == 1)
+
+
+def _panoptic_inputs(attempt: int, rng: torch.Generator) -> tuple:
+    shape = (1, 6 + attempt, 7)
+    return (
+        torch.randint(0, 5, shape, generator=rng),  # sem_seg: category per pixel
+        torch.randint(0, 4, shape, generator=rng),  # ins_seg: instance per pixel
+        torch.randint(0, 2, shape, generator=rng),  # semantic_thing_seg
+        1000, {1, 2}, 2, 0,  # label_divisor, thing_ids, stuff_area, void_label
+    )
+
+
+#: Inputs for changed functions whose parameters a name cannot tell (path::qualified name).
+DRIVERS = {
+    "projects/Panoptic-DeepLab/panoptic_deeplab/post_processing.py::merge_semantic_and_instance": _panoptic_inputs,
+}
 
 
 def _callable(module: types.ModuleType, qualified: str):
@@ -135,13 +187,30 @@ def _load(path: Path, root: Path, source: str, suffix: str) -> types.ModuleType:
     dotted = ".".join(relative.parts)
     package = ".".join(relative.parts[:-1]) if relative.name != "__init__" else ".".join(relative.parts[:-1])
     if package:
-        importlib.import_module(package)
+        try:
+            importlib.import_module(package)
+        except Exception:  # noqa: BLE001 - the package's own imports may need what is missing
+            package = ""
     name = f"{dotted}{suffix}"
     module = types.ModuleType(name)
     module.__file__ = str(path)
     module.__package__ = package
     sys.modules[name] = module
-    exec(compile(source, str(path), "exec"), module.__dict__)
+    try:
+        if not (path.parent / "__init__.py").exists():
+            raise ImportError("a script: its top-level code is not run")
+        exec(compile(source, str(path), "exec"), module.__dict__)
+    except Exception:  # noqa: BLE001 - a missing dependency, or a script
+        # Definitions only, statement by statement: imports that fail are skipped, and
+        # scripts' top-level code (training, downloads) never runs.
+        for statement in ast.parse(source).body:
+            if isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) or (
+                isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+            ):
+                try:
+                    exec(compile(ast.Module([statement], []), str(path), "exec"), module.__dict__)
+                except Exception:  # noqa: BLE001, S112
+                    continue
     return module
 
 
@@ -154,8 +223,11 @@ def run_function(path: Path, root: Path, original: str, fixed: str, qualified: s
             after = _load(path, root, fixed, "__synclint_fixed")
     except Exception as error:  # noqa: BLE001
         return "not runnable", f"import: {type(error).__name__}: {str(error)[:80]}"
-    f_before, why = _callable(before, qualified)
-    f_after, _ = _callable(after, qualified)
+    try:
+        f_before, why = _callable(before, qualified)
+        f_after, _ = _callable(after, qualified)
+    except Exception as error:  # noqa: BLE001 - abstract classes, odd metaclasses
+        return "not runnable", f"instance: {type(error).__name__}"
     if f_before is None or f_after is None:
         return "not runnable", why or "not found"
     try:
@@ -166,10 +238,13 @@ def run_function(path: Path, root: Path, original: str, fixed: str, qualified: s
     except (TypeError, ValueError):
         return "not runnable", "no signature"
     last_error = "no input"
+    driver = DRIVERS.get(f"{path.relative_to(root).as_posix()}::{qualified}")
     for attempt in range(tries):
         rng = torch.Generator().manual_seed(seed + attempt)
-        pyrng = random.Random(seed + attempt)
-        args = tuple(guess(p.name, attempt, rng, pyrng) for p in parameters)
+        if driver is not None:
+            args = driver(attempt, rng)
+        else:
+            args = tuple(guess(p.name, attempt, i, rng) for i, p in enumerate(parameters))
         torch.manual_seed(seed)
         expected = _run(f_before, args)
         if isinstance(expected, Exception):
@@ -183,14 +258,22 @@ def run_function(path: Path, root: Path, original: str, fixed: str, qualified: s
     return "not runnable", last_error
 
 
-def evaluate(repo: Path, tries: int, seed: int) -> dict:
+def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="synclint-real-"))
-    copy = work / repo.name
-    shutil.copytree(repo, copy, symlinks=True)
-    command = [sys.executable, "-m", "synclint", "fix", "--apply", "--unsafe-fixes", str(copy)]
-    output = subprocess.run(command, capture_output=True, text=True).stdout.strip().splitlines()
-    summary = output[-1] if output else ""
-    report: dict = {"repo": str(repo), "fix_summary": summary, "files": 0, "functions": 0, "outcomes": Counter(), "reasons": Counter(), "different": [], "equal": []}
+    if fixed_root is not None:  # a copy already fixed with the same command
+        copy = fixed_root / repo.name
+        summary = "(fixed copy reused)"
+    else:
+        copy = work / repo.name
+        shutil.copytree(repo, copy, symlinks=True)
+        command = [sys.executable, "-m", "synclint", "fix", "--apply", "--unsafe-fixes", str(copy)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("Applied")]
+        summary = lines[-1] if lines else "no fixes applied"
+    report: dict = {
+        "repo": repo.name, "fix_summary": summary, "files": 0, "functions": 0, "outcomes": Counter(),
+        "reasons": Counter(), "different": [], "equal": [], "records": [],
+    }
     sys.path.insert(0, str(repo))
     try:
         for fixed_path in sorted(copy.rglob("*.py")):
@@ -204,6 +287,7 @@ def evaluate(repo: Path, tries: int, seed: int) -> dict:
                 outcome, detail = run_function(original_path, repo, original, fixed, qualified, tries, seed)
                 report["outcomes"][outcome] += 1
                 where = f"{original_path.relative_to(repo)}::{qualified}"
+                report["records"].append({"function": where, "outcome": outcome, "detail": detail.splitlines()[0][:120]})
                 if outcome == "not runnable":
                     report["reasons"][detail.split(":")[0]] += 1
                 elif outcome == "different":
@@ -219,13 +303,14 @@ def evaluate(repo: Path, tries: int, seed: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="+", type=Path)
-    parser.add_argument("--tries", type=int, default=12)
+    parser.add_argument("--tries", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--fixed-root", type=Path, help="reuse <root>/<repo name>, already fixed with fix --apply --unsafe-fixes")
     args = parser.parse_args(argv)
     reports = []
     for repo in args.repos:
-        report = evaluate(repo.resolve(), args.tries, args.seed)
+        report = evaluate(repo.resolve(), args.tries, args.seed, args.fixed_root)
         reports.append(report)
         outcomes = report["outcomes"]
         print(

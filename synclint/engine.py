@@ -372,9 +372,12 @@ def _fix_record(report: Report, positions, lines: list[str], source: str) -> Fix
 
 
 def _without_leading_lines(node):
-    """The comment lines above a statement are outside its range: do not repeat them."""
+    """The comment lines above a statement are outside its range: do not repeat them
+    (for several statements replacing one, the first carries them)."""
     if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         return node.with_changes(leading_lines=())
+    if isinstance(node, cst.FlattenSentinel) and node.nodes:
+        return cst.FlattenSentinel([_without_leading_lines(node.nodes[0]), *node.nodes[1:]])
     return node
 
 

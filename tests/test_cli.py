@@ -14,7 +14,8 @@ from synclint.cli import cli
 
 HAZARD = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
 CLEAN = "import torch\n\n\ndef f(x: torch.Tensor):\n    return torch.where(x > 0, x, 0)\n"
-LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
+# The receiver is annotated: `non_blocking=True` is added only to known tensors (issue 12).
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor\n    x = x.to(device)\n"
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def test_json_fix_record(tmp_path: Path):
     assert finding["fix"] == {
         "applicability": "safe",
         "message": "Pass `non_blocking=True`",
-        "edits": [{"line": 3, "column": 9, "end_line": 3, "end_column": 21, "content": "x.to(device, non_blocking=True)"}],
+        "edits": [{"line": 4, "column": 9, "end_line": 4, "end_column": 21, "content": "x.to(device, non_blocking=True)"}],
     }
 
 

@@ -125,3 +125,41 @@ def test_masked_mean_matches_with_float32_accumulation_for_half(dtype):
         torch.testing.assert_close(actual, expected, equal_nan=True)
         torch.testing.assert_close(grad_actual, grad_expected, equal_nan=True)
         assert counter.count == 0, counter.ops
+
+
+# -- repeat_interleave with a host-known output size --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    counts = torch.bincount(batch, minlength=k)\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts)\n",
+        "    return torch.arange(k, device=batch.device).repeat_interleave(batch.bincount(minlength=k), dim=0)\n",
+        "    reps = torch.full((k,), 3, device=batch.device)\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), reps)\n",
+    ],
+)
+def test_repeat_interleave_gets_the_output_size_and_equal_values(body):
+    source = H + "def f(batch: torch.Tensor, k: int):\n" + body
+    original, fixed, text = fixed_pair(source, "SL104", "repeat")
+    assert "output_size=" in text
+    generator = torch.Generator().manual_seed(0)
+    for n, k in ((0, 3), (5, 1), (40, 6)):
+        batch = torch.randint(0, k, (n,), generator=generator)
+        expected = original.f(batch, k)
+        with SyncCounter() as counter:
+            actual = fixed.f(batch, k)
+        assert torch.equal(actual, expected)
+        assert "repeat_interleave" not in str(counter.ops)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts)\n",  # a parameter: sum unknown
+        "    counts = torch.bincount(batch, weights=w, minlength=k)\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts.long())\n",
+        "    counts = torch.bincount(batch, minlength=k)\n    batch = batch[:1]\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts)\n",
+    ],
+)
+def test_repeat_interleave_declines_without_a_known_sum(body):
+    source = H + "def f(batch: torch.Tensor, counts: torch.Tensor, w: torch.Tensor, k: int):\n" + body
+    assert "output_size" not in fix_text(source, "n.py", Settings(select=("SL104",)), unsafe=True)[0]

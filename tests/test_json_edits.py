@@ -92,3 +92,20 @@ def test_json_and_sarif_edits_include_the_import_fix_adds(source):
         for r in replacements
     )
     assert apply_edits(source, as_edits) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # one statement replaced by several (the loop, then the read-back): the comment
+        # above the loop is outside the edit and must not be repeated
+        "import torch\ndef train(model, loader):\n    total = 0.0\n    # the loop\n    for x in loader:\n"
+        "        loss = model(x).mean()\n        total += loss.item()\n    return total\n",
+        "import torch\ndef f(t: torch.Tensor, x: torch.Tensor):\n    # count\n    return x * len(torch.unique(t))\n",
+    ],
+)
+def test_edits_of_multi_statement_replacements_keep_comments_once(source):
+    from synclint.fixers.apply import fix_text
+
+    finding = [f for f in check_source(source, "m.py") if f.fix is not None][0]
+    assert apply_edits(source, finding.fix.edits) == fix_text(source, "m.py", unsafe=True)[0]

@@ -10,6 +10,7 @@ from synclint.fixers import (  # noqa: F401
     ignore_index,
     masked_fill,
     padded_batch,
+    repeat_output_size,
     scatter_count,
     sorted_unique_count,
     true_keyword,

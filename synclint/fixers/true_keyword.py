@@ -15,7 +15,9 @@ Preconditions (proven, else no fix and the finding says why):
   choice and is never flipped; ``*args`` / ``**kwargs`` may already pass the
   keyword (a second one is a ``TypeError``).
 * SL402: at most seven positional arguments (``pin_memory`` is the eighth
-  positional parameter of ``DataLoader``).
+  positional parameter of ``DataLoader``), and the dataset is not a tensor that
+  may live on a device (``DataLoader(train_idx)`` with a CUDA ``train_idx`` would
+  make the pinning thread raise: only dense CPU tensors can be pinned).
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ def propose_non_blocking(rule, node: cst.CSTNode) -> FixProposal | Declined | No
 def propose_pin_memory(rule, node: cst.CSTNode) -> FixProposal | Declined | None:
     if not isinstance(node, cst.Call):
         return None
-    if len(positional_values(node)) >= 8:
+    positional = positional_values(node)
+    if len(positional) >= 8:
         return Declined("`pin_memory` is already passed positionally")
+    dataset = positional[0] if positional else (keyword(node, "dataset").value if keyword(node, "dataset") else None)
+    if dataset is not None and is_tensor(rule, dataset) and not rule.context.on_host(dataset):
+        return Declined("the dataset is a tensor that may live on the device (pinning it would raise)")
     return _pass_true(node, "pin_memory")

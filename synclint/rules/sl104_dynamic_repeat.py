@@ -32,13 +32,19 @@ class DynamicRepeat(Rule):
     padded size, or a count computed on the CPU side of the data loader).
 
     ## Fix safety
-    No automatic fix: the right `output_size` is knowledge the code must supply.
+    Safe, and offered only where the host already knows the sum of `repeats`:
+    `repeats` is `torch.bincount(v[, minlength=K])` without weights (the sum is
+    `v.numel()`) or `torch.full((n,), k)` / `x.new_full((n,), k)` with an int
+    literal `k` (the sum is `n * k`), directly or through a name bound once;
+    `output_size=` is then passed and the values are the same. Otherwise the
+    right `output_size` is knowledge the code must supply, and the message says so.
     """
 
     code = "SL104"
     device_sync = True
     name = "dynamic-repeat"
     TOKENS = frozenset({"repeat_interleave"})  # see synclint.prefilter
+    fix_applicability = "safe"
 
     VALID = (
         "import torch\ny = torch.repeat_interleave(x, 2)\n",
@@ -55,6 +61,10 @@ class DynamicRepeat(Rule):
         Invalid("import torch as T\ndef f(x, c):\n    return T.repeat_interleave(x, T.bincount(c))\n", 3, 12),
         Invalid("from torch import repeat_interleave as ri\ndef f(x, r: 'torch.Tensor'):\n    return ri(x, repeats=r)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.repeat_interleave(x.long())\n", 3, 12),
+        Invalid(
+            "import torch\ndef f(batch: torch.Tensor, k: int):\n    counts = torch.bincount(batch, minlength=k)\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts)\n", 4, 12,
+            "import torch\ndef f(batch: torch.Tensor, k: int):\n    counts = torch.bincount(batch, minlength=k)\n    return torch.repeat_interleave(torch.arange(k, device=batch.device), counts, output_size=batch.numel())\n",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -70,9 +80,9 @@ class DynamicRepeat(Rule):
         elif len(args) == 1:
             # torch.repeat_interleave(repeats): only tensors are accepted here.
             if not self.context.kind_of(args[0].value).is_host_array:
-                self.report(node, self.sync_message(match.display, match.op))
+                self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
             return
         else:
             repeats = args[1].value if len(args) > 1 else None
         if repeats is not None and self.context.is_tensor(repeats):
-            self.report(node, self.sync_message(f"{match.display} with tensor repeats", match.op))
+            self.report(node, self.sync_message(f"{match.display} with tensor repeats", match.op), self.propose_fix(node))
