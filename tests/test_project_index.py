@@ -258,6 +258,34 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
              return torch.stack(samples).nonzero()
          loader = torch.utils.data.DataLoader(ds, collate_fn=pad_batch)
          """, 4, "cold"),
+        # cold: after `if not should_log: return`, and optimizer state initialisation
+        ("""
+         import torch
+         class Trainer:
+             def train_step(self, batch):
+                 loss = batch.sum()
+                 if not self.should_log(self.step):
+                     return loss
+                 print(loss.item())
+         """, 8, "cold"),
+        ("""
+         import torch
+         class Adam(torch.optim.Optimizer):
+             def step(self, closure=None):
+                 for p in self.params:
+                     state = self.state[p]
+                     if len(state) == 0:
+                         state["max"] = p.abs().max().item()
+         """, 8, "cold"),
+        # shape arithmetic with % is not a periodic guard
+        ("""
+         import torch
+         class Net(torch.nn.Module):
+             def forward(self, x):
+                 if x.shape[-1] % self.patch != 0:
+                     return x.nonzero()
+                 return x
+         """, 6, "hot"),
         # unknown: nothing reaches it
         ("""
          import torch
@@ -367,6 +395,22 @@ def test_is_cuda_guard_keeps_the_device_branch_flagged():
         """
     # After the early return, x is on the host; without one, the code below runs for both.
     assert _contexts(source) == {(6, "SL101"): "hot", (10, "SL101"): "unknown", (11, "SL101"): "unknown"}
+
+
+def test_isinstance_checks_narrow_unions():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x, scale):
+                if torch.is_tensor(scale):
+                    x = x * scale
+                else:
+                    x = x * float(scale)
+                if isinstance(x, torch.Tensor):
+                    return float(x.sum())
+                return x
+        """
+    assert set(_contexts(source)) == {(10, "SL201")}
 
 
 def test_facts_of_a_source_on_its_own():

@@ -170,15 +170,51 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
     return None
 
 
+_STEP_COUNTER = re.compile(
+    r"(^|_)(step|steps|iter|iters|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
+    r"num_updates|global_step|count|counter)$",
+    re.I,
+)
+
+
 def _is_periodic_guard(test: ast.AST) -> bool:
-    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``."""
+    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
+    (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
     for node in ast.walk(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            return True
+            counter = (dotted(node.left) or "").rsplit(".", 1)[-1]
+            if _STEP_COUNTER.search(counter):
+                return True
         if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
             return True
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
+    return False
+
+
+def _exits_unless_periodic(node: ast.If) -> bool:
+    """``if not should_log: return``: what follows runs only on logging steps."""
+    test = node.test
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or node.orelse:
+        return False
+    return _is_periodic_guard(test.operand) and isinstance(node.body[-1], ast.Return)
+
+
+def _is_state_initialisation(test: ast.AST) -> bool:
+    """``if len(state) == 0:`` / ``if not state:`` in an optimizer: runs on the first step only."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return (dotted(test.operand) or "").rsplit(".", 1)[-1] == "state"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        return (
+            isinstance(left, ast.Call)
+            and isinstance(left.func, ast.Name)
+            and left.func.id == "len"
+            and len(left.args) == 1
+            and (dotted(left.args[0]) or "").rsplit(".", 1)[-1] == "state"
+            and isinstance(right, ast.Constant)
+            and right.value == 0
+        )
     return False
 
 
@@ -350,7 +386,9 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
-        self.after_loop_from: int | None = None  # first line after a top-level loop over batches
+        #: Why the rest of the body is cold: after the loop over batches, or after
+        #: ``if not should_log: return``.
+        self.rest_cold: str | None = None
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -368,11 +406,11 @@ class _CallWalker:
             return
         if (
             depth == 0
-            and self.after_loop_from is not None
+            and self.rest_cold is not None
             and self.owner.qualname != "<module>"
             and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
         ):
-            why = "after the loop over batches (a summary that runs once)"
+            why = self.rest_cold
             self._region_cold(node, why)
             self.quiet.append(why)
             try:
@@ -393,13 +431,21 @@ class _CallWalker:
                 self._statements(node.body, depth + 1)
                 self.batch_loops.pop()
                 if depth == 0:
-                    self.after_loop_from = (node.end_lineno or node.lineno) + 1
+                    self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
                 self._statements(node.body, depth + 1)
             self._statements(node.orelse, depth + 1)
             return
         if isinstance(node, ast.If):
             self._expressions([node.test])
+            if depth == 0 and _exits_unless_periodic(node):
+                self._statements(node.body, depth + 1)
+                self.rest_cold = "periodic (after an early return when not logging)"
+                return
+            if _is_state_initialisation(node.test):
+                self._quiet_block(node.body, "first step only (state initialisation)", depth)
+                self._statements(node.orelse, depth + 1)
+                return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
                 self._statements(node.orelse, depth + 1)
