@@ -28,7 +28,7 @@ from synclint.fixers.base import render
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
-from synclint.project import COLD, HOT, UNKNOWN, Context, FileFacts, facts_for_source
+from synclint.project import COLD, HOT, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -311,8 +311,11 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     context = facts.context_at(line)
     if not rule.hot_path_only and context.is_cold:
         return Context(UNKNOWN, "")
-    if context.kind == UNKNOWN and report.local_hot:
-        return Context(UNKNOWN, "inside a loop")
+    if context.kind == UNKNOWN:
+        if report.local_hot:
+            return Context(UNKNOWN, "inside a loop or a step-named function")
+        if facts.whole_project:
+            return Context(UNKNOWN, UNREACHED)
     return context
 
 
@@ -377,7 +380,7 @@ def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding
     """The findings to show: cold ones only when asked for (``--include-cold``)."""
     if include_cold:
         return findings
-    return [finding for finding in findings if finding.context != COLD]
+    return [finding for finding in findings if not is_hidden(finding.context, finding.why)]
 
 
 def check_source(

@@ -12,7 +12,7 @@ import pytest
 
 from synclint.config import Settings
 from synclint.engine import check_source
-from synclint.project import facts_for_files, facts_for_source
+from synclint.project import UNREACHED, facts_for_files, facts_for_source
 from synclint.runner import RunOptions, lint_files, lint_paths
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project"
@@ -78,11 +78,21 @@ def test_residency_across_the_project(project: Path):
     assert ("model.py", 20) in lines  # the CUDA branch
 
 
-def test_cold_findings_are_hidden_by_default(project: Path):
+def test_cold_and_unreached_findings_are_hidden_by_default(project: Path):
     shown = _lint([project])
-    assert shown and all(f.context != "cold" for f in shown)
+    assert shown and all(f.context == "hot" for f in shown)
     everything = _lint([project], include_cold=True)
-    assert len(everything) == len(shown) + 5
+    hidden = [f for f in everything if f not in shown]
+    assert sorted(f.context for f in hidden) == ["cold"] * 5 + ["unknown"]
+    (unreached,) = [f for f in hidden if f.context == "unknown"]
+    assert (Path(unreached.path).name, unreached.line) == ("ops.py", 13)
+    assert unreached.why == UNREACHED
+
+
+def test_unknown_findings_of_a_source_on_its_own_are_shown():
+    """Without a project, "nothing calls it" means nothing: the API shows such findings."""
+    (finding,) = check_source("import torch\ndef f(x: torch.Tensor):\n    return x.item()\n")
+    assert (finding.context, finding.why) == ("unknown", "")
 
 
 # -- independence from the invocation ------------------------------------------------------

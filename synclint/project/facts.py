@@ -30,6 +30,10 @@ class FileFacts:
     #: ``utils.to_host``; ``Cls:self.method`` for methods.
     host_calls: frozenset[str] = frozenset()
     digest: str = ""
+    #: Built from a whole project (not one source on its own) in which the index found
+    #: steps (forward, losses, loops over batches): a function nothing reaches from them
+    #: is then really unreached, not merely called from elsewhere.
+    whole_project: bool = False
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -63,16 +67,19 @@ class FileFacts:
         return starts
 
 
-def facts_for_project(index: ProjectIndex) -> dict[str, FileFacts]:
+def facts_for_project(index: ProjectIndex, whole_project: bool = True) -> dict[str, FileFacts]:
     """Facts for every file of the index, keyed by resolved path."""
     contexts = compute_contexts(index)
+    # Reachability says something only about a project whose steps the index found:
+    # in a library of helpers (or a snippet), nothing being called is the normal state.
+    whole_project = whole_project and any(context.is_hot for context in contexts.values())
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts)
+        result[key] = _file_facts(index, key, entry.summary, contexts, whole_project)
     return result
 
 
-def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> FileFacts:
+def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -100,7 +107,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
-        repr((functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
+        repr((whole_project, functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
         digest_size=12,
     ).hexdigest()
-    return FileFacts(tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest)
+    return FileFacts(tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, whole_project)

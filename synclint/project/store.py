@@ -67,7 +67,7 @@ def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFact
     summary = summarize(source, path, tree) or _EMPTY
     key = "/<source>/" + (Path(path).name or "module.py")
     index = ProjectIndex({key: summary}, Path("/<source>"))
-    return facts_for_project(index)[key]
+    return facts_for_project(index, whole_project=False)[key]
 
 
 def _project_facts(
