@@ -312,8 +312,8 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     if not rule.hot_path_only and context.is_cold:
         return Context(UNKNOWN, "")
     if context.kind == UNKNOWN:
-        if report.local_hot:
-            return Context(UNKNOWN, "inside a loop or a step-named function")
+        if report.named_step:
+            return Context(UNKNOWN, "in a function named like a step (forward, a loss, a training step)")
         if facts.whole_project:
             return Context(UNKNOWN, UNREACHED)
     return context

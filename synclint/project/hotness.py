@@ -45,7 +45,7 @@ class Context:
 UNKNOWN_CONTEXT = Context(UNKNOWN)
 #: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
 #: project whose whole call graph was seen: hidden by default, like cold ones.
-UNREACHED = "not reached from any step of the project, and not in a loop"
+UNREACHED = "not reached from any step of the project"
 
 
 def is_hidden(kind: str | None, why: str) -> bool:
