@@ -39,10 +39,16 @@ class HostTensorCtor(Rule):
     """Flags tensors built on the host and copied to the device in hot code.
 
     ## What it does
-    Finds, inside loops, `forward`, losses and training steps:
-    `torch.tensor(<python data>, device=<accelerator>)`, and factories whose
-    result is immediately moved (`torch.zeros(n).cuda()`,
-    `torch.tensor(x).to(device)`).
+    Finds, in code that runs every step (what the project's call graph reaches
+    from `forward`, a loss, a training step or a loop over batches, and loop
+    bodies): `torch.tensor(<python data>, device=<accelerator>)`, factories
+    whose result is immediately moved (`torch.zeros(n).cuda()`,
+    `torch.tensor(x).to(device)`), and moves of tensors known to be built on
+    the host (`idx = torch.arange(n)` ... `idx.to(x.device)`). Hotness comes
+    from the call graph, not from function names: a grad-norm helper called
+    from the training loop is hot, a `build_*` or `__init__` is not. In hot
+    code the data argument need not be proven Python: anything not known to be
+    a device tensor is copied from the host.
 
     ## Why is this bad?
     The data is materialised in pageable host memory and copied with a
