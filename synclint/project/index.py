@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from synclint.project.layout import is_package_init, module_names
+from synclint.project.layout import is_package_init, module_names, natural_root
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
 FunctionId = tuple[str, str]  # (file key, qualname)
@@ -57,9 +57,9 @@ class ProjectIndex:
 
     # -- lookups ---------------------------------------------------------------------
     def relative_parts(self, key: str) -> tuple[str, ...]:
-        """The file's path inside the project root, as parts."""
+        """The file's path inside the project root (before a huge tree was split), as parts."""
         try:
-            return Path(key).relative_to(self.root).parts
+            return Path(key).relative_to(natural_root(self.root)).parts
         except ValueError:
             return Path(key).parts[-1:]
 
