@@ -427,3 +427,38 @@ def test_facts_of_a_source_on_its_own():
     facts = facts_for_source("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
     assert facts.context_at(4).kind == "hot"
     assert facts.context_at(1).kind == "unknown"
+
+
+def test_math_named_like_logging_stays_hot():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return log_softmax_mask(x)
+        def log_softmax_mask(x):
+            return x.nonzero()
+        def log_metrics(x):
+            return x.nonzero()
+        """
+    assert _contexts(source) == {(7, "SL101"): "hot", (9, "SL101"): "cold"}
+
+
+def test_a_huge_tree_is_split_below_its_root(tmp_path: Path, monkeypatch):
+    from synclint.project import layout
+
+    monkeypatch.setattr(layout, "MAX_PROJECT_FILES", 3)
+    layout.project_root.cache_clear()
+    layout._file_count.cache_clear()
+    try:
+        (tmp_path / "setup.py").write_text("")
+        for sub in ("a", "b"):
+            (tmp_path / sub).mkdir()
+            for i in range(3):
+                (tmp_path / sub / f"m{i}.py").write_text("")
+        (tmp_path / "top.py").write_text("")
+        assert layout.project_root(tmp_path / "a") == tmp_path / "a"
+        assert layout.project_root(tmp_path) == tmp_path and layout.is_shallow(tmp_path, tmp_path)
+        assert [p.name for p in layout.project_files(tmp_path, shallow=True)] == ["setup.py", "top.py"]
+    finally:
+        layout.project_root.cache_clear()
+        layout._file_count.cache_clear()

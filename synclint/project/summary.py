@@ -31,9 +31,13 @@ _COLD_NAMES = frozenset(
      "_reset_parameters", "init_weights", "_init_weights", "reset", "__setstate__", "__getstate__",
      "__del__", "configure_optimizers", "prepare_data"}
 )
-_COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "init_", "_init_", "create_",
-                  "make_", "export", "_export", "symbolic", "_symbolic", "onnx", "_onnx", "plot", "_plot",
-                  "visuali", "log_", "_log_", "print_", "save_", "load_", "from_pretrained")
+_COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "export", "_export", "symbolic", "_symbolic",
+                  "onnx", "_onnx", "plot", "_plot", "visuali", "print_", "save_", "load_", "from_pretrained")
+#: Logging helpers (not ``log_softmax``/``log_prob``, which are math).
+_LOGGING = re.compile(
+    r"(^|_)(logging|logger|tensorboard|wandb|training_log)(_|$)|"
+    r"^_?log_(metrics|stats|info|scalars?|images?|step|losses?|results?|values?|dict|hparams|grad_norm|memory|throughput)$"
+)
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
 _DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|FeatureExtractor|Processor|Tokenizer|Collator|Collate)$")
@@ -322,13 +326,13 @@ class _Builder:
         label = f"{cls_name}.{name}" if cls_name else name
         decorators = _decorator_names(node)
         cold = None
-        if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name):
+        if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name) or _LOGGING.search(name):
             cold = "construction or setup" if name not in ("__repr__", "__str__", "extra_repr") else "a repr"
             if name.startswith(("test_",)):
                 cold = "test code"
             elif _COLD_WORDS.search(name) or name.startswith(("export", "_export", "onnx", "_onnx", "symbolic", "_symbolic")):
                 cold = "export, plotting or benchmarking code"
-            elif name.startswith(("plot", "_plot", "visuali", "log_", "_log_", "print_", "save_", "load_")):
+            elif name.startswith(("plot", "_plot", "visuali", "print_", "save_", "load_")) or _LOGGING.search(name):
                 cold = "logging, plotting or checkpointing"
         if cls is not None and (cls_name.startswith("Test") or any(b.endswith("TestCase") for b in cls.bases)):
             cold = "test code"
