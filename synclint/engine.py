@@ -303,14 +303,14 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     they flag: cold when the traversal saw an error path, a constructor or the
     data pipeline, else what the project index says of the line. Rules whose
     hazard matters wherever the code runs (an unpinned DataLoader built in
-    ``__init__``) are never cold.
+    ``__init__``) are never cold nor hidden. Unknown code needs evidence in a
+    project whose steps the index found (see docs/faq.md).
     """
-    rule = report.rule
-    if report.cold is not None and report.cold != "data pipeline" or report.cold and rule.hot_path_only:
+    if report.cold is not None:
         return Context(COLD, report.cold)
     context = facts.context_at(line)
-    if not rule.hot_path_only and context.is_cold:
-        return Context(UNKNOWN, "")
+    if not report.rule.hot_path_only and not context.is_hot:
+        return Context(UNKNOWN, "")  # shown wherever it is: the rule is not about per-step cost
     if context.kind == UNKNOWN:
         if report.named_step:
             return Context(UNKNOWN, "in a function named like a step (forward, a loss, a training step)")
