@@ -462,3 +462,26 @@ def test_a_huge_tree_is_split_below_its_root(tmp_path: Path, monkeypatch):
     finally:
         layout.project_root.cache_clear()
         layout._file_count.cache_clear()
+
+
+def test_cli_include_cold_and_the_context_in_every_format(project: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from synclint.cli import cli
+
+    runner = CliRunner()
+    default = json.loads(runner.invoke(cli, ["check", "--no-cache", "--output-format", "json", str(project)]).output)
+    cold = json.loads(
+        runner.invoke(cli, ["check", "--no-cache", "--include-cold", "--output-format", "json", str(project)]).output
+    )
+    assert {d["context"] for d in default} == {"hot"}
+    assert {d["context"] for d in cold} == {"hot", "cold", "unknown"}
+    text = runner.invoke(cli, ["check", "--no-cache", "--include-cold", str(project)]).output
+    assert "[cold: construction or setup]" in text and "[hot: the loop over `loader` in `train`]" in text
+    sarif = json.loads(
+        runner.invoke(cli, ["check", "--no-cache", "--include-cold", "--output-format", "sarif", str(project)]).output
+    )
+    contexts = {r["properties"]["context"] for r in sarif["runs"][0]["results"]}
+    assert contexts == {"hot", "cold", "unknown"}
