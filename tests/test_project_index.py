@@ -485,3 +485,27 @@ def test_cli_include_cold_and_the_context_in_every_format(project: Path):
     )
     contexts = {r["properties"]["context"] for r in sarif["runs"][0]["results"]}
     assert contexts == {"hot", "cold", "unknown"}
+
+
+def test_a_parameter_takes_the_kind_every_call_site_passes():
+    source = """
+        import torch
+        class Engine:
+            def step(self, grads):
+                total_norm = torch.stack([g.norm() for g in grads]).norm()
+                self.clip(total_norm, 2)
+            def clip(self, norm: float, limit):
+                if norm > limit:
+                    return limit / norm
+                return 1.0
+        class Optim(torch.optim.Optimizer):
+            def step(self, closure=None):
+                return Engine().step(self.grads)
+        def scale(x, factor):
+            if factor > 1:
+                return x
+        scale(1.0, 2)
+        """
+    found = _contexts(source)
+    assert (8, "SL202") in found  # `norm: float`, but the only caller passes a tensor
+    assert not any(line == 15 for line, _ in found)  # its caller passes a Python number

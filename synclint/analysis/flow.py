@@ -542,6 +542,10 @@ class FlowState:
             kind = Kind.UNKNOWN
             if param.annotation is not None:
                 kind = self._annotation_kind(param.annotation.annotation)
+            if (self._function_qualname(node.name.value), name) in self.facts.tensor_params:
+                kind = Kind.TENSOR  # every call site in the project passes a tensor (even to ``n: int``)
+            elif param.annotation is not None:
+                pass
             elif param.default is not None:
                 default = self.kind_of(param.default)
                 kind = default if default is Kind.PYTHON and not _is_none(param.default) else Kind.UNKNOWN
@@ -557,6 +561,10 @@ class FlowState:
             if isinstance(star, cst.Param):
                 scope.env[star.name.value] = Kind.UNKNOWN
         self.scopes.append(scope)
+
+    def _function_qualname(self, name: str) -> str:
+        """The qualname of a function being entered (its scope is not pushed yet)."""
+        return ".".join([*(scope.name for scope in self.scopes[1:]), name])
 
     def _class_is_autograd_function(self) -> bool:
         node = self.scope.node

@@ -46,6 +46,7 @@ class ProjectIndex:
         self._method_owners: dict[str, list[FunctionId]] | None = None
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
+        self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         for key in sorted(summaries):
             file = Path(key)
             names = module_names(file, root)
@@ -247,6 +248,22 @@ class ProjectIndex:
                     calls[(key, qualname)] = found
             self._calls = calls
         return self._calls
+
+    def callers(self) -> dict[FunctionId, list[tuple[CallSite, bool]]]:
+        """Per function, its call sites, each with whether its arguments line up with the
+        parameters (a plain call of a function, or ``self.method(...)``)."""
+        if self._callers is None:
+            callers: dict[FunctionId, list[tuple[CallSite, bool]]] = {}
+            for (key, qualname), calls in self.resolved_calls().items():
+                for call, callee in calls:
+                    target = self.function(callee)
+                    plain = target is not None and (
+                        (target.cls is None and not call.target.startswith(("self.", "cls.")))
+                        or (target.cls is not None and call.target.count(".") == 1 and call.target.startswith("self."))
+                    )
+                    callers.setdefault(callee, []).append((call, plain))
+            self._callers = callers
+        return self._callers
 
     def unique_method(self, name: str) -> FunctionId | None:
         """``obj.grid_anchors(...)`` on an object of unknown class: the one project

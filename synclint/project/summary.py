@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 
 _LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
@@ -64,6 +64,8 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     quiet: str | None = None
     #: The loop over batches this call sits in (``train_loader``), or None.
     batch_loop: str | None = None
+    #: Which arguments are visibly tensors: positions, and keyword names.
+    tensor_args: tuple[int | str, ...] = ()
 
 
 class Region(NamedTuple):
@@ -390,6 +392,9 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
+        #: Names every assignment of which (so far) is visibly a tensor.
+        self.tensor_names: set[str] = set()
+        self._not_tensor: set[str] = set()
         #: Why the rest of the body is cold: after the loop over batches, or after
         #: ``if not should_log: return``.
         self.rest_cold: str | None = None
@@ -470,6 +475,13 @@ class _CallWalker:
             return
         if isinstance(node, ast.Assign):
             value = node.value
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    if _tensor_expression(value, self.tensor_names) and target.id not in self._not_tensor:
+                        self.tensor_names.add(target.id)
+                    else:
+                        self.tensor_names.discard(target.id)
+                        self._not_tensor.add(target.id)
             if isinstance(value, ast.Call) and is_batch_iterable(value, self.loaders):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -524,8 +536,39 @@ class _CallWalker:
             return
         quiet = self.quiet[-1] if self.quiet else None
         loop = self.batch_loops[-1] if self.batch_loops else None
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop))
+        tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
+        tensors += [k.arg for k in node.keywords if k.arg is not None and self._is_tensor(k.value)]
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors)))
 
+    def _is_tensor(self, node: ast.AST) -> bool:
+        """Visibly a tensor: torch math, a tensor-only method, or a name bound to one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.tensor_names
+        return _tensor_expression(node, self.tensor_names)
+
+
+
+_TENSOR_METHODS = frozenset(
+    {"sum", "mean", "norm", "abs", "sqrt", "exp", "log", "float", "half", "detach", "clone", "pow", "square",
+     "amax", "amin", "softmax", "sigmoid", "matmul", "view", "reshape", "flatten", "contiguous", "to", "cuda"}
+)
+_NOT_TENSOR_TORCH = ("torch.nn.", "torch.utils.", "torch.cuda.", "torch.distributed.", "torch.jit.", "torch.backends.")
+
+
+def _tensor_expression(node: ast.AST, names: set[str]) -> bool:
+    """``torch.exp(x)``, ``x.norm()`` on a tensor name, ``a * b`` of tensors."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.BinOp):
+        return _tensor_expression(node.left, names) or _tensor_expression(node.right, names)
+    if isinstance(node, ast.Call):
+        name = dotted(node.func) or ""
+        if name.startswith("torch.") and not name.startswith(_NOT_TENSOR_TORCH):
+            short = name.rsplit(".", 1)[1]
+            return short[:1].islower() and not short.startswith(("is_", "get_", "set_", "no_grad", "_"))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return _tensor_expression(node.func.value, names)
+    return False
 
 
 def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
