@@ -40,7 +40,7 @@ _LOGGING = re.compile(
 )
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
-_DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|FeatureExtractor|Processor|Tokenizer|Collator|Collate)$")
+_DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|ImageProcessorFast|FeatureExtractor|Tokenizer|TokenizerFast|Collator|Collate)$")
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
