@@ -41,6 +41,7 @@ _LOGGING = re.compile(
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
 _DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|ImageProcessorFast|FeatureExtractor|Tokenizer|TokenizerFast|Collator|Collate)$")
+_PROCESSOR_CLASS = re.compile(r"(ImageProcessor|ImageProcessorFast|FeatureExtractor|VideoProcessor)$")
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
@@ -345,6 +346,8 @@ class _Builder:
             _DATA_CLASS.search(cls_name) or any(_DATASET_BASE.search(b) for b in cls.bases)
         ):
             data = f"`{label}`"
+        elif cls is not None and _PROCESSOR_CLASS.search(cls_name):
+            data = f"`{label}`"  # every method of an image processor or feature extractor
         if re.search(r"collate", name, re.I):
             data = f"`{label}`"
         root = None
