@@ -69,12 +69,17 @@ class FileFacts:
         return starts
 
 
-def facts_for_project(index: ProjectIndex, whole_project: bool = True) -> dict[str, FileFacts]:
-    """Facts for every file of the index, keyed by resolved path."""
+def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bool = False) -> dict[str, FileFacts]:
+    """Facts for every file of the index, keyed by resolved path.
+
+    ``whole_project``: the index holds a project, not one source on its own;
+    ``split``: it holds one piece of a project too big to index at once.
+    """
     contexts = compute_contexts(index)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
-    whole_project = whole_project and any(context.is_hot for context in contexts.values())
+    # A piece of a huge project counts as having steps (they may be in another piece).
+    whole_project = whole_project and (split or any(context.is_hot for context in contexts.values()))
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, whole_project)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import is_shallow, project_files, project_root
+from synclint.project.layout import is_shallow, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 
 INDEX_ENTRIES = "index-v1"
@@ -122,7 +122,8 @@ def _project_facts(
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
-    facts = facts_for_project(ProjectIndex(summaries, root))
+    split = root != natural_root(root) or is_shallow(root, root)
+    facts = facts_for_project(ProjectIndex(summaries, root), split=split)
     _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                       for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}
