@@ -1,6 +1,13 @@
-"""Wall time of synclint (cold and warm cache), TorchFix and Fixit on one tree.
+"""Wall time of synclint (cold and warm cache), TorchFix, Fixit and ruff on one tree.
 
-    python benchmarks/bench_lint.py DIR [--jobs N] [--repeat N] [--torchfix CMD] [--fixit CMD] [--skip-others]
+    python benchmarks/bench_lint.py DIR [--jobs N] [--repeat N] [--torchfix CMD] [--fixit CMD] [--ruff CMD]
+                                        [--skip-others] [--project-files N]
+
+Every synclint run includes the project index (built from the whole project of
+DIR: for torch's ``nn``, all of the installed ``torch`` package). ``--project-files
+N`` (default 300) also times the incremental cases on a project of N files copied
+from DIR: the warm re-check after editing one file, and ``synclint check
+one_file.py`` with a warm index.
 
 Every tool runs as a subprocess on the same directory in the same session, so
 the ratios compare like with like. TorchFix and Fixit are found on PATH (or in
@@ -59,7 +66,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=None, help="synclint --jobs (default: all cores)")
     parser.add_argument("--torchfix", help="TorchFix command (default: `torchfix` on PATH or in /tmp/bench-venv)")
     parser.add_argument("--fixit", help="Fixit command (default: `fixit` on PATH or in /tmp/bench-venv)")
+    parser.add_argument("--ruff", help="ruff command (default: `ruff` on PATH or in /tmp/bench-venv)")
     parser.add_argument("--skip-others", action="store_true", help="time synclint only")
+    parser.add_argument("--project-files", type=int, default=300, help="files in the incremental project (0: skip)")
     parser.add_argument("--repeat", type=int, default=3, help="cold synclint runs; the median is reported (default 3)")
     args = parser.parse_args()
     directory = args.directory.resolve()
@@ -93,6 +102,9 @@ def main() -> int:
         others = {
             "TorchFix": (find_tool("torchfix", args.torchfix), [str(directory)]),
             "Fixit": (find_tool("fixit", args.fixit), ["lint", str(directory)]),
+            "ruff --select ALL": (
+                find_tool("ruff", args.ruff), ["check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", str(directory)]
+            ),
         }
         for name, (command, arguments) in others.items():
             if command is None:
@@ -108,8 +120,45 @@ def main() -> int:
     cold = rows[0][1]
     warm = rows[1][1]
     for name, wall, _ in rows[3:]:
+        if name.startswith("ruff"):
+            print(f"synclint cold / {name}: {cold / wall:.1f}x (the bar: within 5x)")
+            continue
         print(f"{name} / synclint cold: {wall / cold:.1f}x    {name} / synclint warm: {wall / warm:.0f}x")
+    if args.project_files:
+        incremental(directory, args.project_files, args.jobs)
     return 0
+
+
+def incremental(source: Path, size: int, jobs: int | None) -> None:
+    """Warm re-check after editing one file of a ``size``-file project, and one file alone."""
+    files = sorted(p for p in source.rglob("*.py") if p.is_file())
+    if not files:
+        return
+    work = Path(tempfile.mkdtemp(prefix="synclint-bench-project-"))
+    cache = work / "cache"
+    project = work / "project"
+    try:
+        package = project / "pkg"
+        package.mkdir(parents=True)
+        (project / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+        (package / "__init__.py").write_text("")
+        for i in range(size - 1):
+            original = files[i % len(files)]
+            (package / f"m{i:04d}_{original.stem}.py").write_bytes(original.read_bytes())
+        env = dict(os.environ, SYNCLINT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+        base = [sys.executable, "-m", "synclint", "check", "--exit-zero"] + (["--jobs", str(jobs)] if jobs else [])
+        cold, _, _ = timed(base + [str(project)], env)
+        warm, _, _ = timed(base + [str(project)], env)
+        edited = sorted(package.glob("m0001_*.py"))[0]
+        with open(edited, "a", encoding="utf-8") as out:
+            out.write("\n# edited\n")
+        after_edit, _, _ = timed(base + [str(project)], env)
+        one_file, _, _ = timed(base + [str(edited)], env)
+        print(f"{size}-file project: cold {cold:.2f} s, warm {warm:.2f} s, "
+              f"warm re-check after editing one file {after_edit:.2f} s (bar: <= 1 s), "
+              f"`check one_file.py` with a warm index {one_file:.2f} s (bar: <= 0.5 s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
-from synclint.project import COLD, HOT, UNKNOWN, Context, FileFacts, facts_for_source
+from synclint.project import COLD, HOT, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -304,16 +304,19 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     they flag: cold when the traversal saw an error path, a constructor or the
     data pipeline, else what the project index says of the line. Rules whose
     hazard matters wherever the code runs (an unpinned DataLoader built in
-    ``__init__``) are never cold.
+    ``__init__``) are never cold nor hidden. Unknown code needs evidence in a
+    project whose steps the index found (see docs/faq.md).
     """
-    rule = report.rule
-    if report.cold is not None and report.cold != "data pipeline" or report.cold and rule.hot_path_only:
+    if report.cold is not None:
         return Context(COLD, report.cold)
     context = facts.context_at(line)
-    if not rule.hot_path_only and context.is_cold:
-        return Context(UNKNOWN, "")
-    if context.kind == UNKNOWN and report.local_hot:
-        return Context(UNKNOWN, "inside a loop")
+    if not report.rule.hot_path_only and not context.is_hot:
+        return Context(UNKNOWN, "")  # shown wherever it is: the rule is not about per-step cost
+    if context.kind == UNKNOWN:
+        if report.named_step:
+            return Context(UNKNOWN, "in a function named like a step (forward, a loss, a training step)")
+        if facts.whole_project:
+            return Context(UNKNOWN, UNREACHED)
     return context
 
 
@@ -385,7 +388,7 @@ def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding
     """The findings to show: cold ones only when asked for (``--include-cold``)."""
     if include_cold:
         return findings
-    return [finding for finding in findings if finding.context != COLD]
+    return [finding for finding in findings if not is_hidden(finding.context, finding.why)]
 
 
 def check_source(

@@ -24,14 +24,17 @@ from synclint.config import Configuration, Settings
 from synclint.discovery import discover
 from synclint.finding import Finding, error_finding
 from synclint.project.facts import FileFacts
+from synclint.project.hotness import is_hidden
 from synclint.project.store import resolved_key
 
 
 def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding]:
-    """The findings to show: cold ones only when asked for (``--include-cold``)."""
+    """The findings to show: cold and unreached ones only when asked for (``--include-cold``)."""
     if include_cold:
         return findings
-    return [finding for finding in findings if finding.context != "cold"]
+    return [finding for finding in findings if not is_hidden(finding.context, finding.why)]
+
+
 
 if TYPE_CHECKING:
     from synclint.cache import ResultCache

@@ -12,7 +12,7 @@ import pytest
 
 from synclint.config import Settings
 from synclint.engine import check_source
-from synclint.project import facts_for_files, facts_for_source
+from synclint.project import UNREACHED, facts_for_files, facts_for_source
 from synclint.runner import RunOptions, lint_files, lint_paths
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project"
@@ -78,11 +78,21 @@ def test_residency_across_the_project(project: Path):
     assert ("model.py", 20) in lines  # the CUDA branch
 
 
-def test_cold_findings_are_hidden_by_default(project: Path):
+def test_cold_and_unreached_findings_are_hidden_by_default(project: Path):
     shown = _lint([project])
-    assert shown and all(f.context != "cold" for f in shown)
+    assert shown and all(f.context == "hot" for f in shown)
     everything = _lint([project], include_cold=True)
-    assert len(everything) == len(shown) + 5
+    hidden = [f for f in everything if f not in shown]
+    assert sorted(f.context for f in hidden) == ["cold"] * 5 + ["unknown"]
+    (unreached,) = [f for f in hidden if f.context == "unknown"]
+    assert (Path(unreached.path).name, unreached.line) == ("ops.py", 13)
+    assert unreached.why == UNREACHED
+
+
+def test_unknown_findings_of_a_source_on_its_own_are_shown():
+    """Without a project, "nothing calls it" means nothing: the API shows such findings."""
+    (finding,) = check_source("import torch\ndef f(x: torch.Tensor):\n    return x.item()\n")
+    assert (finding.context, finding.why) == ("unknown", "")
 
 
 # -- independence from the invocation ------------------------------------------------------
@@ -258,6 +268,34 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
              return torch.stack(samples).nonzero()
          loader = torch.utils.data.DataLoader(ds, collate_fn=pad_batch)
          """, 4, "cold"),
+        # cold: after `if not should_log: return`, and optimizer state initialisation
+        ("""
+         import torch
+         class Trainer:
+             def train_step(self, batch):
+                 loss = batch.sum()
+                 if not self.should_log(self.step):
+                     return loss
+                 print(loss.item())
+         """, 8, "cold"),
+        ("""
+         import torch
+         class Adam(torch.optim.Optimizer):
+             def step(self, closure=None):
+                 for p in self.params:
+                     state = self.state[p]
+                     if len(state) == 0:
+                         state["max"] = p.abs().max().item()
+         """, 8, "cold"),
+        # shape arithmetic with % is not a periodic guard
+        ("""
+         import torch
+         class Net(torch.nn.Module):
+             def forward(self, x):
+                 if x.shape[-1] % self.patch != 0:
+                     return x.nonzero()
+                 return x
+         """, 6, "hot"),
         # unknown: nothing reaches it
         ("""
          import torch
@@ -369,7 +407,105 @@ def test_is_cuda_guard_keeps_the_device_branch_flagged():
     assert _contexts(source) == {(6, "SL101"): "hot", (10, "SL101"): "unknown", (11, "SL101"): "unknown"}
 
 
+def test_isinstance_checks_narrow_unions():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x, scale):
+                if torch.is_tensor(scale):
+                    x = x * scale
+                else:
+                    x = x * float(scale)
+                if isinstance(x, torch.Tensor):
+                    return float(x.sum())
+                return x
+        """
+    assert set(_contexts(source)) == {(10, "SL201")}
+
+
 def test_facts_of_a_source_on_its_own():
     facts = facts_for_source("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
     assert facts.context_at(4).kind == "hot"
     assert facts.context_at(1).kind == "unknown"
+
+
+def test_math_named_like_logging_stays_hot():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return log_softmax_mask(x)
+        def log_softmax_mask(x):
+            return x.nonzero()
+        def log_metrics(x):
+            return x.nonzero()
+        """
+    assert _contexts(source) == {(7, "SL101"): "hot", (9, "SL101"): "cold"}
+
+
+def test_a_huge_tree_is_split_below_its_root(tmp_path: Path, monkeypatch):
+    from synclint.project import layout
+
+    monkeypatch.setattr(layout, "MAX_PROJECT_FILES", 3)
+    layout.project_root.cache_clear()
+    layout._file_count.cache_clear()
+    try:
+        (tmp_path / "setup.py").write_text("")
+        for sub in ("a", "b"):
+            (tmp_path / sub).mkdir()
+            for i in range(3):
+                (tmp_path / sub / f"m{i}.py").write_text("")
+        (tmp_path / "top.py").write_text("")
+        assert layout.project_root(tmp_path / "a") == tmp_path / "a"
+        assert layout.project_root(tmp_path) == tmp_path and layout.is_shallow(tmp_path, tmp_path)
+        assert [p.name for p in layout.project_files(tmp_path, shallow=True)] == ["setup.py", "top.py"]
+    finally:
+        layout.project_root.cache_clear()
+        layout._file_count.cache_clear()
+
+
+def test_cli_include_cold_and_the_context_in_every_format(project: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from synclint.cli import cli
+
+    runner = CliRunner()
+    default = json.loads(runner.invoke(cli, ["check", "--no-cache", "--output-format", "json", str(project)]).output)
+    cold = json.loads(
+        runner.invoke(cli, ["check", "--no-cache", "--include-cold", "--output-format", "json", str(project)]).output
+    )
+    assert {d["context"] for d in default} == {"hot"}
+    assert {d["context"] for d in cold} == {"hot", "cold", "unknown"}
+    text = runner.invoke(cli, ["check", "--no-cache", "--include-cold", str(project)]).output
+    assert "[cold: construction or setup]" in text and "[hot: the loop over `loader` in `train`]" in text
+    sarif = json.loads(
+        runner.invoke(cli, ["check", "--no-cache", "--include-cold", "--output-format", "sarif", str(project)]).output
+    )
+    contexts = {r["properties"]["context"] for r in sarif["runs"][0]["results"]}
+    assert contexts == {"hot", "cold", "unknown"}
+
+
+def test_a_parameter_takes_the_kind_every_call_site_passes():
+    source = """
+        import torch
+        class Engine:
+            def step(self, grads):
+                total_norm = torch.stack([g.norm() for g in grads]).norm()
+                self.clip(total_norm, 2)
+            def clip(self, norm: float, limit):
+                if norm > limit:
+                    return limit / norm
+                return 1.0
+        class Optim(torch.optim.Optimizer):
+            def step(self, closure=None):
+                return Engine().step(self.grads)
+        def scale(x, factor):
+            if factor > 1:
+                return x
+        scale(1.0, 2)
+        """
+    found = _contexts(source)
+    assert (8, "SL202") in found  # `norm: float`, but the only caller passes a tensor
+    assert not any(line == 15 for line, _ in found)  # its caller passes a Python number

@@ -53,7 +53,7 @@ def _findings(source: str, pruned: bool) -> list[tuple]:
     if pruned:
         found = _check_text(source, "example.py", rules)
     else:
-        found = check_module(parse(source), source, "example.py", rules)
+        found = check_module(parse(source), source, "example.py", rules, include_cold=True)
     return [(f.code, f.line, f.column, f.end_line, f.end_column, f.message, f.fix) for f in found]
 
 

@@ -103,6 +103,9 @@ class FlowState:
         #: ``if x.is_cuda: ... else: <here x is on the host>``: narrowed names per block.
         self._host_narrowing: dict[int, str] = {}
         self.narrowed_host: list[str] = []
+        #: ``if torch.is_tensor(v): ... else: <here v is a Python value>``.
+        self._python_narrowing: dict[int, str] = {}
+        self.narrowed_python: list[str] = []
         self.inference = KindInference(self)
         self.devices = DeviceInference(self)
         self.scopes: list[Scope] = [
@@ -131,6 +134,8 @@ class FlowState:
 
     def lookup(self, name: str) -> Kind:
         """The kind bound to ``name``, searching enclosing function and module scopes."""
+        if self.narrowed_python and name in self.narrowed_python:
+            return Kind.PYTHON  # the non-tensor branch of an isinstance check
         for scope in reversed(self.scopes):
             if scope.kind == "class":
                 continue
@@ -283,6 +288,8 @@ class FlowState:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
             self.narrowed_host.append(self._host_narrowing[id(node)])
+        if self._python_narrowing and id(node) in self._python_narrowing:
+            self.narrowed_python.append(self._python_narrowing[id(node)])
         if self._error_roots or self._cold_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -316,6 +323,12 @@ class FlowState:
         elif isinstance(node, cst.If) and _is_tracing_check(node.test):
             self._error_roots.add(id(node.body))
         if isinstance(node, cst.If):
+            narrowed = _python_guard(node.test)
+            if narrowed is not None:
+                name, python_when_true = narrowed
+                block = node.body if python_when_true else node.orelse
+                if block is not None:
+                    self._python_narrowing[id(block)] = name
             guard = _host_guard(node.test)
             if guard is not None:
                 name, host_when_true = guard
@@ -334,6 +347,9 @@ class FlowState:
         if self._host_narrowing and id(node) in self._host_narrowing:
             del self._host_narrowing[id(node)]
             self.narrowed_host.pop()
+        if self._python_narrowing and id(node) in self._python_narrowing:
+            del self._python_narrowing[id(node)]
+            self.narrowed_python.pop()
         if self._error_roots or self._cold_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -526,6 +542,10 @@ class FlowState:
             kind = Kind.UNKNOWN
             if param.annotation is not None:
                 kind = self._annotation_kind(param.annotation.annotation)
+            if (self._function_qualname(node.name.value), name) in self.facts.tensor_params:
+                kind = Kind.TENSOR  # every call site in the project passes a tensor (even to ``n: int``)
+            elif param.annotation is not None:
+                pass
             elif param.default is not None:
                 default = self.kind_of(param.default)
                 kind = default if default is Kind.PYTHON and not _is_none(param.default) else Kind.UNKNOWN
@@ -541,6 +561,10 @@ class FlowState:
             if isinstance(star, cst.Param):
                 scope.env[star.name.value] = Kind.UNKNOWN
         self.scopes.append(scope)
+
+    def _function_qualname(self, name: str) -> str:
+        """The qualname of a function being entered (its scope is not pushed yet)."""
+        return ".".join([*(scope.name for scope in self.scopes[1:]), name])
 
     def _class_is_autograd_function(self) -> bool:
         node = self.scope.node
@@ -626,6 +650,33 @@ def _is_tracing_check(test: cst.BaseExpression) -> bool:
         and bool(_TRACING_CHECKS.search(dotted_name(test.func) or ""))
         and "compiling" not in (dotted_name(test.func) or "")
     )
+
+
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "numbers.Number", "Number", "numbers.Real", "str"})
+
+
+def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, whether the true branch has a Python value) for ``isinstance(v, (int, float))``,
+    ``torch.is_tensor(v)`` and ``isinstance(v, torch.Tensor)`` (Python in the else branch)."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
+        return None
+    name = test.args[0].value.value
+    func = dotted_name(test.func) or ""
+    if func.endswith("is_tensor") and len(test.args) == 1:
+        return name, negated  # python when false
+    if func != "isinstance" or len(test.args) != 2:
+        return None
+    kinds = test.args[1].value
+    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    names = [dotted_name(t) or "" for t in types]
+    if all(n in _NUMBER_TYPES for n in names):
+        return name, not negated
+    if all(n.endswith("Tensor") for n in names):
+        return name, negated
+    return None
 
 
 def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:

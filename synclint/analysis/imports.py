@@ -18,7 +18,9 @@ from synclint.traversal import walk
 
 NUMPY_ROOTS = frozenset({"numpy", "cupy", "jax.numpy"})
 #: Other array libraries whose tensors share method names with torch (``.numpy()``).
-OTHER_TENSOR_ROOTS = frozenset({"tensorflow", "jax", "mxnet", "paddle", "cupy", "tinygrad", "mlx"})
+OTHER_TENSOR_ROOTS = frozenset(
+    {"tensorflow", "jax", "mxnet", "paddle", "cupy", "tinygrad", "mlx", "cutlass", "triton", "numba", "warp"}
+)  # and kernel DSLs, whose values (`cute.Tensor`, `tl.tensor`) are not torch tensors
 PANDAS_ROOTS = frozenset({"pandas", "polars"})
 
 

@@ -30,6 +30,12 @@ class FileFacts:
     #: ``utils.to_host``; ``Cls:self.method`` for methods.
     host_calls: frozenset[str] = frozenset()
     digest: str = ""
+    #: ``(function qualname, parameter)`` that every project call site passes a tensor.
+    tensor_params: frozenset[tuple[str, str]] = frozenset()
+    #: Built from a whole project (not one source on its own) in which the index found
+    #: steps (forward, losses, loops over batches): a function nothing reaches from them
+    #: is then really unreached, not merely called from elsewhere.
+    whole_project: bool = False
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -63,16 +69,43 @@ class FileFacts:
         return starts
 
 
-def facts_for_project(index: ProjectIndex) -> dict[str, FileFacts]:
-    """Facts for every file of the index, keyed by resolved path."""
+def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bool = False) -> dict[str, FileFacts]:
+    """Facts for every file of the index, keyed by resolved path.
+
+    ``whole_project``: the index holds a project, not one source on its own;
+    ``split``: it holds one piece of a project too big to index at once.
+    """
     contexts = compute_contexts(index)
+    # Reachability says something only about a project whose steps the index found:
+    # in a library of helpers (or a snippet), nothing being called is the normal state.
+    # A piece of a huge project counts as having steps (they may be in another piece).
+    whole_project = whole_project and (split or any(context.is_hot for context in contexts.values()))
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts)
+        result[key] = _file_facts(index, key, entry.summary, contexts, whole_project)
     return result
 
 
-def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> FileFacts:
+def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> frozenset[tuple[str, str]]:
+    """Parameters that every project call site (at least one) passes a visible tensor."""
+    callers = index.callers()
+    found = set()
+    for qualname, function in summary.functions.items():
+        sites = callers.get((key, qualname))
+        if not sites:
+            continue
+        params = list(function.params)
+        if function.cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for position, name in enumerate(params):
+            if all(position in call.tensor_args or name in call.tensor_args for call, bound in sites if bound) and all(
+                bound for _call, bound in sites
+            ):
+                found.add((qualname, name))
+    return frozenset(found)
+
+
+def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -92,6 +125,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -
             target = index.function(callee)
             if target is not None and target.returns_host:
                 host_calls.add(f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target)
+    tensor_params = _tensor_parameters(index, key, summary)
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -100,7 +134,9 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts) -
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
-        repr((functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
+        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
         digest_size=12,
     ).hexdigest()
-    return FileFacts(tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest)
+    return FileFacts(
+        tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project
+    )

@@ -43,6 +43,15 @@ class Context:
 
 
 UNKNOWN_CONTEXT = Context(UNKNOWN)
+#: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
+#: project whose whole call graph was seen: hidden by default, like cold ones.
+UNREACHED = "not reached from any step of the project"
+
+
+def is_hidden(kind: str | None, why: str) -> bool:
+    """Findings not shown without ``--include-cold``: cold ones, and unknown ones
+    without evidence in a project the index saw whole."""
+    return kind == COLD or (kind == UNKNOWN and why == UNREACHED)
 
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})

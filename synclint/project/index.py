@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from synclint.project.layout import is_package_init, module_names
+from synclint.project.layout import is_package_init, module_names, natural_root
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
 FunctionId = tuple[str, str]  # (file key, qualname)
@@ -46,6 +46,7 @@ class ProjectIndex:
         self._method_owners: dict[str, list[FunctionId]] | None = None
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
+        self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         for key in sorted(summaries):
             file = Path(key)
             names = module_names(file, root)
@@ -57,9 +58,9 @@ class ProjectIndex:
 
     # -- lookups ---------------------------------------------------------------------
     def relative_parts(self, key: str) -> tuple[str, ...]:
-        """The file's path inside the project root, as parts."""
+        """The file's path inside the project root (before a huge tree was split), as parts."""
         try:
-            return Path(key).relative_to(self.root).parts
+            return Path(key).relative_to(natural_root(self.root)).parts
         except ValueError:
             return Path(key).parts[-1:]
 
@@ -247,6 +248,22 @@ class ProjectIndex:
                     calls[(key, qualname)] = found
             self._calls = calls
         return self._calls
+
+    def callers(self) -> dict[FunctionId, list[tuple[CallSite, bool]]]:
+        """Per function, its call sites, each with whether its arguments line up with the
+        parameters (a plain call of a function, or ``self.method(...)``)."""
+        if self._callers is None:
+            callers: dict[FunctionId, list[tuple[CallSite, bool]]] = {}
+            for (key, qualname), calls in self.resolved_calls().items():
+                for call, callee in calls:
+                    target = self.function(callee)
+                    plain = target is not None and (
+                        (target.cls is None and not call.target.startswith(("self.", "cls.")))
+                        or (target.cls is not None and call.target.count(".") == 1 and call.target.startswith("self."))
+                    )
+                    callers.setdefault(callee, []).append((call, plain))
+            self._callers = callers
+        return self._callers
 
     def unique_method(self, name: str) -> FunctionId | None:
         """``obj.grid_anchors(...)`` on an object of unknown class: the one project

@@ -29,13 +29,35 @@ _SKIPPED_DIRS = frozenset(
     {"__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist", ".tox", ".nox",
      ".venv", "venv", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg"}
 )
-#: A bigger tree is not indexed as one project: the top-level package is used instead.
-MAX_PROJECT_FILES = 20000
+#: A bigger tree is not indexed as one project: it is split into the directories
+#: directly below it (recursively, toward the file), so that checking one
+#: subpackage of a huge tree (torch's ``nn``) does not summarise all of it.
+MAX_PROJECT_FILES = 1500
 
 
 @lru_cache(maxsize=4096)
 def project_root(directory: Path) -> Path:
-    """The root of the project that files in ``directory`` (absolute, resolved) belong to."""
+    """The root of the project that files in ``directory`` (absolute, resolved) belong to.
+
+    A project of more than :data:`MAX_PROJECT_FILES` files is split: the root
+    becomes the directory below it that holds ``directory``, until it is small
+    enough (a root whose own files are checked is then *shallow*: see
+    :func:`project_files`).
+    """
+    root = natural_root(directory)
+    while _file_count(root) > MAX_PROJECT_FILES and root != directory:
+        root = root / directory.relative_to(root).parts[0]
+    return root
+
+
+def is_shallow(root: Path, directory: Path) -> bool:
+    """A split project's root that holds files itself: only its own files are the project."""
+    return root == directory and _file_count(root) > MAX_PROJECT_FILES
+
+
+@lru_cache(maxsize=4096)
+def natural_root(directory: Path) -> Path:
+    """The project root before splitting a huge tree (see :func:`project_root`)."""
     top = top_package(directory)
     for ancestor in (directory, *directory.parents):
         if ancestor.name in _INSTALLED:
@@ -45,6 +67,16 @@ def project_root(directory: Path) -> Path:
     if top is not None:
         return top.parent
     return directory
+
+
+@lru_cache(maxsize=1024)
+def _file_count(root: Path) -> int:
+    count = 0
+    for _ in _walk(root):
+        count += 1
+        if count > MAX_PROJECT_FILES:
+            break
+    return count
 
 
 def top_package(directory: Path) -> Path | None:
@@ -85,14 +117,12 @@ def is_package_init(file: Path) -> bool:
     return file.name == "__init__.py"
 
 
-def project_files(root: Path) -> list[Path]:
-    """The Python files of the project under ``root``, sorted (virtualenvs and builds left out)."""
-    found: list[Path] = []
-    for path in _walk(root):
-        found.append(path)
-        if len(found) > MAX_PROJECT_FILES:
-            break
-    return sorted(found)
+def project_files(root: Path, shallow: bool = False) -> list[Path]:
+    """The Python files of the project under ``root``, sorted (virtualenvs and builds left out);
+    ``shallow``: only the files directly in ``root``."""
+    if shallow:
+        return sorted(p for p in root.iterdir() if p.suffix == ".py" and p.is_file())
+    return sorted(_walk(root))
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import project_files, project_root
+from synclint.project.layout import is_shallow, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 
 INDEX_ENTRIES = "index-v1"
@@ -44,15 +44,17 @@ def facts_for_files(
     ``cache_directory``: where summaries and facts are cached (None: no cache);
     ``jobs``: processes for summarising the files the cache does not know.
     """
-    by_root: dict[Path, list[str]] = {}
+    by_root: dict[tuple[Path, bool], list[str]] = {}
     for file in files:
         key = resolved_key(file)
         if not key.endswith(".py"):
             continue
-        by_root.setdefault(project_root(Path(key).parent), []).append(key)
+        directory = Path(key).parent
+        root = project_root(directory)
+        by_root.setdefault((root, is_shallow(root, directory)), []).append(key)
     result: dict[str, FileFacts] = {}
-    for root, keys in sorted(by_root.items()):
-        project = {str(path) for path in project_files(root)}
+    for (root, shallow), keys in sorted(by_root.items()):
+        project = {str(path) for path in project_files(root, shallow)}
         wanted = sorted({key for key in keys if key in project})
         if wanted:
             result.update(_project_facts(root, sorted(project), wanted, cache_directory, jobs))
@@ -67,7 +69,7 @@ def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFact
     summary = summarize(source, path, tree) or _EMPTY
     key = "/<source>/" + (Path(path).name or "module.py")
     index = ProjectIndex({key: summary}, Path("/<source>"))
-    return facts_for_project(index)[key]
+    return facts_for_project(index, whole_project=False)[key]
 
 
 def _project_facts(
@@ -120,7 +122,8 @@ def _project_facts(
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
-    facts = facts_for_project(ProjectIndex(summaries, root))
+    split = root != natural_root(root) or is_shallow(root, root)
+    facts = facts_for_project(ProjectIndex(summaries, root), split=split)
     _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                       for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 
 _LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
@@ -31,12 +31,17 @@ _COLD_NAMES = frozenset(
      "_reset_parameters", "init_weights", "_init_weights", "reset", "__setstate__", "__getstate__",
      "__del__", "configure_optimizers", "prepare_data"}
 )
-_COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "init_", "_init_", "create_",
-                  "make_", "export", "_export", "symbolic", "_symbolic", "onnx", "_onnx", "plot", "_plot",
-                  "visuali", "log_", "_log_", "print_", "save_", "load_", "from_pretrained")
+_COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "export", "_export", "symbolic", "_symbolic",
+                  "onnx", "_onnx", "plot", "_plot", "visuali", "print_", "save_", "load_", "from_pretrained")
+#: Logging helpers (not ``log_softmax``/``log_prob``, which are math).
+_LOGGING = re.compile(
+    r"(^|_)(logging|logger|tensorboard|wandb|training_log)(_|$)|"
+    r"^_?log_(metrics|stats|info|scalars?|images?|step|losses?|results?|values?|dict|hparams|grad_norm|memory|throughput)$"
+)
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
-_DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|FeatureExtractor|Processor|Tokenizer|Collator|Collate)$")
+_DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|ImageProcessorFast|FeatureExtractor|Tokenizer|TokenizerFast|Collator|Collate)$")
+_PROCESSOR_CLASS = re.compile(r"(ImageProcessor|ImageProcessorFast|FeatureExtractor|VideoProcessor)$")
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
@@ -60,6 +65,8 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     quiet: str | None = None
     #: The loop over batches this call sits in (``train_loader``), or None.
     batch_loop: str | None = None
+    #: Which arguments are visibly tensors: positions, and keyword names.
+    tensor_args: tuple[int | str, ...] = ()
 
 
 class Region(NamedTuple):
@@ -170,15 +177,51 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
     return None
 
 
+_STEP_COUNTER = re.compile(
+    r"(^|_)(step|steps|iter|iters|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
+    r"num_updates|global_step|count|counter)$",
+    re.I,
+)
+
+
 def _is_periodic_guard(test: ast.AST) -> bool:
-    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``."""
+    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
+    (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
     for node in ast.walk(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            return True
+            counter = (dotted(node.left) or "").rsplit(".", 1)[-1]
+            if _STEP_COUNTER.search(counter):
+                return True
         if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
             return True
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
+    return False
+
+
+def _exits_unless_periodic(node: ast.If) -> bool:
+    """``if not should_log: return``: what follows runs only on logging steps."""
+    test = node.test
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or node.orelse:
+        return False
+    return _is_periodic_guard(test.operand) and isinstance(node.body[-1], ast.Return)
+
+
+def _is_state_initialisation(test: ast.AST) -> bool:
+    """``if len(state) == 0:`` / ``if not state:`` in an optimizer: runs on the first step only."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return (dotted(test.operand) or "").rsplit(".", 1)[-1] == "state"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        return (
+            isinstance(left, ast.Call)
+            and isinstance(left.func, ast.Name)
+            and left.func.id == "len"
+            and len(left.args) == 1
+            and (dotted(left.args[0]) or "").rsplit(".", 1)[-1] == "state"
+            and isinstance(right, ast.Constant)
+            and right.value == 0
+        )
     return False
 
 
@@ -286,13 +329,13 @@ class _Builder:
         label = f"{cls_name}.{name}" if cls_name else name
         decorators = _decorator_names(node)
         cold = None
-        if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name):
+        if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name) or _LOGGING.search(name):
             cold = "construction or setup" if name not in ("__repr__", "__str__", "extra_repr") else "a repr"
             if name.startswith(("test_",)):
                 cold = "test code"
             elif _COLD_WORDS.search(name) or name.startswith(("export", "_export", "onnx", "_onnx", "symbolic", "_symbolic")):
                 cold = "export, plotting or benchmarking code"
-            elif name.startswith(("plot", "_plot", "visuali", "log_", "_log_", "print_", "save_", "load_")):
+            elif name.startswith(("plot", "_plot", "visuali", "print_", "save_", "load_")) or _LOGGING.search(name):
                 cold = "logging, plotting or checkpointing"
         if cls is not None and (cls_name.startswith("Test") or any(b.endswith("TestCase") for b in cls.bases)):
             cold = "test code"
@@ -303,6 +346,8 @@ class _Builder:
             _DATA_CLASS.search(cls_name) or any(_DATASET_BASE.search(b) for b in cls.bases)
         ):
             data = f"`{label}`"
+        elif cls is not None and _PROCESSOR_CLASS.search(cls_name):
+            data = f"`{label}`"  # every method of an image processor or feature extractor
         if re.search(r"collate", name, re.I):
             data = f"`{label}`"
         root = None
@@ -350,7 +395,12 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
-        self.after_loop_from: int | None = None  # first line after a top-level loop over batches
+        #: Names every assignment of which (so far) is visibly a tensor.
+        self.tensor_names: set[str] = set()
+        self._not_tensor: set[str] = set()
+        #: Why the rest of the body is cold: after the loop over batches, or after
+        #: ``if not should_log: return``.
+        self.rest_cold: str | None = None
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -368,11 +418,11 @@ class _CallWalker:
             return
         if (
             depth == 0
-            and self.after_loop_from is not None
+            and self.rest_cold is not None
             and self.owner.qualname != "<module>"
             and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
         ):
-            why = "after the loop over batches (a summary that runs once)"
+            why = self.rest_cold
             self._region_cold(node, why)
             self.quiet.append(why)
             try:
@@ -393,13 +443,21 @@ class _CallWalker:
                 self._statements(node.body, depth + 1)
                 self.batch_loops.pop()
                 if depth == 0:
-                    self.after_loop_from = (node.end_lineno or node.lineno) + 1
+                    self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
                 self._statements(node.body, depth + 1)
             self._statements(node.orelse, depth + 1)
             return
         if isinstance(node, ast.If):
             self._expressions([node.test])
+            if depth == 0 and _exits_unless_periodic(node):
+                self._statements(node.body, depth + 1)
+                self.rest_cold = "periodic (after an early return when not logging)"
+                return
+            if _is_state_initialisation(node.test):
+                self._quiet_block(node.body, "first step only (state initialisation)", depth)
+                self._statements(node.orelse, depth + 1)
+                return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
                 self._statements(node.orelse, depth + 1)
@@ -420,6 +478,13 @@ class _CallWalker:
             return
         if isinstance(node, ast.Assign):
             value = node.value
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    if _tensor_expression(value, self.tensor_names) and target.id not in self._not_tensor:
+                        self.tensor_names.add(target.id)
+                    else:
+                        self.tensor_names.discard(target.id)
+                        self._not_tensor.add(target.id)
             if isinstance(value, ast.Call) and is_batch_iterable(value, self.loaders):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -474,8 +539,39 @@ class _CallWalker:
             return
         quiet = self.quiet[-1] if self.quiet else None
         loop = self.batch_loops[-1] if self.batch_loops else None
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop))
+        tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
+        tensors += [k.arg for k in node.keywords if k.arg is not None and self._is_tensor(k.value)]
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors)))
 
+    def _is_tensor(self, node: ast.AST) -> bool:
+        """Visibly a tensor: torch math, a tensor-only method, or a name bound to one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.tensor_names
+        return _tensor_expression(node, self.tensor_names)
+
+
+
+_TENSOR_METHODS = frozenset(
+    {"sum", "mean", "norm", "abs", "sqrt", "exp", "log", "float", "half", "detach", "clone", "pow", "square",
+     "amax", "amin", "softmax", "sigmoid", "matmul", "view", "reshape", "flatten", "contiguous", "to", "cuda"}
+)
+_NOT_TENSOR_TORCH = ("torch.nn.", "torch.utils.", "torch.cuda.", "torch.distributed.", "torch.jit.", "torch.backends.")
+
+
+def _tensor_expression(node: ast.AST, names: set[str]) -> bool:
+    """``torch.exp(x)``, ``x.norm()`` on a tensor name, ``a * b`` of tensors."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.BinOp):
+        return _tensor_expression(node.left, names) or _tensor_expression(node.right, names)
+    if isinstance(node, ast.Call):
+        name = dotted(node.func) or ""
+        if name.startswith("torch.") and not name.startswith(_NOT_TENSOR_TORCH):
+            short = name.rsplit(".", 1)[1]
+            return short[:1].islower() and not short.startswith(("is_", "get_", "set_", "no_grad", "_"))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return _tensor_expression(node.func.value, names)
+    return False
 
 
 def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -45,9 +45,9 @@ class Report:
     #: Why the reported code does not run per step, as the traversal saw it
     #: (an error path, a constructor, the data pipeline), or None.
     cold: str | None = None
-    #: Local evidence that the code runs per step: inside a loop, or in a function
-    #: whose name makes it a step (``forward``, a loss, ``training_step``).
-    local_hot: bool = False
+    #: In a function whose name makes it a step (``forward``, a loss, ``training_step``):
+    #: evidence of a per-step cost when the call graph cannot say.
+    named_step: bool = False
 
 
 class RuleContext:
@@ -134,8 +134,8 @@ class Rule:
             cold = "data pipeline"  # loader workers handle host tensors: nothing to wait for
         elif self.hot_path_only and flow.in_cold_path:
             cold = "construction or setup"  # constructors and reprs run once, not per step
-        local = flow.in_loop or flow.hot_path() is not None
-        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None, cold, local))
+        named_step = flow.hot_path() is not None
+        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None, cold, named_step))
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``; when a

@@ -41,10 +41,14 @@ class HostReadback(Rule):
 
     ## What it does
     Finds every place a tensor's *value* crosses to Python: `.item()`,
-    `.tolist()`, `.numpy()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
+    `.tolist()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
-    `range(t)`), and printing or formatting a tensor (`print(t)`, `f"{t}"`).
+    `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
+    (each comparison is read back), `torch.tensor([t1, t2])` of device
+    tensors, and printing or formatting a tensor (`print(t)`, `f"{t}"`).
+    `.numpy()` on its own is not flagged: it raises on a device tensor, so the
+    tensor is already on the host (`.cpu().numpy()` is flagged at `.cpu()`).
 
     ## Why is this bad?
     The host cannot read a value the device has not computed yet: it blocks

@@ -43,10 +43,18 @@ class HostTensorCtor(Rule):
     """Flags tensors built on the host and copied to the device in hot code.
 
     ## What it does
-    Finds, inside loops, `forward`, losses and training steps:
-    `torch.tensor(<python data>, device=<accelerator>)`, and factories whose
-    result is immediately moved (`torch.zeros(n).cuda()`,
-    `torch.tensor(x).to(device)`).
+    Finds, in code that runs every step (what the project's call graph reaches
+    from `forward`, a loss, a training step or a loop over batches, and loop
+    bodies): `torch.tensor(<python data>, device=<accelerator>)`, factories
+    whose result is immediately moved (`torch.zeros(n).cuda()`,
+    `torch.tensor(x).to(device)`), and moves of tensors known to be built on
+    the host (`idx = torch.arange(n)` ... `idx.to(x.device)`), indexing a
+    device tensor with such a host tensor (`x[idx]`) or writing one into it
+    (`x[:k] = host_values`): both copy it to the device first. Hotness comes
+    from the call graph, not from function names: a grad-norm helper called
+    from the training loop is hot, a `build_*` or `__init__` is not. In hot
+    code the data argument need not be proven Python: anything not known to be
+    a device tensor is copied from the host.
 
     ## Why is this bad?
     The data is materialised in pageable host memory and copied with a
@@ -90,6 +98,8 @@ class HostTensorCtor(Rule):
         "import torch\nfor i in range(3):\n    z = torch.zeros(3, device='cuda')\n",
         "import torch\nfor i in range(3):\n    z = torch.tensor(values)\n",
         "import torch\nfor i in range(3):\n    z = torch.zeros(3).to(torch.float16)\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4, device=x.device)\n        return x[idx]\n",
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        c = x.cpu()\n        idx = torch.arange(4)\n        return c[idx]\n",
     )
     INVALID = (
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor(0.0, device='cuda')\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros((), device='cuda')\n"),
@@ -102,7 +112,43 @@ class HostTensorCtor(Rule):
         Invalid("import torch as T\nfor b in range(3):\n    z = T.ones(2, 2).to(device=dev)\n", 3, 9, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4)\n        return idx.to(x.device)\n", 5, 16, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return [torch.tensor(s, device=x.device) for s in self.scales]\n", 4, 17, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4)\n        return x[idx]\n", 5, 16, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        v = torch.zeros(4)\n        x[:4] = v\n        return x\n", 5, 9, None),
     )
+
+    # -- hidden host-to-device copies ------------------------------------------------------
+    def _host_tensor_name(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Name) and self.context.is_tensor(node) and self.context.on_host(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """``x[idx]`` with ``idx`` built on the host: the index is copied to the device first."""
+        if not self.context.is_hot or len(node.slice) != 1:
+            return
+        index = node.slice[0].slice
+        if not isinstance(index, cst.Index) or not self._host_tensor_name(index.value):
+            return
+        if self.context.is_device_tensor(node.value) and not self.context.on_host(node.value):
+            self.report(
+                node,
+                f"Indexing with `{index.value.value}`, a tensor built in host memory, copies it to the "
+                "device (a synchronous host-to-device copy) each time this line runs; build the index "
+                f"on the device (`device=`){self.context.context_phrase()}",
+            )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``x[:, :k] = cpu_values``: writing a host tensor into a device tensor is an upload."""
+        if not self.context.is_hot or len(node.targets) != 1 or not self._host_tensor_name(node.value):
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Subscript) and self.context.is_device_tensor(target.value) and not self.context.on_host(
+            target.value
+        ):
+            self.report(
+                node,
+                f"Writing `{node.value.value}`, a tensor in host memory, into a device tensor is a "
+                "synchronous host-to-device copy each time this line runs; build the values on the "
+                f"device{self.context.context_phrase()}",
+            )
 
     def _host_data(self, data: cst.BaseExpression) -> bool:
         """Python data, proven; in code the call graph makes hot, anything not known to
