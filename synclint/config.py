@@ -105,9 +105,8 @@ class Settings:
         tests each entry as it reaches it, and never the directories above
         where it started.
         """
-        return any(
-            _path_matches(str(path), p, self.root, ancestors) for p in self.exclude + self.extend_exclude
-        )
+        forms = _PathForms(str(path), self.root, ancestors)
+        return any(forms.match(pattern) for pattern in self.exclude + self.extend_exclude)
 
     def fingerprint(self) -> str:
         """A stable text identifying the settings that change results (for caches)."""
@@ -131,23 +130,36 @@ def _longest_match(code: str, selectors: tuple[str, ...]) -> str | None:
 
 
 def _path_matches(path: str, pattern: str, root: Path, ancestors: bool = True) -> bool:
-    # Relative paths are taken from the working directory, so that the result
-    # does not depend on where synclint runs from.
-    pure = PurePath(os.path.abspath(path))
-    try:
-        relative = pure.relative_to(root)
-        inside = True
-    except ValueError:
-        relative, inside = pure, False
-    text = relative.as_posix()
-    if fnmatch.fnmatch(text, pattern) or fnmatch.fnmatch(pure.as_posix(), pattern):
-        return True
-    # A bare name (``build``, ``*.egg-info``) matches a path component below the
-    # root (never the directories above it, which the configuration does not own).
-    if "/" not in pattern:
-        parts = relative.parts if ancestors and inside else (pure.name,)
-        return any(fnmatch.fnmatch(part, pattern) for part in parts)
-    return False
+    return _PathForms(path, root, ancestors).match(pattern)
+
+
+class _PathForms:
+    """The forms of one path that patterns are matched against (computed once for all patterns).
+
+    Relative paths are taken from the working directory, so that the result
+    does not depend on where synclint runs from. A bare name (``build``,
+    ``*.egg-info``) matches a path component below the root (never the
+    directories above it, which the configuration does not own).
+    """
+
+    __slots__ = ("absolute", "relative", "parts")
+
+    def __init__(self, path: str, root: Path, ancestors: bool) -> None:
+        absolute = os.path.abspath(path)
+        root_text = str(root)
+        prefix = root_text if root_text.endswith(os.sep) else root_text + os.sep
+        inside = absolute.startswith(prefix)
+        self.absolute = PurePath(absolute).as_posix()
+        self.relative = PurePath(absolute[len(prefix) :]).as_posix() if inside else self.absolute
+        name = os.path.basename(absolute)
+        self.parts = tuple(self.relative.split("/")) if ancestors and inside else (name,)
+
+    def match(self, pattern: str) -> bool:
+        if fnmatch.fnmatch(self.relative, pattern) or fnmatch.fnmatch(self.absolute, pattern):
+            return True
+        if "/" not in pattern:
+            return any(fnmatch.fnmatch(part, pattern) for part in self.parts)
+        return False
 
 
 #: Configuration files, in the order they win within one directory (as ruff's

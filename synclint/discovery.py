@@ -92,23 +92,31 @@ class _GitIgnores:
     def __init__(self) -> None:
         self._specs: dict[Path, object | None] = {}
         self._roots: dict[Path, Path | None] = {}
+        self._chains: dict[Path, list[tuple[str, object]]] = {}
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
-        absolute = Path(os.path.abspath(path))
-        repository = self._repository(absolute.parent)
-        if repository is None:  # as git: outside a repository, no .gitignore applies
-            return False
-        chain = [d for d in [absolute.parent, *absolute.parent.parents] if d == repository or repository in d.parents]
+        absolute = os.path.abspath(path)
         decision: bool | None = None
-        for directory in reversed(chain):  # outermost first; deeper files override
-            spec = self._spec(directory, repository)
-            if spec is None:
-                continue
-            relative = absolute.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(relative)
-            if result.include is not None:
+        for directory, spec in self._chain(Path(os.path.dirname(absolute))):  # outermost first
+            relative = absolute[len(directory) :].lstrip(os.sep).replace(os.sep, "/")
+            result = spec.check_file(relative + ("/" if is_dir else ""))
+            if result.include is not None:  # deeper files override
                 decision = result.include
         return bool(decision)
+
+    def _chain(self, directory: Path) -> list[tuple[str, object]]:
+        """The (directory, rules) pairs that apply in ``directory``, from the repository root down."""
+        chain = self._chains.get(directory)
+        if chain is None:
+            repository = self._repository(directory)
+            if repository is None:  # as git: outside a repository, no .gitignore applies
+                chain = []
+            else:
+                above = [] if directory == repository else self._chain(directory.parent)
+                spec = self._spec(directory, repository)
+                chain = above + ([(str(directory), spec)] if spec is not None else [])
+            self._chains[directory] = chain
+        return chain
 
     def _repository(self, directory: Path) -> Path | None:
         if directory not in self._roots:

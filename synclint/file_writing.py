@@ -45,7 +45,10 @@ def write_text_like(path: str | Path, text: str) -> None:
     with open(target, "rb") as handle:
         original = handle.read()
     encoding, bom = encoding_of(original)
-    data = (codecs.BOM_UTF8 if bom else b"") + text.encode(encoding)
+    try:
+        data = (codecs.BOM_UTF8 if bom else b"") + text.encode(encoding)
+    except UnicodeEncodeError as error:  # nothing is written: the file keeps its old content
+        raise OSError(f"the fixed text cannot be written in the file's encoding ({encoding}): {error}") from error
     write_bytes_keeping_metadata(target, data)
 
 

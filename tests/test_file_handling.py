@@ -289,3 +289,14 @@ def test_real_permission_errors_are_reported_and_the_run_goes_on(as_nobody, tmp_
     assert (open_dir / "z.py").read_text() == LOADER_FIXED
     if as_nobody is not None:  # the file kept its owner (root), though nobody rewrote it
         assert (open_dir / "z.py").stat().st_uid == 0
+
+
+def test_text_the_file_s_encoding_cannot_hold_is_reported_not_written(tmp_path):
+    from synclint.file_writing import write_text_like
+
+    path = tmp_path / "m.py"
+    original = "# -*- coding: latin-1 -*-\nx = 1\n".encode("latin-1")
+    path.write_bytes(original)
+    with pytest.raises(OSError, match="latin-1"):
+        write_text_like(path, "# -*- coding: latin-1 -*-\nx = '\u20ac'\n")
+    assert path.read_bytes() == original
