@@ -613,7 +613,7 @@ def test_opcheck_forward(cpu_kernel):
 
 def test_opcheck_backward(cpu_kernel):
     pred, target, counts, present = padded_batch(batch=3, slots=5)
-    for layout, p, t in layouts(pred, target):
+    for _layout, p, t in layouts(pred, target):
         for reduction, grad in (("mean", torch.tensor(1.5)), ("none", torch.rand(5, 3).t())):
             for valid, cnt in ((None, None), (present, None), (None, counts)):
                 for mask in ([True, False], [True, True], [False, True]):
