@@ -164,6 +164,23 @@ def test_failed_build_warns_once_and_falls_back(monkeypatch):
     torch.testing.assert_close(again, expected)
 
 
+def test_a_cuda_kernel_that_cannot_run_here_falls_back(monkeypatch):
+    # D7: a library built for another GPU loads but fails at the first launch
+    # ("no kernel image is available"); the load-time smoke test turns that
+    # into the warn-once fallback instead of an error in the training step.
+    monkeypatch.setattr(_build, "_state", {})
+    monkeypatch.setattr(_build, "_errors", {})
+    monkeypatch.delenv(_build.ENV_DISABLE, raising=False)
+    monkeypatch.setattr(_build, "_unavailable_reason", lambda device_type: None)
+    monkeypatch.setattr(_build, "_build_and_load", lambda device_type: None)
+    monkeypatch.setattr(
+        _build, "_cuda_smoke_test", lambda: "the CUDA kernel does not run on this GPU: no kernel image is available"
+    )
+    with pytest.warns(ops.KernelUnavailableWarning, match="no kernel image"):
+        assert not _build.ensure_kernel("cuda")
+    assert _build._state == {"cuda": False}
+
+
 def test_disabled_kernels_use_the_reference_silently(monkeypatch):
     monkeypatch.setattr(_build, "_state", {})
     monkeypatch.setenv(_build.ENV_DISABLE, "0")
@@ -596,7 +613,7 @@ def test_opcheck_forward(cpu_kernel):
 
 def test_opcheck_backward(cpu_kernel):
     pred, target, counts, present = padded_batch(batch=3, slots=5)
-    for layout, p, t in layouts(pred, target):
+    for _layout, p, t in layouts(pred, target):
         for reduction, grad in (("mean", torch.tensor(1.5)), ("none", torch.rand(5, 3).t())):
             for valid, cnt in ((None, None), (present, None), (None, counts)):
                 for mask in ([True, False], [True, True], [False, True]):
