@@ -4,7 +4,6 @@ threads, SIGTERM, a missing script, no torch, budgets and allowed lines."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
