@@ -4,7 +4,6 @@ threads, SIGTERM, a missing script, no torch, budgets and allowed lines."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -141,6 +140,10 @@ def test_budget_ratchet_passes_equal_and_fails_a_new_site_with_a_diff(tmp_path) 
     assert "sync budget exceeded" in output
     assert re.search(r"> .*train\.py:4,6 <module>\(\) SL101: 4 syncs, budget 2", output)
     assert re.search(r"\+ .*train\.py:5 <module>\(\) SL201: 2 syncs \(new site\)", output)
+    script.write_text("import torch\nx = torch.arange(4, device='cuda')\nx.nonzero()\n")
+    code, output = run("--device", "cpu", "--no-static", "--budget", str(budget), str(script))
+    assert code == 0
+    assert re.search(r"- .*train\.py <module>\(\) SL101: 1 syncs, budget 2", output)
 
 
 def test_missing_budget_file_is_exit_2(tmp_path) -> None:

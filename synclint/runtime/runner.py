@@ -21,7 +21,7 @@ from importlib.util import find_spec
 from types import TracebackType
 from typing import Any
 
-from synclint.runtime.ratchet import check_budget, render_budget_check, write_budget
+from synclint.runtime.ratchet import check_budget, improvements, render_budget_check, write_budget
 from synclint.runtime.events import SiteTable, SyncEvent, SyncSite
 from synclint.runtime.join import JoinRow, files_involved, join, static_findings
 from synclint.runtime.report import (
@@ -144,8 +144,13 @@ def run_program(
             write_budget(ranked_path(write_budget_path, rank), result.sites)
             print(f"synclint: wrote the sync budget to {write_budget_path}", file=sys.stderr)
         if budget_path:
-            result.budget_failures = check_budget(ranked_path(budget_path, rank), result.sites)
+            ranked_budget = ranked_path(budget_path, rank)
+            result.budget_failures = check_budget(ranked_budget, result.sites)
             print(render_budget_check(budget_path, result.budget_failures), file=sys.stderr)
+            tighter = improvements(ranked_budget, result.sites)
+            if tighter:
+                print("synclint: fewer syncs than budgeted (--write-budget locks it in):", file=sys.stderr)
+                print("\n".join(f"  {line}" for line in tighter), file=sys.stderr)
             if result.budget_failures and result.exit_code == 0:
                 result.exit_code = BUDGET_EXIT_CODE
     return result
