@@ -353,7 +353,7 @@ class _Builder:
         root = None
         if cold is None:
             is_autograd_function = any(b.endswith("Function") for b in (cls.bases if cls else ()))
-            if name == "forward" and cls is not None:
+            if name == "forward":  # a module's, or a functional model's ``forward(params, x)``
                 root = f"`{label}`"
             elif is_autograd_function and name == "backward":
                 root = f"`{label}`"
