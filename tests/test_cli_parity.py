@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from synclint.cli import cli
 
 HAZARD = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
-LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device)\n"
 # A safe fix (SL401), an unsafe one (SL103) and one without a fix (SL101).
 MIXED = LOADER + "def g(x: torch.Tensor):\n    return x[x > 0].sum()\n" + "def h(x: torch.Tensor):\n    return x.nonzero()\n"
 
@@ -46,7 +46,7 @@ def test_check_fix_reports_what_remains_and_exits_1(tmp_path: Path):
     assert result.exit_code == 1  # was 0, with nothing printed
     lines = result.output.splitlines()
     assert [line.split(": ")[1].split()[0] for line in lines[:2]] == ["SL103", "SL101"]
-    assert ":5:12: SL103 [~] " in lines[0]
+    assert ":6:12: SL103 [~] " in lines[0]
     assert "Found 3 sync hazards (1 fixed, 2 remaining)." in lines
     assert "non_blocking=True" in path.read_text()
 
@@ -76,7 +76,7 @@ def test_one_marker_for_safe_and_one_for_unsafe_fixes_everywhere(tmp_path: Path)
     path = tmp_path / "m.py"
     path.write_text(MIXED)
     check = run("check", "--no-cache", "--output-format", "concise", str(path)).output
-    assert ":3:9: SL401 [*] " in check and ":5:12: SL103 [~] " in check and ":7:12: SL101 `" in check
+    assert ":4:9: SL401 [*] " in check and ":6:12: SL103 [~] " in check and ":8:12: SL101 `" in check
     stats = run("check", "--no-cache", "--statistics", str(path)).output.splitlines()
     assert stats[:3] == ["    1\tSL101\t    nonzero", "    1\tSL103\t[~] boolean-mask", "    1\tSL401\t[*] blocking-transfer"]
     rules = {line.split()[0]: line.split()[1] for line in run("rules").output.splitlines()}
@@ -131,9 +131,9 @@ def test_pylint_format(findings_dir: Path):
     lines = run("check", "--no-cache", "--output-format", "pylint", str(findings_dir)).output.splitlines()
     assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in lines] == [
         f"{findings_dir / 'broken.py'}:1: [SL000]",
-        f"{findings_dir / 'm.py'}:3: [SL401]",
-        f"{findings_dir / 'm.py'}:5: [SL103]",
-        f"{findings_dir / 'm.py'}:7: [SL101]",
+        f"{findings_dir / 'm.py'}:4: [SL401]",
+        f"{findings_dir / 'm.py'}:6: [SL103]",
+        f"{findings_dir / 'm.py'}:8: [SL101]",
     ]
 
 
@@ -142,7 +142,7 @@ def test_junit_format(findings_dir: Path):
     assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "4", "4")
     cases = [(s.get("name"), c.get("name"), c.get("line")) for s in root for c in s]
     m = str(findings_dir / "m.py")
-    assert cases[1:] == [(m, "synclint.SL401", "3"), (m, "synclint.SL103", "5"), (m, "synclint.SL101", "7")]
+    assert cases[1:] == [(m, "synclint.SL401", "4"), (m, "synclint.SL103", "6"), (m, "synclint.SL101", "8")]
     assert all(c.find("failure") is not None for s in root for c in s)
     (findings_dir / "none.py").write_text("x = 1\n")
     clean = ElementTree.fromstring(run("check", "--no-cache", "--output-format", "junit", str(findings_dir / "none.py")).output)
@@ -152,8 +152,8 @@ def test_junit_format(findings_dir: Path):
 def test_gitlab_format(findings_dir: Path):
     report = json.loads(run("check", "--no-cache", "--output-format", "gitlab", str(findings_dir), cwd=findings_dir).output)
     assert [(r["check_name"], r["location"]["path"], r["location"]["lines"]["begin"], r["severity"]) for r in report] == [
-        ("SL000", "broken.py", 1, "critical"), ("SL401", "m.py", 3, "major"), ("SL103", "m.py", 5, "major"),
-        ("SL101", "m.py", 7, "major"),
+        ("SL000", "broken.py", 1, "critical"), ("SL401", "m.py", 4, "major"), ("SL103", "m.py", 6, "major"),
+        ("SL101", "m.py", 8, "major"),
     ]
     assert len({r["fingerprint"] for r in report}) == 4
     again = json.loads(run("check", "--no-cache", "--output-format", "gitlab", str(findings_dir), cwd=findings_dir).output)
@@ -165,9 +165,9 @@ def test_rdjson_format_carries_fixes_as_suggestions(findings_dir: Path):
     assert document["source"]["name"] == "synclint"
     by_code = {d["code"]["value"]: d for d in document["diagnostics"]}
     assert by_code["SL000"]["severity"] == "ERROR"
-    assert by_code["SL401"]["location"]["range"] == {"start": {"line": 3, "column": 9}, "end": {"line": 3, "column": 21}}
+    assert by_code["SL401"]["location"]["range"] == {"start": {"line": 4, "column": 9}, "end": {"line": 4, "column": 21}}
     assert by_code["SL401"]["suggestions"] == [
-        {"range": {"start": {"line": 3, "column": 9}, "end": {"line": 3, "column": 21}},
+        {"range": {"start": {"line": 4, "column": 9}, "end": {"line": 4, "column": 21}},
          "text": "x.to(device, non_blocking=True)"}
     ]
     assert "suggestions" not in by_code["SL101"]

@@ -18,8 +18,8 @@ from synclint.config import Settings
 from synclint.runner import RunOptions, lint_paths
 
 HAZARD = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
-LOADER = "import torch\nfor x, y in loader:\n    x = x.to(device)\n"
-LOADER_FIXED = "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n"
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device)\n"
+LOADER_FIXED = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device, non_blocking=True)\n"
 
 
 def run(*args: str, cwd: Path | None = None):

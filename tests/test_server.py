@@ -15,8 +15,8 @@ import pytest
 from synclint.fixers.apply import fix_text
 from tests.lsp_client import LspClient, apply_text_edits
 
-LOADER = "import torch\n\nfor x, y in loader:\n    x = x.to(device)\n    n = y.nonzero()\n"
-FIXED = "import torch\n\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n    n = y.nonzero()\n"
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device)\n    n = y.nonzero()\n"
+FIXED = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device, non_blocking=True)\n    n = y.nonzero()\n"
 
 
 @pytest.fixture
