@@ -509,3 +509,20 @@ def test_a_parameter_takes_the_kind_every_call_site_passes():
     found = _contexts(source)
     assert (8, "SL202") in found  # `norm: float`, but the only caller passes a tensor
     assert not any(line == 15 for line, _ in found)  # its caller passes a Python number
+
+
+def test_self_calls_in_a_base_class_reach_the_overrides():
+    source = """
+        import torch
+        class Metric(torch.nn.Module):
+            def forward(self, preds, target):
+                self.update(preds, target)
+            def update(self, preds, target):
+                raise NotImplementedError
+        class Accuracy(Metric):
+            def update(self, preds, target):
+                self.correct += _safe_divide(preds, target)
+        def _safe_divide(num, denom):
+            return torch.tensor(0.0, device=num.device)
+        """
+    assert _contexts(source) == {(12, "SL403"): "hot"}

@@ -47,6 +47,7 @@ class ProjectIndex:
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
+        self._subclasses: dict[ClassId, list[ClassId]] | None = None
         for key in sorted(summaries):
             file = Path(key)
             names = module_names(file, root)
@@ -245,9 +246,30 @@ class ProjectIndex:
                         callee = self.resolve_call(key, function, call.target)
                         if callee is not None:
                             found.append((call, callee))
+                        if function.cls is not None and call.target.startswith("self.") and call.target.count(".") == 1:
+                            # ``self.update(x)`` in a base class runs the subclasses' overrides too
+                            for override in self.overrides(key, function.cls, call.target[5:]):
+                                if override != callee:
+                                    found.append((call, override))
                     calls[(key, qualname)] = found
             self._calls = calls
         return self._calls
+
+    def overrides(self, key: str, class_name: str, name: str) -> list[FunctionId]:
+        """``name`` as defined by the project subclasses of a class (transitively)."""
+        if self._subclasses is None:
+            children: dict[ClassId, list[ClassId]] = {}
+            for file_key, entry in self.entries.items():
+                for cls_name in entry.summary.classes:
+                    for base in self.class_bases((file_key, cls_name))[1:]:
+                        children.setdefault(base, []).append((file_key, cls_name))
+            self._subclasses = children
+        found = []
+        for sub in self._subclasses.get((key, class_name), ()):
+            klass = self.klass(sub)
+            if klass is not None and name in klass.methods:
+                found.append((sub[0], f"{sub[1]}.{name}"))
+        return sorted(set(found))
 
     def callers(self) -> dict[FunctionId, list[tuple[CallSite, bool]]]:
         """Per function, its call sites, each with whether its arguments line up with the

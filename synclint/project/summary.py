@@ -359,7 +359,9 @@ class _Builder:
                 root = f"`{label}`"
             elif name in _STEP_NAMES:
                 root = f"`{label}`"
-            elif name == "step" and cls is not None and any(_OPTIMIZER_BASE.search(b) for b in cls.bases):
+            elif name == "step" and cls is not None and (
+                any(_OPTIMIZER_BASE.search(b) for b in cls.bases) or _OPTIMIZER_BASE.search(cls_name)
+            ):
                 root = f"optimizer step `{label}`"
             elif name == "__call__" and cls is not None and _LOSS_NAME.search(cls_name):
                 root = f"loss `{label}`"
