@@ -88,7 +88,9 @@ def tree_for(src: Path, work: Path, repo: str, commit: str) -> Path:
 
 def run_synclint(py: str, synclint_dir: str, cwd: Path, targets: list[str]) -> list[dict]:
     env = dict(os.environ, PYTHONPATH=synclint_dir)
-    cmd = [py, "-m", "synclint", "check", *targets, "--output-format", "json",
+    # -P: the tree's own top-level modules (torch has `signal/`) must not
+    # shadow the standard library for the checker's interpreter.
+    cmd = [py, "-P", "-m", "synclint", "check", *targets, "--output-format", "json",
            "--exit-zero", "--no-cache", "-j", "1"]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     try:
@@ -244,7 +246,16 @@ def measure_torch(args, py, synclint_dir) -> dict:
         capture_output=True, text=True, check=True).stdout.strip()
     version = subprocess.run([py, "-c", "import torch;print(torch.__version__)"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    findings = run_synclint(py, synclint_dir, Path(torch_dir), ["."])
+    # A copy of the package's Python files outside site-packages (which the
+    # default excludes skip), checked as `torch/` from its parent folder.
+    copy_root = args.work / f"torch-{version}"
+    if not (copy_root / ".extracted").exists():
+        for src in Path(torch_dir).rglob("*.py"):
+            dest = copy_root / "torch" / src.relative_to(torch_dir)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+        (copy_root / ".extracted").write_text(version)
+    findings = run_synclint(py, synclint_dir, copy_root, ["torch"])
     for f in findings:
         f.update(repo="torch", commit=version)
     sample = draw_sample({"torch": findings}, config["sample_size"], config["seed"])
