@@ -104,7 +104,7 @@ def run_synclint(py: str, synclint_dir: str, cwd: Path, targets: list[str]) -> l
 
 def synclint_version(py: str, synclint_dir: str) -> str:
     env = dict(os.environ, PYTHONPATH=synclint_dir)
-    where = subprocess.run([py, "-c", "import synclint;print(synclint.__file__)"],
+    where = subprocess.run([py, "-P", "-c", "import synclint;print(synclint.__file__)"],
                            env=env, capture_output=True, text=True).stdout.strip()
     head = subprocess.run(["git", "-C", synclint_dir, "rev-parse", "HEAD"],
                           capture_output=True, text=True).stdout.strip()
