@@ -29,6 +29,7 @@ checker runs as `PY -m synclint check ... --output-format json`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import ast
 import collections
 import json
@@ -181,19 +182,27 @@ def load_verdicts(name: str) -> dict:
 
 
 def draw_sample(pools: dict[str, list], target: int, seed: int) -> list:
-    """Stratified draw: an equal quota per codebase (all of a small one), the
-    rest of the target filled at random from what is left.  Deterministic for
-    a given seed and set of findings."""
-    rng = random.Random(seed)
+    """Stratified random sample: an equal quota per codebase (all of a small
+    one), the rest of the target filled from what is left.
+
+    Each finding's rank is a hash of the seed and its verdict key, so the draw
+    is a uniform random sample that stays put when other findings come or go:
+    a finding sampled from one synclint version is sampled from the next one
+    too, and its verdict carries over."""
+    def rank(f):
+        text = f"{seed}|{f['repo']}|{os.path.normpath(f['path'])}|{f['line']}|{f['code']}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
     quota = math.ceil(target / max(1, len(pools)))
     chosen, left = [], []
     for name in sorted(pools):
-        pool = sorted(pools[name], key=lambda f: (f["path"], f["line"], f["column"], f["code"]))
-        pick = rng.sample(range(len(pool)), min(quota, len(pool)))
-        chosen += [pool[i] for i in sorted(pick)]
-        left += [pool[i] for i in range(len(pool)) if i not in set(pick)]
-    if len(chosen) < target and left:
-        chosen += rng.sample(left, min(target - len(chosen), len(left)))
+        unique = {}
+        for f in pools[name]:
+            unique.setdefault(key(f["repo"], f["commit"], f["path"], f["line"], f["code"]), f)
+        ranked = sorted(unique.values(), key=rank)
+        chosen += ranked[:quota]
+        left += ranked[quota:]
+    chosen += sorted(left, key=rank)[: max(0, target - len(chosen))]
     return chosen
 
 
@@ -220,16 +229,21 @@ def summarise(sample: list, verdicts: dict) -> dict:
 def measure_precision(args, py, synclint_dir) -> dict:
     config = json.loads((HERE / "codebases.json").read_text())
     pools, counts = {}, {}
+    stored = args.previous.get("precision", {}).get("findings") if args.previous else None
     for cb in config["codebases"]:
-        root = tree_for(args.src, args.work, cb["repo"], cb["commit"])
-        findings = run_synclint(py, synclint_dir, root, cb["paths"])
-        for f in findings:
-            f.update(repo=cb["repo"], commit=cb["commit"])
+        if stored is not None:
+            findings = [f for f in stored if f["repo"] == cb["repo"]]
+        else:
+            root = tree_for(args.src, args.work, cb["repo"], cb["commit"])
+            findings = run_synclint(py, synclint_dir, root, cb["paths"])
+            for f in findings:
+                f.update(repo=cb["repo"], commit=cb["commit"])
         pools[cb["repo"]] = findings
         counts[cb["repo"]] = len(findings)
     sample = draw_sample(pools, config["sample_size"], config["seed"])
     result = summarise(sample, load_verdicts("precision.jsonl"))
     result.update(seed=config["seed"], findings_per_codebase=counts,
+                  findings=[f for repo in sorted(pools) for f in pools[repo]],
                   sample_per_codebase=dict(collections.Counter(f["repo"] for f in sample)),
                   per_codebase={})
     verdicts = load_verdicts("precision.jsonl")
@@ -255,12 +269,16 @@ def measure_torch(args, py, synclint_dir) -> dict:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(src.read_bytes())
         (copy_root / ".extracted").write_text(version)
-    findings = run_synclint(py, synclint_dir, copy_root, ["torch"])
-    for f in findings:
-        f.update(repo="torch", commit=version)
+    stored = args.previous.get("torch", {}).get("all_findings") if args.previous else None
+    if stored is not None:
+        findings = stored
+    else:
+        findings = run_synclint(py, synclint_dir, copy_root, ["torch"])
+        for f in findings:
+            f.update(repo="torch", commit=version)
     sample = draw_sample({"torch": findings}, config["sample_size"], config["seed"])
     result = summarise(sample, load_verdicts("torch_sample.jsonl"))
-    result.update(findings=len(findings), version=version, seed=config["seed"],
+    result.update(findings=len(findings), all_findings=findings, version=version, seed=config["seed"],
                   per_rule_count=dict(collections.Counter(f["code"] for f in findings)))
     return result
 
@@ -279,15 +297,22 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     parser.add_argument("--dump-unjudged", type=Path, default=None,
                         help="write sampled findings without a verdict here (JSON lines)")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="a --json output of an earlier run of the same synclint: re-draw and "
+                             "re-score its findings without running the checker again")
     args = parser.parse_args()
+    args.previous = json.loads(args.reuse.read_text()) if args.reuse else None
     args.work.mkdir(parents=True, exist_ok=True)
     synclint_dir = os.path.abspath(args.synclint)
     parts = set(args.only.split(","))
-    out = dict(synclint=synclint_version(args.python, synclint_dir))
+    out = dict(synclint=args.previous["synclint"] if args.previous else synclint_version(args.python, synclint_dir))
     print(f"synclint: {out['synclint']}")
     unjudged = []
     if "recall" in parts:
-        r = out["recall"] = measure_recall(args, args.python, synclint_dir)
+        if args.previous and "recall" in args.previous:
+            r = out["recall"] = args.previous["recall"]
+        else:
+            r = out["recall"] = measure_recall(args, args.python, synclint_dir)
         print(f"\nRecall: {r['found']}/{r['lines']} removed sync lines = {r['recall']:.3f} "
               f"({r['commits']} commits, {r['repos']} repos)")
         for m in r["missed"]:
