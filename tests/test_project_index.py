@@ -526,3 +526,17 @@ def test_self_calls_in_a_base_class_reach_the_overrides():
             return torch.tensor(0.0, device=num.device)
         """
     assert _contexts(source) == {(12, "SL403"): "hot"}
+
+
+def test_a_build_helper_called_from_forward_is_hot():
+    source = """
+        import torch
+        class Mixer(torch.nn.Module):
+            def forward(self, x):
+                return build_index(x)
+        def build_index(x):
+            return int(x[-1].item())
+        def build_anchors(x):
+            return x.nonzero()
+        """
+    assert _contexts(source) == {(7, "SL201"): "hot", (9, "SL101"): "cold"}
