@@ -540,3 +540,19 @@ def test_a_build_helper_called_from_forward_is_hot():
             return x.nonzero()
         """
     assert _contexts(source) == {(7, "SL201"): "hot", (9, "SL101"): "cold"}
+
+
+def test_backward_and_step_of_a_training_engine_module_are_roots():
+    source = """
+        import torch
+        class Engine(torch.nn.Module):
+            def forward(self, x):
+                return x
+            def backward(self, loss):
+                self.total += loss.mean().item()
+            def step(self):
+                clip(self.parameters())
+        def clip(params):
+            return max(p.grad.abs().max() for p in params)
+        """
+    assert _contexts(source) == {(7, "SL201"): "hot", (11, "SL201"): "hot"}
