@@ -526,3 +526,33 @@ def test_self_calls_in_a_base_class_reach_the_overrides():
             return torch.tensor(0.0, device=num.device)
         """
     assert _contexts(source) == {(12, "SL403"): "hot"}
+
+
+def test_a_build_helper_called_from_forward_is_hot():
+    source = """
+        import torch
+        class Mixer(torch.nn.Module):
+            def forward(self, x):
+                return build_index(x)
+        def build_index(x):
+            return int(x[-1].item())
+        def build_anchors(x):
+            return x.nonzero()
+        """
+    assert _contexts(source) == {(7, "SL201"): "hot", (9, "SL101"): "cold"}
+
+
+def test_backward_and_step_of_a_training_engine_module_are_roots():
+    source = """
+        import torch
+        class Engine(torch.nn.Module):
+            def forward(self, x):
+                return x
+            def backward(self, loss):
+                self.total += loss.mean().item()
+            def step(self):
+                clip(self.parameters())
+        def clip(params):
+            return max(p.grad.abs().max() for p in params)
+        """
+    assert _contexts(source) == {(7, "SL201"): "hot", (11, "SL201"): "hot"}

@@ -58,6 +58,18 @@ _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "
 _EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
 
 
+_STRONGLY_COLD = frozenset(
+    {"__init__", "__post_init__", "__repr__", "__str__", "extra_repr", "reset_parameters", "_reset_parameters",
+     "init_weights", "_init_weights", "__setstate__", "__getstate__", "__del__", "configure_optimizers",
+     "prepare_data", "reset"}
+)
+
+
+def _weakly_cold(name: str, why: str) -> bool:
+    """Cold by a naming convention that hot code may break (``build_*``, ``setup_*``)."""
+    return why == "construction or setup" and name not in _STRONGLY_COLD
+
+
 def _cold_directory(parts: tuple[str, ...]) -> str | None:
     """Test, benchmark and export code by the directories it lives in (inside the project)."""
     for part in parts[:-1]:
@@ -86,6 +98,9 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
     data_roots: list[tuple[FunctionId, str]] = []
     loop_calls: list[tuple[FunctionId, list[str]]] = []
     resolved: dict[FunctionId, list[tuple[FunctionId, str | None]]] = {}
+    #: ``build_*``/``setup_*``: cold by name unless hot code calls them (``build_packed_seq_idx``
+    #: called from ``forward`` runs every step).
+    weak_cold: dict[FunctionId, str] = {}
     calls = index.resolved_calls()
 
     for key, entry in index.entries.items():
@@ -95,6 +110,8 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             fid = (key, qualname)
             if file_cold is not None:
                 cold_own[fid] = file_cold
+            elif function.cold is not None and _weakly_cold(function.name, function.cold):
+                weak_cold[fid] = function.cold
             elif function.cold is not None:
                 cold_own[fid] = function.cold
             if function.root is not None and fid not in cold_own:
@@ -144,6 +161,9 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
 
     # Cold: construction, setup, export, tests, and what only they (or rare calls) reach.
     cold_queue: deque[FunctionId] = deque()
+    for fid, why in sorted(weak_cold.items()):
+        if fid not in contexts:
+            cold_own[fid] = why
     for fid, why in sorted(cold_own.items()):
         contexts[fid] = Context(COLD, why)
         cold_queue.append(fid)

@@ -357,6 +357,8 @@ class _Builder:
                 root = f"`{label}`"
             elif is_autograd_function and name == "backward":
                 root = f"`{label}`"
+            elif name in ("backward", "step") and cls is not None and "forward" in cls.methods:
+                root = f"engine step `{label}`"  # a module that trains itself (``engine.backward(loss); engine.step()``)
             elif name in _STEP_NAMES:
                 root = f"`{label}`"
             elif name == "step" and cls is not None and (

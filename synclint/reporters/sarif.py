@@ -99,12 +99,10 @@ def _result(finding: Finding, rule_index: int | None, fingerprint: str) -> dict[
     }
     if rule_index is not None:
         result["ruleIndex"] = rule_index
-    if finding.cell is not None:
-        result["properties"] = {"cell": finding.cell, "line": finding.line, "column": finding.column}
     if finding.context is not None:  # hot / unknown / cold, and why
-        result.setdefault("properties", {}).update(context=finding.context, why=finding.why)
+        result["properties"] = {"context": finding.context, "why": finding.why}
     if finding.cell is not None:
-        pass
+        result.setdefault("properties", {}).update(cell=finding.cell, line=finding.line, column=finding.column)
     elif finding.fix is not None and finding.fix.edits:
         result["fixes"] = [
             {
