@@ -32,7 +32,8 @@ def lint(*paths: str, cwd: Path, overrides: Overrides | None = None, config: str
     os.chdir(cwd)
     try:
         configuration = Configuration(overrides, Path(config) if config else None)
-        return lint_paths(paths, configuration, RunOptions(jobs=1, use_cache=False))
+        # Cold findings too: tests/ is test code (cold), and these tests are about configuration.
+        return lint_paths(paths, configuration, RunOptions(jobs=1, use_cache=False, include_cold=True))
     finally:
         os.chdir(old)
 

@@ -556,3 +556,19 @@ def test_backward_and_step_of_a_training_engine_module_are_roots():
             return max(p.grad.abs().max() for p in params)
         """
     assert _contexts(source) == {(7, "SL201"): "hot", (11, "SL201"): "hot"}
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_test_file_s_twin_outside_tests_is_not_test_code(tmp_path: Path, cache: bool):
+    """Summaries are shared by files of equal content: whether a file is test code comes
+    from its own path, never from its twin's (``src/a.py`` was once cold as "test code")."""
+    source = "import torch\n\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    for name in ("src/a.py", "tests/test_a.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    options = RunOptions(jobs=1, use_cache=cache, cache_dir=tmp_path / "cache" if cache else None, include_cold=True)
+    found = {(Path(f.path).relative_to(tmp_path).as_posix(), f.context, f.why) for f in
+             lint_paths([tmp_path / "src", tmp_path / "tests"], Settings(root=tmp_path), options)}
+    assert ("tests/test_a.py", "cold", "test code") in found
+    assert not [row for row in found if row[0] == "src/a.py" and row[1] == "cold"]

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.summary import is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
 _MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle
@@ -105,7 +106,8 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
 
     for key, entry in index.entries.items():
         summary = entry.summary
-        file_cold = "test code" if summary.is_test_file else _cold_directory(index.relative_parts(key))
+        # From the path, not the summary: summaries are shared by files of the same content.
+        file_cold = "test code" if is_test_file(key) else _cold_directory(index.relative_parts(key))
         for qualname, function in summary.functions.items():
             fid = (key, qualname)
             if file_cold is not None:

@@ -17,11 +17,13 @@ import pickle
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_ISREG
 
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_shallow, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
+from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
 
 INDEX_ENTRIES = "index-v1"
 _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
@@ -91,6 +93,8 @@ def _project_facts(
             stat = os.stat(key)
         except OSError:
             continue
+        if not S_ISREG(stat.st_mode) or stat.st_size > DEFAULT_MAX_FILE_SIZE:
+            continue  # a FIFO would block the read; a huge file is no one's helper (both get SL000 when checked)
         record = records.get(key)
         if record is not None and record[0] == stat.st_size and record[1] == stat.st_mtime_ns:
             fresh[key] = record
@@ -99,9 +103,9 @@ def _project_facts(
     data: dict[str, bytes] = {}
     for key in stale:
         try:
-            content = Path(key).read_bytes()
+            content = read_source(key, DEFAULT_MAX_FILE_SIZE)
             stat = os.stat(key)
-        except OSError:
+        except OSError:  # SourceReadError included: replaced by something unreadable since the stat
             continue
         data[key] = content
         fresh[key] = (stat.st_size, stat.st_mtime_ns, hashlib.blake2b(content, digest_size=20).hexdigest())

@@ -145,6 +145,11 @@ def summarize(source: str, filename: str = "", tree: ast.Module | None = None) -
                        bool(_TEST_FILE.match(base)))
 
 
+def is_test_file(path: str) -> bool:
+    """``test_*.py`` / ``*_test.py`` / ``conftest.py``, by the file's name."""
+    return bool(_TEST_FILE.match(path.replace("\\", "/").rsplit("/", 1)[-1]))
+
+
 def dotted(node: ast.AST) -> str | None:
     """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
     parts = []
