@@ -163,3 +163,54 @@ def test_repeat_interleave_gets_the_output_size_and_equal_values(body):
 def test_repeat_interleave_declines_without_a_known_sum(body):
     source = H + "def f(batch: torch.Tensor, counts: torch.Tensor, w: torch.Tensor, k: int):\n" + body
     assert "output_size" not in fix_text(source, "n.py", Settings(select=("SL104",)), unsafe=True)[0]
+
+
+# -- nonzero with the mask's size as a static bound -------------------------------------------------
+
+NONZERO_MAX = (
+    H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return m.nonzero().max()\n",
+    H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return torch.argwhere(m).amax()\n",
+    H + "def f(m: torch.Tensor, x: torch.Tensor):\n    last = torch.nonzero(x > 0.25).max()\n    return last + 1\n",
+)
+
+
+@pytest.mark.parametrize("source", NONZERO_MAX, ids=["method", "argwhere-amax", "compare"])
+def test_nonzero_max_becomes_nonzero_static_with_equal_values(source):
+    original, fixed, text = fixed_pair(source, "SL101", "nzmax")
+    assert "nonzero_static(" in text and ".numel())" in text
+    generator = torch.Generator().manual_seed(0)
+    for shape in ((1,), (7,), (3, 5), (2, 3, 4)):
+        for density in (0.0, 0.1, 0.5, 1.0):
+            x = torch.rand(shape, generator=generator)
+            x = torch.where(torch.rand(shape, generator=generator) < density, x + 0.5, torch.zeros(()))
+            m = x > 0
+            if not m.any():
+                # The documented edge case: the original raises, the fixed code gives -1.
+                with pytest.raises(RuntimeError):
+                    original.f(m, x)
+                assert (fixed.f(m, x) == -1 + ("last + 1" in source)).item()
+                continue
+            with SyncCounter() as before:
+                expected = original.f(m, x)
+            with SyncCounter() as after:
+                actual = fixed.f(m, x)
+            assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
+            assert before.count >= 1 and after.count == 0, after.ops
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return m.nonzero().max(0)\n",  # also returns indices
+        "    return m.nonzero().min()\n",  # the -1 padding would win
+        "    return torch.nonzero(m).max(dim=0).values\n",
+        "    return torch.where(m)[0].max()\n",  # as_tuple
+        "    return torch.nonzero(m & (x > 0)).max()\n",  # no named tensor to bound the count
+        "    return torch.nonzero(m.float()).max()\n",  # a call: not re-read as the same object
+        "    return torch.nonzero(x > w).max()\n",  # compared with a tensor: broadcast shape
+        "    return torch.nonzero(m).sum()\n",
+    ],
+)
+def test_nonzero_max_declines_outside_its_preconditions(body):
+    source = H + "def f(m: torch.Tensor, x: torch.Tensor, w: torch.Tensor, y):\n" + body
+    assert fix_text(source, "n.py", Settings(select=("SL101",)), unsafe=True)[0] == source

@@ -9,6 +9,7 @@ from synclint.fixers import (  # noqa: F401
     device_factory,
     ignore_index,
     masked_fill,
+    nonzero_static_max,
     padded_batch,
     repeat_output_size,
     scatter_count,

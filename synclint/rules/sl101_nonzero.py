@@ -52,7 +52,17 @@ class Nonzero(Rule):
     `torch.count_nonzero(...)` (unsafe: a 0-d tensor), only where the count
     meets a tensor or is only tested for truth (`if n > 0:`), also through one
     name; a count that is returned, stored, formatted, used as a dict key, a
-    shape or a `range` bound gets no fix. The message says why a fix is declined.
+    shape or a `range` bound gets no fix.
+    The largest coordinate, `torch.nonzero(c).max()` (also `c.nonzero()`,
+    `torch.argwhere(c)`, `.amax()`), becomes
+    `torch.nonzero_static(c, size=c.numel()).max()` (unsafe): the static result
+    holds every row of the original, then rows of `-1`, which never win the
+    max over coordinates `>= 0`. Only when `c` is a known tensor named by a
+    name or attribute (bound `c.numel()`), or such a tensor `x` compared with a
+    number (bound `x.numel()`); `max(dim)`, `min` and `as_tuple` results get
+    no fix. When `c` has elements but no non-zero one, the original raises and
+    the fixed code returns `-1`; it always allocates `c.numel()` rows.
+    The message says why a fix is declined.
     """
 
     code = "SL101"
@@ -81,6 +91,7 @@ class Nonzero(Rule):
         Invalid('import torch\ndef f(t: torch.Tensor):\n    inds = torch.nonzero(t == 9, as_tuple=True)\n    t[inds] = -1\n    return t\n', 3, 12, 'import torch\ndef f(t: torch.Tensor):\n    t.masked_fill_(t == 9, -1)\n    return t\n'),
         Invalid('import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x[torch.where(x < 0)] = y[torch.where(x < 0)]\n', 3, 7, 'import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.copy_(torch.where(x < 0, y, x))\n'),
         Invalid('import torch\ndef f(m: torch.Tensor):\n    return len(torch.nonzero(m)) > 0\n', 3, 16, None),
+        Invalid('import torch\ndef f(m: torch.Tensor):\n    return m.nonzero().max()\n', 3, 12, 'import torch\ndef f(m: torch.Tensor):\n    return torch.nonzero_static(m, size=m.numel()).max()\n'),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
