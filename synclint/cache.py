@@ -75,6 +75,26 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
+
+def write_entry(entry: Path, data: bytes) -> None:
+    """Replace the cache file ``entry`` with ``data`` atomically (readers see the old file or
+    the new one), creating its directory. Best effort: a read-only or full disk only costs
+    speed, so OSError is swallowed."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=entry.suffix)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, entry)
+        except BaseException:
+            with _ignoring_errors():
+                os.unlink(temporary)
+            raise
+    except OSError:
+        pass
+
+
 class ResultCache:
     """Findings per (file, content) for one tool build and one configuration."""
 
@@ -105,24 +125,13 @@ class ResultCache:
 
     def put(self, path: str, digest: str, findings: list[Finding]) -> None:
         key = self._key(path, digest)
-        entry = self._entry(key)
         try:
             self._prepare()
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            items = [_encode(finding) for finding in findings]
-            document = {"key": key, "checksum": _checksum(key, items), "findings": items}
-            text = json.dumps(document, separators=(",", ":"))
-            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(text)
-                os.replace(temporary, entry)  # atomic: readers see the old entry or the new one
-            except BaseException:
-                with _ignoring_errors():
-                    os.unlink(temporary)
-                raise
         except OSError:
-            pass  # a read-only or full disk only costs speed
+            return  # a read-only or full disk only costs speed
+        items = [_encode(finding) for finding in findings]
+        document = {"key": key, "checksum": _checksum(key, items), "findings": items}
+        write_entry(self._entry(key), json.dumps(document, separators=(",", ":")).encode("utf-8"))
 
     def _prepare(self) -> None:
         if self._ready:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISREG
@@ -188,19 +187,6 @@ def _load(base: Path | None, part: str) -> dict:
 def _save(base: Path | None, part: str, records: dict) -> None:
     if base is None:
         return
-    entry = Path(f"{base}.{part}.pickle")
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                pickle.dump(records, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, entry)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
-    except OSError:
-        pass  # a read-only or full disk only costs speed
+    from synclint.cache import write_entry
+
+    write_entry(Path(f"{base}.{part}.pickle"), pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))
