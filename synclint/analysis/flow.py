@@ -323,18 +323,14 @@ class FlowState:
         elif isinstance(node, cst.If) and _is_tracing_check(node.test):
             self._error_roots.add(id(node.body))
         if isinstance(node, cst.If):
-            narrowed = _python_guard(node.test)
-            if narrowed is not None:
-                name, python_when_true = narrowed
-                block = node.body if python_when_true else node.orelse
-                if block is not None:
-                    self._python_narrowing[id(block)] = name
-            guard = _host_guard(node.test)
-            if guard is not None:
-                name, host_when_true = guard
-                block = node.body if host_when_true else node.orelse
-                if block is not None:
-                    self._host_narrowing[id(block)] = name
+            # A guard names what it narrows and whether its body (True) or else-block holds there.
+            for guard_of, narrowing in ((_python_guard, self._python_narrowing), (_host_guard, self._host_narrowing)):
+                guard = guard_of(node.test)
+                if guard is not None:
+                    name, holds_when_true = guard
+                    block = node.body if holds_when_true else node.orelse
+                    if block is not None:
+                        narrowing[id(block)] = name
         elif isinstance(node, cst.FunctionDef):
             name = node.name.value
             # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
