@@ -67,7 +67,7 @@ def facts_for_files(
 
 def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFacts:
     """Facts for one source text on its own (the API's ``check_source`` without a project)."""
-    summary = summarize(source, path, tree) or _EMPTY
+    summary = summarize(source, tree) or _EMPTY
     key = "/<source>/" + (Path(path).name or "module.py")
     index = ProjectIndex({key: summary}, Path("/<source>"))
     return facts_for_project(index, whole_project=False)[key]
@@ -142,17 +142,17 @@ def _summarize_all(keys: list[str], data: dict[str, bytes], jobs: int) -> list[F
                 return list(pool.map(_summarize_path, keys, chunksize=16))
         except Exception:  # a broken pool: summarise here instead
             pass
-    return [_summarize_bytes(data[key], key) if key in data else _summarize_path(key) for key in keys]
+    return [_summarize_bytes(data[key]) if key in data else _summarize_path(key) for key in keys]
 
 
 def _summarize_path(key: str) -> FileSummary:
     try:
-        return _summarize_bytes(Path(key).read_bytes(), key)
+        return _summarize_bytes(Path(key).read_bytes())
     except OSError:
         return _EMPTY
 
 
-def _summarize_bytes(data: bytes, key: str) -> FileSummary:
+def _summarize_bytes(data: bytes) -> FileSummary:
     import io
     import tokenize
 
@@ -161,7 +161,7 @@ def _summarize_bytes(data: bytes, key: str) -> FileSummary:
         text = data.decode(encoding)
     except (SyntaxError, UnicodeDecodeError, LookupError):  # the check reports it; the index skips it
         return _EMPTY
-    return summarize(text, key) or _EMPTY
+    return summarize(text) or _EMPTY
 
 
 def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:

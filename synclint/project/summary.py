@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 
 _LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
@@ -121,10 +121,11 @@ class FileSummary:
     imports: dict[str, tuple[int, str, str | None]]
     functions: dict[str, FunctionSummary]
     classes: dict[str, ClassSummary]
-    is_test_file: bool = False
+    # Nothing that depends on the file's path: summaries are cached by content and shared
+    # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
 
-def summarize(source: str, filename: str = "", tree: ast.Module | None = None) -> FileSummary | None:
+def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None:
     """The summary of ``source`` (or of ``tree``, its CPython tree); None when it cannot be parsed."""
     if tree is None:
         try:
@@ -140,9 +141,7 @@ def summarize(source: str, filename: str = "", tree: ast.Module | None = None) -
         builder.module(tree)
     except RecursionError:
         return None
-    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes,
-                       bool(_TEST_FILE.match(base)))
+    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes)
 
 
 def is_test_file(path: str) -> bool:
