@@ -46,8 +46,11 @@ class HostReadback(Rule):
     Python bool), a tensor used where Python needs an integer (slice bounds,
     `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
     (each comparison is read back), `torch.tensor([t1, t2])` of device
-    tensors, and printing or formatting a tensor (`print(t)`, `f"{t}"`).
-    `.numpy()` on its own is not flagged: it raises on a device tensor, so the
+    tensors, printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
+    factorisations that read their error codes back to raise on bad input
+    (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
+    `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
+    variants do not). `.numpy()` on its own is not flagged: it raises on a device tensor, so the
     tensor is already on the host (`.cpu().numpy()` is flagged at `.cpu()`).
 
     ## Why is this bad?
