@@ -257,6 +257,69 @@ def run(kind: str, args, device, dtype, sync, thread_counts: list[int]) -> None:
         # Medians: typical time; minimums: the least disturbed run, which on a
         # busy machine is the better estimate of what the code can do.
         report(kind, args, device, pred, present, forms, bound_bytes, copies, thread_counts, stat_name, stat)
+    if device.type == "cuda":
+        report_device_time(forms, form_at, thread_counts[0], pred, bound_bytes, copies)
+
+
+def graph_ms(step: Callable[[], None], replays: int = 200) -> float:
+    """Device time of one ``step``: captured in a CUDA graph and replayed, so the
+    host's launch and dispatch overhead is gone. A step that syncs cannot be captured."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    for _ in range(5):
+        graph.replay()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(replays):
+        graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / replays
+
+
+def report_device_time(forms, form_at, threads, pred, bound_bytes, copies) -> None:
+    """On CUDA the eager timings above are mostly host time (Python, dispatch, launches:
+    the GPU idles between kernels). Captured in a CUDA graph, a sync-free step shows
+    what the device itself spends; the syncing forms cannot be captured at all."""
+    print("\n### device time per fwd+bwd (CUDA graph replay)\n")
+    print("| form | device ms | note |\n|---|---:|---|")
+    device_ms = {}
+    for name in forms:
+        form = form_at(name, threads)
+        leaf = pred.detach().clone().requires_grad_()
+
+        def step(form=form, leaf=leaf):
+            leaf.grad = None
+            form(leaf).backward()
+
+        try:
+            device_ms[name] = graph_ms(step)
+            print(f"| {name} | {device_ms[name]:.4f} | |")
+        except Exception as exc:  # noqa: BLE001 - a syncing form is reported, not fatal
+            torch.cuda.synchronize()
+            print(f"| {name} | - | not capturable: {type(exc).__name__}: {str(exc).splitlines()[0][:80]} |")
+    copy_bytes, copy = copies["large copy (DRAM)"]
+    copy_ms = graph_ms(copy)
+    bandwidth = copy_bytes / (copy_ms / 1e3)
+    print(f"\nDRAM copy in a graph: {bandwidth / 1e9:.0f} GB/s")
+    plain = [n for n in device_ms if "synclint" not in n and "fused" not in n]
+    for fused, (_, fb_bytes) in bound_bytes.items():
+        if fused not in device_ms:
+            continue
+        bound_ms = fb_bytes / bandwidth * 1e3
+        line = (f"{fused}: device {device_ms[fused]:.4f} ms fwd+bwd, bound {bound_ms:.4f} ms "
+                f"({device_ms[fused] / bound_ms:.2f}x of the bound)")
+        if plain:
+            best = min(plain, key=device_ms.get)
+            line += f"; {device_ms[best] / device_ms[fused]:.1f}x faster than {best} ({device_ms[best]:.4f} ms)"
+        print(line)
 
 
 def report(kind, args, device, pred, present, forms, bound_bytes, copies, thread_counts, stat_name, stat) -> None:

@@ -38,6 +38,9 @@ class SyncCondition(str, Enum):
     #: an index tensor that lives on the host indexes a device tensor, so it is
     #: first copied to the device with a blocking transfer.
     HOST_INDEX = "host_index"
+    #: ``index_put_`` of a host value (a Python number, or a CPU tensor) into a
+    #: device tensor, outside PyTorch's ``masked_fill_`` fast path.
+    HOST_VALUE = "host_value"
     #: ``one_hot`` without ``num_classes`` reads ``max()`` back to size its output.
     NO_NUM_CLASSES = "no_num_classes"
     #: a blocking copy of a host tensor to the accelerator (``memcpy_and_sync``).
@@ -134,13 +137,16 @@ CATALOGUE: tuple[SyncOp, ...] = (
         name="isin with a large test set",
         aten=("isin",),
         condition=SyncCondition.LARGE_TEST_SET,
-        why="with many test elements `isin` sorts and calls `unique`, whose size the "
-        "host reads back",
-        use_instead="pass `assume_unique=True` when both inputs are unique, or compare "
-        "against a small set",
+        why="with many test elements `isin` sorts both inputs: it calls `unique` (whose "
+        "size the host reads back) unless `assume_unique=True`, and in every case writes "
+        "one element through a blocking host-to-device scalar copy",
+        use_instead="keep the test set small (under 10 * n**0.145 elements, the sort-free "
+        "kernel), or for small non-negative integers use a lookup table: "
+        "`table = torch.zeros(K, dtype=torch.bool, device=d); table[test] = True; table[x]`",
         no_static="the path depends on the sizes of both inputs, unknown before run time",
         source="aten/src/ATen/native/TensorCompare.cpp: isin_Tensor_Tensor_out -> "
-        "isin_sorting (at::_unique unless assume_unique)",
+        "isin_sorting (at::_unique unless assume_unique; duplicate_mask.index_put_({-1}, "
+        "invert) copies a CPU scalar with memcpy_and_sync); measured on an H100",
     ),
     SyncOp(
         code="SL103",
@@ -374,6 +380,22 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "or move it once, outside the loop, with `non_blocking=True` from pinned memory",
         no_static="which index tensors live on the host is a run-time fact",
         source="test/test_torch.py: test_sync_warning (`_ind_get_fn(x, ind_cpu)` syncs)",
+    ),
+    SyncOp(
+        code="SL401",
+        name="host value written through an index",
+        aten=("index_put", "index_put_", "_index_put_impl"),
+        condition=SyncCondition.HOST_VALUE,
+        why="`x[idx] = v` with a Python number or a CPU tensor `v` uploads `v` with a "
+        "blocking copy before the kernel runs (one boolean mask and a one-element value "
+        "take the sync-free `masked_fill_` path instead)",
+        use_instead="write a device value (`x[idx] = torch.full((), v, device=x.device)`, "
+        "created once), `x.index_fill_(0, idx, v)` for one index dimension, or "
+        "`torch.where` with a mask",
+        no_static="whether the index is a tensor and the target lives on the device is a "
+        "run-time fact",
+        source="aten/src/ATen/native/TensorAdvancedIndexing.cpp: _index_put_impl_ "
+        "(value.to(self.device()); canDispatchToMaskedFill); measured on an H100",
     ),
     SyncOp(
         code="SL403",

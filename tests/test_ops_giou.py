@@ -740,6 +740,26 @@ def test_no_host_sync_forward_and_backward(fn, mode, cpu_kernel):
         assert {"giou_loss_forward", "giou_loss_backward"} <= recorder.names()
 
 
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+def test_reference_fallback_never_syncs_on_a_simulated_cuda_device(mode):
+    """The fallback runs wherever no kernel could be built, CUDA included, and must be as
+    sync-free there as the kernel: it once built its padding box with `new_tensor`, a
+    blocking upload per call (found when CUDA graph capture refused it on an H100)."""
+    import synclint
+    from synclint.runtime.simcuda import simulate_cuda
+
+    pred, target, counts, present = padded_batch()
+    with simulate_cuda():
+        with synclint.watch(device="cpu"):  # the uploads of the inputs are not under test
+            pred, target, counts, present = (t.to("cuda") for t in (pred, target, counts, present))
+            pred = pred.detach().requires_grad_()
+        with synclint.no_sync(device="cpu"):
+            for reduction in ("mean", "sum", "none"):
+                loss = ops.giou_loss_reference(pred, target, reduction=reduction, **validity_kwargs(mode, counts, present))
+                loss.sum().backward()
+    assert pred.grad is not None
+
+
 # ---------------------------------------------------------------------- CUDA
 
 

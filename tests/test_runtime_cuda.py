@@ -4,6 +4,7 @@ the blocked-time attribution run against fakes. With one: the real thing."""
 from __future__ import annotations
 
 import inspect
+import time
 import types
 import warnings
 
@@ -185,8 +186,36 @@ def test_cuda_watch_sees_a_real_sync_and_restores_the_debug_mode() -> None:
         x.nonzero(); line = inspect.currentframe().f_lineno  # noqa: E702
         x.nonzero()
         x + 1
-    assert [(e.line, e.code) for e in watched.events] == [(line, "SL101")] * 2
+    assert [(e.line, e.code, e.op) for e in watched.events] == [
+        (line, "SL101", "aten.nonzero.default"), (line + 1, "SL101", "aten.nonzero.default"),
+    ]
     assert torch.cuda.get_sync_debug_mode() == before
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_explicit_synchronize_is_one_sl501_event_each() -> None:
+    """The debug mode is silent for cudaDeviceSynchronize/cudaEventSynchronize and warns
+    for Stream.synchronize: each call is reported once, as itself."""
+    event = torch.cuda.Event()
+    event.record()
+    with synclint.watch(device="cuda") as watched:
+        torch.cuda.synchronize(); line = inspect.currentframe().f_lineno  # noqa: E702
+        torch.cuda.current_stream().synchronize()
+        event.synchronize()
+    assert [(e.line, e.code) for e in watched.events] == [(line, "SL501"), (line + 1, "SL501"), (line + 2, "SL501")]
+
+
+@pytest.mark.cuda
+@needs_cuda
+def test_cuda_second_session_sees_syncs_that_no_dispatched_op_precedes() -> None:
+    """A sync warning reaches the running session's detector, never an earlier one's."""
+    y = torch.rand((), device="cuda")
+    with synclint.watch(device="cuda"):
+        y + 1  # an op under the first session's dispatch mode
+    with synclint.watch(device="cuda") as watched:
+        repr(y)  # formatting disables the modes: no op of this session precedes the sync
+    assert watched.events and {e.code for e in watched.events} == {"SL201"}
 
 
 @pytest.mark.cuda
@@ -210,6 +239,101 @@ def test_cuda_run_measures_blocked_time(tmp_path) -> None:
     result = run_program(str(script), device="cuda", static=False)
     (site,) = [s for s in result.sites if s.line == 4]
     assert site.count == 3 and site.blocked_ms > 0
+
+
+class _AllOnDevice:
+    """Residency for a CPU stand-in of the CUDA path: every tensor counts as on the device."""
+
+    tracked = True
+
+    @staticmethod
+    def is_host(tensor) -> bool:  # noqa: ANN001
+        return False
+
+    @staticmethod
+    def is_device(tensor) -> bool:  # noqa: ANN001
+        return True
+
+    @staticmethod
+    def is_pinned(tensor) -> bool:  # noqa: ANN001
+        return False
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.events: list = []
+
+    def record(self, event) -> None:  # noqa: ANN001
+        self.events.append(event)
+
+
+def _observing_detector() -> tuple[Detector, _Collect]:
+    from synclint.runtime.rules import Context
+
+    detector = Detector(simulate=False)
+    detector.ctx = Context(_AllOnDevice())
+    sink = _Collect()
+    detector.sinks.append(sink)
+    return detector, sink
+
+
+def test_a_flushed_sync_warning_is_named_after_the_op_expected_to_sync() -> None:
+    """PyTorch shows the debug mode's warning once the outermost C++ call returns, after
+    the op has left the dispatch mode (seen on an H100): the op the rule table expects to
+    sync since the Python-level call began names it, not "<cuda sync>"."""
+    from synclint.runtime.detector import detector_in_this_thread
+
+    detector, sink = _observing_detector()
+    x = torch.tensor([0.0, 1.0, 2.0])
+    detector.start()
+    try:
+        x.nonzero()
+        detector_in_this_thread().on_cuda_sync()  # the flush after Tensor.nonzero returns
+        x + 1
+        detector_in_this_thread().on_cuda_sync()  # nothing expected to sync: the last op names it
+    finally:
+        detector.stop()
+    assert [(e.op, e.code) for e in sink.events] == [("aten.nonzero.default", "SL101"), ("aten.add.Tensor", "SL201")]
+    assert all(e.blocked_ms > 0 for e in sink.events)  # the host time of the call that synced
+    assert detector_in_this_thread() is None
+
+
+def test_a_stopped_detector_gets_no_routed_warning() -> None:
+    from synclint.runtime.detector import detector_in_this_thread
+
+    first, _ = _observing_detector()
+    first.start()
+    torch.ones(2) + 1
+    first.stop()
+    assert detector_in_this_thread() is None
+    second, _ = _observing_detector()
+    second.start()
+    try:
+        assert detector_in_this_thread() is second
+    finally:
+        second.stop()
+
+
+def test_an_explicit_synchronize_is_reported_once_with_its_wait() -> None:
+    from synclint.catalogue import entry
+
+    detector, sink = _observing_detector()
+    calls = []
+
+    def fake_synchronize(*args, **kwargs):  # noqa: ANN002, ANN003
+        calls.append(len(sink.events))
+        detector.on_cuda_sync()  # the debug mode's own warning (Stream.synchronize)
+        time.sleep(0.002)  # the wait
+        return "done"
+
+    detector.start()
+    try:
+        result = detector.explicit_sync("Stream.synchronize", entry("SL501", "explicit synchronize"), fake_synchronize, (), {})
+    finally:
+        detector.stop()
+    assert result == "done" and calls == [0]
+    assert [(e.op, e.code) for e in sink.events] == [("Stream.synchronize", "SL501")]
+    assert sink.events[0].blocked_ms >= 2.0
 
 
 def test_blocked_time_without_a_debug_event_is_split_into_copy_and_sync_sites() -> None:

@@ -57,6 +57,23 @@ ROWS: list[tuple[str, tuple[str, ...], str]] = [
     ("torch.repeat_interleave(x, repeats)", ("SL104",), T),
     # -- boolean masks and data-dependent shapes ------------------------------------
     ("x[mask] = torch.tensor(0.5)", (), f"{ADV}: index_put_ (canDispatchToMaskedFill: one-element CPU value)"),
+    # -- a host scalar written into a device tensor (all measured on an H100, torch 2.11) ----
+    # `x[i] = v` with a Python number: THPVariable_setitem makes `v` a CPU tensor for CUDA
+    # `x`. Through index tensors, index_put_ moves it with `value.to(self.device())`; through
+    # integers down to a 0-dim element, copy_to calls `dst.copy_(src)`: both are blocking
+    # uploads (memcpy_and_sync). A slice (or a row) is filled with `fill_` instead.
+    ("x[ind] = 1.", ("SL401",), f"{ADV}: _index_put_impl_ (value.to(self.device()))"),
+    ("x[ind] = 1", ("SL401",), f"{ADV}: _index_put_impl_ (value.to(self.device()))"),
+    ("x[ind] = torch.tensor(0.5)", ("SL401",), f"{ADV}: _index_put_impl_ (value.to(self.device()))"),
+    ("x[ind] = torch.tensor([0.5])", ("SL401",), f"{ADV}: _index_put_impl_ (broadcast CPU value copied)"),
+    ("x.index_put_((ind,), torch.tensor(0.5))", ("SL401",), f"{ADV}: _index_put_impl_ (value.to(self.device()))"),
+    ("x.index_put_((ind,), y)", (), f"{ADV}: _index_put_impl_ (value on the device)"),
+    ("x[2] = 1.", ("SL401",), "aten/src/ATen/TensorIndexing.h: copy_to (0-dim: dst.copy_(src), memcpy_and_sync)"),
+    ("x[2] = torch.tensor(0.5)", ("SL401",), "aten/src/ATen/TensorIndexing.h: copy_to (0-dim: dst.copy_(src))"),
+    ("x[1:3] = 1.", (), "aten/src/ATen/TensorIndexing.h: copy_to (CPU 0-dim into a slice: fill_)"),
+    ("x.index_fill_(0, ind, 1.)", (), f"{ADV}: index_fill_ (Scalar overload, no copy)"),
+    ("x[ind] += 1", (), f"{ADV}: index + index_put_ of a device value"),
+    ("x[mask_cpu] = 1.", ("SL401",), f"{ADV}: canDispatchToMaskedFill (mask on another device: no fast path)"),
     ("x[x > 0.5]", ("SL103",), f"{ADV}: index (boolean index -> nonzero)"),
     ("x[mask] += 1", ("SL103", "SL103"), f"{ADV}: index, then index_put_ with a tensor value"),
     ("torch.masked_select(x, mask)", ("SL103",), "aten/src/ATen/native/cuda/Indexing.cu: masked_select"),
@@ -72,7 +89,9 @@ ROWS: list[tuple[str, tuple[str, ...], str]] = [
     ("torch.histc(x)", ("SL105",), "aten/src/ATen/native/cuda/SummaryOps.cu: _histc_cuda_template (min == max)"),
     ("torch.histc(x, bins=4, min=0, max=1)", (), "aten/src/ATen/native/cuda/SummaryOps.cu: _histc_cuda_template"),
     ("torch.isin(big, labels)", ("SL102",), "aten/src/ATen/native/TensorCompare.cpp: isin_sorting (at::_unique)"),
-    ("torch.isin(big, labels, assume_unique=True)", (), "aten/src/ATen/native/TensorCompare.cpp: isin_sorting (no unique)"),
+    # No unique with assume_unique, but isin_sorting's index_put_({-1}, invert) copies a CPU
+    # scalar to the device with memcpy_and_sync: one sync warning on an H100 (torch 2.11).
+    ("torch.isin(big, labels, assume_unique=True)", ("SL102",), "aten/src/ATen/native/TensorCompare.cpp: isin_sorting (index_put_ of a CPU scalar)"),
     ("torch.isin(labels, ind)", (), "aten/src/ATen/native/TensorCompare.cpp: isin_default_stub (small test set)"),
     ("F.one_hot(labels, 5)", (), "aten/src/ATen/native/Onehot.cpp: one_hot (num_classes given)"),
     ("torch.repeat_interleave(repeats)", ("SL104",), "aten/src/ATen/native/Repeat.cpp: repeat_interleave (repeats.sum())"),

@@ -97,7 +97,9 @@ def _loss(
 
     # Swap absent slots for a harmless unit box *before* the math, so their
     # (discarded) values can never be inf/NaN and poison the gradients.
-    unit_box = pred_c.new_tensor([0.0, 0.0, 1.0, 1.0])
+    # Built on the device: `new_tensor([0, 0, 1, 1])` would upload Python data with a
+    # blocking copy every call (a sync, and no CUDA graph capture; seen on an H100).
+    unit_box = (torch.arange(4, device=pred_c.device) >= 2).to(compute)
     keep = present.unsqueeze(-1)
     per_box = _box_loss(
         torch.where(keep, pred_c, unit_box), torch.where(keep, target_c, unit_box), eps

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Iterable
@@ -164,10 +165,12 @@ def blocked_ms_by_line_and_code(events: Iterable[Any]) -> dict[tuple[str, int], 
 
 
 class SyncCallNames:
-    """Names explicit synchronisation on CUDA: while ``torch.cuda.synchronize``,
-    ``Stream.synchronize``, ``Event.synchronize`` or ``torch.accelerator.synchronize``
-    run, a debug-mode warning is reported as that call (SL501), not as an unknown sync.
-    Reference counted; patches only while CUDA sessions are open."""
+    """Reports explicit synchronisation on CUDA: ``torch.cuda.synchronize``,
+    ``Stream.synchronize``, ``Event.synchronize`` and ``torch.accelerator.synchronize``
+    are SL501 events of their own. The sync debug mode cannot be relied on for them:
+    on an H100 (torch 2.11) it stayed silent for ``cudaDeviceSynchronize`` and
+    ``cudaEventSynchronize`` and warned once for ``Stream.synchronize`` (that warning
+    is not counted again). Reference counted; patches only while CUDA sessions are open."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -215,13 +218,29 @@ def _named(original: Any, label: str, op: Any) -> Any:
         from synclint.runtime.api import current_detector
 
         detector = current_detector()
-        if detector is None:
+        if detector is None or detector.simulate or _called_by_synclint(sys._getframe(1)):
             return original(*args, **kwargs)
-        with detector.python_hook(label, op):
-            return original(*args, **kwargs)
+        return detector.explicit_sync(label, op, original, args, kwargs)
 
     synchronize.__wrapped__ = original  # type: ignore[attr-defined]
     return synchronize
+
+
+_SYNCLINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
+
+
+def _called_by_synclint(frame: Any) -> bool:
+    """synclint's own synchronizes, directly or through torch (the profiler drains the
+    queue when the runner stops it), are not the program's: the first frame outside
+    torch decides."""
+    while frame is not None:
+        path = os.path.realpath(frame.f_code.co_filename)
+        if path.startswith(_SYNCLINT_DIR):
+            return True
+        if not is_internal(frame.f_code.co_filename):
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _user_line_of(event: Any) -> tuple[str, int] | None:

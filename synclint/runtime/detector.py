@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
+from collections import deque
 from dataclasses import replace
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,7 +25,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from synclint.catalogue import SyncOp, by_aten
+from synclint.catalogue import SyncCondition, SyncOp, by_aten
 from synclint.runtime.events import SyncError, SyncEvent
 from synclint.runtime.frames import in_compiled_region, in_data_loading, in_module_move, user_location
 from synclint.runtime.hooks import ObservingHooks, SimulatedHooks
@@ -51,16 +53,37 @@ class Detector:
         self.rules = _shared_rules()
         self._hook_label: tuple[str, SyncOp] | None = None
         self._running_op: tuple[Any, Sequence[Any], dict[str, Any]] | None = None
+        # PyTorch hands a sync warning to Python only when the outermost C++ call
+        # returns (after the ATen op has left the dispatch mode), so on CUDA the
+        # op is named from what ran since the current Python-level torch call began:
+        # the ops the rule table expects to sync, oldest first, else the last op.
+        # Each with the host time its call took: on CUDA that is the time the host
+        # waited (the profiler's Python stacks are not there to attribute it on every
+        # torch: 2.11 recorded none).
+        self._expected: deque[tuple[str, SyncOp, float]] = deque(maxlen=16)
+        self._last_op: Any = None
+        self._last_ms = 0.0
+        self._explicit = 0  # inside a reported explicit synchronize: its warning is not a second sync
+        self.active = False
+        self._outer: Detector | None = None
         hooks = SimulatedHooks(self) if simulate else ObservingHooks(self)
-        self._function_mode = _HookMode(hooks.table, getattr(hooks, "fallback", None))
+        on_call = None if simulate else self._python_call_begins
+        self._function_mode = _HookMode(hooks.table, getattr(hooks, "fallback", None), on_call)
         self._dispatch_mode = _SimulatingMode(self) if simulate else _ObservingMode(self)
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> None:
         self._dispatch_mode.__enter__()
         self._function_mode.__enter__()
+        self._outer = getattr(_current, "detector", None)
+        _current.detector = self
+        self.active = True
 
     def stop(self) -> None:
+        self.active = False
+        if getattr(_current, "detector", None) is self:
+            _current.detector = self._outer
+        self._outer = None
         self._function_mode.__exit__(None, None, None)
         self._dispatch_mode.__exit__(None, None, None)
 
@@ -110,31 +133,68 @@ class Detector:
 
     def running(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         outer = self._running_op
-        self._running_op = (func, args, kwargs)
-        try:
+        if outer is not None:  # re-entered (autograd): the outer call is the one named
             return func(*args, **kwargs)
+        rule = self.rules.lookup(func)
+        entry = rule(args, kwargs, self.ctx) if rule is not None else None
+        self._running_op = (func, args, kwargs)
+        started = time.perf_counter()
+        try:
+            result = func(*args, **kwargs)
         except RuntimeError as exc:
             if CUDA_SYNC_MESSAGE not in str(exc):
                 raise
             self.on_cuda_sync()  # raises SyncError inside no_sync
             raise
         finally:
-            self._running_op = outer
+            self._running_op = None
+            self._last_op = func
+            self._last_ms = (time.perf_counter() - started) * 1e3
+        if entry is not None:
+            self._expected.append((str(func), entry, self._last_ms))
+        return result
+
+    def _python_call_begins(self) -> None:
+        """A Python-level torch call starts: what ran before it cannot name its syncs."""
+        self._expected.clear()
+        self._last_op = None
+        self._last_ms = 0.0
 
     def on_cuda_sync(self, blocked_ms: float = 0.0) -> None:
         """The debug mode flagged a sync: name it from the innermost known op."""
-        op, entry = self._describe_running()
-        self.report(op, entry, blocked_ms)
+        if self._explicit:
+            return
+        op, entry, measured_ms = self._describe_running()
+        self.report(op, entry, blocked_ms or measured_ms)
 
-    def _describe_running(self) -> tuple[str, SyncOp | None]:
+    def explicit_sync(self, label: str, entry: SyncOp, call: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        """``torch.cuda.synchronize()`` and friends: the debug mode does not flag
+        ``cudaDeviceSynchronize``/``cudaEventSynchronize`` (and flags
+        ``Stream.synchronize``), so the call itself is the event, counted once, with
+        the time it waited (``no_sync`` raises once the wait is over)."""
+        self._explicit += 1
+        started = time.perf_counter()
+        try:
+            result = call(*args, **kwargs)
+        finally:
+            self._explicit -= 1
+        self.report(label, entry, (time.perf_counter() - started) * 1e3)
+        return result
+
+    def _describe_running(self) -> tuple[str, SyncOp | None, float]:
         if self._hook_label is not None:
-            return self._hook_label
-        if self._running_op is None:
-            return ("<cuda sync>", None)
-        func, args, kwargs = self._running_op
-        rule = self.rules.lookup(func)
-        entry = rule(args, kwargs, self.ctx) if rule is not None else None
-        return (str(func), entry or by_aten(getattr(func, "_opname", "")))
+            label, entry = self._hook_label
+            return (label, entry, self._last_ms)  # the op under the hook, e.g. _local_scalar_dense
+        if self._running_op is not None:  # the error mode raised inside the op: not timed
+            func, args, kwargs = self._running_op
+            rule = self.rules.lookup(func)
+            entry = rule(args, kwargs, self.ctx) if rule is not None else None
+            return (str(func), entry or by_aten(getattr(func, "_opname", "")), 0.0)
+        if self._expected:
+            return self._expected.popleft()
+        if self._last_op is not None:
+            return (str(self._last_op), _unconditional_entry(self._last_op), self._last_ms)
+        return ("<cuda sync>", None, 0.0)
 
 
 _RULES: RuleTable | None = None
@@ -169,15 +229,26 @@ class _RealResidency:
 _REAL_RESIDENCY: Any = _RealResidency()
 
 
+def _unconditional_entry(func: Any) -> SyncOp | None:
+    """The catalogue entry of an op that always syncs. A conditional entry (a mask
+    index, a host value) whose condition the rule table found false would only guess
+    at the cause of a sync nobody expected: that one stays a plain read-back (SL201)."""
+    entry = by_aten(getattr(func, "_opname", ""))
+    return entry if entry is not None and entry.condition is SyncCondition.ALWAYS else None
+
+
 class _HookMode(TorchFunctionMode):
     """Routes the few hooked Python entry points to their handler; the rest pass through."""
 
-    def __init__(self, table: dict[Any, Any], fallback: Any = None) -> None:
+    def __init__(self, table: dict[Any, Any], fallback: Any = None, on_call: Any = None) -> None:
         super().__init__()
         self._table = table
         self._fallback = fallback
+        self._on_call = on_call
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        if self._on_call is not None:
+            self._on_call()
         try:
             handler = self._table.get(func)
         except TypeError:  # an unhashable callable is never one of ours
@@ -252,5 +323,8 @@ _current = threading.local()
 
 
 def detector_in_this_thread() -> Detector | None:
-    """The detector whose op is running in this thread, if any (for the warning router)."""
-    return getattr(_current, "detector", None)
+    """The active detector of this thread (its session's, or the one whose op autograd
+    runs here), if any: the warning router's target. A stopped one is never returned,
+    so a warning after a session ends cannot reach a detector nobody reads."""
+    detector: Detector | None = getattr(_current, "detector", None)
+    return detector if detector is not None and detector.active else None

@@ -98,12 +98,15 @@ class SiteTable:
         (:func:`synclint.runtime.cuda.blocked_ms_by_line_and_code`). Time on a
         line where no debug-mode event fired is kept as a site of its own: that
         is where explicit synchronizes (SL501) and copies through pageable
-        memory (SL404) show up.
+        memory (SL404) show up. A line whose sites already carry time the detector
+        measured around the syncing call keeps it (never counted twice).
         """
         for (path, line), value in blocked.items():
             by_code = value if isinstance(value, dict) else {"SL501": value}
             total_ms = sum(by_code.values())
             sites = [s for s in self._sites.values() if (s.path, s.line) == (path, line)]
+            if any(site.blocked_ms > 0 for site in sites):
+                continue
             if not sites:
                 for code, blocked_ms in by_code.items():
                     self._sites[(path, line, "<unknown>", BLOCKED_OP, False, False)] = SyncSite(

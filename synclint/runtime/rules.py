@@ -104,6 +104,31 @@ def _host_index(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bo
     )
 
 
+def _host_value(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    """``index_put_`` of a host value into a device tensor: ``_index_put_impl_`` moves
+    a 0-dim value with ``value.to(self.device())`` (a blocking upload) and copies a
+    larger one for the kernel, except on the ``masked_fill_`` fast path
+    (``canDispatchToMaskedFill``: no accumulate, a one-element CPU value, and exactly
+    one index, a boolean/byte mask on the device)."""
+    if not _first_tensor_on_device(args, ctx):
+        return False
+    indices = _index_tensors(args, kwargs)
+    value = _arg(args, kwargs, 2, "values")
+    if not indices or not isinstance(value, torch.Tensor) or value.numel() == 0:
+        return False
+    if not (ctx.python_scalar_value or ctx.is_host(value)):
+        return False
+    accumulate = _arg(args, kwargs, 3, "accumulate", False)
+    masked_fill = (
+        not accumulate
+        and value.numel() == 1
+        and len(indices) == 1
+        and indices[0].dtype in _MASK_DTYPES
+        and not ctx.is_host(indices[0])
+    )
+    return not masked_fill
+
+
 def _no_output_size(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
     # `repeat_interleave.Tensor(repeats)` / `.self_Tensor(x, repeats)` size their
     # output with `repeats.sum()` unless told; the `self_int` overload never syncs.
@@ -167,7 +192,11 @@ def _no_range(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool
 
 def _large_test_set(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
     elements, test_elements = _arg(args, kwargs, 0, "elements"), _arg(args, kwargs, 1, "test_elements")
-    if not isinstance(test_elements, torch.Tensor) or kwargs.get("assume_unique", False):
+    # isin_sorting syncs with or without assume_unique: besides the two _unique
+    # calls it skips, it writes one element with duplicate_mask.index_put_({-1},
+    # invert), a blocking CPU->CUDA scalar copy (memcpy_and_sync). Measured on an
+    # H100: 3 sync warnings without assume_unique, 1 with it.
+    if not isinstance(test_elements, torch.Tensor):
         return False
     n = elements.numel() if isinstance(elements, torch.Tensor) else 1
     on_device = _on_device(elements, ctx) or _on_device(test_elements, ctx)
@@ -206,6 +235,7 @@ _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.BOOLEAN_INDEX: _boolean_index,
     SyncCondition.BOOLEAN_INDEX_TENSOR_VALUE: _boolean_index_tensor_value,
     SyncCondition.HOST_INDEX: _host_index,
+    SyncCondition.HOST_VALUE: _host_value,
     SyncCondition.NO_OUTPUT_SIZE: _no_output_size,
     SyncCondition.NO_NUM_CLASSES: _no_num_classes,
     SyncCondition.DEVICE_TO_HOST: _device_to_host,
