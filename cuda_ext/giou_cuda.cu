@@ -1,8 +1,9 @@
 // CUDA kernels of synclint::giou_loss_forward / giou_loss_backward.
 //
-// Forward: one thread per box; each block reduces its boxes' losses and counts
-// into one partial, and a one-block finalize kernel adds the partials in block
-// order (deterministic: no atomics) and writes the loss and the box count.
+// Forward: one kernel, one thread per box. Each block reduces its boxes' losses
+// and counts into one partial; the last block to finish (a ticket counter, the
+// only atomic) adds the partials in block order and writes the loss and the box
+// count, so the result does not depend on which block finished last.
 // Backward: one thread per box; the mean's 1 / num_valid is read on the device,
 // so nothing ever waits for the host.
 #include <ATen/Dispatch.h>
@@ -82,10 +83,14 @@ __global__ void __launch_bounds__(kThreads)
     forward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                    ValidityArgs validity, int64_t num_boxes, at::opmath_type<scalar_t> eps,
                    scalar_t* __restrict__ per_box, double* __restrict__ partial_sums,
-                   long long* __restrict__ partial_counts) {
+                   long long* __restrict__ partial_counts, unsigned int* __restrict__ ticket,
+                   Reduction reduction, scalar_t* __restrict__ loss_out,
+                   int64_t* __restrict__ num_valid_out) {
   using T = at::opmath_type<scalar_t>;
   __shared__ T sum_scratch[kWarps];
   __shared__ long long count_scratch[kWarps];
+  __shared__ double total_scratch[kWarps];
+  __shared__ bool is_last;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   T loss = 0;
   long long present = 0;
@@ -103,30 +108,25 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) {
     partial_sums[blockIdx.x] = static_cast<double>(loss);
     partial_counts[blockIdx.x] = present;
+    __threadfence();  // the partials are visible before the ticket says so
+    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
   }
-}
-
-template <typename scalar_t>
-__global__ void __launch_bounds__(kThreads)
-    finalize_kernel(const double* __restrict__ partial_sums,
-                    const long long* __restrict__ partial_counts, int64_t num_partials,
-                    Reduction reduction, scalar_t* __restrict__ loss_out,
-                    int64_t* __restrict__ num_valid_out) {
-  __shared__ double sum_scratch[kWarps];
-  __shared__ long long count_scratch[kWarps];
+  __syncthreads();
+  if (!is_last) return;
+  // The last block: every partial is written. Fixed order, L1 bypassed (__ldcg).
   double sum = 0;
   long long count = 0;
-  for (int64_t b = threadIdx.x; b < num_partials; b += kThreads) {
-    sum += partial_sums[b];
-    count += partial_counts[b];
+  for (int64_t b = threadIdx.x; b < gridDim.x; b += kThreads) {
+    sum += __ldcg(partial_sums + b);
+    count += __ldcg(partial_counts + b);
   }
-  sum = block_sum(sum, sum_scratch);
+  sum = block_sum(sum, total_scratch);
   count = block_sum(count, count_scratch);
   if (threadIdx.x == 0) {
     *num_valid_out = count;
     if (loss_out != nullptr) {
       const double divisor = reduction == Reduction::Mean ? static_cast<double>(count > 0 ? count : 1) : 1.0;
-      *loss_out = static_cast<scalar_t>(static_cast<at::opmath_type<scalar_t>>(sum / divisor));
+      *loss_out = static_cast<scalar_t>(static_cast<T>(sum / divisor));
     }
   }
 }
@@ -180,24 +180,25 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cuda(
 
   at::Tensor loss = reduction == Reduction::None ? pred.new_empty(box_shape) : pred.new_empty({});
   at::Tensor num_valid = pred.new_empty({}, pred.options().dtype(at::kLong));
-  // One partial sum and count per block (at least one, so finalize always runs).
-  at::Tensor partial_sums = pred.new_zeros({std::max<int64_t>(blocks, 1)}, pred.options().dtype(at::kDouble));
-  at::Tensor partial_counts = pred.new_zeros({std::max<int64_t>(blocks, 1)}, pred.options().dtype(at::kLong));
+  // At least one block, so that an empty input still writes the loss and count.
+  // Every block writes its own partial: no zero fill. The ticket is the only
+  // memory that must start at 0 (a memset, not a kernel).
+  const int64_t grid = std::max<int64_t>(blocks, 1);
+  at::Tensor partial_sums = pred.new_empty({grid}, pred.options().dtype(at::kDouble));
+  at::Tensor partial_counts = pred.new_empty({grid}, pred.options().dtype(at::kLong));
+  at::Tensor ticket = pred.new_empty({1}, pred.options().dtype(at::kInt));
   const ValidityArgs validity = validity_args(mode, valid, counts, pred);
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  C10_CUDA_CHECK(cudaMemsetAsync(ticket.mutable_data_ptr<int>(), 0, sizeof(int), stream));
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_forward_cuda", [&] {
     using T = at::opmath_type<scalar_t>;
     scalar_t* per_box = reduction == Reduction::None ? loss.mutable_data_ptr<scalar_t>() : nullptr;
-    long long* counts_ptr = reinterpret_cast<long long*>(partial_counts.mutable_data_ptr<int64_t>());
-    if (blocks > 0) {
-      forward_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(
-          pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
-          static_cast<T>(eps), per_box, partial_sums.mutable_data_ptr<double>(), counts_ptr);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    }
-    finalize_kernel<scalar_t><<<1, kThreads, 0, stream>>>(
-        partial_sums.const_data_ptr<double>(), counts_ptr, partial_sums.numel(), reduction,
+    forward_kernel<scalar_t><<<static_cast<unsigned int>(grid), kThreads, 0, stream>>>(
+        pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
+        static_cast<T>(eps), per_box, partial_sums.mutable_data_ptr<double>(),
+        reinterpret_cast<long long*>(partial_counts.mutable_data_ptr<int64_t>()),
+        reinterpret_cast<unsigned int*>(ticket.mutable_data_ptr<int>()), reduction,
         reduction == Reduction::None ? nullptr : loss.mutable_data_ptr<scalar_t>(),
         num_valid.mutable_data_ptr<int64_t>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();

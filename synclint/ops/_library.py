@@ -107,11 +107,16 @@ def _setup_context(ctx, inputs, output):
     ctx.save_for_backward(pred, target, valid, counts, output[1])
     ctx.reduction = reduction
     ctx.eps = eps
+    # num_valid (an integer output) never has a gradient: without this, autograd
+    # fills a zeros tensor for it on every backward (one more kernel on CUDA).
+    ctx.set_materialize_grads(False)
 
 
 def _backward(ctx, grad_loss, _grad_num_valid):
     pred, target, valid, counts, num_valid = ctx.saved_tensors
     need_pred, need_target = ctx.needs_input_grad[:2]
+    if grad_loss is None:  # the loss did not reach what is differentiated
+        return None, None, None, None, None, None
     if torch.is_grad_enabled():
         # create_graph=True (a gradient penalty, a Hessian-vector product):
         # the gradient must itself be differentiable, so compute it as a
