@@ -572,3 +572,19 @@ def test_a_test_file_s_twin_outside_tests_is_not_test_code(tmp_path: Path, cache
              lint_paths([tmp_path / "src", tmp_path / "tests"], Settings(root=tmp_path), options)}
     assert ("tests/test_a.py", "cold", "test code") in found
     assert not [row for row in found if row[0] == "src/a.py" and row[1] == "cold"]
+
+
+def test_the_index_and_the_per_file_analysis_share_one_loader_vocabulary() -> None:
+    """`for batch in batch_iter:` is a per-step loop for the project index (hotness) and for
+    the per-file analysis alike (they once had two regexes that disagreed on it)."""
+    import ast
+
+    import libcst as cst
+
+    from synclint.analysis.loaders import is_loader
+    from synclint.project.summary import is_batch_iterable
+
+    for name in ("batch_iter", "train_loader", "dl", "batches"):
+        assert is_loader(cst.parse_expression(name)), name
+        assert is_batch_iterable(ast.parse(name, mode="eval").body, set()) == name
+    assert not is_loader(cst.parse_expression("items"))

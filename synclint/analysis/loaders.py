@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 import libcst as cst
 
-_LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$)", re.I)
+from synclint.project.summary import LOADER_NAME as _LOADER_NAME  # one definition for both layers
 
 
 def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:

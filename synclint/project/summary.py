@@ -20,7 +20,10 @@ from typing import NamedTuple
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 5
 
-_LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
+#: Names that say "an iterable of batches": the project index and the per-file
+#: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
+LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
+_LOADER_NAME = LOADER_NAME
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
 _STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
