@@ -43,9 +43,10 @@ _TENSOR_DICT_ANNOTATION = re.compile(_TENSOR_DICT)
 _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
     r"(typing\.)?(List|list|Sequence|Iterable|Tuple|tuple)\[\s*" + _TENSOR_DICT + r"\s*(,\s*\.\.\.\s*)?\]"
 )
-#: ``forward`` parameters that name sizes and flags, not tensors (``forward(self, x, H, W)``).
+#: ``forward`` parameters that name sizes, positions and flags, not tensors
+#: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``).
 _SIZE_LIKE_NAME = re.compile(
-    r"^([BCDHLNTW]|[hw]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
+    r"^([BCDHLNTW]|[hwijk]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
     r"num_\w+|n_\w+|\w+_(size|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
