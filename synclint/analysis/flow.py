@@ -386,12 +386,15 @@ class FlowState:
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
-            # says nothing about the CUDA path.
-            on_host = kind.is_tensor and not self._branch_depth and self.devices.on_host(node.value)
+            # says nothing about the CUDA path. A branch that rebinds a host tensor to
+            # another host tensor (``if shift: t = time_shift(mu, t)``) keeps it on the host.
+            on_host = kind.is_tensor and self.devices.on_host(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
-                    (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                    name = target.target.value
+                    keep = on_host and (not self._branch_depth or name in self.scope.host)
+                    (self.scope.host.add if keep else self.scope.host.discard)(name)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -611,14 +614,18 @@ class FlowState:
         return Kind.UNKNOWN
 
     def returns_host_tensor(self, call: cst.Call) -> bool:
-        """A call of a project function whose tensors all live in host memory."""
+        """A call of a project function whose tensors all live in host memory (always,
+        or given the host arguments this call passes)."""
         func = call.func
-        if self.facts.host_calls:
+        if self.facts.host_calls or self.facts.host_when:
             target = dotted_name(func)
             if target is not None:
                 if target.startswith("self."):
                     target = f"{self.class_qualname()}:{target}"
                 if target in self.facts.host_calls:
+                    return True
+                condition = self.facts.host_when.get(target)
+                if condition is not None and self.devices.arguments_keep_host(call, condition):
                     return True
         if isinstance(func, cst.Name):
             return any(func.value in scope.host_returns for scope in self.scopes if scope.kind != "class")

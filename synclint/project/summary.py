@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.rare_blocks import ends_in_raise, handles_invalid_data, is_lazy_initialisation, root_name
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
@@ -106,6 +107,8 @@ class FunctionSummary:
     regions: list[Region] = field(default_factory=list)
     #: Every tensor it returns lives in host memory (``.cpu()``, a factory without a device).
     returns_host: bool = False
+    #: Its tensors come back in host memory when these arguments are host (``cumsum(x)``).
+    host_when: HostCondition | None = None
     #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
     data_callbacks: list[str] = field(default_factory=list)
 
@@ -336,6 +339,8 @@ class _Builder:
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
         summary.returns_host = _returns_host(node)
+        if not summary.returns_host:
+            summary.host_when = host_condition(node)
 
     def _roles(self, node, cls: ClassSummary | None, class_node) -> tuple[str | None, str | None, str | None]:
         name = node.name
