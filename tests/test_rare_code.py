@@ -234,3 +234,19 @@ def test_position_arguments_of_a_forward_and_has_predicates_are_python_values():
                 return x
         """
     assert set(_found(source)) == {(12, "SL202")}
+
+
+def test_a_dict_key_is_a_python_value():
+    source = """
+        import torch
+        class Router(torch.nn.Module):
+            def forward(self, x, budget):
+                if budget in self.budget_map.keys():
+                    return x
+                elif budget == 1.0:
+                    return x * 2
+                if x.sum() == 1.0:
+                    return x
+                return x
+        """
+    assert set(_found(source)) == {(9, "SL202")}
