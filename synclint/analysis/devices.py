@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.kinds import FACTORY_FUNCTIONS
+from synclint.analysis.kinds import FACTORY_FUNCTIONS, Kind
 
 if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
+    from synclint.project.host_returns import HostCondition
 
 _LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
@@ -59,6 +60,39 @@ class DeviceInference:
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
         return False
+
+    def arguments_keep_host(self, call: cst.Call, condition: HostCondition) -> bool:
+        """The call passes what keeps a helper's result on the host: host tensors or Python
+        values for the tensors it computes from, ``"cpu"`` or nothing for its devices."""
+        bound: dict[str, cst.BaseExpression] = {}
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if any(arg.star for arg in call.args) or len(positional) > len(condition.params):
+            return False
+        for name, arg in zip(condition.params, positional):
+            bound[name] = arg.value
+        for arg in call.args:
+            if arg.keyword is not None:
+                bound[arg.keyword.value] = arg.value
+        for names, on_host in ((condition.values, self._host_value), (condition.devices, self._host_device)):
+            for name in names:
+                value = bound.get(name)
+                if value is None:
+                    if name not in condition.defaults:
+                        return False
+                elif not on_host(value):
+                    return False
+        return True
+
+    def _host_value(self, node: cst.BaseExpression) -> bool:
+        return self.flow.kind_of(node) is Kind.PYTHON or (self.flow.kind_of(node).is_tensor and self.on_host(node))
+
+    def _host_device(self, node: cst.BaseExpression) -> bool:
+        """``"cpu"``, ``None`` (no default device is set), or the device of a host tensor."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value == "device":
+            return self.flow.kind_of(node.value).is_tensor and self.on_host(node.value)
+        return _is_cpu(node)
 
     def _attribute_on_host(self, node: cst.Attribute) -> bool:
         """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class."""

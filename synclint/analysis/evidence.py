@@ -71,6 +71,22 @@ class EvidenceCollector(cst.CSTVisitor):
         if node.attr.value in _TENSOR_ONLY_ATTRIBUTES:
             self._note(node.value, Kind.TENSOR)
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # ``budget in self.budget_map.keys()``: looked up by value among a dict's keys, which
+        # a tensor (hashed by identity) never is: a Python value.
+        left = node.left
+        for target in node.comparisons:
+            comparator = target.comparator
+            if (
+                isinstance(target.operator, (cst.In, cst.NotIn))
+                and isinstance(comparator, cst.Call)
+                and isinstance(comparator.func, cst.Attribute)
+                and comparator.func.attr.value == "keys"
+                and not comparator.args
+            ):
+                self._note(left, Kind.PYTHON)
+            left = comparator
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         # ``outputs["pred_boxes"]``: only containers are indexed by strings.
         if len(node.slice) == 1:

@@ -43,9 +43,10 @@ _TENSOR_DICT_ANNOTATION = re.compile(_TENSOR_DICT)
 _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
     r"(typing\.)?(List|list|Sequence|Iterable|Tuple|tuple)\[\s*" + _TENSOR_DICT + r"\s*(,\s*\.\.\.\s*)?\]"
 )
-#: ``forward`` parameters that name sizes and flags, not tensors (``forward(self, x, H, W)``).
+#: ``forward`` parameters that name sizes, positions and flags, not tensors
+#: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``).
 _SIZE_LIKE_NAME = re.compile(
-    r"^([BCDHLNTW]|[hw]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
+    r"^([BCDHLNTW]|[hwijk]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
     r"num_\w+|n_\w+|\w+_(size|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
@@ -385,12 +386,15 @@ class FlowState:
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
-            # says nothing about the CUDA path.
-            on_host = kind.is_tensor and not self._branch_depth and self.devices.on_host(node.value)
+            # says nothing about the CUDA path. A branch that rebinds a host tensor to
+            # another host tensor (``if shift: t = time_shift(mu, t)``) keeps it on the host.
+            on_host = kind.is_tensor and self.devices.on_host(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
-                    (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                    name = target.target.value
+                    keep = on_host and (not self._branch_depth or name in self.scope.host)
+                    (self.scope.host.add if keep else self.scope.host.discard)(name)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -610,14 +614,18 @@ class FlowState:
         return Kind.UNKNOWN
 
     def returns_host_tensor(self, call: cst.Call) -> bool:
-        """A call of a project function whose tensors all live in host memory."""
+        """A call of a project function whose tensors all live in host memory (always,
+        or given the host arguments this call passes)."""
         func = call.func
-        if self.facts.host_calls:
+        if self.facts.host_calls or self.facts.host_when:
             target = dotted_name(func)
             if target is not None:
                 if target.startswith("self."):
                     target = f"{self.class_qualname()}:{target}"
                 if target in self.facts.host_calls:
+                    return True
+                condition = self.facts.host_when.get(target)
+                if condition is not None and self.devices.arguments_keep_host(call, condition):
                     return True
         if isinstance(func, cst.Name):
             return any(func.value in scope.host_returns for scope in self.scopes if scope.kind != "class")

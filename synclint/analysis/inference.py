@@ -57,6 +57,8 @@ _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 #: Method-name prefixes of predicates and getters: they return Python values
 #: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``).
 _PREDICATE_PREFIXES = ("is_", "has_", "get_", "are_")
+#: Predicate methods no tensor has (``instances.has("gt_masks")``): Python booleans.
+_PREDICATES = frozenset({"has", "exists", "contains"})
 #: Array methods no Python container has: on an unknown receiver in a file whose
 #: only array library is torch, the receiver is a tensor.
 
@@ -379,7 +381,7 @@ class KindInference:
 
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
-        if method.startswith(_PREDICATE_PREFIXES):
+        if method.startswith(_PREDICATE_PREFIXES) or method in _PREDICATES:
             return Kind.PYTHON  # ``x.is_conj()``, ``v.has_aliasing()``, ``t.get_dtype()``: Python values
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             returned = self.flow.method_return(method)

@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts
+from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import FileSummary
 
@@ -36,6 +37,9 @@ class FileFacts:
     #: steps (forward, losses, loops over batches): a function nothing reaches from them
     #: is then really unreached, not merely called from elsewhere.
     whole_project: bool = False
+    #: Call targets (spelled as in ``host_calls``) whose project function returns host
+    #: tensors when the call's arguments for the named parameters are host.
+    host_when: dict[str, HostCondition] = field(default_factory=dict)
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -109,6 +113,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     functions = []
     regions = []
     host_calls: set[str] = set()
+    host_when: dict[str, HostCondition] = {}
+    unsure: set[str] = set()
     calls = index.resolved_calls()
     for qualname, function in summary.functions.items():
         if qualname == "<module>":
@@ -123,8 +129,14 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             regions.append((region.start, region.end, Context(region.kind, why)))
         for call, callee in calls.get((key, qualname), ()):
             target = index.function(callee)
+            spelled = f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target
             if target is not None and target.returns_host:
-                host_calls.add(f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target)
+                host_calls.add(spelled)
+            elif target is not None and target.host_when is not None and host_when.get(spelled, target.host_when) == target.host_when:
+                host_when[spelled] = target.host_when
+            else:
+                unsure.add(spelled)  # another function of the same spelling (an override) decides nothing
+    host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
     tensor_params = _tensor_parameters(index, key, summary)
     host_attributes = {}
     for class_name in summary.classes:
@@ -134,9 +146,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
-        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls))).encode(),
+        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
-        tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project
+        tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
+        host_when=host_when,
     )

@@ -17,8 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from synclint.project.host_returns import HostCondition, host_condition
+from synclint.project.rare_blocks import ends_in_raise, handles_invalid_data, is_lazy_initialisation, root_name
+
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -35,16 +38,24 @@ _COLD_NAMES = frozenset(
      "__del__", "configure_optimizers", "prepare_data"}
 )
 _COLD_PREFIXES = ("build_", "_build_", "test_", "setup_", "_setup_", "export", "_export", "symbolic", "_symbolic",
-                  "onnx", "_onnx", "plot", "_plot", "visuali", "print_", "save_", "load_", "from_pretrained")
+                  "onnx", "_onnx", "plot", "_plot", "visuali", "print_", "save_", "load_", "from_pretrained",
+                  "precompute", "_precompute")
 #: Logging helpers (not ``log_softmax``/``log_prob``, which are math).
 _LOGGING = re.compile(
     r"(^|_)(logging|logger|tensorboard|wandb|training_log)(_|$)|"
     r"^_?log_(metrics|stats|info|scalars?|images?|step|losses?|results?|values?|dict|hparams|grad_norm|memory|throughput)$"
 )
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
+#: Opt-in debugging aids: ``_maybe_dump_logits``, ``_debug_dump_patches`` (not ``debugmodel``).
+_DEBUG_WORDS = re.compile(r"(^|_)(dump|debug)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
 _DATA_CLASS = re.compile(r"(Dataset|ImageProcessor|ImageProcessorFast|FeatureExtractor|Tokenizer|TokenizerFast|Collator|Collate)$")
 _PROCESSOR_CLASS = re.compile(r"(ImageProcessor|ImageProcessorFast|FeatureExtractor|VideoProcessor)$")
+#: Data transforms (``BaseTransform``, torchvision's and fvcore's ``Transform``): applied to
+#: samples by datasets and loaders, however ``nn.Module``-like their ``forward`` looks.
+#: A base *named* like a transform, not a class: ``Box2BoxTransform`` codes boxes in the model.
+_TRANSFORM_BASE = re.compile(r"(^|\.)\w*Transform$")
+_TRANSFORM_METHODS = frozenset({"forward", "__call__"})
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
@@ -99,6 +110,8 @@ class FunctionSummary:
     regions: list[Region] = field(default_factory=list)
     #: Every tensor it returns lives in host memory (``.cpu()``, a factory without a device).
     returns_host: bool = False
+    #: Its tensors come back in host memory when these arguments are host (``cumsum(x)``).
+    host_when: HostCondition | None = None
     #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
     data_callbacks: list[str] = field(default_factory=list)
 
@@ -329,6 +342,8 @@ class _Builder:
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
         summary.returns_host = _returns_host(node)
+        if not summary.returns_host:
+            summary.host_when = host_condition(node)
 
     def _roles(self, node, cls: ClassSummary | None, class_node) -> tuple[str | None, str | None, str | None]:
         name = node.name
@@ -344,6 +359,8 @@ class _Builder:
                 cold = "export, plotting or benchmarking code"
             elif name.startswith(("plot", "_plot", "visuali", "print_", "save_", "load_")) or _LOGGING.search(name):
                 cold = "logging, plotting or checkpointing"
+        if cold is None and _DEBUG_WORDS.search(name):
+            cold = "debugging aid (dumps or checks, not the step itself)"
         if cls is not None and (cls_name.startswith("Test") or any(b.endswith("TestCase") for b in cls.bases)):
             cold = "test code"
         if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
@@ -355,10 +372,12 @@ class _Builder:
             data = f"`{label}`"
         elif cls is not None and _PROCESSOR_CLASS.search(cls_name):
             data = f"`{label}`"  # every method of an image processor or feature extractor
+        elif cls is not None and name in _TRANSFORM_METHODS and any(_TRANSFORM_BASE.search(b) for b in cls.bases):
+            data = f"`{label}` (a data transform)"
         if re.search(r"collate", name, re.I):
             data = f"`{label}`"
         root = None
-        if cold is None:
+        if cold is None and data is None:
             is_autograd_function = any(b.endswith("Function") for b in (cls.bases if cls else ()))
             if name == "forward":  # a module's, or a functional model's ``forward(params, x)``
                 root = f"`{label}`"
@@ -396,6 +415,9 @@ class _Builder:
                 self.klass(statement, f"{name}.")
 
 
+_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+
+
 class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
@@ -412,6 +434,9 @@ class _CallWalker:
         #: Why the rest of the body is cold: after the loop over batches, or after
         #: ``if not should_log: return``.
         self.rest_cold: str | None = None
+        #: Names whose state outlives the call: ``self``, ``cls`` and aliases of their
+        #: state (``state = self.state[p]``, ``for group in self.param_groups``).
+        self.persistent: set[str] = {"self", "cls"}
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -447,6 +472,8 @@ class _CallWalker:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             loader = is_batch_iterable(node.iter, self.loaders)
             self._expressions([node.iter])
+            if isinstance(node.target, ast.Name):
+                self._alias(node.target.id, node.iter)
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
@@ -471,10 +498,23 @@ class _CallWalker:
                 return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
-                self._statements(node.orelse, depth + 1)
             else:
-                self._statements(node.body, depth + 1)
-                self._statements(node.orelse, depth + 1)
+                self._branch(node.body, self._rare_branch(node), depth)
+            self._branch(node.orelse, "error path" if ends_in_raise(node.orelse) else None, depth)
+            return
+        if isinstance(node, (ast.Try, *_TRY_STAR)):
+            self._statements(node.body, depth + 1)
+            for handler in node.handlers:
+                self._expressions([handler.type])
+                self._branch(handler.body, "error path" if ends_in_raise(handler.body) else None, depth)
+            self._statements(node.orelse, depth + 1)
+            self._statements(node.finalbody, depth + 1)
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            self._expressions([part for item in node.items for part in (item.context_expr, item.optional_vars)])
+            # A ``with`` body runs straight through, like the statements around it: a loop
+            # over batches inside ``with autocast():`` ends the step as one outside would.
+            self._statements(node.body, depth)
             return
         if isinstance(node, ast.Raise):
             self.quiet.append("error path")
@@ -491,6 +531,7 @@ class _CallWalker:
             value = node.value
             for target in node.targets:
                 if isinstance(target, ast.Name):
+                    self._alias(target.id, value)
                     if _tensor_expression(value, self.tensor_names) and target.id not in self._not_tensor:
                         self.tensor_names.add(target.id)
                     else:
@@ -511,6 +552,27 @@ class _CallWalker:
                     self.statement(value, depth + 1)
                 else:
                     self._expressions([value])
+
+    def _alias(self, name: str, value: ast.AST) -> None:
+        """Track ``name`` as persistent state when it is bound to a part of ``self``'s."""
+        if root_name(value) in self.persistent and name not in ("self", "cls"):
+            self.persistent.add(name)
+        elif name not in ("self", "cls"):
+            self.persistent.discard(name)
+
+    def _rare_branch(self, node: ast.If) -> str | None:
+        """Why the body of ``node`` runs rarely (see :mod:`synclint.project.rare_blocks`), or None."""
+        if ends_in_raise(node.body) or handles_invalid_data(node):
+            return "error path"
+        if is_lazy_initialisation(node.test, node.body, self.persistent):
+            return "once per cached value (lazy initialisation)"
+        return None
+
+    def _branch(self, body, why: str | None, depth: int) -> None:
+        if why is None:
+            self._statements(body, depth + 1)
+        else:
+            self._quiet_block(body, why, depth)
 
     def _quiet_block(self, body, why: str, depth: int) -> None:
         if body:

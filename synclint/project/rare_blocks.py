@@ -1,0 +1,182 @@
+"""Blocks of a function body that do not run every time the function does.
+
+Read from the code's control flow, not from names:
+
+* **error handling**: a branch or ``except`` handler that ends by raising runs
+  only on the way to an exception (building its message included); a branch on a
+  data-validity check (``if not valid.all():``) that raises on some path handles
+  invalid data (non-finite boxes), not the ordinary step;
+* **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
+  ``if key not in self.table: self.table[key] = ...``) stores what it builds in
+  state that outlives the call, so the block runs once (per key, per shape), not
+  every step. A *local* default (``if mask is None: mask = torch.ones(...)``)
+  is not lazy initialisation: it runs on every call that passes no mask.
+
+All functions take CPython ``ast`` nodes; the summary builder calls them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: Calls whose result says whether tensor data is valid (finite, in range).
+_VALIDITY_METHODS = frozenset({"all", "any"})
+_VALIDITY_FUNCTIONS = frozenset({"isfinite", "isnan", "isinf", "isposinf", "isneginf"})
+#: Dict methods that read a cache entry: ``self.cache.get(key)``.
+_CACHE_READS = frozenset({"get", "setdefault"})
+
+
+def ends_in_raise(body: list[ast.stmt]) -> bool:
+    """The block's last statement raises: everything in it leads to an exception."""
+    return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def handles_invalid_data(node: ast.If) -> bool:
+    """``if not valid_mask.all(): if training: raise ...; boxes = boxes[valid_mask]``:
+    a branch taken when a validity check on tensor data fails, which raises on some path."""
+    return _checks_validity(node.test) and any(_raises_here(statement) for statement in node.body)
+
+
+def _checks_validity(test: ast.AST) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _VALIDITY_METHODS and isinstance(func, ast.Attribute) or name in _VALIDITY_FUNCTIONS:
+                return True
+    return False
+
+
+def _raises_here(statement: ast.stmt) -> bool:
+    """``raise`` itself, or an ``if`` directly below whose branch raises."""
+    if isinstance(statement, ast.Raise):
+        return True
+    if isinstance(statement, ast.If):
+        return any(isinstance(s, ast.Raise) for s in statement.body + statement.orelse)
+    return False
+
+
+def root_name(node: ast.AST) -> str | None:
+    """The name an attribute/subscript chain starts from: ``self`` for ``self.state[p]``."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CACHE_READS:
+            node = node.func.value
+        else:
+            break
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
+    """The branch fills a cache that outlives the call, so it runs once (per key).
+
+    ``persistent``: the names whose state outlives the call (``self``, ``cls``, and
+    local aliases of their state such as ``state = self.state[p]``).
+    """
+    pairs = _assignments(body)
+    kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
+    if not kept:
+        return False
+    texts = {ast.dump(target) for target, _value in pairs}
+    for condition in _conditions(test):
+        missing = _missing_entry(condition)
+        if missing is None:
+            continue
+        kind, target = missing
+        if kind == "value" and ast.dump(target) in texts:
+            if root_name(target) in persistent:
+                return True  # ``if self.x is None: self.x = ...``
+            if isinstance(target, ast.Name) and any(
+                isinstance(value, ast.Name) and value.id == target.id for _target, value in kept
+            ):
+                return True  # ``if x is None: x = ...; self.cache[key] = x``
+        if kind == "container" and root_name(target) in persistent and any(
+            isinstance(t, ast.Subscript) and ast.dump(t.value) == ast.dump(target) for t, _value in kept
+        ):
+            return True  # ``if key not in state: state[key] = ...``
+    return False
+
+
+def _conditions(test: ast.AST) -> list[ast.AST]:
+    """The operands of ``a or b`` / ``a and b`` (nested), or the test itself."""
+    if isinstance(test, ast.BoolOp):
+        return [part for value in test.values for part in _conditions(value)]
+    return [test]
+
+
+def _missing_entry(condition: ast.AST) -> tuple[str, ast.AST] | None:
+    """What the condition says is not there yet: ("value", ``self.x``) for ``self.x is None``,
+    ``not hasattr(self, "x")`` or ``not self.x``; ("container", ``d``) for ``key not in d``."""
+    if isinstance(condition, ast.Compare) and len(condition.ops) == 1:
+        op, right = condition.ops[0], condition.comparators[0]
+        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
+            left = condition.left
+            if _is_getattr(left):
+                return "value", ast.Attribute(value=left.args[0], attr=left.args[1].value, ctx=ast.Store())
+            return "value", _as_store(left)
+        if isinstance(op, ast.NotIn):
+            return "container", right
+        return None
+    if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
+        operand = condition.operand
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "hasattr":
+            if len(operand.args) == 2 and isinstance(operand.args[1], ast.Constant) and isinstance(operand.args[1].value, str):
+                return "value", ast.Attribute(value=operand.args[0], attr=operand.args[1].value, ctx=ast.Store())
+            return None
+        if isinstance(operand, ast.Attribute):
+            return "value", _as_store(operand)
+    return None
+
+
+def _is_getattr(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) == 3
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    )
+
+
+def _as_store(node: ast.AST) -> ast.AST:
+    """The node as an assignment target would spell it (``ast.dump`` includes the context)."""
+    if isinstance(node, ast.Name):
+        return ast.Name(id=node.id, ctx=ast.Store())
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(value=node.value, attr=node.attr, ctx=ast.Store())
+    if isinstance(node, ast.Subscript):
+        return ast.Subscript(value=node.value, slice=node.slice, ctx=ast.Store())
+    return node
+
+
+def _assignments(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, assigned value) in the block (not in nested functions or classes); the
+    value is None for the parts of an unpacking."""
+    found: list[tuple[ast.AST, ast.AST | None]] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                parts = _unpacked(target)
+                found.extend((part, node.value if len(parts) == 1 else None) for part in parts)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            found.extend((part, None) for part in _unpacked(node.target))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            args = node.args
+            if len(args) == 3 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                found.append((ast.Attribute(value=args[0], attr=args[1].value, ctx=ast.Store()), args[2]))
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _unpacked(target: ast.AST) -> list[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in _unpacked(element)]
+    if isinstance(target, ast.Starred):
+        return _unpacked(target.value)
+    return [target]

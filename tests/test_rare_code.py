@@ -1,0 +1,252 @@
+"""Code that runs rarely although a step reaches it: error handling, lazy initialisation,
+the summary after a loop over batches inside ``with``, data transforms, debugging aids;
+and values that are Python numbers although a ``forward`` receives them."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from synclint.engine import check_source
+
+
+def _found(source: str, include_cold: bool = True) -> dict[tuple[int, str], tuple[str, str]]:
+    findings = check_source(textwrap.dedent(source), "example.py", include_cold=include_cold)
+    return {(f.line, f.code): (f.context, f.why) for f in findings}
+
+
+def _at(source: str, line: int) -> set[str]:
+    return {context for (at, _code), (context, _why) in _found(source).items() if at == line}
+
+
+# -- error handling ------------------------------------------------------------------------
+
+ERROR_HANDLING = """
+    import torch
+    class Conv(torch.nn.Module):
+        def forward(self, src, index):
+            try:
+                out = src.index_select(0, index)
+            except RuntimeError as e:
+                if index.numel() > 0 and index.min() < 0:
+                    raise IndexError(f"negative index {index.min().item()}") from e
+                raise e
+            except ValueError:
+                print(index.max().item())
+            if not self.consistent(out):
+                detail = out.tolist()
+                raise FloatingPointError(f"inconsistent: {detail}")
+            valid = torch.isfinite(out).all(dim=1)
+            if not valid.all():
+                if self.training:
+                    raise FloatingPointError("diverged")
+                out = out[valid]
+            if out.sum() > 0:
+                out = out[out > 0]
+            return out
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (8, "cold"),  # the test of an `if` inside an `except` that ends by raising
+        (12, "hot"),  # an `except` that handles the error and goes on is not an error path
+        (14, "cold"),  # the message built before `raise`
+        (17, "hot"),  # the validity check itself runs every step
+        (20, "cold"),  # invalid-data handling that raises in training
+        (21, "hot"),  # an ordinary data-dependent branch
+        (22, "hot"),
+    ],
+)
+def test_blocks_that_end_by_raising_are_error_paths(line, expected):
+    assert _at(ERROR_HANDLING, line) == {expected}, _found(ERROR_HANDLING)
+
+
+def test_an_error_path_does_not_make_its_callees_hot():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if x.shape[0] == 0:
+                    describe(x)
+                    raise ValueError("empty")
+                return x
+        def describe(x):
+            print(x.sum().item())
+        """
+    assert _found(source) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
+
+
+# -- lazy initialisation ---------------------------------------------------------------------
+
+LAZY = """
+    import torch
+    class Experts(torch.nn.Module):
+        def forward(self, x, mask=None):
+            key = (x.device, x.shape[0])
+            counts = self._counts.get(key)
+            if counts is None:
+                counts = torch.tensor([x.shape[0]], device=x.device)
+                self._counts[key] = counts
+            if self.rel is None or self.rel.shape[1] != x.shape[1]:
+                self.rel = self.rel_indices(x.shape[1])
+            if not hasattr(self, "scale"):
+                self.scale = torch.tensor(0.5, device=x.device)
+            if mask is None:
+                mask = torch.tensor([1.0], device=x.device)
+            scratch = {}
+            if "k" not in scratch:
+                scratch["k"] = torch.tensor([2.0], device=x.device)
+            return x * mask * counts
+
+        def rel_indices(self, n):
+            return torch.arange(n).to(self.w.device)
+
+    class Lamb(torch.optim.Optimizer):
+        def step(self):
+            for group in self.param_groups:
+                if "step" not in group:
+                    group["step"] = torch.tensor(0.0, device=group["params"][0].device)
+                for p in group["params"]:
+                    state = self.state[p]
+                    if "buf" not in state:
+                        state["buf"] = torch.tensor([0.0], device=p.device)
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (8, "cold"),  # built when the per-shape cache misses, then stored in it
+        (13, "cold"),  # not hasattr(self, ...): built once
+        (15, "hot"),  # a local default: runs on every call without a mask
+        (18, "hot"),  # a local dict lives for one call: filled every step
+        (28, "cold"),  # optimizer group state, created on the first step
+        (32, "cold"),  # per-parameter state through an alias of self.state
+    ],
+)
+def test_lazy_initialisation_runs_once(line, expected):
+    assert _at(LAZY, line) == {expected}, _found(LAZY)
+
+
+def test_what_only_lazy_initialisation_calls_is_not_hot():
+    found = _found(LAZY)
+    assert not any(line == 22 for line, _code in found)  # rel_indices: SL403 needs hot code
+
+
+# -- the summary after a loop over batches, inside `with` -------------------------------------
+
+def test_code_after_a_loop_over_batches_inside_with_runs_once():
+    source = """
+        import torch
+        def validate(model, dataloader):
+            preds = []
+            with torch.autocast("cuda"):
+                for images, labels in dataloader:
+                    y = model(images)
+                    preds.append(y.argmax(1))
+                    print(y.max().item())
+                acc = torch.cat(preds).float().mean()
+            top1 = acc.tolist()
+            return top1
+        """
+    found = _found(source)
+    assert found[(9, "SL201")][0] == "hot"
+    assert found[(11, "SL201")] == ("cold", "after the loop over batches (a summary that runs once)")
+
+
+# -- data transforms, debugging aids ----------------------------------------------------------
+
+def test_data_transforms_are_data_pipeline_not_module_steps():
+    source = """
+        import torch
+        from torch_geometric.transforms import BaseTransform
+        class Delaunay(BaseTransform):
+            def forward(self, data):
+                pos = data.pos.cpu()
+                return self.edges(data)
+            def edges(self, data):
+                return data.edge_index.nonzero()
+        class Box2BoxTransform:
+            def apply_deltas(self, deltas):
+                return deltas.nonzero()
+        class Head(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.coder = Box2BoxTransform()
+            def forward(self, x):
+                return self.coder.apply_deltas(x)
+        """
+    found = _found(source)
+    assert found[(6, "SL201")] == ("cold", "data pipeline (reached from `Delaunay.forward` (a data transform))")
+    assert found[(9, "SL101")][0] == "cold"
+    assert found[(12, "SL101")][0] == "hot"  # a class *named* like a transform is model code
+
+
+def test_debug_dumps_are_cold():
+    source = """
+        import torch
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                out = x * 2
+                self._maybe_dump_logits(out)
+                return out
+            def _maybe_dump_logits(self, logits):
+                torch.save(logits.detach().cpu(), "logits.pt")
+        """
+    assert _found(source) == {(9, "SL201"): ("cold", "debugging aid (dumps or checks, not the step itself)")}
+
+
+def test_precompute_helpers_are_setup_unless_a_step_calls_them():
+    source = """
+        import torch
+        def precompute_encodings(model, loader):
+            return [model(b).cpu() for b in loader]
+        def _precompute_scale(x):
+            return x.max().item()
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x / _precompute_scale(x)
+        """
+    found = _found(source)
+    assert found[(4, "SL201")] == ("cold", "construction or setup")
+    assert found[(6, "SL201")][0] == "hot"
+
+
+# -- Python values a forward receives ---------------------------------------------------------
+
+def test_position_arguments_of_a_forward_and_has_predicates_are_python_values():
+    source = """
+        import torch
+        class AlibiBias(torch.nn.Module):
+            def forward(self, i, j):
+                if self.bias is not None and self.bias.shape[-1] >= j:
+                    return self.bias[..., -i:, -j:]
+                return torch.zeros(i, j)
+        class Wrapper(torch.nn.Module):
+            def forward(self, batched, x):
+                if batched[0].has("gt_masks"):
+                    return x
+                if x.sum() > 0:
+                    return x
+                return x
+        """
+    assert set(_found(source)) == {(12, "SL202")}
+
+
+def test_a_dict_key_is_a_python_value():
+    source = """
+        import torch
+        class Router(torch.nn.Module):
+            def forward(self, x, budget):
+                if budget in self.budget_map.keys():
+                    return x
+                elif budget == 1.0:
+                    return x * 2
+                if x.sum() == 1.0:
+                    return x
+                return x
+        """
+    assert set(_found(source)) == {(9, "SL202")}
