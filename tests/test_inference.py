@@ -83,6 +83,12 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         ("probe(3 * 2.0)", Kind.PYTHON),
         ("def f(eps: float = 1e-6):\n    probe(eps)", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x is None)", Kind.PYTHON),
+        # Python values from tensor methods: private predicates, sparse layout facts, storages
+        ("x = torch.randn(3)\nprobe(x._is_view())", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.dense_dim() > 0)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.shape[: x.sparse_dim()])", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x._nnz())", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x._typed_storage())", Kind.PYTHON),
         # self attributes, modules, sequences
         ("class L(torch.nn.Module):\n    def __init__(self):\n        self.ce = torch.nn.CrossEntropyLoss()\n"
          "    def forward(self, p, t):\n        probe(self.ce(p, t))", Kind.TENSOR),

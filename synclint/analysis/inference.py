@@ -55,7 +55,8 @@ _PYTHON_BUILTINS = frozenset(
 _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 #: Method-name prefixes of predicates and getters: they return Python values
-#: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``).
+#: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``; private
+#: ones too: ``t._is_view()``).
 _PREDICATE_PREFIXES = ("is_", "has_", "get_", "are_")
 #: Array methods no Python container has: on an unknown receiver in a file whose
 #: only array library is torch, the receiver is a tensor.
@@ -379,7 +380,7 @@ class KindInference:
 
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
-        if method.startswith(_PREDICATE_PREFIXES):
+        if method.lstrip("_").startswith(_PREDICATE_PREFIXES):
             return Kind.PYTHON  # ``x.is_conj()``, ``v.has_aliasing()``, ``t.get_dtype()``: Python values
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             returned = self.flow.method_return(method)
