@@ -287,6 +287,43 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
                      if len(state) == 0:
                          state["max"] = p.abs().max().item()
          """, 8, "cold"),
+        # cold: an observer, whose forward returns its input unchanged (calibration statistics)
+        ("""
+         import torch
+         class HistObserver(torch.nn.Module):
+             def forward(self, x_orig):
+                 if x_orig.numel() == 0:
+                     return x_orig
+                 x = x_orig.detach()
+                 if x.min() < self.lo:
+                     self.lo.copy_(x.min())
+                 return x_orig
+         """, 8, "cold"),
+        # an identity-looking forward that changes its input in place, or returns something else, computes
+        ("""
+         import torch
+         class Clip(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x.clamp_(max=1)
+                 return x
+         """, 5, "hot"),
+        ("""
+         import torch
+         class Mask(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x[x > 1] = 1
+                 return x
+         """, 5, "hot"),
+        ("""
+         import torch
+         class Norm(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x = x / x.max()
+                 return x
+         """, 5, "hot"),
         # shape arithmetic with % is not a periodic guard
         ("""
          import torch

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 
 _LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
@@ -345,6 +345,8 @@ class _Builder:
             cold = "test code"
         if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
             cold = "export code"
+        if cold is None and name == "forward" and _returns_input_unchanged(node):
+            cold = "an observer (its `forward` returns its input unchanged: statistics, calibration or debugging)"
         data = None
         if cls is not None and name in _DATA_METHODS and (
             _DATA_CLASS.search(cls_name) or any(_DATASET_BASE.search(b) for b in cls.bases)
@@ -580,6 +582,54 @@ def _tensor_expression(node: ast.AST, names: set[str]) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
             return _tensor_expression(node.func.value, names)
     return False
+
+
+def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every ``return`` gives back the first input, never rebound nor changed in place.
+
+    A module whose ``forward`` is the identity on its input only looks at it: a
+    quantization observer recording a histogram for calibration, an activation
+    recorder, a debugging probe. Such instrumentation is attached for a
+    calibration pass or a debugging session, not as part of the model's step,
+    and its statistics code is not the model's computation.
+    """
+    params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+    if params[:1] == ["self"]:
+        params = params[1:]
+    if not params:
+        return False
+    first = params[0]
+    if all(isinstance(s, ast.Return) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+           for s in node.body):
+        return False  # ``return x``: an identity layer, nothing observed
+    returns = 0
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Return):
+            if not (isinstance(current.value, ast.Name) and current.value.id == first):
+                return False
+            returns += 1
+        elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = (
+                current.targets if isinstance(current, ast.Assign)
+                else [item.optional_vars for item in current.items] if isinstance(current, ast.With)
+                else [current.target]
+            )
+            for target in targets:
+                for leaf in ast.walk(target) if target is not None else ():
+                    if isinstance(leaf, ast.Name) and leaf.id == first:
+                        return False  # rebound: what is returned is not the input
+                    if isinstance(leaf, ast.Subscript) and (dotted(leaf.value) or "") == first:
+                        return False  # ``x[mask] = 0`` changes the input
+        elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+            receiver = dotted(current.func.value) or ""
+            if receiver == first and current.func.attr.endswith("_") and not current.func.attr.startswith("_"):
+                return False  # ``x.mul_(scale)``: an in-place op on the input
+        stack.extend(ast.iter_child_nodes(current))
+    return returns > 0
 
 
 def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
