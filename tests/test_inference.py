@@ -83,6 +83,9 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         ("probe(3 * 2.0)", Kind.PYTHON),
         ("def f(eps: float = 1e-6):\n    probe(eps)", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x is None)", Kind.PYTHON),
+        # a method of the class itself is no tensor method, whatever its name
+        ("class DP(torch.nn.Module):\n    def forward(self, *xs):\n        a, b = self.scatter(xs)\n        probe(a)", Kind.UNKNOWN),
+        ("def f(x):\n    a = x.scatter(0, i, v)\n    probe(a)", Kind.TENSOR),
         # Python values from tensor methods: private predicates, sparse layout facts, storages
         ("x = torch.randn(3)\nprobe(x._is_view())", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x.dense_dim() > 0)", Kind.PYTHON),

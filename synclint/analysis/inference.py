@@ -387,12 +387,14 @@ class KindInference:
             if returned is not Kind.UNKNOWN:
                 return returned
         receiver = self.kind_of(func.value)
-        if receiver is Kind.UNKNOWN and (
+        on_self = isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+        if receiver is Kind.UNKNOWN and not on_self and (
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
             or (method in ARRAY_METHODS and self.imports.torch_only)
         ):
-            receiver = Kind.TENSOR  # only tensors have this method (here)
+            # only tensors have this method (here); ``self.scatter(...)`` is the class's own method
+            receiver = Kind.TENSOR
         if receiver is Kind.MODULE:
             return Kind.MODULE if method in ("to", "cuda", "cpu", "train", "eval", "half", "float") else Kind.UNKNOWN
         if receiver.is_tensor:
