@@ -299,6 +299,15 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
                      self.lo.copy_(x.min())
                  return x_orig
          """, 8, "cold"),
+        # an identity forward that records nothing is no observer (a barrier, a check)
+        ("""
+         import torch
+         class Barrier(torch.nn.Module):
+             def forward(self, x):
+                 if x.isnan().any():
+                     print("nan")
+                 return x
+         """, 5, "hot"),
         # an identity-looking forward that changes its input in place, or returns something else, computes
         ("""
          import torch

@@ -585,13 +585,17 @@ def _tensor_expression(node: ast.AST, names: set[str]) -> bool:
 
 
 def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Every ``return`` gives back the first input, never rebound nor changed in place.
+    """Every ``return`` gives back the first input, never rebound nor changed in place,
+    and the body records something on ``self`` (assigns or updates an attribute, or
+    hands values to its own methods).
 
-    A module whose ``forward`` is the identity on its input only looks at it: a
-    quantization observer recording a histogram for calibration, an activation
-    recorder, a debugging probe. Such instrumentation is attached for a
-    calibration pass or a debugging session, not as part of the model's step,
-    and its statistics code is not the model's computation.
+    A module whose ``forward`` is the identity on its input and only records what
+    it sees is an observer: a quantization observer building a histogram for
+    calibration, an activation recorder, a debugging probe. Such instrumentation
+    is attached for a calibration pass or a debugging session, not as part of the
+    model's step, and its statistics code is not the model's computation. An
+    identity ``forward`` that records nothing (a barrier that synchronizes, a
+    check) is not one.
     """
     params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
     if params[:1] == ["self"]:
@@ -603,6 +607,7 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
            for s in node.body):
         return False  # ``return x``: an identity layer, nothing observed
     returns = 0
+    records = False
     stack: list[ast.AST] = list(node.body)
     while stack:
         current = stack.pop()
@@ -612,6 +617,11 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
             if not (isinstance(current.value, ast.Name) and current.value.id == first):
                 return False
             returns += 1
+        if isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+            records = records or any((dotted(t) or "").startswith("self.") for t in targets)
+        if isinstance(current, ast.Call) and (dotted(current.func) or "").startswith("self."):
+            records = True  # ``self.histogram.copy_(h)``, ``self._record(x)``
         elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
             targets = (
                 current.targets if isinstance(current, ast.Assign)
@@ -629,7 +639,7 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
             if receiver == first and current.func.attr.endswith("_") and not current.func.attr.startswith("_"):
                 return False  # ``x.mul_(scale)``: an in-place op on the input
         stack.extend(ast.iter_child_nodes(current))
-    return returns > 0
+    return returns > 0 and records
 
 
 def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
