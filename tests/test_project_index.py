@@ -333,6 +333,36 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
                      x = x / x.max()
                  return x
          """, 5, "hot"),
+        # cold: a cache kept on the module, filled when it misses or is stale (once per shape or key)
+        ("""
+         import torch
+         class Attn(torch.nn.Module):
+             def forward(self, x):
+                 n = x.shape[1]
+                 if self.rel is None or self.rel.shape[1] != n:
+                     self.rel = torch.arange(n).cuda()
+                 return x + self.rel
+         """, 7, "cold"),
+        ("""
+         import torch
+         class Experts(torch.nn.Module):
+             def forward(self, x):
+                 key = (x.device, x.size(0))
+                 counts = self._counts.get(key)
+                 if counts is None:
+                     counts = torch.tensor([x.size(0)], device=x.device)
+                     self._counts[key] = counts
+                 return x * counts
+         """, 8, "cold"),
+        # a None default filled into a local runs whenever the caller passes None: still hot
+        ("""
+         import torch
+         class Net(torch.nn.Module):
+             def forward(self, x, offsets=None):
+                 if offsets is None:
+                     offsets = torch.tensor([0, 1], device=x.device)
+                 return x + offsets
+         """, 6, "hot"),
         # shape arithmetic with % is not a periodic guard
         ("""
          import torch
