@@ -354,6 +354,27 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
                      self._counts[key] = counts
                  return x * counts
          """, 8, "cold"),
+        # cold: an exception handler (a diagnostic before re-raising); the try body stays hot
+        ("""
+         import torch
+         class Gather(torch.nn.Module):
+             def forward(self, src, index):
+                 try:
+                     return src.index_select(0, index)
+                 except RuntimeError:
+                     if index.min() < 0:
+                         raise IndexError("negative index")
+                     raise
+         """, 8, "cold"),
+        ("""
+         import torch
+         class Gather(torch.nn.Module):
+             def forward(self, src, index):
+                 try:
+                     return src[index.nonzero()]
+                 except RuntimeError:
+                     raise
+         """, 6, "hot"),
         # a None default filled into a local runs whenever the caller passes None: still hot
         ("""
          import torch

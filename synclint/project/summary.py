@@ -538,6 +538,16 @@ class _CallWalker:
                 self._statements(node.body, depth + 1)
                 self._statements(node.orelse, depth + 1)
             return
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            # An except clause runs only when the body raised: an error path (a diagnostic
+            # that re-raises, a fallback); the body, ``else`` and ``finally`` run as usual.
+            self._statements(node.body, depth + 1)
+            for handler in node.handlers:
+                self._expressions([handler.type])
+                self._quiet_block(handler.body, "error path (an exception handler)", depth)
+            self._statements(node.orelse, depth + 1)
+            self._statements(node.finalbody, depth + 1)
+            return
         if isinstance(node, ast.Raise):
             self.quiet.append("error path")
             self._expressions([node.exc, node.cause])
