@@ -92,6 +92,7 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         ("def f(x):\n    a = x.scatter(0, i, v)\n    probe(a)", Kind.TENSOR),
         # Python values from tensor methods: private predicates, sparse layout facts, storages
         ("x = torch.randn(3)\nprobe(x._is_view())", Kind.PYTHON),
+        ("xs = [t.to('cuda') for t in ts]\nprobe(xs[0].has('gt_masks'))", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x.dense_dim() > 0)", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x.shape[: x.sparse_dim()])", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x._nnz())", Kind.PYTHON),

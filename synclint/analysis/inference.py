@@ -58,6 +58,8 @@ _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 #: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``; private
 #: ones too: ``t._is_view()``).
 _PREDICATE_PREFIXES = ("is_", "has_", "get_", "are_")
+#: Predicates no tensor has: ``instances.has("gt_masks")`` is a container's membership test.
+_PREDICATE_NAMES = frozenset({"has", "contains", "exists"})
 #: Array methods no Python container has: on an unknown receiver in a file whose
 #: only array library is torch, the receiver is a tensor.
 
@@ -380,7 +382,7 @@ class KindInference:
 
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
-        if method.lstrip("_").startswith(_PREDICATE_PREFIXES):
+        if method.lstrip("_").startswith(_PREDICATE_PREFIXES) or method in _PREDICATE_NAMES:
             return Kind.PYTHON  # ``x.is_conj()``, ``v.has_aliasing()``, ``t.get_dtype()``: Python values
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             returned = self.flow.method_return(method)
