@@ -83,6 +83,20 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         ("probe(3 * 2.0)", Kind.PYTHON),
         ("def f(eps: float = 1e-6):\n    probe(eps)", Kind.PYTHON),
         ("x = torch.randn(3)\nprobe(x is None)", Kind.PYTHON),
+        # forward inputs compared with a size or used as slice bounds are sizes, not tensors
+        ("class A(torch.nn.Module):\n    def forward(self, i, j):\n        if self.b.shape[-1] >= j:\n            pass\n        probe(j)", Kind.PYTHON),
+        ("class A(torch.nn.Module):\n    def forward(self, x, i):\n        y = x[..., -i:]\n        probe(i)", Kind.PYTHON),
+        ("class A(torch.nn.Module):\n    def forward(self, x, i):\n        y = x[..., -i:]\n        probe(x)", Kind.TENSOR),
+        # a method of the class itself is no tensor method, whatever its name
+        ("class DP(torch.nn.Module):\n    def forward(self, *xs):\n        a, b = self.scatter(xs)\n        probe(a)", Kind.UNKNOWN),
+        ("def f(x):\n    a = x.scatter(0, i, v)\n    probe(a)", Kind.TENSOR),
+        # Python values from tensor methods: private predicates, sparse layout facts, storages
+        ("x = torch.randn(3)\nprobe(x._is_view())", Kind.PYTHON),
+        ("xs = [t.to('cuda') for t in ts]\nprobe(xs[0].has('gt_masks'))", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.dense_dim() > 0)", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x.shape[: x.sparse_dim()])", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x._nnz())", Kind.PYTHON),
+        ("x = torch.randn(3)\nprobe(x._typed_storage())", Kind.PYTHON),
         # self attributes, modules, sequences
         ("class L(torch.nn.Module):\n    def __init__(self):\n        self.ce = torch.nn.CrossEntropyLoss()\n"
          "    def forward(self, p, t):\n        probe(self.ce(p, t))", Kind.TENSOR),

@@ -287,6 +287,103 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
                      if len(state) == 0:
                          state["max"] = p.abs().max().item()
          """, 8, "cold"),
+        # cold: an observer, whose forward returns its input unchanged (calibration statistics)
+        ("""
+         import torch
+         class HistObserver(torch.nn.Module):
+             def forward(self, x_orig):
+                 if x_orig.numel() == 0:
+                     return x_orig
+                 x = x_orig.detach()
+                 if x.min() < self.lo:
+                     self.lo.copy_(x.min())
+                 return x_orig
+         """, 8, "cold"),
+        # an identity forward that records nothing is no observer (a barrier, a check)
+        ("""
+         import torch
+         class Barrier(torch.nn.Module):
+             def forward(self, x):
+                 if x.isnan().any():
+                     print("nan")
+                 return x
+         """, 5, "hot"),
+        # an identity-looking forward that changes its input in place, or returns something else, computes
+        ("""
+         import torch
+         class Clip(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x.clamp_(max=1)
+                 return x
+         """, 5, "hot"),
+        ("""
+         import torch
+         class Mask(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x[x > 1] = 1
+                 return x
+         """, 5, "hot"),
+        ("""
+         import torch
+         class Norm(torch.nn.Module):
+             def forward(self, x):
+                 if x.max() > 1:
+                     x = x / x.max()
+                 return x
+         """, 5, "hot"),
+        # cold: a cache kept on the module, filled when it misses or is stale (once per shape or key)
+        ("""
+         import torch
+         class Attn(torch.nn.Module):
+             def forward(self, x):
+                 n = x.shape[1]
+                 if self.rel is None or self.rel.shape[1] != n:
+                     self.rel = torch.arange(n).cuda()
+                 return x + self.rel
+         """, 7, "cold"),
+        ("""
+         import torch
+         class Experts(torch.nn.Module):
+             def forward(self, x):
+                 key = (x.device, x.size(0))
+                 counts = self._counts.get(key)
+                 if counts is None:
+                     counts = torch.tensor([x.size(0)], device=x.device)
+                     self._counts[key] = counts
+                 return x * counts
+         """, 8, "cold"),
+        # cold: an exception handler (a diagnostic before re-raising); the try body stays hot
+        ("""
+         import torch
+         class Gather(torch.nn.Module):
+             def forward(self, src, index):
+                 try:
+                     return src.index_select(0, index)
+                 except RuntimeError:
+                     if index.min() < 0:
+                         raise IndexError("negative index")
+                     raise
+         """, 8, "cold"),
+        ("""
+         import torch
+         class Gather(torch.nn.Module):
+             def forward(self, src, index):
+                 try:
+                     return src[index.nonzero()]
+                 except RuntimeError:
+                     raise
+         """, 6, "hot"),
+        # a None default filled into a local runs whenever the caller passes None: still hot
+        ("""
+         import torch
+         class Net(torch.nn.Module):
+             def forward(self, x, offsets=None):
+                 if offsets is None:
+                     offsets = torch.tensor([0, 1], device=x.device)
+                 return x + offsets
+         """, 6, "hot"),
         # shape arithmetic with % is not a periodic guard
         ("""
          import torch

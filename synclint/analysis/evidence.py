@@ -41,6 +41,19 @@ def torch_tensor_function(qualified: str | None) -> str | None:
     return None if short in FACTORY_FUNCTIONS else short
 
 
+def _is_size(node: cst.BaseExpression) -> bool:
+    """``x.shape[0]``, ``x.size(1)``, ``len(xs)``, ``x.numel()``, ``x.dim()``: Python ints."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+        return isinstance(node, cst.Attribute) and node.attr.value == "shape"
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name):
+            return func.value == "len"
+        return isinstance(func, cst.Attribute) and func.attr.value in ("size", "numel", "dim", "ndimension")
+    return False
+
+
 class EvidenceCollector(cst.CSTVisitor):
     def __init__(self, imports: ImportMap) -> None:
         super().__init__()
@@ -71,7 +84,20 @@ class EvidenceCollector(cst.CSTVisitor):
         if node.attr.value in _TENSOR_ONLY_ATTRIBUTES:
             self._note(node.value, Kind.TENSOR)
 
+    def visit_Slice(self, node: cst.Slice) -> None:
+        # ``x[..., -i:, -j:]``: slice bounds are Python ints far more often than 0-d tensors
+        for bound in (node.lower, node.upper, node.step):
+            if isinstance(bound, cst.UnaryOperation) and isinstance(bound.operator, cst.Minus):
+                bound = bound.expression
+            if isinstance(bound, cst.Name):
+                self._note(bound, Kind.PYTHON)
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        # ``self.bias.shape[-1] >= j``, ``len(xs) < n``: compared with a size, a name is a size
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(_is_size(o) for o in operands):
+            for operand in operands:
+                self._note(operand, Kind.PYTHON)
         # ``budget in self.budget_map.keys()``: looked up by value among a dict's keys, which
         # a tensor (hashed by identity) never is: a Python value.
         left = node.left

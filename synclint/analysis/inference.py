@@ -55,9 +55,11 @@ _PYTHON_BUILTINS = frozenset(
 _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _ELEMENTWISE_LOGICAL_OPS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 #: Method-name prefixes of predicates and getters: they return Python values
-#: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``).
+#: (``x.is_conj()``, ``node.has_aliasing_or_mutation()``, ``buf.get_dtype()``; private
+#: ones too: ``t._is_view()``).
 _PREDICATE_PREFIXES = ("is_", "has_", "get_", "are_")
-#: Predicate methods no tensor has (``instances.has("gt_masks")``): Python booleans.
+#: Predicate methods no tensor has (``instances.has("gt_masks")``): a container's
+#: membership test, a Python boolean.
 _PREDICATES = frozenset({"has", "exists", "contains"})
 #: Array methods no Python container has: on an unknown receiver in a file whose
 #: only array library is torch, the receiver is a tensor.
@@ -381,19 +383,21 @@ class KindInference:
 
     def _method_call_kind(self, func: cst.Attribute, node: cst.Call) -> Kind:
         method = func.attr.value
-        if method.startswith(_PREDICATE_PREFIXES) or method in _PREDICATES:
+        if method.lstrip("_").startswith(_PREDICATE_PREFIXES) or method in _PREDICATES:
             return Kind.PYTHON  # ``x.is_conj()``, ``v.has_aliasing()``, ``t.get_dtype()``: Python values
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             returned = self.flow.method_return(method)
             if returned is not Kind.UNKNOWN:
                 return returned
         receiver = self.kind_of(func.value)
-        if receiver is Kind.UNKNOWN and (
+        on_self = isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+        if receiver is Kind.UNKNOWN and not on_self and (
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
             or (method in ARRAY_METHODS and self.imports.torch_only)
         ):
-            receiver = Kind.TENSOR  # only tensors have this method (here)
+            # only tensors have this method (here); ``self.scatter(...)`` is the class's own method
+            receiver = Kind.TENSOR
         if receiver is Kind.MODULE:
             return Kind.MODULE if method in ("to", "cuda", "cpu", "train", "eval", "half", "float") else Kind.UNKNOWN
         if receiver.is_tensor:

@@ -220,6 +220,9 @@ NON_TENSOR_METHODS = frozenset(
         "get_device", "storage", "untyped_storage", "storage_offset", "is_pinned",
         "is_set_to", "equal", "allclose", "is_nonzero", "__len__", "backward",
         "register_hook", "numpy", "type",
+        # sparse layout facts and storage objects (``t.sparse_dim()``, ``t._typed_storage()._size()``)
+        "sparse_dim", "dense_dim", "_nnz", "_dimI", "_dimV", "is_coalesced", "_typed_storage",
+        "_storage", "nbytes", "itemsize",
     }
 )
 

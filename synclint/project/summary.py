@@ -21,7 +21,7 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.rare_blocks import ends_in_raise, handles_invalid_data, is_lazy_initialisation, root_name
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -245,6 +245,65 @@ def _is_state_initialisation(test: ast.AST) -> bool:
     return False
 
 
+#: Attributes whose change makes a cached tensor stale (``cache.device != x.device``).
+_STALENESS_ATTRIBUTES = frozenset({"shape", "device", "dtype", "size", "ndim", "layout"})
+
+
+def _self_stores(body: list[ast.stmt]) -> set[str]:
+    """``self.a`` for every ``self.a = ...`` / ``self.a[k] = ...`` in ``body`` (not in nested defs)."""
+    stored = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, (ast.Assign, ast.AnnAssign)):
+            for target in current.targets if isinstance(current, ast.Assign) else [current.target]:
+                if isinstance(target, ast.Subscript):
+                    target = target.value
+                name = dotted(target) or ""
+                if name.startswith("self.") and name.count(".") == 1:
+                    stored.add(name)
+        stack.extend(ast.iter_child_nodes(current))
+    return stored
+
+
+def _is_cache_fill(node: ast.If) -> bool:
+    """``if self.table is None or self.table.shape[1] != n: self.table = ...``,
+    ``if key not in self._cache: self._cache[key] = ...``, ``if hit is None: ...;
+    self._cache[key] = hit``: the body fills a cache kept on the object when it
+    misses or is stale, so it runs once per key (a shape, a device), not every step.
+
+    Every clause of the test must be a miss (``is None``, ``not in``, ``not
+    self.a``) or a staleness check (``.shape``/``.device``/``.dtype`` compared
+    with ``!=``), and the body must store into an attribute of ``self``; a
+    ``None`` default filled into a local (``if mask is None: mask = ...``) is
+    no cache and runs whenever the caller passes ``None``.
+    """
+    stored = _self_stores(node.body)
+    if not stored:
+        return False
+    clauses = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) else [node.test]
+    for clause in clauses:
+        if isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not):
+            if dotted(clause.operand) not in stored:
+                return False
+        elif isinstance(clause, ast.Compare) and len(clause.ops) == 1:
+            op, right = clause.ops[0], clause.comparators[0]
+            if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
+                continue
+            if isinstance(op, ast.NotIn) and dotted(right) in stored:
+                continue
+            left = clause.left.value if isinstance(clause.left, ast.Subscript) else clause.left
+            if isinstance(left, ast.Call):
+                left = left.func  # ``cache.size(0) != n``
+            if not (isinstance(op, ast.NotEq) and isinstance(left, ast.Attribute) and left.attr in _STALENESS_ATTRIBUTES):
+                return False
+        else:
+            return False
+    return True
+
+
 def _is_false_assert(node: ast.Call) -> bool:
     """``torch._assert(False, msg)``: an error path written as a call."""
     name = dotted(node.func) or ""
@@ -365,6 +424,8 @@ class _Builder:
             cold = "test code"
         if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
             cold = "export code"
+        if cold is None and name == "forward" and _returns_input_unchanged(node):
+            cold = "an observer (its `forward` returns its input unchanged: statistics, calibration or debugging)"
         data = None
         if cls is not None and name in _DATA_METHODS and (
             _DATA_CLASS.search(cls_name) or any(_DATASET_BASE.search(b) for b in cls.bases)
@@ -496,6 +557,10 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
+            if _is_cache_fill(node):
+                self._quiet_block(node.body, "once per key (a cache filled on a miss)", depth)
+                self._statements(node.orelse, depth + 1)
+                return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
@@ -503,10 +568,12 @@ class _CallWalker:
             self._branch(node.orelse, "error path" if ends_in_raise(node.orelse) else None, depth)
             return
         if isinstance(node, (ast.Try, *_TRY_STAR)):
+            # An except clause runs only when the body raised: an error path (a diagnostic
+            # that re-raises, a fallback); the body, ``else`` and ``finally`` run as usual.
             self._statements(node.body, depth + 1)
             for handler in node.handlers:
                 self._expressions([handler.type])
-                self._branch(handler.body, "error path" if ends_in_raise(handler.body) else None, depth)
+                self._quiet_block(handler.body, "error path (an exception handler)", depth)
             self._statements(node.orelse, depth + 1)
             self._statements(node.finalbody, depth + 1)
             return
@@ -645,6 +712,64 @@ def _tensor_expression(node: ast.AST, names: set[str]) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
             return _tensor_expression(node.func.value, names)
     return False
+
+
+def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every ``return`` gives back the first input, never rebound nor changed in place,
+    and the body records something on ``self`` (assigns or updates an attribute, or
+    hands values to its own methods).
+
+    A module whose ``forward`` is the identity on its input and only records what
+    it sees is an observer: a quantization observer building a histogram for
+    calibration, an activation recorder, a debugging probe. Such instrumentation
+    is attached for a calibration pass or a debugging session, not as part of the
+    model's step, and its statistics code is not the model's computation. An
+    identity ``forward`` that records nothing (a barrier that synchronizes, a
+    check) is not one.
+    """
+    params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+    if params[:1] == ["self"]:
+        params = params[1:]
+    if not params:
+        return False
+    first = params[0]
+    if all(isinstance(s, ast.Return) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+           for s in node.body):
+        return False  # ``return x``: an identity layer, nothing observed
+    returns = 0
+    records = False
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Return):
+            if not (isinstance(current.value, ast.Name) and current.value.id == first):
+                return False
+            returns += 1
+        if isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+            records = records or any((dotted(t) or "").startswith("self.") for t in targets)
+        if isinstance(current, ast.Call) and (dotted(current.func) or "").startswith("self."):
+            records = True  # ``self.histogram.copy_(h)``, ``self._record(x)``
+        elif isinstance(current, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = (
+                current.targets if isinstance(current, ast.Assign)
+                else [item.optional_vars for item in current.items] if isinstance(current, ast.With)
+                else [current.target]
+            )
+            for target in targets:
+                for leaf in ast.walk(target) if target is not None else ():
+                    if isinstance(leaf, ast.Name) and leaf.id == first:
+                        return False  # rebound: what is returned is not the input
+                    if isinstance(leaf, ast.Subscript) and (dotted(leaf.value) or "") == first:
+                        return False  # ``x[mask] = 0`` changes the input
+        elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+            receiver = dotted(current.func.value) or ""
+            if receiver == first and current.func.attr.endswith("_") and not current.func.attr.startswith("_"):
+                return False  # ``x.mul_(scale)``: an in-place op on the input
+        stack.extend(ast.iter_child_nodes(current))
+    return returns > 0 and records
 
 
 def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -56,6 +56,9 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor):\n    if x is None:\n        return 0\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x.shape[0] > 0:\n        return 1\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x.numel() == 0:\n        return 1\n",
+        "import torch\ndef f(x: torch.Tensor):\n    if x.dense_dim() > 0 and not x._is_view():\n        return 1\n",
+        "import torch\nclass Bias(torch.nn.Module):\n    def forward(self, i, j):\n"
+        "        if self.bias is not None and self.bias.shape[-1] >= j:\n            return self.bias[..., -i:, -j:]\n",
         "import torch\ndef f(x: torch.Tensor, n: int):\n    while n:\n        n -= 1\n",
         "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
         "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",

@@ -80,7 +80,10 @@ class PerSampleLoop(Rule):
     Finds `for` loops that walk a batch one sample at a time — over
     `range(len(targets))`, `range(x.shape[0])`, `range(batch_size)`, a list of
     per-sample tensors, or `enumerate` / `zip` of them — and launch tensor
-    operations in the body (typically a loss per image).
+    operations in the body (typically a loss per image). A loop that carries
+    state from one iteration to the next through a call (`hidden =
+    self.cell(x[t], hidden)`: the time steps of a recurrent layer) is sequential
+    by nature and is not flagged.
 
     ## Why is this bad?
     Each iteration launches the same kernels again for a handful of elements:
@@ -137,6 +140,9 @@ class PerSampleLoop(Rule):
         "        x = x.narrow(i, 0, output_size[i])\n",
         "import torch\ndef check(targets):\n    for target in targets:\n        boxes = target['boxes']\n"
         "        torch._assert(len(boxes.shape) == 2, 'boxes must be 2-d')\n",
+        "import torch\nclass RNN(torch.nn.Module):\n    def forward(self, x, hidden=None):\n        result = []\n"
+        "        seq_len = x.shape[0]\n        for i in range(seq_len):\n            hidden = self.cell(x[i], hidden)\n"
+        "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
         Invalid(
@@ -235,6 +241,8 @@ class PerSampleLoop(Rule):
         if iteration is None:
             return
         loop_names = {n.value for n in _names(node.target)}
+        if _is_recurrence(node.body):
+            return  # ``h = self.cell(x[t], h)``: each step needs the previous one, nothing to batch
         scan = _BodyScan(self, loop_names)
         walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
@@ -252,6 +260,29 @@ class PerSampleLoop(Rule):
             f"{self.context.flow.context_phrase(enclosing_only=True)}",
             self.propose_fix(node),
         )
+
+
+def _is_recurrence(body: cst.BaseSuite) -> bool:
+    """The loop carries state through a call: a statement of the body rebinds a name
+    it passes to that call (``hidden = self.cell(x[i], hidden)``, ``h, c = step(x[t], (h, c))``).
+
+    Time steps of a recurrent layer or of a decoder are sequential by nature: the
+    iterations cannot be launched as one batch. Accumulating (``total = total + loss``,
+    ``acc += loss``) is no recurrence: the sum can be taken once.
+    """
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for statement in body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                continue
+            bound = {n.value for t in small.targets for n in _names(t.target)}
+            passed = {n.value for arg in small.value.args for n in _names(arg.value)}
+            if bound & passed:
+                return True
+    return False
 
 
 def _names(target: cst.BaseExpression):
