@@ -85,6 +85,8 @@ class HostReadback(Rule):
     fix: where the value is needed on the host is a design choice.
     """
 
+    syncs_every_call = True
+
     code = "SL201"
     device_sync = True
     name = "host-readback"
