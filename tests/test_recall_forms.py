@@ -117,3 +117,20 @@ def test_a_build_helper_called_from_code_of_no_known_context_is_not_cold_by_name
             return x.nonzero()
         """
     assert _found(source, include_cold=True) == {(9, 20, "SL201"): "unknown", (11, 12, "SL101"): "cold"}
+
+
+def test_the_grad_of_anything_is_a_tensor_even_where_numpy_is_imported():
+    source = """
+        import numpy
+        import torch
+        class Engine(torch.nn.Module):
+            def forward(self, x):
+                return x
+            def step(self):
+                clip(self.parameters())
+        def clip(parameters):
+            parameters = list(filter(lambda p: p.grad is not None, parameters))
+            total_norm = max(p.grad.data.abs().max() for p in parameters)
+            return torch.cuda.FloatTensor([float(total_norm)])
+        """
+    assert _found(source) == {(11, 18, "SL201"): "hot", (12, 36, "SL201"): "hot"}
