@@ -134,3 +134,38 @@ def test_the_grad_of_anything_is_a_tensor_even_where_numpy_is_imported():
             return torch.cuda.FloatTensor([float(total_norm)])
         """
     assert _found(source) == {(11, 18, "SL201"): "hot", (12, 36, "SL201"): "hot"}
+
+
+def _project(tmp_path, files: dict[str, str], include_cold: bool = False):
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=include_cold)
+    return lint_paths([tmp_path], Settings(root=tmp_path), options)
+
+
+
+# -- tensors read back where an op takes a Python number ----------------------------------
+
+def test_tensors_passed_where_an_op_takes_a_python_number():
+    source = """
+        import torch
+        class Dispatch(torch.nn.Module):
+            def forward(self, counts: torch.Tensor, exp_avgs, grads, step_factor: torch.Tensor, n: int):
+                total = counts.sum()
+                index = torch.arange(total, device=counts.device)
+                fine = torch.arange(n, device=counts.device) + torch.arange(counts.shape[0])
+                torch._foreach_lerp_(exp_avgs, grads, step_factor * 0.1)
+                torch._foreach_lerp_(exp_avgs, grads, 0.1)
+                losses = torch.Tensor([total, counts.max()]).to(counts.device)
+                return index, fine, losses
+        """
+    assert _found(source) == {
+        (6, 30, "SL201"): "hot",  # arange of a 0-d device tensor
+        (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
+        (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
+    }
