@@ -169,3 +169,16 @@ def test_tensors_passed_where_an_op_takes_a_python_number():
         (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
         (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
     }
+
+
+def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():
+    source = """
+        import torch
+        def _safe_divide(num: torch.Tensor, denom: torch.Tensor, zero_division: float = 0.0):
+            zero_division = torch.tensor(zero_division).float().to(num.device)
+            return torch.where(denom != 0, num / denom, zero_division)
+        class Metric(torch.nn.Module):
+            def forward(self, num, denom):
+                return _safe_divide(num, denom)
+        """
+    assert _found(source) == {(4, 21, "SL403"): "hot"}

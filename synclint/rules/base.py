@@ -164,6 +164,8 @@ class Rule:
             operands = [node.value]
         else:
             return False
+        # ``torch.Tensor([a, b])``: the elements are what is read.
+        operands = [e.value for o in operands for e in (o.elements if isinstance(o, (cst.List, cst.Tuple)) else [])] + operands
         return any(self.context.is_device_tensor(operand) for operand in operands)
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
