@@ -29,7 +29,7 @@ from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
-from synclint.project import COLD, HOT, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
+from synclint.project import COLD, HOT, PROVEN_SYNC, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -291,6 +291,8 @@ def _check_parsed(
                 source_line=lines[line - 1] if 0 < line <= len(lines) else "",
                 context=where_context.kind,
                 why=where_context.why,
+                # Shown on the strength of the op alone: a note, not a warning of a per-step cost.
+                severity="info" if where_context.why == PROVEN_SYNC else "warning",
             )
         )
     findings.sort(key=lambda f: f.sort_key)
@@ -316,7 +318,7 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
         if report.named_step:
             return Context(UNKNOWN, "in a function named like a step (forward, a loss, a training step)")
         if facts.whole_project:
-            return Context(UNKNOWN, UNREACHED)
+            return Context(UNKNOWN, PROVEN_SYNC if report.proven else UNREACHED)
     return context
 
 

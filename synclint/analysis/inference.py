@@ -141,6 +141,8 @@ class KindInference:
             if attr in TENSOR_ATTRIBUTES:
                 return Kind.TENSOR if attr not in ("T", "mT", "data") else base
             return Kind.UNKNOWN
+        if base is Kind.UNKNOWN and attr == "grad":
+            return Kind.TENSOR  # ``p.grad``: only tensors (parameters) have gradients; no array does
         if base is Kind.NUMPY and attr in ("shape", "ndim", "size", "dtype"):
             return Kind.PYTHON
         if base.is_host_array:

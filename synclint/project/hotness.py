@@ -47,6 +47,10 @@ UNKNOWN_CONTEXT = Context(UNKNOWN)
 #: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
 #: project whose whole call graph was seen: hidden by default, like cold ones.
 UNREACHED = "not reached from any step of the project"
+#: The ``why`` of an unknown finding shown on the strength of the op alone: it syncs on
+#: every call (``.item()``, ``nonzero``) of an operand proven to be a device tensor. Library
+#: code is called per step by its users, whom the project does not contain.
+PROVEN_SYNC = "not reached from a step of the project, but it syncs on every call"
 
 
 def is_hidden(kind: str | None, why: str) -> bool:
@@ -163,8 +167,17 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
 
     # Cold: construction, setup, export, tests, and what only they (or rare calls) reach.
     cold_queue: deque[FunctionId] = deque()
+    callers: dict[FunctionId, set[FunctionId]] = {}
+    for caller, edges in resolved.items():
+        for callee, _quiet in edges:
+            callers.setdefault(callee, set()).add(caller)
     for fid, why in sorted(weak_cold.items()):
-        if fid not in contexts:
+        # Evidence over names: a ``build_*`` that code of no known context calls (a public
+        # ``add_request`` building each request) is that code's; only cold callers keep it cold.
+        if fid not in contexts and all(
+            caller in cold_own or (caller in contexts and contexts[caller].is_cold)
+            for caller in callers.get(fid, ())
+        ):
             cold_own[fid] = why
     for fid, why in sorted(cold_own.items()):
         contexts[fid] = Context(COLD, why)
@@ -174,10 +187,6 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             if quiet is not None and callee not in contexts:
                 contexts[callee] = Context(COLD, f"called only where it runs rarely: {quiet}")
                 cold_queue.append(callee)
-    callers: dict[FunctionId, set[FunctionId]] = {}
-    for caller, edges in resolved.items():
-        for callee, _quiet in edges:
-            callers.setdefault(callee, set()).add(caller)
     while cold_queue:
         fid = cold_queue.popleft()
         for callee, _quiet in resolved.get(fid, ()):

@@ -27,6 +27,8 @@ SUMMARY_VERSION = 7
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
 LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOADER_NAME = LOADER_NAME
+#: A call that yields batches: ``self._iter_batches()``, ``iter_batches(...)``, ``get_batches()``.
+_BATCHES_CALL = re.compile(r"(^|_)batches$", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
 _STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
@@ -192,8 +194,24 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
             if found:
                 return found
         func = dotted(node.func) or ""
-        if func.rsplit(".", 1)[-1] in ("DataLoader",):
+        if func.rsplit(".", 1)[-1] in ("DataLoader",) or _BATCHES_CALL.search(func.rsplit(".", 1)[-1]):
             return func
+    return None
+
+
+def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
+    """The loader a ``while`` loop draws its batches from with ``next(it)``
+    (``it = iter(loader)``; ``while True: batch = next(it)``), or None."""
+    for node in ast.walk(loop):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "next"
+            and node.args
+        ):
+            found = is_batch_iterable(node.args[0], loaders)
+            if found:
+                return found
     return None
 
 
@@ -518,6 +536,7 @@ class _CallWalker:
             and self.rest_cold is not None
             and self.owner.qualname != "<module>"
             and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
+            and not (isinstance(node, ast.While) and next_batch_loader(node, self.loaders))
         ):
             why = self.rest_cold
             self._region_cold(node, why)
@@ -530,11 +549,15 @@ class _CallWalker:
         self._statement(node, depth)
 
     def _statement(self, node: ast.stmt, depth: int) -> None:
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            loader = is_batch_iterable(node.iter, self.loaders)
-            self._expressions([node.iter])
-            if isinstance(node.target, ast.Name):
-                self._alias(node.target.id, node.iter)
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, ast.While):
+                loader = next_batch_loader(node, self.loaders)
+                self._expressions([node.test])
+            else:
+                loader = is_batch_iterable(node.iter, self.loaders)
+                self._expressions([node.iter])
+                if isinstance(node.target, ast.Name):
+                    self._alias(node.target.id, node.iter)
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))

@@ -48,6 +48,10 @@ class Report:
     #: In a function whose name makes it a step (``forward``, a loss, ``training_step``):
     #: evidence of a per-step cost when the call graph cannot say.
     named_step: bool = False
+    #: The op syncs on every call (its rule's ``syncs_every_call``) and what it reads is
+    #: proven to be a tensor off the host (not assumed from a method name): evidence
+    #: enough to show the finding where the call graph cannot say whether it runs per step.
+    proven: bool = False
 
 
 class RuleContext:
@@ -109,6 +113,10 @@ class Rule:
     #: False for rules whose hazard matters wherever the code runs (a DataLoader
     #: built in ``__init__`` still needs ``pin_memory``).
     hot_path_only: ClassVar[bool] = True
+    #: Every finding is an op that makes the host wait whenever its operand lives on a
+    #: device (``.item()``, ``nonzero``, ``torch.cuda.synchronize()``), whatever code
+    #: surrounds it: with a proven operand, shown even where nothing shows it runs per step.
+    syncs_every_call: ClassVar[bool] = False
     #: "safe" / "unsafe" when the rule offers a fix for some findings, else None.
     fix_applicability: ClassVar[str | None] = None
     VALID: ClassVar[tuple[str, ...]] = ()
@@ -135,7 +143,30 @@ class Rule:
         elif self.hot_path_only and flow.in_cold_path:
             cold = "construction or setup"  # constructors and reprs run once, not per step
         named_step = flow.hot_path() is not None
-        self.context.reports.append(Report(type(self), node, message, fix, flow.function is None, cold, named_step))
+        proven = self.syncs_every_call and cold is None and self._operand_proven(node)
+        self.context.reports.append(
+            Report(type(self), node, message, fix, flow.function is None, cold, named_step, proven)
+        )
+
+    def _operand_proven(self, node: cst.CSTNode) -> bool:
+        """What the flagged op reads is a tensor by the flow analysis (a binding, an
+        annotation, torch math), not only by the method called on it, and not on the host:
+        ``x.item()``, ``x.nonzero()``, ``t.repeat_interleave(r)`` read ``x``/``t``/``r``,
+        ``float(x)``/``torch.nonzero(x)`` their first argument, ``x.synchronize()`` is proof itself."""
+        if isinstance(node, cst.Call):
+            operands: list[cst.BaseExpression] = [arg.value for arg in node.args[:1] if arg.keyword is None]
+            if isinstance(node.func, cst.Attribute):
+                qualified = self.context.qualify(node.func)
+                if qualified is not None and qualified.startswith("torch.cuda."):
+                    return True  # torch.cuda.synchronize(), torch.cuda.current_stream().synchronize()
+                operands = [node.func.value, *operands]
+        elif isinstance(node, cst.Subscript):
+            operands = [node.value]
+        else:
+            return False
+        # ``torch.Tensor([a, b])``: the elements are what is read.
+        operands = [e.value for o in operands for e in (o.elements if isinstance(o, (cst.List, cst.Tuple)) else [])] + operands
+        return any(self.context.is_device_tensor(operand) for operand in operands)
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``; when a

@@ -65,6 +65,8 @@ class Nonzero(Rule):
     The message says why a fix is declined.
     """
 
+    syncs_every_call = True
+
     code = "SL101"
     device_sync = True
     name = "nonzero"

@@ -42,6 +42,8 @@ class Unique(Rule):
     (pytorch_geometric's `contains_isolated_nodes` returned a tensor) gets no fix.
     """
 
+    syncs_every_call = True
+
     code = "SL102"
     device_sync = True
     name = "unique"

@@ -69,6 +69,8 @@ class BooleanMask(Rule):
     logits); never for `reduction="none"`. All-masked inputs give NaN in both.
     """
 
+    syncs_every_call = True
+
     code = "SL103"
     device_sync = True
     name = "boolean-mask"

@@ -40,6 +40,8 @@ class DynamicRepeat(Rule):
     right `output_size` is knowledge the code must supply, and the message says so.
     """
 
+    syncs_every_call = True
+
     code = "SL104"
     device_sync = True
     name = "dynamic-repeat"

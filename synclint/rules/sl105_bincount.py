@@ -41,6 +41,8 @@ class Bincount(Rule):
     fix, and the message says why.
     """
 
+    syncs_every_call = True
+
     code = "SL105"
     device_sync = True
     name = "bincount"

@@ -16,6 +16,18 @@ _PY_BOOL = entry("SL201", "comparison returning a Python bool")
 _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _FORMATTERS = frozenset({"print", "str", "repr", "format"})
 _READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})
+#: Ops whose signature takes these arguments as Python numbers (by position; "" for a
+#: tensor argument): a tensor passed there is read back on the host.
+_SCALAR_ARGUMENTS = {
+    "torch.arange": ("start", "end", "step"),
+    "torch._foreach_lerp_": ("", "", "weight"),
+    "torch._foreach_lerp": ("", "", "weight"),
+}
+#: ``torch.Tensor([t1, t2])`` copies each element's value like ``torch.tensor``.
+_LEGACY_CONSTRUCTORS = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
+     "torch.IntTensor", "torch.BoolTensor", "torch.cuda.FloatTensor", "torch.cuda.LongTensor"}
+)
 
 
 def _is_text(node: cst.BaseExpression) -> bool:
@@ -45,8 +57,9 @@ class HostReadback(Rule):
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
     `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
-    (each comparison is read back), `torch.tensor([t1, t2])` of device
-    tensors, printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
+    (each comparison is read back), `torch.tensor([t1, t2])` (or the legacy
+    `torch.Tensor([t1, t2])`) of device tensors, a tensor passed where an op takes
+    a Python number (`torch.arange(t)`, the `weight` of `torch._foreach_lerp_`), printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
     factorisations that read their error codes back to raise on bad input
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
@@ -84,6 +97,8 @@ class HostReadback(Rule):
     device tensor (MPS has no float64). Every other read-back has no automatic
     fix: where the value is needed on the host is a design choice.
     """
+
+    syncs_every_call = True
 
     code = "SL201"
     device_sync = True
@@ -158,7 +173,9 @@ class HostReadback(Rule):
             self._check_builtin_extremum(func.value, node)
             return
         qualified = self.context.qualify(func)
-        if qualified in ("torch.tensor", "torch.as_tensor") and node.args:
+        if qualified in _SCALAR_ARGUMENTS:
+            self._check_scalar_arguments(qualified, node)
+        if (qualified in ("torch.tensor", "torch.as_tensor") or qualified in _LEGACY_CONSTRUCTORS) and node.args:
             data = node.args[0].value
             if isinstance(data, (cst.List, cst.Tuple)) and any(
                 self.context.is_device_tensor(element.value) for element in data.elements
@@ -168,6 +185,18 @@ class HostReadback(Rule):
         if qualified is not None and qualified.startswith("math.") and node.args:
             if self.context.is_device_tensor(node.args[0].value):
                 self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
+
+    def _check_scalar_arguments(self, qualified: str, node: cst.Call) -> None:
+        """``torch.arange(total)`` of a 0-d tensor, ``torch._foreach_lerp_(a, b, w)`` with a
+        0-d tensor ``w``: the argument is a Python number in the op's signature, so the
+        tensor is read back (``.item()``) before the op is even queued."""
+        names = _SCALAR_ARGUMENTS[qualified]
+        passed = positional(node)
+        for position, name in enumerate(names):
+            argument = keyword(node, name) or (passed[position] if position < len(passed) else None)
+            if name and argument is not None and self.context.is_device_tensor(argument.value):
+                short = qualified.rsplit(".", 1)[1]
+                self.report(argument.value, self.sync_message(f"A tensor passed as the number `{name}` of `torch.{short}`", _READBACK))
 
     def _already_on_host(self, receiver: cst.BaseExpression) -> bool:
         """`x.cpu().numpy()`: only the first read-back in a chain syncs."""

@@ -14,6 +14,7 @@ _FACTORIES = frozenset(
 )
 
 
+_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool"})
 _FROM_DATA = entry("SL403", "tensor from host data on the device")
 
 
@@ -47,7 +48,7 @@ class HostTensorCtor(Rule):
     from `forward`, a loss, a training step or a loop over batches, and loop
     bodies): `torch.tensor(<python data>, device=<accelerator>)`, factories
     whose result is immediately moved (`torch.zeros(n).cuda()`,
-    `torch.tensor(x).to(device)`), and moves of tensors known to be built on
+    `torch.tensor(x).to(device)`, also after a cast: `.float().to(device)`), and moves of tensors known to be built on
     the host (`idx = torch.arange(n)` ... `idx.to(x.device)`), indexing a
     device tensor with such a host tensor (`x[idx]`) or writing one into it
     (`x[:k] = host_values`): both copy it to the device first. Hotness comes
@@ -192,6 +193,15 @@ class HostTensorCtor(Rule):
                 f"(`device=`) or once, outside the step{self.context.context_phrase()}",
             )
             return
+        cast = False
+        # ``torch.tensor(v).float().to(device)``: a dtype cast in between still runs on the host.
+        while (
+            isinstance(inner, cst.Call)
+            and isinstance(inner.func, cst.Attribute)
+            and inner.func.attr.value in _CASTS
+            and not inner.args
+        ):
+            inner, cast = inner.func.value, True
         if not isinstance(inner, cst.Call):
             return
         inner_name = self.context.qualify(inner.func)
@@ -202,5 +212,5 @@ class HostTensorCtor(Rule):
                 node,
                 "Factory tensor created on the host and then moved: the move is a synchronous "
                 f"host-to-device copy; pass `device=` to the factory{self.context.context_phrase()}",
-                self.propose_fix(node),
+                None if cast else self.propose_fix(node),
             )

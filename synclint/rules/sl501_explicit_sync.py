@@ -40,6 +40,8 @@ class ExplicitSync(Rule):
     multi-stream code).
     """
 
+    syncs_every_call = True
+
     code = "SL501"
     name = "explicit-sync"
     TOKENS = frozenset({"torch"})  # see synclint.prefilter

@@ -1,0 +1,184 @@
+"""Forms found on the removed lines of public sync-removal commits (benchmarks/realcode):
+per-step code the call graph must see as hot, and syncs hidden behind helpers and builtins."""
+
+from __future__ import annotations
+
+import textwrap
+
+from synclint.engine import check_source
+
+
+def _found(source: str, include_cold: bool = False) -> dict[tuple[int, int, str], str]:
+    findings = check_source(textwrap.dedent(source), "example.py", include_cold=include_cold)
+    return {(f.line, f.column, f.code): f.context for f in findings}
+
+
+# -- loops over batches the call graph must see ------------------------------------------
+
+def test_a_loop_over_a_batches_method_is_a_step():
+    source = """
+        import torch
+        class Trainer:
+            def fit(self):
+                for batch in self._iter_batches():
+                    self._train_batch(batch)
+            def _train_batch(self, batch):
+                total = torch.tensor(0.0, device=self.device)
+                return total
+        """
+    assert _found(source) == {(8, 17, "SL403"): "hot"}
+
+
+def test_a_while_loop_drawing_batches_with_next_is_a_step():
+    source = """
+        import torch
+        def validate(model, validation_dataloader):
+            validation_iterator = iter(validation_dataloader)
+            while True:
+                try:
+                    batch = next(validation_iterator)
+                except StopIteration:
+                    break
+                tokens = (model(batch) != -100).sum()
+                print(float(tokens.item()))
+        """
+    assert _found(source) == {(11, 21, "SL201"): "hot"}
+
+
+def test_a_while_loop_without_batches_is_not_a_step():
+    source = """
+        import torch
+        def poll(queue):
+            while True:
+                item = next(queue)
+                print(torch.exp(item).item())
+        def helper(x):
+            return x.nonzero()
+        """
+    assert _found(source, include_cold=True) == {(6, 15, "SL201"): "unknown", (8, 12, "SL101"): "unknown"}
+
+
+# -- unknown code: shown on the strength of the op alone -----------------------------------
+
+LIBRARY = """\
+import torch
+
+
+def fill_value(src: torch.Tensor):
+    return src.max().item()
+
+
+def loose(x):
+    return x.max().item()
+
+
+def any_set(flags: torch.Tensor):
+    return 1 if flags.any() else 0
+
+
+def permute(hidden, mask):
+    return torch.arange(len(hidden), device=hidden.device).repeat_interleave(mask.sum(dim=1))
+
+"""
+
+
+def test_unknown_findings_are_shown_only_on_a_proven_operand(tmp_path):
+    from synclint.config import Settings
+    from synclint.project import PROVEN_SYNC, UNREACHED
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'lib'\n")
+    (tmp_path / "lib.py").write_text(LIBRARY)
+    # A step elsewhere in the project: "nothing reaches it" now means something.
+    (tmp_path / "model.py").write_text("import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    everything = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    rows = {(f.line, f.column, f.code, f.why, f.severity) for f in everything}
+    assert rows == {
+        (5, 12, "SL201", PROVEN_SYNC, "info"),  # .item() of an annotated tensor
+        (9, 12, "SL201", UNREACHED, "warning"),  # x may be anything: hidden
+        (13, 17, "SL202", UNREACHED, "warning"),  # truthiness: not among the ops shown on their own
+        (17, 12, "SL104", PROVEN_SYNC, "info"),  # repeat_interleave of a tensor made on hidden's device
+    }
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert {(f.line, f.code) for f in shown} == {(5, "SL201"), (17, "SL104")}
+
+
+def test_a_build_helper_called_from_code_of_no_known_context_is_not_cold_by_name():
+    source = """
+        import torch
+        class Engine:
+            def __init__(self):
+                self.anchors = build_anchors(torch.ones(3, device="cuda"))
+            def add_request(self, sizes):
+                return self._build_request(sizes.to("cuda"))
+            def _build_request(self, sizes):
+                return int(sizes.sum().item())
+        def build_anchors(x):
+            return x.nonzero()
+        """
+    assert _found(source, include_cold=True) == {(9, 20, "SL201"): "unknown", (11, 12, "SL101"): "cold"}
+
+
+def test_the_grad_of_anything_is_a_tensor_even_where_numpy_is_imported():
+    source = """
+        import numpy
+        import torch
+        class Engine(torch.nn.Module):
+            def forward(self, x):
+                return x
+            def step(self):
+                clip(self.parameters())
+        def clip(parameters):
+            parameters = list(filter(lambda p: p.grad is not None, parameters))
+            total_norm = max(p.grad.data.abs().max() for p in parameters)
+            return torch.cuda.FloatTensor([float(total_norm)])
+        """
+    assert _found(source) == {(11, 18, "SL201"): "hot", (12, 36, "SL201"): "hot"}
+
+
+def _project(tmp_path, files: dict[str, str], include_cold: bool = False):
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=include_cold)
+    return lint_paths([tmp_path], Settings(root=tmp_path), options)
+
+
+
+# -- tensors read back where an op takes a Python number ----------------------------------
+
+def test_tensors_passed_where_an_op_takes_a_python_number():
+    source = """
+        import torch
+        class Dispatch(torch.nn.Module):
+            def forward(self, counts: torch.Tensor, exp_avgs, grads, step_factor: torch.Tensor, n: int):
+                total = counts.sum()
+                index = torch.arange(total, device=counts.device)
+                fine = torch.arange(n, device=counts.device) + torch.arange(counts.shape[0])
+                torch._foreach_lerp_(exp_avgs, grads, step_factor * 0.1)
+                torch._foreach_lerp_(exp_avgs, grads, 0.1)
+                losses = torch.Tensor([total, counts.max()]).to(counts.device)
+                return index, fine, losses
+        """
+    assert _found(source) == {
+        (6, 30, "SL201"): "hot",  # arange of a 0-d device tensor
+        (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
+        (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
+    }
+
+
+def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():
+    source = """
+        import torch
+        def _safe_divide(num: torch.Tensor, denom: torch.Tensor, zero_division: float = 0.0):
+            zero_division = torch.tensor(zero_division).float().to(num.device)
+            return torch.where(denom != 0, num / denom, zero_division)
+        class Metric(torch.nn.Module):
+            def forward(self, num, denom):
+                return _safe_divide(num, denom)
+        """
+    assert _found(source) == {(4, 21, "SL403"): "hot"}
