@@ -27,17 +27,21 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import importlib
 import importlib.util
 import inspect
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import types
+import typing
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -107,34 +111,151 @@ def _boxes(rng: torch.Generator, n: int) -> torch.Tensor:
     return torch.cat([xy, xy + wh], dim=1)
 
 
-SHAPES = ((8,), (2, 3, 8, 8), (4, 6), (2, 1, 8, 8), (3,), (2, 3), (2, 4), (2, 5, 4), (1, 3, 6, 6), (4, 4))
-INTS = ("n", "k", "num", "dim", "size", "length", "height", "width", "batch_size", "h", "w", "degree", "order", "steps")
+SHAPES = ((8,), (2, 3, 8, 8), (4, 6), (2, 1, 8, 8), (3,), (2, 3), (2, 4), (2, 5, 4), (1, 3, 6, 6), (4, 4), (2, 2), (5, 3), (2, 3, 8), (1, 1, 8, 8))
+INTS = ("n", "k", "num", "dim", "size", "length", "height", "width", "batch_size", "h", "w", "degree", "order", "steps", "channels")
+#: sizes for the letters of a documented shape such as ``(B, C, H, W)``
+LETTERS = {"B": 2, "N": 5, "C": 3, "H": 8, "W": 8, "D": 4, "K": 3, "L": 6, "M": 4, "T": 4, "E": 6}
+_SHAPE = re.compile(r"[(\[]\s*((?:[*A-Za-z0-9_]+\s*,\s*)*[*A-Za-z0-9_]+)\s*,?\s*[)\]]")
 
 
-def guess(name: str, attempt: int, position: int, rng: torch.Generator):
-    """A value for parameter ``name``: by its name when it says what it is, else a float
-    tensor whose shape cycles with the attempt (and differs per position on odd rounds)."""
+def _size(token: str) -> int | None:
+    token = token.strip()
+    if token.isdigit():
+        return int(token)
+    if token == "*":
+        return 2
+    if re.fullmatch(r"[A-Za-z]{1,3}", token):
+        return LETTERS.get(token[0].upper(), 4)
+    return None
+
+
+def documented_shapes(function) -> dict[str, list[tuple[int, ...]]]:
+    """Shapes the docstring gives a parameter (``x: ... :math:`(B, C, H, W)```, ``shape (N, 4)``):
+    the text from the parameter's ``name:`` line to the next parameter, every shape-like
+    group in it."""
+    doc = inspect.getdoc(function) or ""
+    names = list(inspect.signature(function).parameters)
+    shapes: dict[str, list[tuple[int, ...]]] = {}
+    lines = doc.splitlines()
+    for index, line in enumerate(lines):
+        match = re.match(r"\s*(\w+)\s*(\(.*?\))?\s*:", line)
+        if not match or match.group(1) not in names:
+            continue
+        text = " ".join([line] + [t for t in lines[index + 1 : index + 4] if not re.match(r"\s*\w+\s*(\(.*?\))?\s*:\s", t)])
+        for group in _SHAPE.findall(text):
+            sizes = [_size(t) for t in group.split(",")]
+            if sizes and all(s is not None for s in sizes) and (len(sizes) > 1 or "*" not in group):
+                shapes.setdefault(match.group(1), []).append(tuple(sizes))
+    return shapes
+
+
+def _from_annotation(annotation, name: str, attempt: int, rng: torch.Generator):
+    """A value for a parameter annotated ``int`` / ``float`` / ``bool`` / ``tuple[int, ...]``,
+    or ``MISSING`` when the annotation does not say (tensors are shaped elsewhere)."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
+    text = text.replace("typing.", "").replace("torch.", "")
+    if text in ("int",):
+        return 6 if name.lower() in INTS or name.lower().startswith("num") else 3
+    if text == "float":
+        return 0.5
+    if text == "bool":
+        return False
+    if re.fullmatch(r"(tuple|Tuple)\[int, \.\.\.\]", text) or text in ("Size",):
+        return (2, 3, 8, 8)
+    if re.fullmatch(r"(tuple|Tuple)\[int, int\]", text):
+        return (8, 8)
+    if re.fullmatch(r"(tuple|Tuple)\[float, float\]", text):
+        return (0.1, 0.9)
+    return MISSING
+
+
+MISSING = object()
+
+
+def guess(name: str, attempt: int, position: int, rng: torch.Generator, annotation=inspect.Parameter.empty, shapes=()):
+    """A value for parameter ``name``: by its name when it says what it is, by its annotation,
+    by a shape its docstring gives, else a float tensor whose shape cycles with the attempt
+    (and differs per position on odd rounds)."""
     lowered = name.lower()
     shape = SHAPES[(attempt + position * (attempt // len(SHAPES))) % len(SHAPES)]
+    if shapes and attempt % 3 != 2:
+        shape = shapes[(attempt // 3) % len(shapes)]
+        if any(word in lowered for word in ("label", "target", "index", "idx", "class")):
+            return torch.randint(0, 4, shape, generator=rng)
+        if "mask" in lowered:
+            return torch.rand(shape, generator=rng) > 0.5
+        return _sparse(torch.rand(shape, generator=rng), attempt, rng).requires_grad_(attempt % 2 == 1)
     if "box" in lowered:
         return _boxes(rng, 5 + attempt % 3)
     if "edge_index" in lowered:
         return torch.randint(0, 6, (2, 12), generator=rng)
-    if lowered in ("batch_shape", "shape"):
+    if lowered in ("batch_shape", "shape", "input_shape"):
         return torch.Size((2, 3, 8, 8)) if attempt % 2 == 0 else (2, 3, 8, 8)
     if lowered.startswith("same_on") or lowered.startswith("is_") or lowered in ("training", "normalized", "keepdim"):
         return False
+    if annotation is not inspect.Parameter.empty:
+        value = _from_annotation(annotation, lowered, attempt, rng)
+        if value is not MISSING:
+            return value
+        if _is_project_class(annotation) and _DEPTH[0] < 2:  # an object of the project: made like the owner
+            _DEPTH[0] += 1
+            try:
+                return instantiate(annotation, attempt)
+            finally:
+                _DEPTH[0] -= 1
     if lowered in ("batch", "index", "idx", "indices", "ptr", "labels", "label", "target", "targets", "cls", "classes", "y"):
         return torch.randint(0, 4, shape, generator=rng)
     if "mask" in lowered:
         return torch.rand(shape, generator=rng) > 0.5
     if lowered in INTS or lowered.startswith("num_"):
         return 6
+    if lowered in ("eps", "epsilon", "threshold", "p", "alpha", "beta", "gamma", "temperature"):
+        return 0.5
     if lowered == "device":
         return torch.device("cpu")
     if lowered == "dtype":
         return torch.float32
-    return torch.randn(shape, generator=rng).requires_grad_(attempt % 3 == 1)
+    if any(word in lowered for word in ("image", "img", "input", "frame")) and not shapes and attempt % 2 == 0:
+        shape = (2, 3, 8, 8) if attempt % 4 == 0 else (1, 1, 8, 8)
+    return _sparse(torch.randn(shape, generator=rng), attempt, rng).requires_grad_(attempt % 3 == 1)
+
+
+_DEPTH = [0]  # nesting of objects made for annotated parameters
+
+
+def _is_project_class(annotation) -> bool:
+    module = getattr(annotation, "__module__", "") or ""
+    return isinstance(annotation, type) and module.split(".")[0] not in ("builtins", "torch", "typing", "collections", "numpy")
+
+
+def _sparse(tensor: torch.Tensor, attempt: int, rng: torch.Generator) -> torch.Tensor:
+    """Every fourth attempt, about half the elements are zero: degenerate branches
+    (a zero leading coefficient, an empty mask) are where fixes meet edge cases."""
+    if attempt % 4 != 3 or not tensor.is_floating_point():
+        return tensor
+    keep = torch.rand(tensor.shape, generator=rng) < 0.5
+    return torch.where(keep, tensor, torch.zeros(()))
+
+
+def make_args(function, attempt: int, rng: torch.Generator) -> tuple:
+    """Arguments for ``function``'s required positional parameters."""
+    signature = inspect.signature(function)
+    try:
+        shapes = documented_shapes(function)
+    except (TypeError, ValueError):
+        shapes = {}
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - forward references to what is not importable
+        hints = {}
+    required = [
+        p for p in signature.parameters.values()
+        if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return tuple(
+        guess(p.name, attempt, i, rng, hints.get(p.name, p.annotation), shapes.get(p.name, ()))
+        for i, p in enumerate(required)
+    )
 
 
 def _panoptic_inputs(attempt: int, rng: torch.Generator) -> tuple:
@@ -153,39 +274,153 @@ DRIVERS = {
 }
 
 
-def _callable(module: types.ModuleType, qualified: str):
+# -- objects ----------------------------------------------------------------------------------
+
+
+def instantiate(cls: type, seed: int):
+    """``cls()``, else ``cls`` with generated required arguments, else an object made
+    without ``__init__`` (attributes are then filled in on demand, see ``run_probed``)."""
+    torch.manual_seed(seed)
+    try:
+        return cls()
+    except Exception:  # noqa: BLE001, S110
+        pass
+    for name, raw in vars(cls).items():  # a factory such as `identity()` / `random()`
+        if isinstance(raw, classmethod) and not name.startswith("_"):
+            factory = raw.__func__.__get__(cls)
+            try:
+                if all(p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                       for p in inspect.signature(factory).parameters.values()):
+                    torch.manual_seed(seed)
+                    made = factory()
+                    if isinstance(made, cls):
+                        return made
+            except Exception:  # noqa: BLE001, S112
+                continue
+    for attempt in range(3):
+        torch.manual_seed(seed)
+        try:
+            return cls(*make_args(cls.__init__, attempt, torch.Generator().manual_seed(seed + attempt))[1:])
+        except Exception:  # noqa: BLE001, S112
+            continue
+    instance = cls.__new__(cls)
+    if isinstance(instance, torch.nn.Module):
+        torch.nn.Module.__init__(instance)
+    return instance
+
+
+_MISSING_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+def run_probed(before, after, instances: tuple, args: tuple, seed: int, rng_seed: int, probe: LineProbe, probes: int = 6):
+    """Run ``before`` and ``after`` on the same (cloned) arguments, from the same seed. When
+    the original reads an attribute its object lacks (an object made without its
+    configuration), the same generated value is set on both objects and the run repeats.
+    ``(expected, actual)``, or ``(exception, None)`` when the original raised."""
+    for round_ in range(probes + 1):
+        torch.manual_seed(seed)
+        expected = _run(before, args)
+        if not isinstance(expected, Exception):
+            break
+        match = _MISSING_ATTRIBUTE.search(str(expected))
+        if not (isinstance(expected, AttributeError) and match and instances and round_ < probes):
+            return expected, None
+        name = match.group(2)
+        if any(name in vars(i) for i in instances if hasattr(i, "__dict__")):
+            return expected, None
+        for instance in instances:
+            value = guess(name, round_, 0, torch.Generator().manual_seed(rng_seed))
+            try:
+                setattr(instance, name, value)
+            except Exception:  # noqa: BLE001 - a property without a setter
+                return expected, None
+    torch.manual_seed(seed)
+    with probe:
+        actual = _run(after, args)
+    return expected, actual
+
+
+def _owner_and_function(module: types.ModuleType, qualified: str):
     parts = qualified.split(".")
     if "<locals>" in parts:
-        return None, "nested function"
+        return None, None, "nested function"
     owner = module
     for part in parts[:-1]:
         owner = getattr(owner, part, None)
         if owner is None:
-            return None, "not found"
-    function = getattr(owner, parts[-1], None)
-    if function is None:
-        return None, "not found"
-    if isinstance(owner, type):
-        try:
-            instance = owner()
-        except Exception:  # noqa: BLE001
-            instance = owner.__new__(owner)
-            if isinstance(instance, torch.nn.Module):
-                torch.nn.Module.__init__(instance)
+            return None, None, "not found"
+    try:
         raw = inspect.getattr_static(owner, parts[-1])
-        if isinstance(raw, staticmethod):
-            return raw.__func__, None
-        if isinstance(raw, classmethod):
-            return raw.__func__.__get__(owner), None
-        return function.__get__(instance), None
-    return function, None
+    except AttributeError:
+        return None, None, "not found"
+    return owner, raw, None
+
+
+def _code_of(raw):
+    function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    function = getattr(function, "fget", function)
+    return getattr(function, "__code__", None)
+
+
+def _bound(owner, raw, instance):
+    if isinstance(raw, staticmethod):
+        return raw.__func__
+    if isinstance(raw, classmethod):
+        return raw.__func__.__get__(owner)
+    if isinstance(owner, type):
+        return raw.__get__(instance)
+    return raw
+
+
+def _entered(code) -> Callable:
+    """A profile function that records whether ``code`` ran, and its flag list."""
+    hit: list[bool] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            hit.append(True)
+
+    profile.hit = hit
+    return profile
+
+
+def changed_lines(original: str, fixed: str) -> frozenset[int]:
+    """Line numbers of ``fixed`` that the fix wrote (replaced or inserted)."""
+    matcher = difflib.SequenceMatcher(a=original.splitlines(), b=fixed.splitlines(), autojunk=False)
+    return frozenset(
+        line + 1 for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("replace", "insert") for line in range(j1, j2)
+    )
+
+
+class LineProbe:
+    """While active, records whether any of ``lines`` of the fixed module (code whose
+    globals are ``namespace``) ran: a run that never reaches the fixed lines proves nothing
+    about them."""
+
+    def __init__(self, namespace: dict, lines: frozenset[int]) -> None:
+        self.namespace, self.lines, self.reached = namespace, lines, False
+
+    def _local(self, frame, event, arg):
+        if event == "line" and frame.f_lineno in self.lines:
+            self.reached = True
+        return self._local
+
+    def _global(self, frame, event, arg):
+        return self._local if frame.f_globals is self.namespace and not self.reached else None
+
+    def __enter__(self) -> LineProbe:
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(None)
 
 
 def _load(path: Path, root: Path, source: str, suffix: str) -> types.ModuleType:
     """``path``'s module (its package imported normally), executed from ``source``."""
     relative = path.relative_to(root).with_suffix("")
     dotted = ".".join(relative.parts)
-    package = ".".join(relative.parts[:-1]) if relative.name != "__init__" else ".".join(relative.parts[:-1])
+    package = ".".join(relative.parts[:-1])
     if package:
         try:
             importlib.import_module(package)
@@ -214,48 +449,187 @@ def _load(path: Path, root: Path, source: str, suffix: str) -> types.ModuleType:
     return module
 
 
+# -- running ----------------------------------------------------------------------------------
+
+
+def run_direct(before, after, qualified: str, driver, tries: int, seed: int, lines: frozenset[int]):
+    """The changed function called itself: ``(outcome, detail)``. Inputs are tried until a
+    run reaches the fixed lines (``equal, lines not reached`` when none did)."""
+    owner_b, raw_b, why = _owner_and_function(before, qualified)
+    owner_a, raw_a, _ = _owner_and_function(after, qualified)
+    if raw_b is None or raw_a is None:
+        return "not runnable", why or "not found"
+    last_error = "no input"
+    unreached = None
+    for attempt in range(tries):
+        instances: tuple = ()
+        instance_b = instance_a = None
+        if isinstance(owner_b, type) and not isinstance(raw_b, (staticmethod, classmethod)):
+            try:
+                instance_b, instance_a = instantiate(owner_b, seed), instantiate(owner_a, seed)
+            except Exception as error:  # noqa: BLE001 - abstract classes, odd metaclasses
+                return "not runnable", f"instance: {type(error).__name__}"
+            instances = (instance_b, instance_a)
+        f_before, f_after = _bound(owner_b, raw_b, instance_b), _bound(owner_a, raw_a, instance_a)
+        rng = torch.Generator().manual_seed(seed + attempt)
+        try:
+            args = driver(attempt, rng) if driver is not None else make_args(f_before, attempt, rng)
+        except (TypeError, ValueError):
+            return "not runnable", "no signature"
+        probe = LineProbe(vars(after), lines)
+        expected, actual = run_probed(f_before, f_after, instances, args, seed, seed + attempt, probe)
+        if actual is None:
+            last_error = f"{type(expected).__name__}: {str(expected)[:80]}"
+            continue
+        if not agree(expected, actual):
+            return "different", f"args={args!r}\nexpected={expected!r}\nactual={actual!r}"
+        if probe.reached:
+            return "equal", f"direct, attempt {attempt}"
+        unreached = unreached or ("equal, lines not reached", f"direct, attempt {attempt}")
+    return unreached or ("not runnable", last_error)
+
+
+def _candidates(module: types.ModuleType) -> list[tuple[str, object]]:
+    """Public entry points defined in ``module``: classes (called through an instance) and
+    functions, by name."""
+    found = []
+    for name, value in vars(module).items():
+        if name.startswith("__") or getattr(value, "__module__", None) != module.__name__:
+            continue
+        if isinstance(value, type) or inspect.isfunction(value):
+            found.append((name, value))
+    return found
+
+
+def _swapped(module: types.ModuleType, originals: types.ModuleType, fixed: types.ModuleType) -> None:
+    """In ``module``'s globals, every object ``originals`` defines becomes ``fixed``'s
+    object of the same name (also behind an imported module alias)."""
+    table = {id(v): getattr(fixed, k) for k, v in vars(originals).items() if hasattr(fixed, k) and not k.startswith("__")}
+    for name, value in list(vars(module).items()):
+        if id(value) in table and not isinstance(value, (int, float, str, bool, type(None))):
+            setattr(module, name, table[id(value)])
+        elif isinstance(value, types.ModuleType) and value is not torch and any(id(v) in table for v in vars(value).values()):
+            proxy = types.ModuleType(value.__name__)
+            proxy.__dict__.update({k: table.get(id(v), v) for k, v in vars(value).items()})
+            setattr(module, name, proxy)
+
+
+def run_through_callers(repo: Path, path: Path, original: str, fixed: str, qualified: str, tries: int, seed: int,
+                        lines: frozenset[int], max_modules: int = 8):
+    """The changed function reached from an entry point of its own module or of a module of
+    the repository that names its owner: instantiate the entry point's class (or take the
+    function), call it on generated inputs, and keep the first run in which the original
+    entered the changed function; the fixed run must enter the fixed function too.
+    ``(outcome, detail)`` or ``None`` when no caller reached it."""
+    relative = path.relative_to(repo).with_suffix("")
+    dotted = ".".join(relative.parts)
+    try:
+        real = importlib.import_module(dotted)
+    except Exception:  # noqa: BLE001
+        return None
+    fixed_module = _load(path, repo, fixed, "__synclint_fixed")
+    _, raw_b, _ = _owner_and_function(real, qualified)
+    _, raw_a, _ = _owner_and_function(fixed_module, qualified)
+    code_b, code_a = _code_of(raw_b), _code_of(raw_a)
+    if code_b is None or code_a is None:
+        return None
+    owner_name = qualified.split(".")[0]
+    unreached = None
+    files = [path] + [
+        p for p in sorted(repo.rglob("*.py"))
+        if p != path and (p.parent / "__init__.py").exists() and "test" not in p.relative_to(repo).parts[0]
+        and re.search(rf"\b{re.escape(owner_name)}\b", p.read_text(errors="replace"))
+    ][:max_modules]
+    for caller_path in files:
+        caller_dotted = ".".join(caller_path.relative_to(repo).with_suffix("").parts)
+        try:
+            caller_b = importlib.import_module(caller_dotted)
+        except Exception:  # noqa: BLE001, S112
+            continue
+        if caller_path == path:
+            caller_a = fixed_module
+        else:
+            caller_a = _load(caller_path, repo, caller_path.read_text(), "__synclint_caller")
+            _swapped(caller_a, real, fixed_module)
+        for name, entry_b in _candidates(caller_b):
+            entry_a = getattr(caller_a, name, None)
+            if entry_a is None:
+                continue
+            for attempt in range(max(3, tries // 4)):
+                instances: tuple = ()
+                f_b, f_a = entry_b, entry_a
+                if isinstance(entry_b, type):
+                    try:
+                        instances = (instantiate(entry_b, seed), instantiate(entry_a, seed))
+                    except Exception:  # noqa: BLE001
+                        break
+                    f_b, f_a = instances
+                    if not callable(f_b):
+                        break
+                rng = torch.Generator().manual_seed(seed + attempt)
+                try:
+                    target = f_b.forward if isinstance(f_b, torch.nn.Module) else f_b
+                    args = make_args(target, attempt, rng)
+                except (TypeError, ValueError):
+                    break
+                probe_b, probe_a = _entered(code_b), _entered(code_a)
+                sys.setprofile(probe_b)
+                try:
+                    torch.manual_seed(seed)
+                    expected = _run(f_b, args)
+                finally:
+                    sys.setprofile(None)
+                if isinstance(expected, Exception) or not probe_b.hit:
+                    continue
+                line_probe = LineProbe(vars(fixed_module), lines)
+                sys.setprofile(probe_a)
+                try:
+                    torch.manual_seed(seed)
+                    with line_probe:
+                        actual = _run(f_a, args)
+                finally:
+                    sys.setprofile(None)
+                via = f"{caller_path.relative_to(repo)}::{name}"
+                if not probe_a.hit:
+                    return "not runnable", f"caller {via} did not reach the fixed copy"
+                if not agree(expected, actual):
+                    return "different", f"through {via}\nargs={args!r}\nexpected={expected!r}\nactual={actual!r}"
+                if line_probe.reached:
+                    return "equal", f"through {via}, attempt {attempt}"
+                unreached = unreached or ("equal, lines not reached", f"through {via}, attempt {attempt}")
+    return unreached
+
+
 def run_function(path: Path, root: Path, original: str, fixed: str, qualified: str, tries: int, seed: int):
-    """``("equal" | "different" | "not runnable", detail)``."""
+    """``("equal" | "different" | "not runnable", detail)``: the function called itself,
+    else reached through an entry point that calls it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            before = _load(path, root, original, "")
+            before = _load(path, root, original, "__synclint_original")
             after = _load(path, root, fixed, "__synclint_fixed")
     except Exception as error:  # noqa: BLE001
         return "not runnable", f"import: {type(error).__name__}: {str(error)[:80]}"
-    try:
-        f_before, why = _callable(before, qualified)
-        f_after, _ = _callable(after, qualified)
-    except Exception as error:  # noqa: BLE001 - abstract classes, odd metaclasses
-        return "not runnable", f"instance: {type(error).__name__}"
-    if f_before is None or f_after is None:
-        return "not runnable", why or "not found"
-    try:
-        parameters = [
-            p for p in inspect.signature(f_before).parameters.values()
-            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        return "not runnable", "no signature"
-    last_error = "no input"
     driver = DRIVERS.get(f"{path.relative_to(root).as_posix()}::{qualified}")
-    for attempt in range(tries):
-        rng = torch.Generator().manual_seed(seed + attempt)
-        if driver is not None:
-            args = driver(attempt, rng)
-        else:
-            args = tuple(guess(p.name, attempt, i, rng) for i, p in enumerate(parameters))
-        torch.manual_seed(seed)
-        expected = _run(f_before, args)
-        if isinstance(expected, Exception):
-            last_error = f"{type(expected).__name__}: {str(expected)[:80]}"
-            continue
-        torch.manual_seed(seed)
-        actual = _run(f_after, args)
-        if agree(expected, actual):
-            return "equal", f"attempt {attempt}"
-        return "different", f"args={args!r}\nexpected={expected!r}\nactual={actual!r}"
-    return "not runnable", last_error
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lines = changed_lines(original, fixed)
+        outcome, detail = run_direct(before, after, qualified, driver, tries, seed, lines)
+        if outcome in ("equal", "different"):
+            return outcome, detail
+        try:
+            through = run_through_callers(root, path, original, fixed, qualified, tries, seed, lines)
+        except Exception as error:  # noqa: BLE001 - report, never stop the whole run
+            through = ("not runnable", f"{detail}; callers: {type(error).__name__}: {str(error)[:60]}")
+    if through is not None and (through[0] != "not runnable" or outcome == "not runnable"):
+        return through
+    if outcome != "not runnable":
+        return outcome, detail
+    if not (path.parent / "__init__.py").exists() and detail.startswith("NameError"):
+        # A script's functions read the globals its top-level code makes (arguments,
+        # datasets, models), which is never run here: its `main` / `train` is a whole training.
+        return "not runnable", f"script: needs the globals its top-level code sets up ({detail})"
+    return outcome, detail
 
 
 def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) -> dict:
@@ -315,12 +689,14 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = report["outcomes"]
         print(
             f"{repo.name}: {report['fix_summary']} | changed functions {report['functions']}: "
-            f"ran {outcomes['equal'] + outcomes['different']} (equal {outcomes['equal']}, different {outcomes['different']}), "
+            f"ran {outcomes['equal'] + outcomes['equal, lines not reached'] + outcomes['different']} "
+            f"(equal {outcomes['equal']}, equal but the fixed lines not reached {outcomes['equal, lines not reached']}, "
+            f"different {outcomes['different']}), "
             f"not runnable {outcomes['not runnable']} {dict(report['reasons'])}",
             flush=True,
         )
-        for where in report["equal"]:
-            print(f"  equal: {where}")
+        for record in report["records"]:
+            print(f"  {record['outcome']}: {record['function']} | {record['detail']}")
         for text in report["different"][:3]:
             print(f"  DIFFERENT: {text}")
     if args.json:
