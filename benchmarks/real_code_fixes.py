@@ -55,20 +55,25 @@ from fuzz_fixes import _run  # noqa: E402
 _base_same = fuzz_fixes.same
 
 
-def deep_same(a, b) -> bool:
+def deep_same(a, b, depth: int = 0) -> bool:
     """``fuzz_fixes.same``, extended to the objects real code returns: the two module
     copies define distinct classes, so objects of the same class name are compared by
-    their state (``state_dict`` for modules, else their attributes)."""
-    if type(a).__name__ == type(b).__name__ and type(a) is not type(b) and not isinstance(a, (torch.Tensor, list, tuple, dict)):
+    their state (``state_dict`` for modules, else their attributes, 6 levels deep)."""
+    if depth > 6:
+        return True
+    if type(a).__name__ == type(b).__name__ and not isinstance(a, (torch.Tensor, list, tuple, dict, int, float, str, bytes)):
         if isinstance(a, torch.nn.Module):
-            return deep_same(dict(a.state_dict()), dict(b.state_dict()))
+            return deep_same(dict(a.state_dict()), dict(b.state_dict()), depth + 1)
         if hasattr(a, "__dict__") and hasattr(b, "__dict__"):
-            return deep_same(vars(a), vars(b))
+            return deep_same(vars(a), vars(b), depth + 1)
     if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(deep_same(a[k], b[k]) for k in a)
+        return list(a) == list(b) and all(deep_same(a[k], b[k], depth + 1) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a).__name__ == type(b).__name__ and len(a) == len(b) and all(deep_same(x, y) for x, y in zip(a, b))
-    return _base_same(a, b)
+        return type(a).__name__ == type(b).__name__ and len(a) == len(b) and all(deep_same(x, y, depth + 1) for x, y in zip(a, b))
+    try:
+        return _base_same(a, b)
+    except RuntimeError:  # objects whose == compares tensors inside
+        return False
 
 
 def agree(expected, actual) -> bool:
@@ -154,6 +159,7 @@ def _from_annotation(annotation, name: str, attempt: int, rng: torch.Generator):
     or ``MISSING`` when the annotation does not say (tensors are shaped elsewhere)."""
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
     text = text.replace("typing.", "").replace("torch.", "")
+    text = re.sub(r"^Optional\[(.*)\]$|^(.*?) \| None$|^Union\[(.*), NoneType\]$", lambda m: next(g for g in m.groups() if g), text)
     if text in ("int",):
         return 6 if name.lower() in INTS or name.lower().startswith("num") else 3
     if text == "float":
@@ -181,9 +187,9 @@ def guess(name: str, attempt: int, position: int, rng: torch.Generator, annotati
     if shapes and attempt % 3 != 2:
         shape = shapes[(attempt // 3) % len(shapes)]
         if any(word in lowered for word in ("label", "target", "index", "idx", "class")):
-            return torch.randint(0, 4, shape, generator=rng)
+            return _sparse(torch.randint(0, 4 if attempt % 3 else 2, shape, generator=rng), attempt, rng)
         if "mask" in lowered:
-            return torch.rand(shape, generator=rng) > 0.5
+            return _sparse(torch.rand(shape, generator=rng) > 0.5, attempt, rng)
         return _sparse(torch.rand(shape, generator=rng), attempt, rng).requires_grad_(attempt % 2 == 1)
     if "box" in lowered:
         return _boxes(rng, 5 + attempt % 3)
@@ -204,10 +210,11 @@ def guess(name: str, attempt: int, position: int, rng: torch.Generator, annotati
             finally:
                 _DEPTH[0] -= 1
     if lowered in ("batch", "index", "idx", "indices", "ptr", "labels", "label", "target", "targets", "cls", "classes", "y"):
-        return torch.randint(0, 4, shape, generator=rng)
+        return _sparse(torch.randint(0, 4 if attempt % 3 else 2, shape, generator=rng), attempt, rng)
     if "mask" in lowered:
-        return torch.rand(shape, generator=rng) > 0.5
-    if lowered in INTS or lowered.startswith("num_"):
+        return _sparse(torch.rand(shape, generator=rng) > 0.5, attempt, rng)
+    annotated_tensor = "Tensor" in str(annotation)
+    if (lowered in INTS or lowered.startswith("num_") or lowered.endswith("_k")) and not annotated_tensor:
         return 6
     if lowered in ("eps", "epsilon", "threshold", "p", "alpha", "beta", "gamma", "temperature"):
         return 0.5
@@ -229,8 +236,14 @@ def _is_project_class(annotation) -> bool:
 
 
 def _sparse(tensor: torch.Tensor, attempt: int, rng: torch.Generator) -> torch.Tensor:
-    """Every fourth attempt, about half the elements are zero: degenerate branches
-    (a zero leading coefficient, an empty mask) are where fixes meet edge cases."""
+    """Degenerate inputs, where early returns and fixes meet edge cases: every eighth
+    attempt all zeros (an empty mask, no positive target), every eighth all ones (a
+    single class, no spread), and every fourth about half the elements zero (a zero
+    leading coefficient)."""
+    if attempt % 8 == 6:
+        return torch.zeros_like(tensor)
+    if attempt % 8 == 4:
+        return torch.ones_like(tensor)
     if attempt % 4 != 3 or not tensor.is_floating_point():
         return tensor
     keep = torch.rand(tensor.shape, generator=rng) < 0.5
@@ -238,7 +251,8 @@ def _sparse(tensor: torch.Tensor, attempt: int, rng: torch.Generator) -> torch.T
 
 
 def make_args(function, attempt: int, rng: torch.Generator) -> tuple:
-    """Arguments for ``function``'s required positional parameters."""
+    """Arguments for ``function``'s required positional parameters, and on odd attempts for
+    the positional ones that default to ``None`` as well (``forward(self, x=None)``)."""
     signature = inspect.signature(function)
     try:
         shapes = documented_shapes(function)
@@ -248,10 +262,13 @@ def make_args(function, attempt: int, rng: torch.Generator) -> tuple:
         hints = typing.get_type_hints(function)
     except Exception:  # noqa: BLE001 - forward references to what is not importable
         hints = {}
-    required = [
-        p for p in signature.parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    positional = [p for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = []
+    for p in positional:
+        if p.default is inspect.Parameter.empty or (p.default is None and attempt % 2 == 1):
+            required.append(p)
+        else:
+            break  # positional arguments stop at the first default that is kept
     return tuple(
         guess(p.name, attempt, i, rng, hints.get(p.name, p.annotation), shapes.get(p.name, ()))
         for i, p in enumerate(required)
@@ -601,8 +618,10 @@ def run_through_callers(repo: Path, path: Path, original: str, fixed: str, quali
 
 
 def run_function(path: Path, root: Path, original: str, fixed: str, qualified: str, tries: int, seed: int):
-    """``("equal" | "different" | "not runnable", detail)``: the function called itself,
-    else reached through an entry point that calls it."""
+    """``("equal" | "equal, lines not reached" | "different" | "not runnable", detail)``: the
+    function called itself, else reached through an entry point that calls it."""
+    if not (path.parent / "__init__.py").exists() and _entry_point(original, qualified):
+        return "not runnable", "script: an entry point (arguments, datasets, downloads, a whole training) is never run"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -610,7 +629,7 @@ def run_function(path: Path, root: Path, original: str, fixed: str, qualified: s
             after = _load(path, root, fixed, "__synclint_fixed")
     except Exception as error:  # noqa: BLE001
         return "not runnable", f"import: {type(error).__name__}: {str(error)[:80]}"
-    driver = DRIVERS.get(f"{path.relative_to(root).as_posix()}::{qualified}")
+    driver = next((d for key, d in DRIVERS.items() if f"{path.as_posix()}::{qualified}".endswith(key)), None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lines = changed_lines(original, fixed)
@@ -630,6 +649,25 @@ def run_function(path: Path, root: Path, original: str, fixed: str, qualified: s
         # datasets, models), which is never run here: its `main` / `train` is a whole training.
         return "not runnable", f"script: needs the globals its top-level code sets up ({detail})"
     return outcome, detail
+
+
+def _entry_point(source: str, qualified: str) -> bool:
+    """A script's top-level function that takes no required argument (``main()``) or parses
+    the command line: running it would run the script."""
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == qualified:
+            required = len(node.args.posonlyargs) + len(node.args.args) - len(node.args.defaults)
+            return required == 0 or "argparse" in ast.unparse(node) or "parse_args" in ast.unparse(node)
+    return False
+
+
+def import_root(path: Path, repo: Path) -> Path:
+    """The folder to import ``path``'s module from: the parent of its topmost package
+    (``src/`` in a src layout), the repository root for a top-level module."""
+    folder = path.parent
+    while (folder / "__init__.py").exists() and folder != repo:
+        folder = folder.parent
+    return folder if folder != path.parent or folder == repo else repo
 
 
 def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) -> dict:
@@ -658,7 +696,10 @@ def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) 
             report["files"] += 1
             for qualified in changed_functions(original, fixed):
                 report["functions"] += 1
-                outcome, detail = run_function(original_path, repo, original, fixed, qualified, tries, seed)
+                root = import_root(original_path, repo)
+                if str(root) not in sys.path:
+                    sys.path.insert(0, str(root))
+                outcome, detail = run_function(original_path, root, original, fixed, qualified, tries, seed)
                 report["outcomes"][outcome] += 1
                 where = f"{original_path.relative_to(repo)}::{qualified}"
                 report["records"].append({"function": where, "outcome": outcome, "detail": detail.splitlines()[0][:120]})
@@ -674,6 +715,23 @@ def evaluate(repo: Path, tries: int, seed: int, fixed_root: Path | None = None) 
     return report
 
 
+def evaluate_apart(repo: Path, args: argparse.Namespace) -> dict:
+    """``evaluate`` in a process of its own: repositories' top-level packages (``utils``,
+    ``models``) would otherwise meet in one ``sys.modules``."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "report.json"
+        command = [sys.executable, __file__, str(repo), "--tries", str(args.tries), "--seed", str(args.seed), "--json", str(out)]
+        if args.fixed_root is not None:
+            command += ["--fixed-root", str(args.fixed_root)]
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if not out.exists():
+            return {"repo": repo.name, "fix_summary": "the evaluation crashed", "files": 0, "functions": 0,
+                    "outcomes": Counter(), "reasons": Counter(), "different": [], "equal": [], "records": []}
+        report = json.loads(out.read_text())[0]
+    report["outcomes"], report["reasons"] = Counter(report["outcomes"]), Counter(report["reasons"])
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="+", type=Path)
@@ -684,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reports = []
     for repo in args.repos:
-        report = evaluate(repo.resolve(), args.tries, args.seed, args.fixed_root)
+        report = evaluate_apart(repo, args) if len(args.repos) > 1 else evaluate(repo.resolve(), args.tries, args.seed, args.fixed_root)
         reports.append(report)
         outcomes = report["outcomes"]
         print(
