@@ -131,6 +131,8 @@ def _size(token: str) -> int | None:
         return 2
     if re.fullmatch(r"[A-Za-z]{1,3}", token):
         return LETTERS.get(token[0].upper(), 4)
+    if re.fullmatch(r"[a-z]+(_[a-z]+)+", token):  # [batch_size, seq_len, vocab_size]
+        return 2 if token.startswith("batch") else 4
     return None
 
 
@@ -224,6 +226,10 @@ def guess(name: str, attempt: int, position: int, rng: torch.Generator, annotati
         return torch.float32
     if any(word in lowered for word in ("image", "img", "input", "frame")) and not shapes and attempt % 2 == 0:
         shape = (2, 3, 8, 8) if attempt % 4 == 0 else (1, 1, 8, 8)
+    if attempt % 5 == 2:  # integer data (cluster ids, counts) where nothing says which
+        return _sparse(torch.randint(0, 3, shape, generator=rng), attempt, rng)
+    if attempt % 16 == 10:  # no elements at all
+        return torch.randn((0,) + shape[1:], generator=rng)
     return _sparse(torch.randn(shape, generator=rng), attempt, rng).requires_grad_(attempt % 3 == 1)
 
 
