@@ -404,12 +404,18 @@ def gen_repeat_output_size(rng: random.Random) -> Program:
 
 
 def _no_nonzero_edge(condition: Callable) -> Callable[[tuple, object, object], bool]:
-    """Documented (SL101 *Fix safety*, ``nonzero_static`` max): a condition with elements
-    but no non-zero one makes the original ``max()`` raise, and the fixed code reads -1."""
+    """Documented (SL101 *Fix safety*, ``nonzero_static``): a condition without a non-zero
+    element makes the original reduction (or its ``[0]``) raise, and the fixed code reads
+    the fill value."""
 
     def documented(args, expected, actual) -> bool:
-        if not isinstance(expected, RuntimeError) or isinstance(actual, Exception):
+        if not isinstance(expected, (RuntimeError, IndexError)) or isinstance(actual, Exception):
             return False
+        if str(expected) == "index 0 is out of bounds for dimension 0 with size 0":
+            # `nonzero(c)[0]` of an empty result: the only empty dimension 0 these programs
+            # index with 0 (the condition is read after a mutation of `x`, so its values
+            # cannot be re-checked from `args`).
+            return True
         # The error of a reduction over an empty tensor, from a condition with elements
         # (an in-between mutation can change the condition's values, never its shape).
         return "reduction dim" in str(expected) and condition(*args).numel() > 0
@@ -424,7 +430,10 @@ def gen_nonzero_static_max(rng: random.Random) -> Program:
     }
     cond = rng.choice(sorted(conditions))
     call = rng.choice([f"torch.nonzero({cond})", f"({cond}).nonzero()", f"torch.argwhere({cond})", f"torch.where({cond})[0]"])
-    reduce = rng.choice([".max()", ".amax()", ".min()", ".max(0)[0]", ".max(dim=-1).values", ".sum()"])
+    reduce = rng.choice([
+        ".max()", ".amax()", ".min()", ".amin()", ".amax(0)", ".amin(dim=0)", ".amax(1)", ".max(0)[0]",
+        ".max(dim=-1).values", ".sum()",
+    ])
     use = rng.choice(["return last", "return last + 1", "return x.sum() * last", "return [last, m.sum()]"])
     mid = _between(rng, "x")
     source = H + f"def f(x: torch.Tensor, m: torch.Tensor, w: torch.Tensor):\n{mid}    last = {call}{reduce}\n    {use}\n"
@@ -436,6 +445,33 @@ def gen_nonzero_static_max(rng: random.Random) -> Program:
         keep = torch.rand(shape, generator=generator) < density
         x = tensor(r, shape, r.choice(FLOATS + (torch.int64, torch.bool)), grad=False)
         x = torch.where(keep, x, torch.zeros((), dtype=x.dtype))
+        if x.is_floating_point() and r.random() < 0.5:
+            x.requires_grad_(True)
+        m = torch.rand(shape, generator=generator) < density
+        w = torch.rand(shape[-1:] if shape else (), generator=generator)
+        return x, m, w
+
+    return Program(source, inputs, _no_nonzero_edge(conditions[cond]))
+
+
+def gen_nonzero_static_first(rng: random.Random) -> Program:
+    conditions = {
+        "m": lambda x, m, w: m, "x": lambda x, m, w: x, "x > 0": lambda x, m, w: x > 0,
+        "x > w": lambda x, m, w: x > w, "m & (x > 0)": lambda x, m, w: m & (x > 0), "x.sum(-1) > 0": lambda x, m, w: x.sum(-1) > 0,
+    }
+    cond = rng.choice(sorted(conditions))
+    call = rng.choice([f"torch.nonzero({cond})", f"({cond}).nonzero()", f"torch.argwhere({cond})", f"torch.where({cond})"])
+    index = rng.choice(["[0]", "[0, 0]", "[0][-1]", "[0:1]", "[1]", "[-1]", "[..., 0]"])
+    use = rng.choice(["return first", "return first + 1", "return x.sum() * first.sum()", "return [first, m.sum()]"])
+    mid = _between(rng, "x")
+    source = H + f"def f(x: torch.Tensor, m: torch.Tensor, w: torch.Tensor):\n{mid}    first = {call}{index}\n    {use}\n"
+
+    def inputs(r):
+        shape = r.choice(SHAPES[1:] + ((),))
+        density = r.choice([0.0, 0.05, 0.5, 1.0])
+        generator = torch.Generator().manual_seed(r.randrange(2**31))
+        x = tensor(r, shape, r.choice(FLOATS + (torch.int64, torch.bool)), grad=False)
+        x = torch.where(torch.rand(shape, generator=generator) < density, x, torch.zeros((), dtype=x.dtype))
         if x.is_floating_point() and r.random() < 0.5:
             x.requires_grad_(True)
         m = torch.rand(shape, generator=generator) < density
@@ -463,6 +499,7 @@ FORMS: dict[str, Callable[[random.Random], Program]] = {
     "scatter_count": gen_scatter_count,
     "repeat_output_size": gen_repeat_output_size,
     "nonzero_static_max": gen_nonzero_static_max,
+    "nonzero_static_first": gen_nonzero_static_first,
 }
 
 

@@ -198,11 +198,56 @@ def test_nonzero_max_becomes_nonzero_static_with_equal_values(source):
             assert before.count >= 1 and after.count == 0, after.ops
 
 
+NONZERO_STATIC_MORE = {
+    # a minimum pads with numel, larger than any coordinate
+    "min": (H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return (x > 0.25).nonzero().amin()\n",
+            "torch.nonzero_static(x > 0.25, size=x.numel(), fill_value=x.numel()).amin()"),
+    # per column: the -1 padding never wins a column's max
+    "column-max": (H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return torch.argwhere(m).amax(0)\n",
+                   "torch.nonzero_static(m, size=m.numel()).amax(0)"),
+    "column-min": (H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return m.nonzero().amin(dim=0)\n",
+                   "torch.nonzero_static(m, size=m.numel(), fill_value=m.numel()).amin(dim=0)"),
+    # the first row needs no bound on the count, whatever the condition
+    "first-row": (H + "def f(m: torch.Tensor, x: torch.Tensor):\n    return torch.nonzero(m & (x > 0.25))[0]\n",
+                  "torch.nonzero_static(m & (x > 0.25), size=1)[0]"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(NONZERO_STATIC_MORE))
+def test_nonzero_with_a_static_bound_becomes_nonzero_static_with_equal_values(form):
+    source, expected_call = NONZERO_STATIC_MORE[form]
+    original, fixed, text = fixed_pair(source, "SL101", f"nzs_{form.replace('-', '_')}")
+    assert expected_call in text
+    generator = torch.Generator().manual_seed(0)
+    for shape in ((1,), (7,), (3, 5), (2, 3, 4)):
+        for density in (0.0, 0.1, 0.5, 1.0):
+            x = torch.rand(shape, generator=generator)
+            x = torch.where(torch.rand(shape, generator=generator) < density, x + 0.5, torch.zeros(()))
+            m = x > 0
+            if not m.any():
+                # The documented edge case: the original raises, the fixed code reads the fill.
+                with pytest.raises((RuntimeError, IndexError)):
+                    original.f(m, x)
+                fill = x.numel() if "min" in form else -1
+                assert (fixed.f(m, x) == fill).all()
+                continue
+            with SyncCounter() as before:
+                expected = original.f(m, x)
+            with SyncCounter() as after:
+                actual = fixed.f(m, x)
+            assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
+            assert before.count >= 1 and after.count == 0, after.ops
+
+
 @pytest.mark.parametrize(
     "body",
     [
         "    return m.nonzero().max(0)\n",  # also returns indices
-        "    return m.nonzero().min()\n",  # the -1 padding would win
+        "    return m.nonzero().amax(1)\n",  # per row: the -1 padding would be a row's max
+        "    return m.nonzero()[1]\n",  # a later row: -1 where the original raised, a shifted row
+        "    return m.nonzero()[-1]\n",  # the last row would be padding
+        "    return m.nonzero()[0:1]\n",  # a slice: a row of padding where the original was empty
+        "    return (x > 0).nonzero().amin(1)\n",
         "    return torch.nonzero(m).max(dim=0).values\n",
         "    return torch.where(m)[0].max()\n",  # as_tuple
         "    return torch.nonzero(m & (x > 0)).max()\n",  # no named tensor to bound the count

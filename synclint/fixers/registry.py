@@ -9,7 +9,7 @@ from synclint.fixers import (  # noqa: F401
     device_factory,
     ignore_index,
     masked_fill,
-    nonzero_static_max,
+    nonzero_static,
     padded_batch,
     repeat_output_size,
     scatter_count,

@@ -54,14 +54,18 @@ class Nonzero(Rule):
     name; a count that is returned, stored, formatted, used as a dict key, a
     shape or a `range` bound gets no fix.
     The largest coordinate, `torch.nonzero(c).max()` (also `c.nonzero()`,
-    `torch.argwhere(c)`, `.amax()`), becomes
+    `torch.argwhere(c)`, `.amax()`, per column `.amax(0)`), becomes
     `torch.nonzero_static(c, size=c.numel()).max()` (unsafe): the static result
     holds every row of the original, then rows of `-1`, which never win the
-    max over coordinates `>= 0`. Only when `c` is a known tensor named by a
-    name or attribute (bound `c.numel()`), or such a tensor `x` compared with a
-    number (bound `x.numel()`); `max(dim)`, `min` and `as_tuple` results get
-    no fix. When `c` has elements but no non-zero one, the original raises and
-    the fixed code returns `-1`; it always allocates `c.numel()` rows.
+    max over coordinates `>= 0`; the smallest (`.min()`, `.amin()`, `.amin(0)`)
+    pads with `fill_value=c.numel()`, above every coordinate. Only when `c` is
+    a known tensor named by a name or attribute (bound `c.numel()`), or such a
+    tensor `x` compared with a number (bound `x.numel()`). The first row,
+    `torch.nonzero(c)[0]`, becomes `torch.nonzero_static(c, size=1)[0]` for
+    any `c`. `max(dim)` / `min(dim)` (indices), per-row reductions, other rows
+    and `as_tuple` results get no fix. When `c` has no non-zero element, the
+    original raises and the fixed code returns the fill (`-1`, or `c.numel()`
+    for a minimum); a reduction form always allocates `c.numel()` rows.
     The message says why a fix is declined.
     """
 
