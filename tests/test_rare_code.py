@@ -52,7 +52,7 @@ ERROR_HANDLING = """
     ("line", "expected"),
     [
         (8, "cold"),  # the test of an `if` inside an `except` that ends by raising
-        (12, "hot"),  # an `except` that handles the error and goes on is not an error path
+        (12, "cold"),  # an `except` body runs only when the body raised: an error path, even one that goes on
         (14, "cold"),  # the message built before `raise`
         (17, "hot"),  # the validity check itself runs every step
         (20, "cold"),  # invalid-data handling that raises in training
