@@ -87,3 +87,28 @@ def test_host_arguments_keep_a_helper_s_result_on_the_host():
         if f.line > start
     }
     assert flagged == {"b", "d", "g", "i"}
+
+
+def test_host_tensors_made_in_a_branch_stay_host_to_the_end_of_the_branch():
+    source = textwrap.dedent("""
+    import torch
+    class M(torch.nn.Module):
+        def forward(self, x, idx, method: str):
+            if method == "dense":
+                rnd = torch.randperm(10, device=x.device)
+                a = rnd[rnd > 2]
+            else:
+                rnd = torch.randperm(10, device="cpu")
+                b = rnd[rnd > 2]
+            c = rnd[rnd > 2]
+            if self.mps:
+                x = x.cpu()
+            else:
+                d = x[x > 0]
+            e = x[x > 0]
+            return a, b, c, d, e
+    """)
+    lines = source.splitlines()
+    flagged = {lines[f.line - 1].strip().split(" =")[0] for f in check_source(source, "m.py", include_cold=True)}
+    # the CPU sampling branch is host to its end; after the `if`, either branch may have run
+    assert flagged == {"a", "c", "d", "e", "x"}

@@ -250,3 +250,26 @@ def test_a_dict_key_is_a_python_value():
                 return x
         """
     assert set(_found(source)) == {(9, "SL202")}
+
+
+def test_branches_for_another_backend_are_not_cuda_code():
+    source = """
+        import torch
+        def non_max_suppression(prediction):
+            device = prediction.device
+            mps = "mps" in device.type
+            if mps:
+                prediction = prediction.cpu()
+            if prediction.device.type == "xla":
+                print(prediction.sum().item())
+            if prediction.device.type == "cuda":
+                print(prediction.max().item())
+            return prediction
+        class Det(torch.nn.Module):
+            def forward(self, x):
+                return non_max_suppression(x)
+        """
+    found = _found(source)
+    assert found[(7, "SL201")] == ("cold", "another backend only (not a CUDA device)")
+    assert found[(9, "SL201")][0] == "cold"
+    assert found[(11, "SL201")][0] == "hot"

@@ -123,7 +123,11 @@ class FlowState:
         # Code that runs once, not per step: ``__init__``, ``__repr__``.
         self._cold_roots: set[int] = set()
         self._cold_depth = 0
-        self._branch_depth = 0
+        #: Blocks of branches (``if`` bodies, ``else``, ``except`` handlers): host-ness
+        #: assigned in one holds to its end, not after it (``if mps: x = x.cpu()``
+        #: says nothing about the CUDA path). Snapshot of the host names at each entry.
+        self._branch_blocks: set[int] = set()
+        self._host_snapshots: list[set[str]] = []
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -285,6 +289,8 @@ class FlowState:
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
         node_type = type(node)
+        if self._branch_blocks and id(node) in self._branch_blocks:
+            self._host_snapshots.append(set(self.scope.host))
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -304,7 +310,7 @@ class FlowState:
         elif isinstance(node, cst.ClassDef):
             self._enter_class(node)
         elif isinstance(node, _BRANCHES):
-            self._branch_depth += 1
+            self._branch_blocks.update(id(block) for block in _blocks(node))
         elif isinstance(node, (cst.For, cst.While)):
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
@@ -341,6 +347,10 @@ class FlowState:
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
+        if self._branch_blocks and id(node) in self._branch_blocks:
+            self._branch_blocks.discard(id(node))
+            # What became host in the block is host only there; what stopped being host stays so.
+            self.scope.host.intersection_update(self._host_snapshots.pop())
         if self._host_narrowing and id(node) in self._host_narrowing:
             del self._host_narrowing[id(node)]
             self.narrowed_host.pop()
@@ -375,8 +385,6 @@ class FlowState:
                 loops.pop()
             if isinstance(node, _COMPREHENSIONS) and self._comprehension_saved:
                 self._restore(self._comprehension_saved.pop())
-        elif isinstance(node, _BRANCHES) and self._branch_depth:
-            self._branch_depth -= 1
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
                 for target in node.targets:
@@ -385,16 +393,12 @@ class FlowState:
             kind = self.kind_of(node.value)
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
-            # Host-ness is trusted only from straight-line code: ``if mps: x = x.cpu()``
-            # says nothing about the CUDA path. A branch that rebinds a host tensor to
-            # another host tensor (``if shift: t = time_shift(mu, t)``) keeps it on the host.
+            # Inside a branch, host-ness holds to the end of the branch's block (see enter).
             on_host = kind.is_tensor and self.devices.on_host(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
-                    name = target.target.value
-                    keep = on_host and (not self._branch_depth or name in self.scope.host)
-                    (self.scope.host.add if keep else self.scope.host.discard)(name)
+                    (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -641,6 +645,18 @@ class FlowState:
             if scope.kind == "class":
                 return scope.returns.get(name, Kind.UNKNOWN)
         return Kind.UNKNOWN
+
+
+def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The blocks of a branching statement, each of which may run without the others."""
+    if isinstance(node, cst.If):
+        return [node.body] + ([node.orelse] if node.orelse is not None else [])
+    if isinstance(node, (cst.Try, cst.TryStar)):
+        blocks = [node.body, *node.handlers]
+        return blocks + [part for part in (node.orelse, getattr(node, "finalbody", None)) if part is not None]
+    if isinstance(node, cst.Match):
+        return list(node.cases)
+    return []
 
 
 def _is_tracing_check(test: cst.BaseExpression) -> bool:

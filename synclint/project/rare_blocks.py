@@ -180,3 +180,37 @@ def _unpacked(target: ast.AST) -> list[ast.AST]:
     if isinstance(target, ast.Starred):
         return _unpacked(target.value)
     return [target]
+
+
+#: Device types that are not a CUDA device: code only they run syncs no CUDA stream.
+_OTHER_BACKENDS = frozenset({"mps", "xla", "npu", "hpu", "xpu", "cpu", "meta"})
+
+
+def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
+    """``if mps:`` (``mps = "mps" in device.type``), ``if x.device.type == "mps":``: the
+    branch runs only on another backend."""
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, ast.In):
+        return _backend_name(left) and _mentions_device(right)
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return (_backend_name(right) and _mentions_device(left)) or (_backend_name(left) and _mentions_device(right))
+    return False
+
+
+def _backend_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in _OTHER_BACKENDS
+
+
+def _mentions_device(node: ast.AST) -> bool:
+    """``device.type``, ``x.device.type``, ``str(device)``, ``device``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Attribute) and node.attr == "type":
+        node = node.value
+    if isinstance(node, ast.Attribute):
+        return node.attr == "device"
+    return isinstance(node, ast.Name) and "device" in node.id

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from synclint.project.host_returns import HostCondition, host_condition
-from synclint.project.rare_blocks import ends_in_raise, handles_invalid_data, is_lazy_initialisation, root_name
+from synclint.project.rare_blocks import (
+    ends_in_raise,
+    handles_invalid_data,
+    is_lazy_initialisation,
+    other_backend_check,
+    root_name,
+)
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 7
@@ -516,6 +522,8 @@ class _CallWalker:
         #: Names whose state outlives the call: ``self``, ``cls`` and aliases of their
         #: state (``state = self.state[p]``, ``for group in self.param_groups``).
         self.persistent: set[str] = {"self", "cls"}
+        #: Names bound to a check of another backend (``mps = "mps" in device.type``).
+        self.backend_flags: set[str] = set()
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -622,6 +630,10 @@ class _CallWalker:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self._alias(target.id, value)
+                    if other_backend_check(value, set()):
+                        self.backend_flags.add(target.id)
+                    else:
+                        self.backend_flags.discard(target.id)
                     if _tensor_expression(value, self.tensor_names) and target.id not in self._not_tensor:
                         self.tensor_names.add(target.id)
                     else:
@@ -656,6 +668,8 @@ class _CallWalker:
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per cached value (lazy initialisation)"
+        if other_backend_check(node.test, self.backend_flags):
+            return "another backend only (not a CUDA device)"
         return None
 
     def _branch(self, body, why: str | None, depth: int) -> None:
