@@ -79,6 +79,10 @@ def any_set(flags: torch.Tensor):
 def permute(hidden, mask):
     return torch.arange(len(hidden), device=hidden.device).repeat_interleave(mask.sum(dim=1))
 
+
+def count(x):
+    return x.cuda().sum().item()
+
 """
 
 
@@ -94,13 +98,14 @@ def test_unknown_findings_are_shown_only_on_a_proven_operand(tmp_path):
     everything = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     rows = {(f.line, f.column, f.code, f.why, f.severity) for f in everything}
     assert rows == {
-        (5, 12, "SL201", PROVEN_SYNC, "info"),  # .item() of an annotated tensor
+        (5, 12, "SL201", UNREACHED, "warning"),  # a tensor, but maybe a host one: hidden
         (9, 12, "SL201", UNREACHED, "warning"),  # x may be anything: hidden
         (13, 17, "SL202", UNREACHED, "warning"),  # truthiness: not among the ops shown on their own
         (17, 12, "SL104", PROVEN_SYNC, "info"),  # repeat_interleave of a tensor made on hidden's device
+        (21, 12, "SL201", PROVEN_SYNC, "info"),  # moved to the accelerator, then read back
     }
     shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
-    assert {(f.line, f.code) for f in shown} == {(5, "SL201"), (17, "SL104")}
+    assert {(f.line, f.code) for f in shown} == {(17, "SL104"), (21, "SL201")}
 
 
 def test_a_build_helper_called_from_code_of_no_known_context_is_not_cold_by_name():
@@ -165,7 +170,6 @@ def test_tensors_passed_where_an_op_takes_a_python_number():
                 return index, fine, losses
         """
     assert _found(source) == {
-        (6, 30, "SL201"): "hot",  # arange of a 0-d device tensor
         (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
         (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
     }

@@ -149,24 +149,20 @@ class Rule:
         )
 
     def _operand_proven(self, node: cst.CSTNode) -> bool:
-        """What the flagged op reads is a tensor by the flow analysis (a binding, an
-        annotation, torch math), not only by the method called on it, and not on the host:
-        ``x.item()``, ``x.nonzero()``, ``t.repeat_interleave(r)`` read ``x``/``t``/``r``,
-        ``float(x)``/``torch.nonzero(x)`` their first argument, ``x.synchronize()`` is proof itself."""
-        if isinstance(node, cst.Call):
-            operands: list[cst.BaseExpression] = [arg.value for arg in node.args[:1] if arg.keyword is None]
-            if isinstance(node.func, cst.Attribute):
-                qualified = self.context.qualify(node.func)
-                if qualified is not None and qualified.startswith("torch.cuda."):
-                    return True  # torch.cuda.synchronize(), torch.cuda.current_stream().synchronize()
-                operands = [node.func.value, *operands]
-        elif isinstance(node, cst.Subscript):
-            operands = [node.value]
-        else:
+        """What the flagged op reads is visibly made on an accelerator right there:
+        ``torch.arange(n, device=x.device).repeat_interleave(counts)``,
+        ``torch.zeros(n, device="cuda").nonzero()``, ``x.cuda().item()``; or the op is
+        ``torch.cuda``'s own (``torch.cuda.synchronize()``). A tensor that is merely known
+        to be a tensor (an annotated parameter) is not enough: library helpers run on the
+        host too (samplers, metrics at the end of evaluation, drawing utilities)."""
+        if not isinstance(node, cst.Call):
             return False
-        # ``torch.Tensor([a, b])``: the elements are what is read.
-        operands = [e.value for o in operands for e in (o.elements if isinstance(o, (cst.List, cst.Tuple)) else [])] + operands
-        return any(self.context.is_device_tensor(operand) for operand in operands)
+        if isinstance(node.func, cst.Attribute):
+            qualified = self.context.qualify(node.func)
+            if qualified is not None and qualified.startswith("torch.cuda."):
+                return True  # torch.cuda.synchronize(), torch.cuda.current_stream().synchronize()
+            return _made_on_accelerator(node.func.value, self.context)
+        return bool(node.args) and node.args[0].keyword is None and _made_on_accelerator(node.args[0].value, self.context)
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``; when a
@@ -213,3 +209,45 @@ class Rule:
 
 
 RuleHook = Callable[[cst.CSTNode], None]
+
+_ACCELERATOR_MOVES = frozenset({"cuda", "xpu", "npu", "mps"})
+#: Methods whose result lives where their receiver does (``x.sum()``, ``x.max(1)``).
+_SAME_DEVICE = frozenset({"sum", "max", "min", "amax", "amin", "mean", "abs", "float", "long", "int", "bool",
+                          "view", "reshape", "flatten", "t", "clone", "detach", "cumsum", "ne", "eq", "gt", "lt"})
+
+
+def _made_on_accelerator(node: cst.BaseExpression, context: RuleContext) -> bool:
+    """A tensor expression created on an accelerator in the expression itself: a torch
+    factory with a ``device=`` that is not the CPU, or ``.cuda()``; methods that keep
+    their receiver's device are looked through."""
+    while isinstance(node, (cst.Call, cst.Subscript)):
+        if isinstance(node, cst.Subscript):
+            node = node.value
+            continue
+        func = node.func
+        qualified = context.qualify(func)
+        if qualified is not None and qualified.startswith("torch."):
+            device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
+            return device is not None and not _names_cpu(device)
+        if not isinstance(func, cst.Attribute):
+            return False
+        if func.attr.value in _ACCELERATOR_MOVES:
+            return True
+        if func.attr.value not in _SAME_DEVICE:
+            return False
+        node = func.value
+    return False
+
+
+def _names_cpu(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return "cpu" in node.evaluated_value
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True
+    text = ""
+    while isinstance(node, cst.Attribute):
+        text = node.attr.value + "." + text
+        node = node.value
+    if isinstance(node, cst.Name):
+        text = node.value + "." + text
+    return "cpu" in text.lower()

@@ -19,7 +19,6 @@ _READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})
 #: Ops whose signature takes these arguments as Python numbers (by position; "" for a
 #: tensor argument): a tensor passed there is read back on the host.
 _SCALAR_ARGUMENTS = {
-    "torch.arange": ("start", "end", "step"),
     "torch._foreach_lerp_": ("", "", "weight"),
     "torch._foreach_lerp": ("", "", "weight"),
 }
@@ -59,7 +58,7 @@ class HostReadback(Rule):
     `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
     (each comparison is read back), `torch.tensor([t1, t2])` (or the legacy
     `torch.Tensor([t1, t2])`) of device tensors, a tensor passed where an op takes
-    a Python number (`torch.arange(t)`, the `weight` of `torch._foreach_lerp_`), printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
+    a Python number (the `weight` of `torch._foreach_lerp_`), printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
     factorisations that read their error codes back to raise on bad input
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
@@ -187,8 +186,7 @@ class HostReadback(Rule):
                 self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
 
     def _check_scalar_arguments(self, qualified: str, node: cst.Call) -> None:
-        """``torch.arange(total)`` of a 0-d tensor, ``torch._foreach_lerp_(a, b, w)`` with a
-        0-d tensor ``w``: the argument is a Python number in the op's signature, so the
+        """``torch._foreach_lerp_(a, b, w)`` with a 0-d tensor ``w``: the argument is a Python number in the op's signature, so the
         tensor is read back (``.item()``) before the op is even queued."""
         names = _SCALAR_ARGUMENTS[qualified]
         passed = positional(node)
