@@ -114,7 +114,7 @@ class Rule:
     #: built in ``__init__`` still needs ``pin_memory``).
     hot_path_only: ClassVar[bool] = True
     #: Every finding is an op that makes the host wait whenever its operand lives on a
-    #: device (``.item()``, ``nonzero``, ``torch.cuda.synchronize()``), whatever code
+    #: device (``.item()``, ``nonzero``), whatever code
     #: surrounds it: with a proven operand, shown even where nothing shows it runs per step.
     syncs_every_call: ClassVar[bool] = False
     #: "safe" / "unsafe" when the rule offers a fix for some findings, else None.
@@ -151,16 +151,12 @@ class Rule:
     def _operand_proven(self, node: cst.CSTNode) -> bool:
         """What the flagged op reads is visibly made on an accelerator right there:
         ``torch.arange(n, device=x.device).repeat_interleave(counts)``,
-        ``torch.zeros(n, device="cuda").nonzero()``, ``x.cuda().item()``; or the op is
-        ``torch.cuda``'s own (``torch.cuda.synchronize()``). A tensor that is merely known
+        ``torch.zeros(n, device="cuda").nonzero()``, ``x.cuda().item()``. A tensor that is merely known
         to be a tensor (an annotated parameter) is not enough: library helpers run on the
         host too (samplers, metrics at the end of evaluation, drawing utilities)."""
         if not isinstance(node, cst.Call):
             return False
         if isinstance(node.func, cst.Attribute):
-            qualified = self.context.qualify(node.func)
-            if qualified is not None and qualified.startswith("torch.cuda."):
-                return True  # torch.cuda.synchronize(), torch.cuda.current_stream().synchronize()
             return _made_on_accelerator(node.func.value, self.context)
         return bool(node.args) and node.args[0].keyword is None and _made_on_accelerator(node.args[0].value, self.context)
 

@@ -40,8 +40,6 @@ class ExplicitSync(Rule):
     multi-stream code).
     """
 
-    syncs_every_call = True
-
     code = "SL501"
     name = "explicit-sync"
     TOKENS = frozenset({"torch"})  # see synclint.prefilter
