@@ -64,6 +64,22 @@ def test_blocks_that_end_by_raising_are_error_paths(line, expected):
     assert _at(ERROR_HANDLING, line) == {expected}, _found(ERROR_HANDLING)
 
 
+def test_a_block_that_returns_before_its_final_raise_is_not_an_error_path():
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if self.mode == "split":
+                    if self.encoders:
+                        return self.encode(x)
+                    raise RuntimeError("nothing to run")
+                raise NotImplementedError
+            def encode(self, x):
+                return x.nonzero()
+        """
+    assert _found(source) == {(11, "SL101"): ("hot", "`M.forward` -> `M.encode`")}
+
+
 def test_an_error_path_does_not_make_its_callees_hot():
     source = """
         import torch

@@ -27,8 +27,17 @@ _CACHE_READS = frozenset({"get", "setdefault"})
 
 
 def ends_in_raise(body: list[ast.stmt]) -> bool:
-    """The block's last statement raises: everything in it leads to an exception."""
-    return bool(body) and isinstance(body[-1], ast.Raise)
+    """The block's last statement raises and nothing before it leaves the block another
+    way (``return``, ``break``, ``continue``): everything in it leads to an exception."""
+    return bool(body) and isinstance(body[-1], ast.Raise) and not any(_leaves(statement) for statement in body)
+
+
+def _leaves(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    return any(_leaves(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
 
 def handles_invalid_data(node: ast.If) -> bool:
