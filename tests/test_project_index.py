@@ -685,3 +685,12 @@ def test_the_index_and_the_per_file_analysis_share_one_loader_vocabulary() -> No
         assert is_loader(cst.parse_expression(name)), name
         assert is_batch_iterable(ast.parse(name, mode="eval").body, set()) == name
     assert not is_loader(cst.parse_expression("items"))
+
+
+def test_a_cold_chain_names_its_root_once() -> None:
+    from synclint.project.hotness import _called_only_from
+
+    first = _called_only_from("test or benchmark code")
+    assert first == "called only from test or benchmark code"
+    assert _called_only_from(first) == first
+    assert _called_only_from("construction or setup (`__init__`)") == "called only from construction or setup code"

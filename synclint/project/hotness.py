@@ -70,6 +70,16 @@ _STRONGLY_COLD = frozenset(
 )
 
 
+def _called_only_from(why: str) -> str:
+    """The why of a function only cold code calls, named after the root of the chain:
+    "called only from test or benchmark code", never "called only from called only
+    from ... code code"."""
+    if why.startswith("called only from "):
+        return why
+    base = why.split(" (")[0]
+    return f"called only from {base if base.endswith(' code') else base + ' code'}"
+
+
 def _weakly_cold(name: str, why: str) -> bool:
     """Cold by a naming convention that hot code may break (``build_*``, ``setup_*``)."""
     return why == "construction or setup" and name not in _STRONGLY_COLD
@@ -193,7 +203,7 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             if callee not in contexts and all(
                 caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
             ):
-                contexts[callee] = Context(COLD, f"called only from {contexts[fid].why.split(' (')[0]} code")
+                contexts[callee] = Context(COLD, _called_only_from(contexts[fid].why))
                 cold_queue.append(callee)
     return contexts
 
