@@ -438,8 +438,16 @@ def gen_nonzero_static_max(rng: random.Random) -> Program:
     mid = _between(rng, "x")
     source = H + f"def f(x: torch.Tensor, m: torch.Tensor, w: torch.Tensor):\n{mid}    last = {call}{reduce}\n    {use}\n"
 
+    return Program(source, _sparse_inputs(SHAPES + ((),)), _no_nonzero_edge(conditions[cond]))
+
+
+def _sparse_inputs(shapes):
+    """``(x, m, w)`` for the nonzero forms: ``x`` of a random dtype, zero outside a random
+    density (empty included), sometimes requiring grad; a mask ``m`` of the same density;
+    a row ``w``."""
+
     def inputs(r):
-        shape = r.choice(SHAPES + ((),))
+        shape = r.choice(shapes)
         density = r.choice([0.0, 0.05, 0.5, 1.0])
         generator = torch.Generator().manual_seed(r.randrange(2**31))
         keep = torch.rand(shape, generator=generator) < density
@@ -451,7 +459,7 @@ def gen_nonzero_static_max(rng: random.Random) -> Program:
         w = torch.rand(shape[-1:] if shape else (), generator=generator)
         return x, m, w
 
-    return Program(source, inputs, _no_nonzero_edge(conditions[cond]))
+    return inputs
 
 
 def gen_nonzero_static_first(rng: random.Random) -> Program:
@@ -466,19 +474,7 @@ def gen_nonzero_static_first(rng: random.Random) -> Program:
     mid = _between(rng, "x")
     source = H + f"def f(x: torch.Tensor, m: torch.Tensor, w: torch.Tensor):\n{mid}    first = {call}{index}\n    {use}\n"
 
-    def inputs(r):
-        shape = r.choice(SHAPES[1:] + ((),))
-        density = r.choice([0.0, 0.05, 0.5, 1.0])
-        generator = torch.Generator().manual_seed(r.randrange(2**31))
-        x = tensor(r, shape, r.choice(FLOATS + (torch.int64, torch.bool)), grad=False)
-        x = torch.where(torch.rand(shape, generator=generator) < density, x, torch.zeros((), dtype=x.dtype))
-        if x.is_floating_point() and r.random() < 0.5:
-            x.requires_grad_(True)
-        m = torch.rand(shape, generator=generator) < density
-        w = torch.rand(shape[-1:] if shape else (), generator=generator)
-        return x, m, w
-
-    return Program(source, inputs, _no_nonzero_edge(conditions[cond]))
+    return Program(source, _sparse_inputs(SHAPES[1:] + ((),)), _no_nonzero_edge(conditions[cond]))
 
 
 FORMS: dict[str, Callable[[random.Random], Program]] = {

@@ -174,28 +174,34 @@ NONZERO_MAX = (
 )
 
 
-@pytest.mark.parametrize("source", NONZERO_MAX, ids=["method", "argwhere-amax", "compare"])
-def test_nonzero_max_becomes_nonzero_static_with_equal_values(source):
-    original, fixed, text = fixed_pair(source, "SL101", "nzmax")
-    assert "nonzero_static(" in text and ".numel())" in text
+def _masked_inputs():
+    """``(m, x)`` pairs: shapes from one element to 3-d, densities from empty to full
+    (``m = x > 0``), drawn from one seeded generator."""
     generator = torch.Generator().manual_seed(0)
     for shape in ((1,), (7,), (3, 5), (2, 3, 4)):
         for density in (0.0, 0.1, 0.5, 1.0):
             x = torch.rand(shape, generator=generator)
             x = torch.where(torch.rand(shape, generator=generator) < density, x + 0.5, torch.zeros(()))
-            m = x > 0
-            if not m.any():
-                # The documented edge case: the original raises, the fixed code gives -1.
-                with pytest.raises(RuntimeError):
-                    original.f(m, x)
-                assert (fixed.f(m, x) == -1 + ("last + 1" in source)).item()
-                continue
-            with SyncCounter() as before:
-                expected = original.f(m, x)
-            with SyncCounter() as after:
-                actual = fixed.f(m, x)
-            assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
-            assert before.count >= 1 and after.count == 0, after.ops
+            yield x > 0, x
+
+
+@pytest.mark.parametrize("source", NONZERO_MAX, ids=["method", "argwhere-amax", "compare"])
+def test_nonzero_max_becomes_nonzero_static_with_equal_values(source):
+    original, fixed, text = fixed_pair(source, "SL101", "nzmax")
+    assert "nonzero_static(" in text and ".numel())" in text
+    for m, x in _masked_inputs():
+        if not m.any():
+            # The documented edge case: the original raises, the fixed code gives -1.
+            with pytest.raises(RuntimeError):
+                original.f(m, x)
+            assert (fixed.f(m, x) == -1 + ("last + 1" in source)).item()
+            continue
+        with SyncCounter() as before:
+            expected = original.f(m, x)
+        with SyncCounter() as after:
+            actual = fixed.f(m, x)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
+        assert before.count >= 1 and after.count == 0, after.ops
 
 
 NONZERO_STATIC_MORE = {
@@ -218,25 +224,20 @@ def test_nonzero_with_a_static_bound_becomes_nonzero_static_with_equal_values(fo
     source, expected_call = NONZERO_STATIC_MORE[form]
     original, fixed, text = fixed_pair(source, "SL101", f"nzs_{form.replace('-', '_')}")
     assert expected_call in text
-    generator = torch.Generator().manual_seed(0)
-    for shape in ((1,), (7,), (3, 5), (2, 3, 4)):
-        for density in (0.0, 0.1, 0.5, 1.0):
-            x = torch.rand(shape, generator=generator)
-            x = torch.where(torch.rand(shape, generator=generator) < density, x + 0.5, torch.zeros(()))
-            m = x > 0
-            if not m.any():
-                # The documented edge case: the original raises, the fixed code reads the fill.
-                with pytest.raises((RuntimeError, IndexError)):
-                    original.f(m, x)
-                fill = x.numel() if "min" in form else -1
-                assert (fixed.f(m, x) == fill).all()
-                continue
-            with SyncCounter() as before:
-                expected = original.f(m, x)
-            with SyncCounter() as after:
-                actual = fixed.f(m, x)
-            assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
-            assert before.count >= 1 and after.count == 0, after.ops
+    for m, x in _masked_inputs():
+        if not m.any():
+            # The documented edge case: the original raises, the fixed code reads the fill.
+            with pytest.raises((RuntimeError, IndexError)):
+                original.f(m, x)
+            fill = x.numel() if "min" in form else -1
+            assert (fixed.f(m, x) == fill).all()
+            continue
+        with SyncCounter() as before:
+            expected = original.f(m, x)
+        with SyncCounter() as after:
+            actual = fixed.f(m, x)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape and torch.equal(actual, expected)
+        assert before.count >= 1 and after.count == 0, after.ops
 
 
 @pytest.mark.parametrize(
