@@ -29,7 +29,7 @@ from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
-from synclint.project import COLD, HOT, PROVEN_SYNC, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
+from synclint.project import AT_CALL_SITES, COLD, HOT, PROVEN_SYNC, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -277,6 +277,8 @@ def _check_parsed(
         if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
             continue
         where_context = _context(report, facts, line)
+        if facts.synced_at_callers and not where_context.is_cold and _at_call_sites(facts, lines, line, where.start.column):
+            where_context = Context(UNKNOWN, AT_CALL_SITES)
         findings.append(
             Finding(
                 path=path,
@@ -320,6 +322,13 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
         if facts.whole_project:
             return Context(UNKNOWN, PROVEN_SYNC if report.proven else UNREACHED)
     return context
+
+
+def _at_call_sites(facts: FileFacts, lines: list[str], line: int, column: int) -> bool:
+    """A helper's sync on its parameter, which the index reports at the helper's calls
+    (positions there are CPython's: 0-based UTF-8 offsets)."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return (line, len(text[:column].encode("utf-8"))) in facts.synced_at_callers
 
 
 def _with_chain(message: str, context: Context) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from synclint.config import Settings
 from synclint.engine import check_source
-from synclint.project import UNREACHED, facts_for_files, facts_for_source
+from synclint.project import AT_CALL_SITES, UNREACHED, facts_for_files, facts_for_source
 from synclint.runner import RunOptions, lint_files, lint_paths
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project"
@@ -47,10 +47,13 @@ def _rows(findings, root: Path):
 
 def test_cross_file_findings_and_their_contexts(project: Path):
     found = {(Path(f.path).name, f.line, f.code): f for f in _lint([project], include_cold=True)}
-    # Interprocedural: the sync inside a helper, hot through a call from another module.
-    nonzero = found[("ops.py", 5, "SL101")]
-    assert nonzero.context == "hot" and nonzero.why == "`Head.forward` -> `nonzero_tuple`"
-    assert nonzero.message.endswith("; runs every step: `Head.forward` -> `nonzero_tuple`")
+    # Interprocedural: a helper that syncs on its parameter (``x.nonzero()``) is reported at
+    # the call from another module, in the caller's context; its own line is hidden.
+    call = found[("model.py", 15, "SL101")]
+    assert (call.column, call.context, call.why) == (22, "hot", "`Head.forward`")
+    assert call.message.startswith("`nonzero_tuple()` (it calls `.nonzero()` on its parameter `x`) syncs the host")
+    helper = found[("ops.py", 5, "SL101")]
+    assert (helper.context, helper.why) == ("unknown", AT_CALL_SITES)
     # A per-step helper found by the call graph, not by its name (SL403 is gated by hotness).
     ctor = found[("train.py", 7, "SL403")]
     assert ctor.context == "hot" and ctor.why == "the loop over `loader` in `train` -> `grad_norm`"
@@ -83,10 +86,9 @@ def test_cold_and_unreached_findings_are_hidden_by_default(project: Path):
     assert shown and all(f.context == "hot" for f in shown)
     everything = _lint([project], include_cold=True)
     hidden = [f for f in everything if f not in shown]
-    assert sorted(f.context for f in hidden) == ["cold"] * 5 + ["unknown"]
-    (unreached,) = [f for f in hidden if f.context == "unknown"]
-    assert (Path(unreached.path).name, unreached.line) == ("ops.py", 13)
-    assert unreached.why == UNREACHED
+    assert sorted(f.context for f in hidden) == ["cold"] * 5 + ["unknown"] * 2
+    unknown = sorted((Path(f.path).name, f.line, f.why) for f in hidden if f.context == "unknown")
+    assert unknown == [("ops.py", 5, AT_CALL_SITES), ("ops.py", 13, UNREACHED)]
 
 
 def test_unknown_findings_of_a_source_on_its_own_are_shown():
@@ -136,14 +138,16 @@ def test_a_symlinked_spelling_resolves_to_the_same_file(project: Path, tmp_path:
 def test_editing_a_caller_rechecks_the_callee_through_the_cache(project: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     ops = project / PACKAGE / "ops.py"
-    before = {f.line: f.context for f in _lint([ops], include_cold=True, cache=cache)}
-    assert before[13] == "unknown"
+    before = {f.line: f.why for f in _lint([ops], include_cold=True, cache=cache)}
+    assert before[13] == UNREACHED
     model = project / PACKAGE / "model.py"
     text = model.read_text()
     model.write_text(text.replace("from .ops import nonzero_tuple, to_host", "from .ops import nonzero_tuple, to_host, unused_helper")
                      .replace("        first = self.table[0].item()", "        first = self.table[0].item()\n        unused_helper(x)"))
-    after = {f.line: f.context for f in _lint([ops], include_cold=True, cache=cache)}
-    assert after[13] == "hot"  # ops.py did not change; its facts did, so its cached findings did not stand
+    after = {f.line: f.why for f in _lint([ops], include_cold=True, cache=cache)}
+    # ops.py did not change; its facts did (a hot call now reports its sync on `x`), so its
+    # cached findings did not stand
+    assert after[13] == AT_CALL_SITES
 
 
 def test_the_index_cache_gives_the_same_facts(project: Path, tmp_path: Path):
@@ -171,13 +175,13 @@ def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:
              def forward(self, x):
                  return helper(x)
          def helper(x):
-             return x.nonzero()
+             return (x > 0).nonzero()
          """, 7, "hot"),
         ("""
          import torch
          class Inner(torch.nn.Module):
              def predict(self, x):
-                 return x.nonzero()
+                 return (x > 0).nonzero()
              def forward(self, x):
                  return self.predict(x)
          class Outer(torch.nn.Module):
@@ -537,7 +541,9 @@ def test_math_named_like_logging_stays_hot():
         def log_metrics(x):
             return x.nonzero()
         """
-    assert _contexts(source) == {(7, "SL101"): "hot", (9, "SL101"): "cold"}
+    # (``log_softmax_mask`` syncs on its parameter: reported at the call in ``forward``,
+    # which a logging helper, cold on its own account, would not be.)
+    assert _contexts(source) == {(5, "SL101"): "hot", (7, "SL101"): "unknown", (9, "SL101"): "cold"}
 
 
 def test_a_huge_tree_is_split_below_its_root(tmp_path: Path, monkeypatch):
@@ -636,7 +642,8 @@ def test_a_build_helper_called_from_forward_is_hot():
         def build_anchors(x):
             return x.nonzero()
         """
-    assert _contexts(source) == {(7, "SL201"): "hot", (9, "SL101"): "cold"}
+    # (``build_index`` syncs on its parameter: reported at the call in ``forward``.)
+    assert _contexts(source) == {(5, "SL201"): "hot", (7, "SL201"): "unknown", (9, "SL101"): "cold"}
 
 
 def test_backward_and_step_of_a_training_engine_module_are_roots():

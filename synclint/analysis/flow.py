@@ -25,6 +25,7 @@ from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
+from synclint.project.rare_blocks import TRACING_CHECK
 from synclint.traversal import walk
 
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
@@ -51,7 +52,6 @@ _SIZE_LIKE_NAME = re.compile(
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
 _ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
-_TRACING_CHECKS = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 # The node types enter()/leave() act on: a set lookup spares every other node a
 # chain of (slow, ABC) isinstance checks. Keep in step with the two methods.
@@ -622,10 +622,8 @@ class FlowState:
         or given the host arguments this call passes)."""
         func = call.func
         if self.facts.host_calls or self.facts.host_when:
-            target = dotted_name(func)
+            target = self.project_target(func)
             if target is not None:
-                if target.startswith("self."):
-                    target = f"{self.class_qualname()}:{target}"
                 if target in self.facts.host_calls:
                     return True
                 condition = self.facts.host_when.get(target)
@@ -638,6 +636,14 @@ class FlowState:
                 if scope.kind == "class":
                     return func.attr.value in scope.host_returns
         return False
+
+    def project_target(self, func: cst.BaseExpression) -> str | None:
+        """How the project facts spell a call of ``func``: ``helper``, ``utils.item``,
+        ``Cls:self.method`` for methods."""
+        target = dotted_name(func)
+        if target is not None and target.startswith("self."):
+            return f"{self.class_qualname()}:{target}"
+        return target
 
     def method_return(self, name: str) -> Kind:
         """What ``self.name(...)`` returns, from the enclosing class."""
@@ -667,7 +673,7 @@ def _is_tracing_check(test: cst.BaseExpression) -> bool:
         return _is_tracing_check(test.left) and _is_tracing_check(test.right)
     return (
         isinstance(test, cst.Call)
-        and bool(_TRACING_CHECKS.search(dotted_name(test.func) or ""))
+        and bool(TRACING_CHECK.search(dotted_name(test.func) or ""))
         and "compiling" not in (dotted_name(test.func) or "")
     )
 

@@ -13,6 +13,7 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 
+from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
@@ -40,6 +41,12 @@ class FileFacts:
     #: Call targets (spelled as in ``host_calls``) whose project function returns host
     #: tensors when the call's arguments for the named parameters are host.
     host_when: dict[str, HostCondition] = field(default_factory=dict)
+    #: Call targets (spelled as in ``host_calls``) of project helpers that sync on a
+    #: parameter (``item(t)``: ``t.item()``): the sync is reported at the call.
+    argument_syncs: dict[str, tuple[CallSiteSync, ...]] = field(default_factory=dict)
+    #: (line, 0-based UTF-8 column) of this file's syncs on a parameter that are
+    #: reported at the calls instead (every call of the helper binds its arguments).
+    synced_at_callers: frozenset[tuple[int, int]] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -109,12 +116,25 @@ def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> f
     return frozenset(found)
 
 
+def _reports_at_calls(index: ProjectIndex, contexts, fid, function) -> bool:
+    """The helper's syncs on its parameters are reported at its calls: it has some, every
+    call binds its arguments, and it is not cold on its own account (a logging helper,
+    test code) but at most through its callers, whose calls then say so."""
+    if not function.argument_syncs or not index.binds_every_call(fid):
+        return False
+    context = contexts.get(fid, UNKNOWN_CONTEXT)
+    return not context.is_cold or context.why.startswith(("called only", "data pipeline"))
+
+
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
     host_when: dict[str, HostCondition] = {}
     unsure: set[str] = set()
+    argument_syncs: dict[str, tuple[CallSiteSync, ...]] = {}
+    synced_at_callers: set[tuple[int, int]] = set()
+    callees_of: dict[str, set] = {}
     calls = index.resolved_calls()
     for qualname, function in summary.functions.items():
         if qualname == "<module>":
@@ -127,9 +147,14 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             where = "module code" if qualname == "<module>" else f"`{qualname}`"
             why = f"{region.why} in {where}" if region.kind == HOT else region.why
             regions.append((region.start, region.end, Context(region.kind, why)))
+        if _reports_at_calls(index, contexts, (key, qualname), function):
+            synced_at_callers.update((sync.line, sync.column) for sync in function.argument_syncs)
         for call, callee in calls.get((key, qualname), ()):
             target = index.function(callee)
             spelled = f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target
+            callees_of.setdefault(spelled, set()).add(callee)
+            if target is not None and _reports_at_calls(index, contexts, callee, target):
+                argument_syncs[spelled] = call_site_syncs(callee[1], target.params, target.cls is not None, target.argument_syncs)
             if target is not None and target.returns_host:
                 host_calls.add(spelled)
             elif target is not None and target.host_when is not None and host_when.get(spelled, target.host_when) == target.host_when:
@@ -137,6 +162,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             else:
                 unsure.add(spelled)  # another function of the same spelling (an override) decides nothing
     host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
+    # One spelling that runs several functions (an override) decides nothing.
+    argument_syncs = {spelled: syncs for spelled, syncs in argument_syncs.items() if syncs and len(callees_of[spelled]) == 1}
     tensor_params = _tensor_parameters(index, key, summary)
     host_attributes = {}
     for class_name in summary.classes:
@@ -146,10 +173,11 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
-        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()))).encode(),
+        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+              sorted(argument_syncs.items()), sorted(synced_at_callers))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
-        host_when=host_when,
+        host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
     )

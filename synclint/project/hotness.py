@@ -53,10 +53,15 @@ UNREACHED = "not reached from any step of the project"
 PROVEN_SYNC = "not reached from a step of the project, but it syncs on every call"
 
 
+#: The ``why`` of a sync a helper applies to its parameter (``def item(t): return t.item()``):
+#: reported at each call of the helper, in the caller's context, so hidden at the helper.
+AT_CALL_SITES = "it syncs on a parameter: reported at each call of the function instead"
+
+
 def is_hidden(kind: str | None, why: str) -> bool:
-    """Findings not shown without ``--include-cold``: cold ones, and unknown ones
-    without evidence in a project the index saw whole."""
-    return kind == COLD or (kind == UNKNOWN and why == UNREACHED)
+    """Findings not shown without ``--include-cold``: cold ones, unknown ones without
+    evidence in a project the index saw whole, and syncs reported at the calls instead."""
+    return kind == COLD or (kind == UNKNOWN and why in (UNREACHED, AT_CALL_SITES))
 
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})

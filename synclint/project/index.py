@@ -47,6 +47,7 @@ class ProjectIndex:
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
+        self._fanout: dict[int, int] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         for key in sorted(summaries):
             file = Path(key)
@@ -286,6 +287,20 @@ class ProjectIndex:
                     callers.setdefault(callee, []).append((call, plain))
             self._callers = callers
         return self._callers
+
+    def binds_every_call(self, fid: FunctionId) -> bool:
+        """The project calls ``fid`` (at least once), and every call's arguments line up
+        with its parameters: what each call passes is known at the call."""
+        sites = self.callers().get(fid)
+        if not sites:
+            return False
+        if self._fanout is None:  # calls that run several functions (``self.update`` and its overrides)
+            fanout: dict[int, int] = {}
+            for calls in self.resolved_calls().values():
+                for call, _callee in calls:
+                    fanout[id(call)] = fanout.get(id(call), 0) + 1
+            self._fanout = fanout
+        return all(plain and self._fanout.get(id(call)) == 1 for call, plain in sites)
 
     def unique_method(self, name: str) -> FunctionId | None:
         """``obj.grid_anchors(...)`` on an object of unknown class: the one project

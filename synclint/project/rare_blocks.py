@@ -18,7 +18,11 @@ All functions take CPython ``ast`` nodes; the summary builder calls them.
 from __future__ import annotations
 
 import ast
+import re
 
+#: Calls that say the code runs under TorchScript or a tracer, not in an eager step
+#: (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, ``torchvision._is_tracing()``).
+TRACING_CHECK = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
 #: Calls whose result says whether tensor data is valid (finite, in range).
 _VALIDITY_METHODS = frozenset({"all", "any"})
 _VALIDITY_FUNCTIONS = frozenset({"isfinite", "isnan", "isinf", "isposinf", "isneginf"})
@@ -223,3 +227,26 @@ def _mentions_device(node: ast.AST) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr == "device"
     return isinstance(node, ast.Name) and "device" in node.id
+
+
+def tracing_only(test: ast.AST) -> bool:
+    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated): the
+    body runs only under TorchScript or a tracer (``torch.compiler.is_compiling()``
+    runs in compiled steps, so it does not count)."""
+    if isinstance(test, ast.BoolOp):
+        parts = [tracing_only(value) for value in test.values]
+        return any(parts) if isinstance(test.op, ast.Or) else all(parts)
+    if not isinstance(test, ast.Call):
+        return False
+    name = _dotted_text(test.func)
+    return bool(TRACING_CHECK.search(name)) and "compiling" not in name
+
+
+def _dotted_text(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from synclint.project.argument_syncs import ArgumentSync, argument_sync, stable_parameters
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.rare_blocks import (
     ends_in_raise,
@@ -24,10 +25,11 @@ from synclint.project.rare_blocks import (
     is_lazy_initialisation,
     other_backend_check,
     root_name,
+    tracing_only,
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -122,6 +124,9 @@ class FunctionSummary:
     host_when: HostCondition | None = None
     #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
     data_callbacks: list[str] = field(default_factory=list)
+    #: Syncs on its parameters (``return tensor.item()``), outside rare blocks:
+    #: reported at its call sites (see :mod:`synclint.project.argument_syncs`).
+    argument_syncs: list[ArgumentSync] = field(default_factory=list)
 
 
 @dataclass
@@ -393,9 +398,11 @@ class _Builder:
         self.functions[top.qualname] = top
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
-    def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str]) -> None:
-        """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls."""
-        walker = _CallWalker(self, owner, prefix, loaders)
+    def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
+              arguments: frozenset[str] = frozenset()) -> None:
+        """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
+        ``arguments``: its parameters that the body never rebinds."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments)
         for statement in statements:
             walker.statement(statement)
 
@@ -404,6 +411,20 @@ class _Builder:
             if alias.name == "*":
                 continue
             self.imports[alias.asname or alias.name] = (node.level, node.module or "", alias.name)
+
+    def qualify(self, node: ast.AST) -> str | None:
+        """The dotted name ``node`` stands for through the file's absolute imports
+        (``T.nonzero`` after ``import torch as T``: ``torch.nonzero``), or None."""
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        imported = self.imports.get(head)
+        if imported is None or imported[0]:
+            return None
+        _level, module, name = imported
+        base = f"{module}.{name}" if name else module
+        return f"{base}.{rest}" if rest else base
 
     def import_(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -423,7 +444,7 @@ class _Builder:
                                   params)
         summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
         self.functions[qualname] = summary
-        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
         summary.returns_host = _returns_host(node)
         if not summary.returns_host:
             summary.host_when = host_condition(node)
@@ -506,8 +527,10 @@ _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
-    def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str]) -> None:
+    def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
+                 arguments: frozenset[str] = frozenset()) -> None:
         self.builder = builder
+        self.arguments = arguments
         self.owner = owner
         self.prefix = prefix
         self.loaders = set(loaders)
@@ -670,6 +693,8 @@ class _CallWalker:
             return "once per cached value (lazy initialisation)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
+        if tracing_only(node.test):
+            return "TorchScript or tracing only (not an eager step)"
         return None
 
     def _branch(self, body, why: str | None, depth: int) -> None:
@@ -712,9 +737,13 @@ class _CallWalker:
                 name = dotted(keyword.value)
                 if name:
                     self.owner.data_callbacks.append(name)
+        quiet = self.quiet[-1] if self.quiet else None
+        if self.arguments and quiet is None:
+            found = argument_sync(node, self.arguments, self.builder.qualify)
+            if found is not None:
+                self.owner.argument_syncs.append(found)
         if target is None:
             return
-        quiet = self.quiet[-1] if self.quiet else None
         loop = self.batch_loops[-1] if self.batch_loops else None
         tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
         tensors += [k.arg for k in node.keywords if k.arg is not None and self._is_tensor(k.value)]

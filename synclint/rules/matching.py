@@ -24,7 +24,7 @@ import libcst as cst
 from synclint.analysis.flow import target_name_nodes
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
-from synclint.catalogue import SyncOp, by_function, by_method
+from synclint.catalogue import SyncOp, by_function, by_method, entry
 from synclint.rules.base import RuleContext
 
 #: Method names that numpy arrays or pandas objects also have.
@@ -47,6 +47,9 @@ class SyncCall:
     display: str  # how to name it in a message: `torch.nonzero`, `.nonzero()`
     is_method: bool
     receiver: cst.BaseExpression | None  # the tensor for method calls / first arg
+    #: A project helper that applies the op to this call's argument (``receiver``):
+    #: the sync is reported here, at the call; its fixes are the helper's business.
+    helper: str | None = None
 
 
 def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, method: str) -> bool:
@@ -69,7 +72,7 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
 def match_sync_call(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
     """The catalogue entry (reported as ``code``) this call invokes on a tensor that
     may live on the device (host tensors never make the host wait)."""
-    match = _match(context, call, code)
+    match = _match(context, call, code) or _match_helper(context, call, code)
     if match is not None and match.receiver is not None and context.on_host(match.receiver):
         return None
     return match
@@ -89,6 +92,34 @@ def _match(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
     for op in by_method(method):
         if op.code == code and receiver_is_tensor(context, call.func.value, method):
             return SyncCall(op, f"`.{method}()`", True, call.func.value)
+    return None
+
+
+def _match_helper(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
+    """A call of a project helper whose sync acts on a parameter (``utils.item(loss)``,
+    ``nonzero_tuple(mask)``), when this call's argument for it may be a tensor: the
+    same receiver policy as the op written out (``.item()`` on an unknown value counts,
+    ``.unique()`` needs evidence in files that import numpy)."""
+    helpers = context.flow.facts.argument_syncs
+    if not helpers or any(arg.star for arg in call.args):
+        return None
+    target = context.flow.project_target(call.func)
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    for sync in helpers.get(target, ()) if target is not None else ():
+        if sync.code != code:
+            continue
+        argument = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == sync.param), None)
+        if argument is None and sync.position < len(positional):
+            argument = positional[sync.position]
+        if argument is None:
+            continue
+        if sync.method is not None and not receiver_is_tensor(context, argument, sync.method):
+            continue
+        kind = context.kind_of(argument)
+        if sync.method is None and not (kind.is_tensor or kind is Kind.UNKNOWN):
+            continue
+        display = f"`{target.rpartition(':')[2]}()` (it calls {sync.spelled} on its parameter `{sync.param}`)"
+        return SyncCall(entry(sync.code, sync.op), display, False, argument, sync.helper)
     return None
 
 

@@ -111,5 +111,5 @@ class Nonzero(Rule):
             what = f"{match.display} with one argument"
         else:
             what = match.display
-        self.report(node, self.sync_message(what, match.op), self.propose_fix(node))
+        self.report(node, self.sync_message(what, match.op), None if match.helper else self.propose_fix(node))
 

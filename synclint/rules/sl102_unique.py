@@ -73,4 +73,4 @@ class Unique(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         match = match_sync_call(self.context, node, self.code)
         if match is not None:
-            self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
+            self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))

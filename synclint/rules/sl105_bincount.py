@@ -80,7 +80,7 @@ class Bincount(Rule):
             return
         if match.op.condition is SyncCondition.NO_NUM_CLASSES and self._has_num_classes(node):
             return
-        self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
+        self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))
 
     @staticmethod
     def _has_num_classes(node: cst.Call) -> bool:

@@ -154,7 +154,7 @@ class HostReadback(Rule):
         if match is not None:
             if match.op is _DEVICE_TO_HOST and not self._moves_to_host(node, match.is_method):
                 return
-            self.report(node, self.sync_message(match.display, match.op), self.propose_fix(node))
+            self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
             if self._moves_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
