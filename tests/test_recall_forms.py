@@ -83,6 +83,21 @@ def permute(hidden, mask):
 def count(x):
     return x.cuda().sum().item()
 
+
+def tiles(num_tiles, sizes, on_gpu, rank):
+    device = torch.cuda.current_device()
+    if num_tiles is not None:
+        num_tiles = num_tiles.to(device=device)
+    if on_gpu:
+        sizes = sizes.to(device)
+    total = int(num_tiles.sum().item()) if num_tiles is not None else 0
+    first = sizes[0].item()
+    moved = sizes.to(torch.device("cuda", rank))
+    last = moved.max().item()
+    chosen = "cpu"
+    back = sizes.to(chosen).item()
+    return total, first, last, back
+
 """
 
 
@@ -103,9 +118,15 @@ def test_unknown_findings_are_shown_only_on_a_proven_operand(tmp_path):
         (13, 17, "SL202", UNREACHED, "warning"),  # truthiness: not among the ops shown on their own
         (17, 12, "SL104", PROVEN_SYNC, "info"),  # repeat_interleave of a tensor made on hidden's device
         (21, 12, "SL201", PROVEN_SYNC, "info"),  # moved to the accelerator, then read back
+        # A name bound to a move to an accelerator device (the current CUDA device, by
+        # name; kept after ``if x is not None:``, where the other path has no tensor).
+        (30, 17, "SL201", PROVEN_SYNC, "info"),
+        (31, 13, "SL201", UNREACHED, "warning"),  # moved only when on_gpu: maybe a host tensor
+        (33, 12, "SL201", PROVEN_SYNC, "info"),  # torch.device("cuda", rank)
+        (35, 12, "SL201", UNREACHED, "warning"),  # a copy to "cpu" through a name: of what?
     }
     shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
-    assert {(f.line, f.code) for f in shown} == {(17, "SL104"), (21, "SL201")}
+    assert {(f.line, f.code) for f in shown} == {(17, "SL104"), (21, "SL201"), (30, "SL201"), (33, "SL201")}
 
 
 def test_a_build_helper_called_from_code_of_no_known_context_is_not_cold_by_name():

@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 
 _LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
+_ACCELERATOR_MOVES = frozenset({"cuda", "xpu", "npu", "mps"})
+#: Device strings of accelerators: ``"cuda"``, ``"cuda:0"``, ``f"cuda:{rank}"``.
+_ACCELERATOR_PREFIXES = ("cuda", "xpu", "npu", "mps")
+#: Calls that return the current accelerator device (an index or a device).
+_CURRENT_DEVICE = frozenset({"torch.cuda.current_device", "torch.xpu.current_device", "torch.npu.current_device"})
+#: Methods whose result lives where their receiver does (``x.sum()``, ``x.max(1)``).
+_SAME_DEVICE = frozenset({"sum", "max", "min", "amax", "amin", "mean", "abs", "float", "long", "int", "bool",
+                          "view", "reshape", "flatten", "t", "clone", "detach", "cumsum", "ne", "eq", "gt", "lt"})
 
 
 def _is_cpu(node: cst.BaseExpression) -> bool:
@@ -59,6 +67,60 @@ class DeviceInference:
             return self.on_host(node.expression)
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
+        return False
+
+    def made_on_accelerator(self, node: cst.BaseExpression) -> bool:
+        """A tensor visibly made on an accelerator: a torch factory with a ``device=`` that
+        is not the CPU, ``.cuda()``, ``.to(<accelerator device>)`` (``"cuda"``,
+        ``torch.device("cuda", i)``, ``torch.cuda.current_device()``, a name bound to one),
+        or a name bound to such a tensor; methods that keep the device are looked through."""
+        while isinstance(node, (cst.Call, cst.Subscript)):
+            if isinstance(node, cst.Subscript):
+                node = node.value
+                continue
+            func = node.func
+            qualified = self.flow.imports.qualify(func)
+            if qualified is not None and qualified.startswith("torch."):
+                device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
+                return device is not None and not _names_cpu(device)
+            if not isinstance(func, cst.Attribute):
+                return False
+            method = func.attr.value
+            if method in _ACCELERATOR_MOVES:
+                return True
+            if method == "to":
+                return any(
+                    (arg.keyword is None or arg.keyword.value == "device") and self.is_accelerator(arg.value)
+                    for arg in [*node.args[:1], *(a for a in node.args[1:] if a.keyword is not None)]
+                )
+            if method not in _SAME_DEVICE:
+                return False
+            node = func.value
+        return isinstance(node, cst.Name) and self._bound_on_accelerator(node.value)
+
+    def is_accelerator(self, node: cst.BaseExpression) -> bool:
+        """An accelerator device: ``"cuda"``, ``"cuda:1"``, ``f"cuda:{rank}"``,
+        ``torch.device("cuda", i)``, ``torch.cuda.current_device()``, a name bound to one."""
+        if isinstance(node, cst.SimpleString):
+            return node.evaluated_value.startswith(_ACCELERATOR_PREFIXES)
+        if isinstance(node, cst.FormattedString):
+            head = node.parts[0] if node.parts else None
+            return isinstance(head, cst.FormattedStringText) and head.value.startswith(_ACCELERATOR_PREFIXES)
+        if isinstance(node, cst.Name):
+            return self._bound_on_accelerator(node.value)
+        if isinstance(node, cst.Call):
+            qualified = self.flow.imports.qualify(node.func)
+            if qualified in _CURRENT_DEVICE:
+                return True
+            if qualified == "torch.device" and node.args and node.args[0].keyword is None:
+                return self.is_accelerator(node.args[0].value)
+        return False
+
+    def _bound_on_accelerator(self, name: str) -> bool:
+        """The innermost scope binding ``name`` bound it to an accelerator tensor or device."""
+        for scope in reversed(self.flow.scopes):
+            if scope.kind != "class" and name in scope.env:
+                return name in scope.accelerator
         return False
 
     def arguments_keep_host(self, call: cst.Call, condition: HostCondition) -> bool:
@@ -127,3 +189,12 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
+
+
+def _names_cpu(node: cst.BaseExpression) -> bool:
+    """A device that is (or may be) the CPU: ``"cpu"``, ``None``, ``cpu_device``, ``args.cpu``."""
+    if isinstance(node, cst.SimpleString):
+        return "cpu" in node.evaluated_value
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True
+    return "cpu" in (dotted_name(node) or "").lower()

@@ -74,6 +74,9 @@ class Scope:
     loops: list[cst.CSTNode] = field(default_factory=list)
     #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
     host: set[str] = field(default_factory=set)
+    #: Names bound to tensors made on an accelerator (``x.to(device="cuda")``) and to
+    #: accelerator devices (``device = torch.cuda.current_device()``): proof of a sync.
+    accelerator: set[str] = field(default_factory=set)
     #: Loop variables of unknown kind: function-wide evidence does not apply to
     #: them (``for v in model.parameters()`` says nothing of ``[v for v in hyp]``).
     opaque: set[str] = field(default_factory=set)
@@ -127,7 +130,10 @@ class FlowState:
         #: assigned in one holds to its end, not after it (``if mps: x = x.cpu()``
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
         self._branch_blocks: set[int] = set()
-        self._host_snapshots: list[set[str]] = []
+        self._host_snapshots: list[tuple[set[str], set[str]]] = []
+        #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
+        #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
+        self._none_guards: dict[int, str] = {}
 
     # -- queries -------------------------------------------------------------------
     @property
@@ -290,7 +296,7 @@ class FlowState:
     def enter(self, node: cst.CSTNode) -> None:
         node_type = type(node)
         if self._branch_blocks and id(node) in self._branch_blocks:
-            self._host_snapshots.append(set(self.scope.host))
+            self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator)))
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -330,6 +336,9 @@ class FlowState:
         elif isinstance(node, cst.If) and _is_tracing_check(node.test):
             self._error_roots.add(id(node.body))
         if isinstance(node, cst.If):
+            guarded = _none_guard(node.test)
+            if guarded is not None and node.orelse is None:
+                self._none_guards[id(node.body)] = guarded
             # A guard names what it narrows and whether its body (True) or else-block holds there.
             for guard_of, narrowing in ((_python_guard, self._python_narrowing), (_host_guard, self._host_narrowing)):
                 guard = guard_of(node.test)
@@ -350,7 +359,10 @@ class FlowState:
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
-            self.scope.host.intersection_update(self._host_snapshots.pop())
+            host, accelerator = self._host_snapshots.pop()
+            self.scope.host.intersection_update(host)
+            guarded = self._none_guards.pop(id(node), None)
+            self.scope.accelerator.intersection_update(accelerator | ({guarded} & self.scope.accelerator))
         if self._host_narrowing and id(node) in self._host_narrowing:
             del self._host_narrowing[id(node)]
             self.narrowed_host.pop()
@@ -395,10 +407,12 @@ class FlowState:
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
             on_host = kind.is_tensor and self.devices.on_host(node.value)
+            on_accelerator = self.devices.made_on_accelerator(node.value) or self.devices.is_accelerator(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                    (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -663,6 +677,20 @@ def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(node, cst.Match):
         return list(node.cases)
     return []
+
+
+def _none_guard(test: cst.BaseExpression) -> str | None:
+    """``x`` for ``if x is not None:``."""
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.IsNot)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return test.left.value
+    return None
 
 
 def _is_tracing_check(test: cst.BaseExpression) -> bool:

@@ -156,9 +156,10 @@ class Rule:
         host too (samplers, metrics at the end of evaluation, drawing utilities)."""
         if not isinstance(node, cst.Call):
             return False
+        devices = self.context.flow.devices
         if isinstance(node.func, cst.Attribute):
-            return _made_on_accelerator(node.func.value, self.context)
-        return bool(node.args) and node.args[0].keyword is None and _made_on_accelerator(node.args[0].value, self.context)
+            return devices.made_on_accelerator(node.func.value)
+        return bool(node.args) and node.args[0].keyword is None and devices.made_on_accelerator(node.args[0].value)
 
     def propose_fix(self, node: cst.CSTNode) -> FixProposal | None:
         """The fix a registered fixer offers for this rule's finding at ``node``; when a
@@ -205,45 +206,3 @@ class Rule:
 
 
 RuleHook = Callable[[cst.CSTNode], None]
-
-_ACCELERATOR_MOVES = frozenset({"cuda", "xpu", "npu", "mps"})
-#: Methods whose result lives where their receiver does (``x.sum()``, ``x.max(1)``).
-_SAME_DEVICE = frozenset({"sum", "max", "min", "amax", "amin", "mean", "abs", "float", "long", "int", "bool",
-                          "view", "reshape", "flatten", "t", "clone", "detach", "cumsum", "ne", "eq", "gt", "lt"})
-
-
-def _made_on_accelerator(node: cst.BaseExpression, context: RuleContext) -> bool:
-    """A tensor expression created on an accelerator in the expression itself: a torch
-    factory with a ``device=`` that is not the CPU, or ``.cuda()``; methods that keep
-    their receiver's device are looked through."""
-    while isinstance(node, (cst.Call, cst.Subscript)):
-        if isinstance(node, cst.Subscript):
-            node = node.value
-            continue
-        func = node.func
-        qualified = context.qualify(func)
-        if qualified is not None and qualified.startswith("torch."):
-            device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
-            return device is not None and not _names_cpu(device)
-        if not isinstance(func, cst.Attribute):
-            return False
-        if func.attr.value in _ACCELERATOR_MOVES:
-            return True
-        if func.attr.value not in _SAME_DEVICE:
-            return False
-        node = func.value
-    return False
-
-
-def _names_cpu(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.SimpleString):
-        return "cpu" in node.evaluated_value
-    if isinstance(node, cst.Name) and node.value == "None":
-        return True
-    text = ""
-    while isinstance(node, cst.Attribute):
-        text = node.attr.value + "." + text
-        node = node.value
-    if isinstance(node, cst.Name):
-        text = node.value + "." + text
-    return "cpu" in text.lower()
