@@ -207,3 +207,42 @@ def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():
                 return _safe_divide(num, denom)
         """
     assert _found(source) == {(4, 21, "SL403"): "hot"}
+
+
+# -- attributes that hold a Python number at times and a tensor at others ----------------
+
+SCALER = """
+    import torch
+    class _ScaleMixin:
+        def __init__(self):
+            self._multiply_factor = 1.0
+            self.scale = 1.0
+            self.steps = 0
+        def _unscale_grads(self):
+            if self._multiply_factor != 1.0:
+                self._multiply_factor = 1.0
+            if self.scale != 1.0:
+                self.scale = 0.5
+            if isinstance(self._multiply_factor, float):
+                if self._multiply_factor > 2:
+                    self.steps += 1
+        def step(self):
+            self._unscale_grads()
+            self.steps += 1
+        def clip_grad_norm(self, max_norm, grad_norm):
+            clip_coef = (max_norm / (grad_norm + 1e-6)).clamp_(max=1)
+            self._multiply_factor *= clip_coef
+            self.scale *= 0.5
+    class FP16Optimizer(_ScaleMixin, object):
+        pass
+    """
+
+
+def test_an_attribute_once_multiplied_by_a_tensor_may_be_a_tensor():
+    """``self._multiply_factor``: 1.0 in ``__init__``, ``*= clip_coef`` (a tensor) in another
+    method: comparing it in a condition waits for the device whenever it holds a tensor.
+    ``self.scale`` (only ever numbers) and the ``isinstance(..., float)`` branch stay quiet;
+    the optimizer's ``step``, inherited from a mixin, is a step."""
+    assert _found(SCALER, include_cold=True) == {(9, 12, "SL202"): "hot"}
+    (finding,) = check_source(textwrap.dedent(SCALER), "example.py")
+    assert finding.why == "optimizer step `FP16Optimizer.step` (inherited from `_ScaleMixin.step`) -> `_ScaleMixin._unscale_grads`"

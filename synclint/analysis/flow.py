@@ -163,11 +163,15 @@ class FlowState:
         return Kind.UNKNOWN
 
     def self_attribute(self, attr: str) -> Kind:
+        if self.narrowed_python and f"self.{attr}" in self.narrowed_python:
+            return Kind.PYTHON  # the non-tensor branch of ``isinstance(self.scale, float)``
         for scope in reversed(self.scopes):
             if scope.kind == "class":
                 if scope.self_attributes is None:  # collected on first use: most classes never ask
                     scope.self_attributes = {}  # ``self.a = self.b * 2`` while collecting: not yet known
                     scope.self_attributes = _SelfAttributeCollector.collect(scope.node, self, scope)
+                    for name, kind in _NumberOrTensorAttributes.collect(scope.node, self, scope).items():
+                        scope.self_attributes.setdefault(name, kind)
                 return scope.self_attributes.get(attr, Kind.UNKNOWN)
         return Kind.UNKNOWN
 
@@ -715,9 +719,15 @@ def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negated = test.expression, not negated
-    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
+    if not isinstance(test, cst.Call) or not test.args:
         return None
-    name = test.args[0].value.value
+    subject = test.args[0].value
+    if isinstance(subject, cst.Name):
+        name = subject.value
+    elif _self_attribute_name(subject) is not None:
+        name = f"self.{_self_attribute_name(subject)}"  # ``isinstance(self.scale, float)``
+    else:
+        return None
     func = dotted_name(test.func) or ""
     if func.endswith("is_tensor") and len(test.args) == 1:
         return name, negated  # python when false
@@ -859,6 +869,66 @@ class _SelfAttributeCollector(cst.CSTVisitor):
     def _note(self, attr: str, kind: Kind) -> None:
         previous = self.attributes.get(attr)
         self.attributes[attr] = kind if previous in (None, kind) else Kind.UNKNOWN
+
+
+class _NumberOrTensorAttributes(cst.CSTVisitor):
+    """Attributes that hold a Python number at times and a tensor at others:
+    ``self._multiply_factor = 1.0`` in ``__init__``, ``self._multiply_factor *= clip_coef``
+    (a tensor) in another method. Their kind is the union over every assignment in the
+    class, read with each method's locals in view: a tensor, as far as a sync goes (a
+    comparison of it used as a bool waits for the device whenever it holds one).
+    Attributes only ever bound to Python values stay unknown; assignments of unknown
+    values say nothing either way."""
+
+    def __init__(self, flow: FlowState) -> None:
+        super().__init__()
+        self.flow = flow
+        self.kinds: dict[str, set[Kind]] = {}
+        self.depth = 0
+
+    @classmethod
+    def collect(cls, node: cst.ClassDef, flow: FlowState, scope: Scope) -> dict[str, Kind]:
+        saved = flow.scopes
+        flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
+        try:
+            collector = cls(flow)
+            walk(node.body, collector)
+        finally:
+            flow.scopes = saved
+        return {
+            attr: Kind.TENSOR
+            for attr, kinds in collector.kinds.items()
+            if any(kind.is_tensor for kind in kinds) and Kind.PYTHON in kinds
+            and all(kind.is_tensor or kind is Kind.PYTHON for kind in kinds)
+        }
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # The method's locals, bound as the walk meets them (parameters stay unknown).
+        self.flow.scopes = [*self.flow.scopes, Scope("function", node.name.value, node, {})]
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.flow.scopes = self.flow.scopes[:-1]
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        kind = self.flow.kind_of(original_node.value)
+        for target in original_node.targets:
+            attr = _self_attribute_name(target.target)
+            if attr is not None:
+                self._note(attr, kind)
+            elif isinstance(target.target, cst.Name) and self.flow.scope.kind == "function":
+                self.flow.scope.env[target.target.value] = kind
+
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        attr = _self_attribute_name(original_node.target)
+        if attr is not None:
+            self._note(attr, self.flow.kind_of(original_node.value))
+
+    def _note(self, attr: str, kind: Kind) -> None:
+        if kind is not Kind.UNKNOWN:
+            self.kinds.setdefault(attr, set()).add(kind)
 
 
 def _self_attribute_name(node: cst.BaseExpression) -> str | None:

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from synclint.project.index import FunctionId, ProjectIndex
-from synclint.project.summary import is_test_file
+from synclint.project.summary import is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
 _MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle
@@ -150,6 +150,13 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
                 if callee is not None:
                     data_roots.append((callee, f"`{name}`"))
             resolved[fid] = edges
+        for class_name, klass in summary.classes.items():
+            # An optimizer whose ``step`` comes from a base or mixin (``class FP16Optimizer(
+            # _FP16OptimizerMixin, FairseqOptimizer)``): that ``step`` is this optimizer's.
+            if "step" not in klass.methods and is_optimizer_class(klass) and file_cold is None:
+                inherited = index.method(key, class_name, "step")
+                if inherited is not None:
+                    hot_roots.append((inherited, [f"optimizer step `{class_name}.step` (inherited from `{inherited[1]}`)"]))
 
     # Hot: breadth first, so each function keeps its shortest chain.
     queue: deque[tuple[FunctionId, list[str]]] = deque()

@@ -178,6 +178,12 @@ def is_test_file(path: str) -> bool:
     return bool(_TEST_FILE.match(path.replace("\\", "/").rsplit("/", 1)[-1]))
 
 
+def is_optimizer_class(cls: ClassSummary) -> bool:
+    """An optimizer by its name or a base's (``FP16Optimizer``, ``class Lion(Optimizer)``):
+    its ``step`` runs once per training step."""
+    return bool(_OPTIMIZER_BASE.search(cls.name.rsplit(".", 1)[-1]) or any(_OPTIMIZER_BASE.search(b) for b in cls.bases))
+
+
 def dotted(node: ast.AST) -> str | None:
     """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
     parts = []
@@ -493,9 +499,7 @@ class _Builder:
                 root = f"engine step `{label}`"  # a module that trains itself (``engine.backward(loss); engine.step()``)
             elif name in _STEP_NAMES:
                 root = f"`{label}`"
-            elif name == "step" and cls is not None and (
-                any(_OPTIMIZER_BASE.search(b) for b in cls.bases) or _OPTIMIZER_BASE.search(cls_name)
-            ):
+            elif name == "step" and cls is not None and is_optimizer_class(cls):
                 root = f"optimizer step `{label}`"
             elif name == "__call__" and cls is not None and _LOSS_NAME.search(cls_name):
                 root = f"loss `{label}`"
