@@ -246,3 +246,35 @@ def test_an_attribute_once_multiplied_by_a_tensor_may_be_a_tensor():
     assert _found(SCALER, include_cold=True) == {(9, 12, "SL202"): "hot"}
     (finding,) = check_source(textwrap.dedent(SCALER), "example.py")
     assert finding.why == "optimizer step `FP16Optimizer.step` (inherited from `_ScaleMixin.step`) -> `_ScaleMixin._unscale_grads`"
+
+
+def test_train_batch_and_eval_batch_are_steps_even_when_only_tests_call_them(tmp_path):
+    """DeepSpeed's ``PipelineEngine.train_batch``: one call is one training step, whoever
+    calls it (in the library itself, only its tests)."""
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'lib'\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "lib" / "engine.py").write_text(textwrap.dedent(
+        """\
+        import torch
+        class PipelineEngine:
+            def train_batch(self, data_iter):
+                self.total_loss = self.module(next(data_iter)).detach()
+                return self._aggregate_total_loss()
+            def eval_batch(self, data_iter):
+                return self.module(next(data_iter)).max().item()
+            def _aggregate_total_loss(self):
+                return self.total_loss.mean().item()
+        """
+    ))
+    (tmp_path / "tests" / "test_engine.py").write_text(
+        "from lib.engine import PipelineEngine\ndef test_train():\n    PipelineEngine().train_batch(iter([1]))\n"
+    )
+    found = lint_paths([tmp_path / "lib"], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [(f.line, f.column, f.code, f.why) for f in found] == [
+        (7, 16, "SL201", "`PipelineEngine.eval_batch`"),
+        (9, 16, "SL201", "`PipelineEngine.train_batch` -> `PipelineEngine._aggregate_total_loss`"),
+    ]

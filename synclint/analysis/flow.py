@@ -32,7 +32,7 @@ _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
 _STEP_NAME = re.compile(
     r"^(training_step|train_step|train_one_epoch|train_epoch|step|validation_step|"
-    r"compute_loss|fit_one_batch|run_step)$"
+    r"compute_loss|fit_one_batch|run_step|train_batch|eval_batch)$"
 )
 
 

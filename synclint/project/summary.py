@@ -40,7 +40,7 @@ _BATCHES_CALL = re.compile(r"(^|_)batches$", re.I)
 _LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
 _STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
-     "compute_loss", "run_step", "fit_one_batch", "training_step_end"}
+     "compute_loss", "run_step", "fit_one_batch", "training_step_end", "train_batch", "eval_batch"}
 )
 _COLD_NAMES = frozenset(
     {"__init__", "__post_init__", "__repr__", "__str__", "extra_repr", "setup", "reset_parameters",
