@@ -112,3 +112,54 @@ def test_only_the_parameter_itself_or_a_view_or_cast_of_it_counts():
     assert _first_sync("def f(x):\n    return x.cuda().item()\n") == []  # the helper decides the device
     assert _first_sync("def f(x):\n    x = x * 2\n    return x.item()\n") == []  # rebound
     assert _first_sync("def f(self, x):\n    return self.item()\n") == []
+
+
+def test_a_helper_that_syncs_on_the_way_to_something_else_keeps_its_finding():
+    """Only a helper that returns the op's result is the op under another name: one that
+    reads its argument back to compute something else does its own work with the sync."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def positions(counts: torch.Tensor):
+            found = []
+            for i in range(len(counts)):
+                found.append(int(counts[i].item()))
+            return found
+        class Net(torch.nn.Module):
+            def forward(self, x, counts):
+                return x, positions(counts)
+        """
+    )
+    assert _rows(source) == [(6, 26, "SL201", "hot", "`Net.forward` -> `positions`")]
+
+
+def test_a_tensor_annotation_on_the_parameter_is_evidence_at_the_call():
+    """``.tolist()`` needs evidence that its receiver is a tensor: the helper's annotation
+    gives it for every call, unless the argument is known not to be one."""
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import torch
+        def bounds(cu_seqlens: torch.Tensor):
+            return cu_seqlens.tolist()
+        class Net(torch.nn.Module):
+            def forward(self, x, lengths):
+                return bounds(lengths), bounds([0, 3])
+        """
+    )
+    assert _rows(source) == [(5, 12, "SL201", "unknown", AT_CALL_SITES), (8, 16, "SL201", "hot", "`Net.forward`")]
+
+
+def test_the_calls_whose_result_is_returned():
+    from synclint.project.argument_syncs import returned_calls
+
+    function = ast.parse(
+        "def f(x, t):\n"
+        "    y = x.nonzero()\n"
+        "    if t:\n"
+        "        return float(t.item())\n"
+        "    return x.nonzero().unbind(1)[0], y\n"
+    ).body[0]
+    # float(...) at 4:15 and t.item() at 4:21; x.nonzero().unbind(1) and x.nonzero() at 5:11;
+    # not y's (2:8), nor what a returned tuple holds.
+    assert returned_calls(function) == {(4, 15), (4, 21)}

@@ -4,8 +4,10 @@
 caller hands it a device tensor: whether (and how often) it syncs is the call
 site's business, not the helper's. Such a sync is reported at each project call
 site, in the caller's context (see ``FileFacts.argument_syncs``), and not at the
-helper's line. A sync on a value the function makes itself (``x.sum().item()``
-of a local tensor, ``t.cuda().item()``) stays where it happens.
+helper's line, when the helper returns the op's result (it is the op under another
+name). A sync on a value the function makes itself (``x.sum().item()`` of a local
+tensor, ``t.cuda().item()``), or one it makes on the way to computing something
+else (a loop of ``.item()`` reads of its argument), stays where it happens.
 
 :func:`argument_sync` recognises, in CPython's ``ast``, an op of the sync
 catalogue applied to a parameter: as a method of the parameter (``x.nonzero()``)
@@ -17,6 +19,7 @@ or of a view or cast of it (``x.unsqueeze(0).nonzero()``,
 from __future__ import annotations
 
 import ast
+import re
 from typing import NamedTuple
 
 from synclint.catalogue import SyncCondition, SyncOp, by_function, by_method
@@ -46,6 +49,8 @@ class ArgumentSync(NamedTuple):
     #: method applies at the call site) or ``torch.nonzero``.
     spelled: str
     method: str | None
+    #: The parameter is annotated as a tensor: the helper's contract, evidence at its calls.
+    tensor_param: bool = False
 
 
 def argument_sync(
@@ -98,6 +103,56 @@ def _parameter_root(node: ast.AST, arguments: frozenset[str]) -> str | None:
             return None
 
 
+#: Builtins that only convert what they are given: ``float(x.item())`` is still the op's result.
+_CONVERSIONS = frozenset({"float", "int", "bool", "tuple", "list"})
+
+
+def returned_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tuple[int, int]]:
+    """(line, column) of the calls whose result the function returns as it is, or
+    indexed, converted or through a method of it: ``return x.nonzero(as_tuple=True)``,
+    ``return x.nonzero().unbind(1)``, ``return float(t.item())``, ``return torch.nonzero(x)[0]``.
+
+    A helper that returns a sync's result on its parameter is that op under another
+    name (``item(t)``, ``nonzero_tuple(x)``): its calls are the op. A helper that syncs
+    on the way to computing something else (a loop of ``.item()`` reads, a guard's
+    ``.tolist()``) does its own work with the sync, which is fixed there.
+    """
+    found = set()
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.Return):
+            value = current.value
+            while value is not None:
+                if isinstance(value, ast.Subscript):
+                    value = value.value
+                elif isinstance(value, ast.Call):
+                    found.add((value.lineno, value.col_offset))
+                    func = value.func
+                    if isinstance(func, ast.Attribute):
+                        value = func.value
+                    elif isinstance(func, ast.Name) and func.id in _CONVERSIONS and len(value.args) == 1:
+                        value = value.args[0]
+                    else:
+                        value = None
+                else:
+                    value = None
+        stack.extend(ast.iter_child_nodes(current))
+    return frozenset(found)
+
+
+def tensor_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Parameters annotated as a tensor (``x: torch.Tensor``, ``Optional[Tensor]``)."""
+    args = node.args
+    return frozenset(
+        a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        if a.annotation is not None and re.fullmatch(r"((typing\.)?Optional\[)?\s*(torch\.)?Tensor\s*\]?(\s*\|\s*None)?",
+                                                      ast.unparse(a.annotation))
+    )
+
+
 def stable_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """The parameters (not ``self``/``cls``) the body never rebinds."""
     args = node.args
@@ -123,6 +178,7 @@ class CallSiteSync(NamedTuple):
     spelled: str
     method: str | None
     helper: str  # the helper's qualname, for the message
+    tensor_param: bool = False
 
 
 def call_site_syncs(helper: str, params: tuple[str, ...], is_method: bool, syncs) -> tuple[CallSiteSync, ...]:
@@ -132,5 +188,5 @@ def call_site_syncs(helper: str, params: tuple[str, ...], is_method: bool, syncs
     for sync in syncs:
         if sync.param in positional:
             found.append(CallSiteSync(positional.index(sync.param), sync.param, sync.code, sync.op, sync.spelled,
-                                      sync.method, helper))
+                                      sync.method, helper, sync.tensor_param))
     return tuple(found)

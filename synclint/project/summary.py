@@ -17,7 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from synclint.project.argument_syncs import ArgumentSync, argument_sync, stable_parameters
+from synclint.project.argument_syncs import (
+    ArgumentSync,
+    argument_sync,
+    returned_calls,
+    stable_parameters,
+    tensor_parameters,
+)
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.rare_blocks import (
     ends_in_raise,
@@ -124,8 +130,8 @@ class FunctionSummary:
     host_when: HostCondition | None = None
     #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
     data_callbacks: list[str] = field(default_factory=list)
-    #: Syncs on its parameters (``return tensor.item()``), outside rare blocks:
-    #: reported at its call sites (see :mod:`synclint.project.argument_syncs`).
+    #: Syncs on its parameters whose result it returns (``return tensor.item()``), outside
+    #: rare blocks: reported at its call sites (see :mod:`synclint.project.argument_syncs`).
     argument_syncs: list[ArgumentSync] = field(default_factory=list)
 
 
@@ -451,6 +457,10 @@ class _Builder:
         summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
+        if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
+            returned, tensors = returned_calls(node), tensor_parameters(node)
+            summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
+                                      for sync in summary.argument_syncs if (sync.line, sync.column) in returned]
         summary.returns_host = _returns_host(node)
         if not summary.returns_host:
             summary.host_when = host_condition(node)

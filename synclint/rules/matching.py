@@ -113,10 +113,13 @@ def _match_helper(context: RuleContext, call: cst.Call, code: str) -> SyncCall |
             argument = positional[sync.position]
         if argument is None:
             continue
-        if sync.method is not None and not receiver_is_tensor(context, argument, sync.method):
-            continue
         kind = context.kind_of(argument)
-        if sync.method is None and not (kind.is_tensor or kind is Kind.UNKNOWN):
+        if sync.method is None or sync.tensor_param:
+            # A function named for the op (``torch.nonzero``), or a parameter annotated as a
+            # tensor: anything but a known non-tensor may be one.
+            if not (kind.is_tensor or kind is Kind.UNKNOWN):
+                continue
+        elif not receiver_is_tensor(context, argument, sync.method):
             continue
         display = f"`{target.rpartition(':')[2]}()` (it calls {sync.spelled} on its parameter `{sync.param}`)"
         return SyncCall(entry(sync.code, sync.op), display, False, argument, sync.helper)
