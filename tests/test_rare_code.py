@@ -75,7 +75,7 @@ def test_a_block_that_returns_before_its_final_raise_is_not_an_error_path():
                     raise RuntimeError("nothing to run")
                 raise NotImplementedError
             def encode(self, x):
-                return x.nonzero()
+                return (x > 0).nonzero()
         """
     assert _found(source) == {(11, "SL101"): ("hot", "`M.forward` -> `M.encode`")}
 
