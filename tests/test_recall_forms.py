@@ -278,3 +278,15 @@ def test_train_batch_and_eval_batch_are_steps_even_when_only_tests_call_them(tmp
         (7, 16, "SL201", "`PipelineEngine.eval_batch`"),
         (9, 16, "SL201", "`PipelineEngine.train_batch` -> `PipelineEngine._aggregate_total_loss`"),
     ]
+
+
+def test_bytes_literals_are_no_devices():
+    source = """
+        import torch
+        def f(x):
+            stdout = b"2.1.0"
+            device = b"cuda"
+            return x.to(device).item(), torch.zeros(2, device=b"cpu").nonzero()
+        """
+    assert {code for (_line, _col, code) in _found(source, include_cold=True)} == {"SL201", "SL101"}
+    assert not any(f.code == "SL000" for f in check_source(textwrap.dedent(source), "example.py", include_cold=True))

@@ -102,7 +102,8 @@ class DeviceInference:
         """An accelerator device: ``"cuda"``, ``"cuda:1"``, ``f"cuda:{rank}"``,
         ``torch.device("cuda", i)``, ``torch.cuda.current_device()``, a name bound to one."""
         if isinstance(node, cst.SimpleString):
-            return node.evaluated_value.startswith(_ACCELERATOR_PREFIXES)
+            value = node.evaluated_value
+            return isinstance(value, str) and value.startswith(_ACCELERATOR_PREFIXES)
         if isinstance(node, cst.FormattedString):
             head = node.parts[0] if node.parts else None
             return isinstance(head, cst.FormattedStringText) and head.value.startswith(_ACCELERATOR_PREFIXES)
@@ -194,7 +195,8 @@ class DeviceInference:
 def _names_cpu(node: cst.BaseExpression) -> bool:
     """A device that is (or may be) the CPU: ``"cpu"``, ``None``, ``cpu_device``, ``args.cpu``."""
     if isinstance(node, cst.SimpleString):
-        return "cpu" in node.evaluated_value
+        value = node.evaluated_value
+        return not isinstance(value, str) or "cpu" in value
     if isinstance(node, cst.Name) and node.value == "None":
         return True
     return "cpu" in (dotted_name(node) or "").lower()
