@@ -290,3 +290,26 @@ def test_bytes_literals_are_no_devices():
         """
     assert {code for (_line, _col, code) in _found(source, include_cold=True)} == {"SL201", "SL101"}
     assert not any(f.code == "SL000" for f in check_source(textwrap.dedent(source), "example.py", include_cold=True))
+
+
+def test_a_name_bound_to_a_factory_on_the_device_is_no_proof(tmp_path):
+    """Only a move to an accelerator proves a name's residency for unknown code: a scalar
+    made on the device for a collective (``torch.tensor(k, device=dev)``, then all-reduced
+    and read back) is the set-up code's idiom as much as the step's."""
+    from synclint.config import Settings
+    from synclint.project import PROVEN_SYNC, UNREACHED
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'lib'\n")
+    (tmp_path / "lib.py").write_text(textwrap.dedent(
+        """\
+        import torch
+        def agree(k):
+            n = torch.tensor(k, device=torch.cuda.current_device())
+            torch.distributed.all_reduce(n)
+            return int(n.item()), torch.tensor(k, device="cuda").item()
+        """
+    ))
+    (tmp_path / "model.py").write_text("import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    found = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert sorted((f.line, f.column, f.why) for f in found) == [(5, 16, UNREACHED), (5, 27, PROVEN_SYNC)]

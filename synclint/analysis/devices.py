@@ -69,11 +69,12 @@ class DeviceInference:
             return self._call_on_host(node)
         return False
 
-    def made_on_accelerator(self, node: cst.BaseExpression) -> bool:
+    def made_on_accelerator(self, node: cst.BaseExpression, factories: bool = True) -> bool:
         """A tensor visibly made on an accelerator: a torch factory with a ``device=`` that
-        is not the CPU, ``.cuda()``, ``.to(<accelerator device>)`` (``"cuda"``,
-        ``torch.device("cuda", i)``, ``torch.cuda.current_device()``, a name bound to one),
-        or a name bound to such a tensor; methods that keep the device are looked through."""
+        is not the CPU (unless not ``factories``), ``.cuda()``, ``.to(<accelerator device>)``
+        (``"cuda"``, ``torch.device("cuda", i)``, ``torch.cuda.current_device()``, a name
+        bound to one), or a name bound to a tensor moved so; methods that keep the device
+        are looked through."""
         while isinstance(node, (cst.Call, cst.Subscript)):
             if isinstance(node, cst.Subscript):
                 node = node.value
@@ -82,7 +83,7 @@ class DeviceInference:
             qualified = self.flow.imports.qualify(func)
             if qualified is not None and qualified.startswith("torch."):
                 device = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device"), None)
-                return device is not None and not _names_cpu(device)
+                return factories and device is not None and not _names_cpu(device)
             if not isinstance(func, cst.Attribute):
                 return False
             method = func.attr.value

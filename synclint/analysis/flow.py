@@ -74,7 +74,7 @@ class Scope:
     loops: list[cst.CSTNode] = field(default_factory=list)
     #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
     host: set[str] = field(default_factory=set)
-    #: Names bound to tensors made on an accelerator (``x.to(device="cuda")``) and to
+    #: Names bound to tensors moved to an accelerator (``x.to(device="cuda")``) and to
     #: accelerator devices (``device = torch.cuda.current_device()``): proof of a sync.
     accelerator: set[str] = field(default_factory=set)
     #: Loop variables of unknown kind: function-wide evidence does not apply to
@@ -411,7 +411,9 @@ class FlowState:
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
             on_host = kind.is_tensor and self.devices.on_host(node.value)
-            on_accelerator = self.devices.made_on_accelerator(node.value) or self.devices.is_accelerator(node.value)
+            # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
+            # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
+            on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             for target in node.targets:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
