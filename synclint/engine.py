@@ -277,7 +277,9 @@ def _check_parsed(
         if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
             continue
         where_context = _context(report, facts, line)
-        if facts.synced_at_callers and not where_context.is_cold and _at_call_sites(facts, lines, line, where.start.column):
+        if facts.synced_at_callers and not where_context.is_cold and _at_call_sites(
+            facts, lines, line, where.start.column, report.rule.code
+        ):
             where_context = Context(UNKNOWN, AT_CALL_SITES)
         findings.append(
             Finding(
@@ -324,11 +326,11 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     return context
 
 
-def _at_call_sites(facts: FileFacts, lines: list[str], line: int, column: int) -> bool:
+def _at_call_sites(facts: FileFacts, lines: list[str], line: int, column: int, code: str) -> bool:
     """A helper's sync on its parameter, which the index reports at the helper's calls
     (positions there are CPython's: 0-based UTF-8 offsets)."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return (line, len(text[:column].encode("utf-8"))) in facts.synced_at_callers
+    return (line, len(text[:column].encode("utf-8")), code) in facts.synced_at_callers
 
 
 def _with_chain(message: str, context: Context) -> str:

@@ -163,3 +163,18 @@ def test_the_calls_whose_result_is_returned():
     # float(...) at 4:15 and t.item() at 4:21; x.nonzero().unbind(1) and x.nonzero() at 5:11;
     # not y's (2:8), nor what a returned tuple holds.
     assert returned_calls(function) == {(4, 15), (4, 21)}
+
+
+def test_the_helper_line_is_found_past_non_ascii_text():
+    """The index keeps CPython's byte offsets; the finding's column counts characters."""
+    source = textwrap.dedent(
+        """
+        import torch
+        def item(t):
+            label = "é"; return t.item()
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return item(x)
+        """
+    )
+    assert _rows(source) == [(4, 25, "SL201", "unknown", AT_CALL_SITES), (7, 16, "SL201", "hot", "`Net.forward`")]

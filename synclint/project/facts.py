@@ -44,9 +44,9 @@ class FileFacts:
     #: Call targets (spelled as in ``host_calls``) of project helpers that sync on a
     #: parameter (``item(t)``: ``t.item()``): the sync is reported at the call.
     argument_syncs: dict[str, tuple[CallSiteSync, ...]] = field(default_factory=dict)
-    #: (line, 0-based UTF-8 column) of this file's syncs on a parameter that are
-    #: reported at the calls instead (every call of the helper binds its arguments).
-    synced_at_callers: frozenset[tuple[int, int]] = frozenset()
+    #: (line, 0-based UTF-8 column, rule code) of this file's syncs on a parameter that
+    #: are reported at the calls instead (every call of the helper binds its arguments).
+    synced_at_callers: frozenset[tuple[int, int, str]] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -133,7 +133,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     host_when: dict[str, HostCondition] = {}
     unsure: set[str] = set()
     argument_syncs: dict[str, tuple[CallSiteSync, ...]] = {}
-    synced_at_callers: set[tuple[int, int]] = set()
+    synced_at_callers: set[tuple[int, int, str]] = set()
     callees_of: dict[str, set] = {}
     calls = index.resolved_calls()
     for qualname, function in summary.functions.items():
@@ -148,7 +148,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             why = f"{region.why} in {where}" if region.kind == HOT else region.why
             regions.append((region.start, region.end, Context(region.kind, why)))
         if _reports_at_calls(index, contexts, (key, qualname), function):
-            synced_at_callers.update((sync.line, sync.column) for sync in function.argument_syncs)
+            synced_at_callers.update((sync.line, sync.column, sync.code) for sync in function.argument_syncs)
         for call, callee in calls.get((key, qualname), ()):
             target = index.function(callee)
             spelled = f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target
