@@ -170,9 +170,54 @@ def test_tensors_passed_where_an_op_takes_a_python_number():
                 return index, fine, losses
         """
     assert _found(source) == {
+        (6, 30, "SL201"): "hot",  # arange of a 0-d device tensor
         (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
         (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
     }
+
+
+def test_factory_sizes_and_foreach_scalars_that_are_tensors():
+    source = """
+        import torch
+        class Dispatch(torch.nn.Module):
+            def forward(self, counts: torch.Tensor, xs: list[torch.Tensor], lr: torch.Tensor, n: int):
+                buf = torch.zeros((counts.max(), 4), device=counts.device)
+                fill = torch.full((n,), lr, device=lr.device)
+                grid = torch.linspace(0, 1, steps=counts.sum())
+                extra = counts.new_zeros(counts.sum(), n)
+                ok = torch.zeros(n, counts.shape[0]) + torch.full((n,), 0.5)
+                torch._foreach_add_(xs, lr)
+                torch._foreach_add_(xs, lr, alpha=1.0)
+                torch._foreach_mul_(xs, lr)
+                torch._foreach_mul_(xs, scalar=lr)
+                torch._foreach_addcdiv_(xs, xs, xs, value=lr)
+                torch._foreach_clamp_max_(xs, lr)
+                host = counts.cpu()
+                fine = torch.arange(host.sum())
+                return buf, fill, grid, extra, ok, fine
+        """
+    assert _found(source) == {
+        (5, 28, "SL201"): "hot",  # a size inside the shape tuple
+        (6, 33, "SL201"): "hot",  # the fill value
+        (7, 43, "SL201"): "hot",  # linspace's steps
+        (8, 34, "SL201"): "hot",  # a method factory's size
+        (10, 33, "SL201"): "hot",  # no alpha=: the Scalar overload
+        (13, 40, "SL201"): "hot",  # scalar= names the Scalar overload
+        (14, 51, "SL201"): "hot",  # addcdiv's Scalar value
+        (15, 39, "SL201"): "hot",  # clamp_max has no Tensor overload
+        (16, 16, "SL201"): "hot",  # the .cpu() itself; arange of a host tensor is not flagged
+    }
+
+
+def test_builtin_max_over_abs_of_unknown_tensors_in_a_numpy_file():
+    source = """
+        import numpy as np
+        import torch
+        def clip_norm(input_tensors, mpu=None):
+            total_norm = max(t.data.abs().max() for t in input_tensors)
+            return torch.FloatTensor([float(total_norm)])
+        """
+    assert _found(source, include_cold=True) == {(5, 18, "SL201"): "unknown", (6, 31, "SL201"): "unknown"}
 
 
 def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():

@@ -26,6 +26,7 @@ from synclint.analysis.kinds import (
     INT_FUNCTIONS,
     INT_METHODS,
     NON_TENSOR_ATTRIBUTES,
+    NOT_NUMPY_METHODS,
     NON_TENSOR_METHODS,
     SEQUENCE_FUNCTIONS,
     TENSOR_ATTRIBUTES,
@@ -397,6 +398,7 @@ class KindInference:
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
             or (method in ARRAY_METHODS and self.imports.torch_only)
+            or (method in NOT_NUMPY_METHODS and self._numpy_at_most())
         ):
             # only tensors have this method (here); ``self.scatter(...)`` is the class's own method
             receiver = Kind.TENSOR
@@ -411,6 +413,11 @@ class KindInference:
         if receiver.is_host_array:
             return Kind.PYTHON if method in ("tolist", "item") else receiver
         return Kind.UNKNOWN
+
+    def _numpy_at_most(self) -> bool:
+        """Torch, maybe numpy, and no other array library (pandas, TensorFlow, JAX)."""
+        imports = self.imports
+        return imports.imports_torch and not (imports.imports_pandas or imports.imports_other_tensors)
 
     def _tensor_method_kind(self, receiver: Kind, method: str, node: cst.Call) -> Kind:
         if method in CONTAINER_METHODS:

@@ -186,6 +186,11 @@ COMPARISON_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 #: Reductions an unknown receiver is taken to be a tensor for in torch-only files.
 ARRAY_METHODS = frozenset({"any", "all", "sum", "mean", "amax", "amin", "prod", "std", "var", "norm", "abs"})
 
+#: Of those, the ones numpy arrays do not have as methods (``np.abs(a)``, never ``a.abs()``):
+#: evidence of a tensor in files that import numpy too, unless pandas (``Series.abs()``) or
+#: another tensor library is imported.
+NOT_NUMPY_METHODS = frozenset({"abs", "amax", "amin"})
+
 #: Tensor methods whose result is a boolean tensor.
 BOOL_METHODS = frozenset(
     {

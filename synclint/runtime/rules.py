@@ -230,6 +230,14 @@ def _not_same_tensor(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) 
     return not same_view
 
 
+def _tensor_as_number(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    # Only linspace/logspace dispatch here: their Tensor overloads call `start.item()` /
+    # `end.item()` inside the op (RangeFactories.cpp), where no read-back is dispatched. The
+    # Scalar overloads get Python numbers; `out=` is the result, not a bound.
+    bounds = (*args[:2], kwargs.get("start"), kwargs.get("end"))
+    return any(_on_device(bound, ctx) for bound in bounds)
+
+
 _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.ALWAYS: _always,
     SyncCondition.BOOLEAN_INDEX: _boolean_index,
@@ -247,6 +255,7 @@ _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.TENSOR_STD: _tensor_std,
     SyncCondition.HAS_SORTER: _has_sorter,
     SyncCondition.NOT_SAME_TENSOR: _not_same_tensor,
+    SyncCondition.TENSOR_AS_NUMBER: _tensor_as_number,
 }
 
 #: Conditions decided outside the dispatch table, and where.
