@@ -137,6 +137,25 @@ CATALOGUE: tuple[SyncOp, ...] = (
         no_runtime="seen as the aten::nonzero_numpy it dispatches (the entry above)",
     ),
     SyncOp(
+        code="SL101",
+        name="non-maximum suppression",
+        functions=(
+            "torchvision.ops.nms",
+            "torchvision.ops.batched_nms",
+            "torchvision.ops.boxes.nms",
+            "torchvision.ops.boxes.batched_nms",
+            "torch.ops.torchvision.nms",
+        ),
+        aten=("torchvision::nms",),
+        why="the number of boxes NMS keeps decides its output shape: torchvision's CUDA "
+        "kernel copies the suppression mask to the host and counts the survivors there",
+        use_instead="run it once per batch (`batched_nms` over every image's boxes, with the "
+        "image index in `idxs`) rather than once per image, or keep a fixed number of boxes "
+        "(`topk` on the scores) where an upper bound will do",
+        source="torchvision/csrc/ops/cuda/nms_kernel.cu: nms_kernel (mask.to(at::kCPU), "
+        "greedy pass on the host); torchvision/ops/boxes.py: batched_nms -> nms",
+    ),
+    SyncOp(
         code="SL102",
         name="unique",
         functions=("torch.unique", "torch.unique_consecutive"),

@@ -28,7 +28,7 @@ _METHOD_ARGS = {
 
 def _static_codes(call: str) -> list[str]:
     source = (
-        "import torch\nimport torch.nn.functional\nimport torch.linalg\n"
+        "import torch\nimport torch.nn.functional\nimport torch.linalg\nimport torchvision\n"
         f"def forward(x: torch.Tensor, y: torch.Tensor):\n    return {call}\n"
     )
     return [finding.code for finding in synclint.check_source(source, path="model.py")]

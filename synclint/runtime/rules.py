@@ -305,8 +305,11 @@ class RuleTable:
         except KeyError:
             pass
         rule = None
-        if getattr(func, "namespace", None) == "aten":
-            entries = self._by_packet.get(func._opname)
+        namespace = getattr(func, "namespace", None)
+        if namespace is not None:
+            # ATen packets by name (``nonzero``); other libraries' ops qualified (``torchvision::nms``).
+            packet = func._opname if namespace == "aten" else f"{namespace}::{func._opname}"
+            entries = self._by_packet.get(packet)
             if entries:
                 rule = Rule(entries)
         self._cache[func] = rule
