@@ -231,3 +231,20 @@ def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():
                 return _safe_divide(num, denom)
         """
     assert _found(source) == {(4, 21, "SL403"): "hot"}
+
+
+def test_a_packed_sequences_batch_sizes_is_a_host_tensor():
+    source = """
+        import torch
+        from torch.nn.utils.rnn import PackedSequence
+        class RNN(torch.nn.Module):
+            def forward(self, input, hx=None):
+                orig_input = input
+                if isinstance(orig_input, PackedSequence):
+                    input, batch_sizes, sorted_indices, unsorted_indices = input
+                    max_batch_size = batch_sizes[0]
+                    hx = torch.zeros(2, max_batch_size, 3, device=input.device)
+                    total = torch.zeros(input.sum(), device=input.device)
+                return hx
+        """
+    assert _found(source) == {(11, 33, "SL201"): "hot"}  # only the size read from the data

@@ -399,6 +399,10 @@ class FlowState:
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                elif self._unpacks_packed_sequence(target.target):
+                    # ``data, batch_sizes, sorted_indices, unsorted_indices = packed``: PyTorch
+                    # keeps a PackedSequence's batch_sizes on the CPU (pack_padded_sequence's contract).
+                    self.scope.host.add(target.target.elements[1].value.value)
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:
@@ -455,6 +459,15 @@ class FlowState:
                 self.bind(element, element_kind)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, Kind.TENSOR_SEQUENCE if kind.is_tensor else Kind.UNKNOWN)
+
+    def _unpacks_packed_sequence(self, target: cst.BaseExpression) -> bool:
+        """Four names unpacked in a module that imports ``PackedSequence`` (a four-field namedtuple)."""
+        return (
+            isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == 4
+            and isinstance(target.elements[1].value, cst.Name)
+            and self.imports.aliases.get("PackedSequence", "").endswith("rnn.PackedSequence")
+        )
 
     def _unpacked_kinds(self, kind: Kind, value: cst.BaseExpression | None, n: int) -> list[Kind]:
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == n:
