@@ -362,6 +362,22 @@ CATALOGUE: tuple[SyncOp, ...] = (
     ),
     SyncOp(
         code="SL201",
+        name="tensor as a shape or a count",
+        functions=("torch.narrow", "torch.topk"),
+        methods=("view", "reshape", "expand", "repeat", "narrow", "topk"),
+        condition=SyncCondition.TENSOR_AS_NUMBER,
+        why="shape methods and `topk` take sizes, offsets and counts as Python ints: a tensor "
+        "passed there is read back with `.item()` before the op runs",
+        use_instead="use sizes the host already knows (`x.shape`, `x.size(0)`), or keep a "
+        "data-dependent count on the device (a mask, `torch.where`) instead of reshaping by it",
+        no_runtime="the int conversion dispatches `_local_scalar_dense`, seen through the entry "
+        "'host read-back'",
+        source="torch/csrc/utils/python_arg_parser.cpp: PythonArgs::intlist / toSymInt "
+        "(THPVariable -> item()); aten/src/ATen/native/TensorShape.cpp: narrow(Tensor start) -> "
+        "start.item(); measured with a dispatch mode",
+    ),
+    SyncOp(
+        code="SL201",
         name="tensor as a foreach op's scalar",
         functions=(
             "torch._foreach_add",
@@ -575,6 +591,14 @@ NUMBER_ARGUMENTS: dict[str, NumberArguments] = {
     "torch.Tensor.new_ones": NumberArguments(keywords=("size",)),
     "torch.Tensor.new_empty": NumberArguments(keywords=("size",)),
     "torch.Tensor.new_full": NumberArguments(keywords=("size", "fill_value")),
+    "torch.Tensor.view": NumberArguments(keywords=("size",)),
+    "torch.Tensor.reshape": NumberArguments(keywords=("shape",)),
+    "torch.Tensor.expand": NumberArguments(keywords=("size",)),
+    "torch.Tensor.repeat": NumberArguments(keywords=("repeats",)),
+    "torch.Tensor.narrow": NumberArguments(keywords=("dim", "start", "length")),
+    "torch.Tensor.topk": NumberArguments(positions=(0,), keywords=("k",)),
+    "torch.narrow": NumberArguments(positions=(1, 2, 3), keywords=("dim", "start", "length")),
+    "torch.topk": NumberArguments(positions=(1,), keywords=("k",)),
     # Without `alpha=`, a 0-dim tensor picks the Scalar overload; with it, the Tensor one.
     **{f"torch._foreach_{op}{suffix}": NumberArguments((1,), ("scalar",), unless="alpha")
        for op in ("add", "sub") for suffix in ("", "_")},

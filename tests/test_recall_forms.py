@@ -248,3 +248,25 @@ def test_a_packed_sequences_batch_sizes_is_a_host_tensor():
                 return hx
         """
     assert _found(source) == {(11, 33, "SL201"): "hot"}  # only the size read from the data
+
+
+def test_shape_methods_and_topk_given_tensor_sizes():
+    source = """
+        import torch
+        def forward(x: torch.Tensor, lengths: torch.Tensor, n: int):
+            max_len = lengths.max()
+            a = x.view(max_len, -1)
+            b = x.view(n, -1).view(torch.float16).reshape(x.shape[0], -1)
+            k = (lengths > 0).sum()
+            c = x.topk(k)
+            d = torch.topk(x, k=n)
+            e = x.narrow(0, 0, max_len)
+            f = x.repeat(n, 1).expand(max_len, -1)
+            return a, b, c, d, e, f
+        """
+    assert _found(source) == {
+        (5, 16, "SL201"): "hot",  # a size of view
+        (8, 16, "SL201"): "hot",  # topk's k
+        (10, 24, "SL201"): "hot",  # narrow's length
+        (11, 31, "SL201"): "hot",  # an expand size
+    }

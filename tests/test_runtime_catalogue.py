@@ -23,6 +23,8 @@ _CALL_ARGS = {
 _METHOD_ARGS = {
     "equal": "(y)", "allclose": "(y)", "masked_select": "(y > 0)", "repeat_interleave": "(y)",
     "new_zeros": "(y)", "new_ones": "(y)", "new_empty": "(y)", "new_full": "((2,), y)",
+    "view": "(y, -1)", "reshape": "(y, -1)", "expand": "(y, -1)", "repeat": "(y, 1)",
+    "narrow": "(0, 0, y)", "topk": "(y)",
 }
 
 

@@ -69,7 +69,8 @@ class HostReadback(Rule):
     `torch.Tensor([t1, t2])`) of device tensors, a tensor passed where an op takes
     a Python number: a factory's size, bound or fill value (`torch.arange(n.sum())`,
     `torch.zeros(t.max(), 4)`, `x.new_zeros(n)`, `torch.full(shape, t)`, tensor bounds of
-    `torch.linspace`) and the scalar of a `_foreach_*` op where it selects the `Scalar`
+    `torch.linspace`), a size, offset or count of a shape method or `topk` (`x.view(n, -1)`,
+    `x.narrow(0, 0, n)`, `x.topk(k)`), and the scalar of a `_foreach_*` op where it selects the `Scalar`
     overload (`torch._foreach_add_(xs, t)` without `alpha=`, the `weight` of
     `torch._foreach_lerp_`; `torch._foreach_mul_(xs, t)` takes a tensor and is not flagged),
     printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
@@ -137,6 +138,7 @@ class HostReadback(Rule):
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
         "import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.add_(y, alpha=0.5)\n",
         "import torch\ndef f(x: torch.Tensor):\n    return torch.arange(x.shape[0], device=x.device)\n",
+        "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
         "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
         "    torch._foreach_add_(xs, t, alpha=1.0)\n",
         "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
@@ -162,6 +164,7 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return torch.arange(n.sum(), device=x.device)\n", 3, 25),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x.new_zeros((n.max(), 4))\n", 3, 25),
         Invalid("import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_add_(xs, t)\n", 3, 29),
+        Invalid("import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    return x.topk(mask.sum())\n", 3, 19),
         Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
     )
 
