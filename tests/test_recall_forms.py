@@ -270,3 +270,20 @@ def test_shape_methods_and_topk_given_tensor_sizes():
         (10, 24, "SL201"): "hot",  # narrow's length
         (11, 31, "SL201"): "hot",  # an expand size
     }
+
+
+def test_sizes_that_are_symbolic_ints_host_shapes_or_submodules_are_not_read_back():
+    source = """
+        import torch
+        class Shard(torch.nn.Module):
+            def forward(self, x: torch.Tensor, n: int):
+                start = torch.sym_min(n, x.size(0))
+                a = x.narrow(0, start, torch.sym_ite(n > 1, n, 1))
+                shape = torch.onnx.operators.shape_as_tensor(x)
+                bsz, seq_len = shape[0], shape[1]
+                b = x.view(bsz.view(1), seq_len, -1)
+                c = self.expand(x)
+                d = x.view(x.sum(), -1)
+                return a, b, c, d
+        """
+    assert _found(source) == {(11, 20, "SL201"): "hot"}  # only the size read from the data

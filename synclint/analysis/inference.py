@@ -22,6 +22,7 @@ from synclint.analysis.kinds import (
     CONTAINER_METHODS,
     DTYPE_PRESERVING_METHODS,
     FACTORY_FUNCTIONS,
+    HOST_SHAPE_FUNCTIONS,
     INT_DTYPES,
     INT_FUNCTIONS,
     INT_METHODS,
@@ -325,6 +326,8 @@ class KindInference:
         if root != "torch":
             return Kind.UNKNOWN
         short = qualified.rsplit(".", 1)[1]
+        if short in HOST_SHAPE_FUNCTIONS:
+            return Kind.INT_TENSOR  # ``torch.onnx.operators.shape_as_tensor(x)``
         verdict = classify_torch_callable(qualified)
         if verdict == "module":
             return Kind.MODULE
