@@ -64,6 +64,22 @@ class SyncCondition(str, Enum):
     #: ``torch.equal`` returns early (no read-back) for different shapes, empty
     #: tensors, and the same view of the same memory (``is_alias_of`` fast path).
     NOT_SAME_TENSOR = "not_same_tensor"
+    #: a tensor passed where the op's signature takes a Python number (a size, a bound,
+    #: a ``Scalar``): PyTorch converts it with ``.item()`` before the op runs. Which
+    #: arguments those are, per callable, is :data:`NUMBER_ARGUMENTS`.
+    TENSOR_AS_NUMBER = "tensor_as_number"
+
+
+@dataclass(frozen=True)
+class NumberArguments:
+    """The arguments of one callable that PyTorch takes as Python numbers."""
+
+    positions: tuple[int, ...] | None = None
+    """Positional indices (after the receiver, for methods); None: every positional
+    argument, and the elements of a tuple or list passed there (sizes)."""
+    keywords: tuple[str, ...] = ()
+    unless: str = ""
+    """A keyword whose presence selects the overload that takes a tensor instead."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,25 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "depends on the data",
         use_instead="use 3-arg `torch.where(cond, a, b)` or `masked_fill_`",
         no_runtime="seen as the aten::nonzero_numpy it dispatches (the entry above)",
+    ),
+    SyncOp(
+        code="SL101",
+        name="non-maximum suppression",
+        functions=(
+            "torchvision.ops.nms",
+            "torchvision.ops.batched_nms",
+            "torchvision.ops.boxes.nms",
+            "torchvision.ops.boxes.batched_nms",
+            "torch.ops.torchvision.nms",
+        ),
+        aten=("torchvision::nms",),
+        why="the number of boxes NMS keeps decides its output shape: torchvision's CUDA "
+        "kernel copies the suppression mask to the host and counts the survivors there",
+        use_instead="run it once per batch (`batched_nms` over every image's boxes, with the "
+        "image index in `idxs`) rather than once per image, or keep a fixed number of boxes "
+        "(`topk` on the scores) where an upper bound will do",
+        source="torchvision/csrc/ops/cuda/nms_kernel.cu: nms_kernel (mask.to(at::kCPU), "
+        "greedy pass on the host); torchvision/ops/boxes.py: batched_nms -> nms",
     ),
     SyncOp(
         code="SL102",
@@ -294,6 +329,96 @@ CATALOGUE: tuple[SyncOp, ...] = (
     ),
     SyncOp(
         code="SL201",
+        name="tensor as a factory's size or bound",
+        functions=(
+            "torch.arange",
+            "torch.range",
+            "torch.linspace",
+            "torch.logspace",
+            "torch.zeros",
+            "torch.ones",
+            "torch.empty",
+            "torch.full",
+            "torch.full_like",
+            "torch.rand",
+            "torch.randn",
+            "torch.randint",
+            "torch.randperm",
+            "torch.eye",
+        ),
+        methods=("new_zeros", "new_ones", "new_empty", "new_full"),
+        aten=("linspace", "logspace"),
+        condition=SyncCondition.TENSOR_AS_NUMBER,
+        why="a factory takes its sizes, bounds and fill value as Python numbers: a tensor "
+        "passed there is read back with `.item()` before the factory runs",
+        use_instead="pass a number the host already knows (`x.shape[0]`, `len(xs)`, a "
+        "configured maximum), or keep the count on the device and size the output statically",
+        # The runtime sees the arange/zeros/full/... conversions as the `_local_scalar_dense`
+        # of the host read-back entry; linspace/logspace take Tensor overloads whose
+        # `start.item()` runs inside the kernel's C++ (not dispatched): matched by packet here.
+        source="torch/csrc/utils/python_arg_parser.cpp: PythonArgs::scalar_slow / "
+        "intlist (THPVariable -> item()); aten/src/ATen/native/RangeFactories.cpp: "
+        "linspace/logspace(const Tensor& start, ...) -> start.item()",
+    ),
+    SyncOp(
+        code="SL201",
+        name="tensor as a shape or a count",
+        functions=("torch.narrow", "torch.topk"),
+        methods=("view", "reshape", "expand", "repeat", "narrow", "topk"),
+        condition=SyncCondition.TENSOR_AS_NUMBER,
+        why="shape methods and `topk` take sizes, offsets and counts as Python ints: a tensor "
+        "passed there is read back with `.item()` before the op runs",
+        use_instead="use sizes the host already knows (`x.shape`, `x.size(0)`), or keep a "
+        "data-dependent count on the device (a mask, `torch.where`) instead of reshaping by it",
+        no_runtime="the int conversion dispatches `_local_scalar_dense`, seen through the entry "
+        "'host read-back'",
+        source="torch/csrc/utils/python_arg_parser.cpp: PythonArgs::intlist / toSymInt "
+        "(THPVariable -> item()); aten/src/ATen/native/TensorShape.cpp: narrow(Tensor start) -> "
+        "start.item(); measured with a dispatch mode",
+    ),
+    SyncOp(
+        code="SL201",
+        name="tensor as a foreach op's scalar",
+        functions=(
+            "torch._foreach_add",
+            "torch._foreach_add_",
+            "torch._foreach_sub",
+            "torch._foreach_sub_",
+            "torch._foreach_mul",
+            "torch._foreach_mul_",
+            "torch._foreach_div",
+            "torch._foreach_div_",
+            "torch._foreach_clamp_max",
+            "torch._foreach_clamp_max_",
+            "torch._foreach_clamp_min",
+            "torch._foreach_clamp_min_",
+            "torch._foreach_maximum",
+            "torch._foreach_maximum_",
+            "torch._foreach_minimum",
+            "torch._foreach_minimum_",
+            "torch._foreach_pow",
+            "torch._foreach_pow_",
+            "torch._foreach_lerp",
+            "torch._foreach_lerp_",
+            "torch._foreach_addcmul",
+            "torch._foreach_addcmul_",
+            "torch._foreach_addcdiv",
+            "torch._foreach_addcdiv_",
+        ),
+        condition=SyncCondition.TENSOR_AS_NUMBER,
+        why="a 0-dim tensor where the `_foreach_*` op's Python argument parser picks its "
+        "`Scalar` overload is read back with `.item()` before any kernel is queued",
+        use_instead="pass a list of tensors, or pick the overload that takes a tensor "
+        "(`torch._foreach_mul_(xs, t)` and `_foreach_div_` take one; `_foreach_add_(xs, t, "
+        "alpha=1.0)` selects it for add/sub)",
+        no_runtime="the Scalar conversion dispatches `_local_scalar_dense`, seen through the "
+        "entry 'host read-back'",
+        source="torch/csrc/utils/python_arg_parser.cpp: PythonArgs::scalar_slow (THPVariable -> "
+        "item()); overloads as torch 2.13 binds them (torch/optim/adam.py: `alpha=1.0` 'to "
+        "assure we go to the right overload'); measured with a dispatch mode",
+    ),
+    SyncOp(
+        code="SL201",
         name="linalg error check",
         functions=(
             "torch.linalg.cholesky",
@@ -440,6 +565,59 @@ CATALOGUE: tuple[SyncOp, ...] = (
         "c10/cuda/CUDAFunctions.h: stream_synchronize",
     ),
 )
+
+
+_EVERY = NumberArguments()
+_FACTORY_SIZES = NumberArguments(keywords=("size", "n", "m"))
+#: For the TENSOR_AS_NUMBER entries: which arguments of each callable PyTorch converts to a
+#: Python number (checked against torch 2.13 with a dispatch mode: a tensor there dispatches
+#: ``_local_scalar_dense``, or, for linspace/logspace, runs the Tensor overload's ``item()``).
+NUMBER_ARGUMENTS: dict[str, NumberArguments] = {
+    "torch.arange": NumberArguments(keywords=("start", "end", "step")),
+    "torch.range": NumberArguments(keywords=("start", "end", "step")),
+    "torch.linspace": NumberArguments(keywords=("start", "end", "steps")),
+    "torch.logspace": NumberArguments(keywords=("start", "end", "steps", "base")),
+    "torch.zeros": _FACTORY_SIZES,
+    "torch.ones": _FACTORY_SIZES,
+    "torch.empty": _FACTORY_SIZES,
+    "torch.rand": _FACTORY_SIZES,
+    "torch.randn": _FACTORY_SIZES,
+    "torch.randperm": _FACTORY_SIZES,
+    "torch.eye": _FACTORY_SIZES,
+    "torch.full": NumberArguments(keywords=("size", "fill_value")),
+    "torch.full_like": NumberArguments(positions=(1,), keywords=("fill_value",)),
+    "torch.randint": NumberArguments(keywords=("low", "high", "size")),
+    "torch.Tensor.new_zeros": NumberArguments(keywords=("size",)),
+    "torch.Tensor.new_ones": NumberArguments(keywords=("size",)),
+    "torch.Tensor.new_empty": NumberArguments(keywords=("size",)),
+    "torch.Tensor.new_full": NumberArguments(keywords=("size", "fill_value")),
+    "torch.Tensor.view": NumberArguments(keywords=("size",)),
+    "torch.Tensor.reshape": NumberArguments(keywords=("shape",)),
+    "torch.Tensor.expand": NumberArguments(keywords=("size",)),
+    "torch.Tensor.repeat": NumberArguments(keywords=("repeats",)),
+    "torch.Tensor.narrow": NumberArguments(keywords=("dim", "start", "length")),
+    "torch.Tensor.topk": NumberArguments(positions=(0,), keywords=("k",)),
+    "torch.narrow": NumberArguments(positions=(1, 2, 3), keywords=("dim", "start", "length")),
+    "torch.topk": NumberArguments(positions=(1,), keywords=("k",)),
+    # Without `alpha=`, a 0-dim tensor picks the Scalar overload; with it, the Tensor one.
+    **{f"torch._foreach_{op}{suffix}": NumberArguments((1,), ("scalar",), unless="alpha")
+       for op in ("add", "sub") for suffix in ("", "_")},
+    # A positional tensor picks the sync-free Tensor overload; `scalar=` names the Scalar one.
+    **{f"torch._foreach_{op}{suffix}": NumberArguments((), ("scalar",))
+       for op in ("mul", "div") for suffix in ("", "_")},
+    **{f"torch._foreach_{op}{suffix}": NumberArguments((1,), ("scalar",))
+       for op in ("clamp_max", "clamp_min", "maximum", "minimum") for suffix in ("", "_")},
+    **{f"torch._foreach_pow{suffix}": NumberArguments((1,), ("exponent",)) for suffix in ("", "_")},
+    **{f"torch._foreach_lerp{suffix}": NumberArguments((2,), ("weight",)) for suffix in ("", "_")},
+    # A positional 0-dim tensor is the `scalars` Tensor overload (it must be 1-dim and on the CPU).
+    **{f"torch._foreach_{op}{suffix}": NumberArguments((), ("value",))
+       for op in ("addcmul", "addcdiv") for suffix in ("", "_")},
+}
+
+
+def number_arguments(qualified_name: str) -> NumberArguments | None:
+    """Which arguments of ``qualified_name`` PyTorch reads as Python numbers, if any."""
+    return NUMBER_ARGUMENTS.get(qualified_name)
 
 
 def entry(code: str, name: str) -> SyncOp:

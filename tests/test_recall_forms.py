@@ -191,9 +191,54 @@ def test_tensors_passed_where_an_op_takes_a_python_number():
                 return index, fine, losses
         """
     assert _found(source) == {
+        (6, 30, "SL201"): "hot",  # arange of a 0-d device tensor
         (8, 47, "SL201"): "hot",  # a 0-d tensor as the Scalar weight
         (10, 18, "SL201"): "hot",  # legacy constructor of device tensors
     }
+
+
+def test_factory_sizes_and_foreach_scalars_that_are_tensors():
+    source = """
+        import torch
+        class Dispatch(torch.nn.Module):
+            def forward(self, counts: torch.Tensor, xs: list[torch.Tensor], lr: torch.Tensor, n: int):
+                buf = torch.zeros((counts.max(), 4), device=counts.device)
+                fill = torch.full((n,), lr, device=lr.device)
+                grid = torch.linspace(0, 1, steps=counts.sum())
+                extra = counts.new_zeros(counts.sum(), n)
+                ok = torch.zeros(n, counts.shape[0]) + torch.full((n,), 0.5)
+                torch._foreach_add_(xs, lr)
+                torch._foreach_add_(xs, lr, alpha=1.0)
+                torch._foreach_mul_(xs, lr)
+                torch._foreach_mul_(xs, scalar=lr)
+                torch._foreach_addcdiv_(xs, xs, xs, value=lr)
+                torch._foreach_clamp_max_(xs, lr)
+                host = counts.cpu()
+                fine = torch.arange(host.sum())
+                return buf, fill, grid, extra, ok, fine
+        """
+    assert _found(source) == {
+        (5, 28, "SL201"): "hot",  # a size inside the shape tuple
+        (6, 33, "SL201"): "hot",  # the fill value
+        (7, 43, "SL201"): "hot",  # linspace's steps
+        (8, 34, "SL201"): "hot",  # a method factory's size
+        (10, 33, "SL201"): "hot",  # no alpha=: the Scalar overload
+        (13, 40, "SL201"): "hot",  # scalar= names the Scalar overload
+        (14, 51, "SL201"): "hot",  # addcdiv's Scalar value
+        (15, 39, "SL201"): "hot",  # clamp_max has no Tensor overload
+        (16, 16, "SL201"): "hot",  # the .cpu() itself; arange of a host tensor is not flagged
+    }
+
+
+def test_builtin_max_over_abs_of_unknown_tensors_in_a_numpy_file():
+    source = """
+        import numpy as np
+        import torch
+        def clip_norm(input_tensors, mpu=None):
+            total_norm = max(t.data.abs().max() for t in input_tensors)
+            return torch.FloatTensor([float(total_norm)])
+        """
+    assert _found(source, include_cold=True) == {(5, 18, "SL201"): "unknown", (6, 31, "SL201"): "unknown"}
 
 
 def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():
@@ -313,3 +358,59 @@ def test_a_name_bound_to_a_factory_on_the_device_is_no_proof(tmp_path):
     (tmp_path / "model.py").write_text("import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
     found = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     assert sorted((f.line, f.column, f.why) for f in found) == [(5, 16, UNREACHED), (5, 27, PROVEN_SYNC)]
+
+
+def test_a_packed_sequences_batch_sizes_is_a_host_tensor():
+    source = """
+        import torch
+        from torch.nn.utils.rnn import PackedSequence
+        class RNN(torch.nn.Module):
+            def forward(self, input, hx=None):
+                orig_input = input
+                if isinstance(orig_input, PackedSequence):
+                    input, batch_sizes, sorted_indices, unsorted_indices = input
+                    max_batch_size = batch_sizes[0]
+                    hx = torch.zeros(2, max_batch_size, 3, device=input.device)
+                    total = torch.zeros(input.sum(), device=input.device)
+                return hx
+        """
+    assert _found(source) == {(11, 33, "SL201"): "hot"}  # only the size read from the data
+
+
+def test_shape_methods_and_topk_given_tensor_sizes():
+    source = """
+        import torch
+        def forward(x: torch.Tensor, lengths: torch.Tensor, n: int):
+            max_len = lengths.max()
+            a = x.view(max_len, -1)
+            b = x.view(n, -1).view(torch.float16).reshape(x.shape[0], -1)
+            k = (lengths > 0).sum()
+            c = x.topk(k)
+            d = torch.topk(x, k=n)
+            e = x.narrow(0, 0, max_len)
+            f = x.repeat(n, 1).expand(max_len, -1)
+            return a, b, c, d, e, f
+        """
+    assert _found(source) == {
+        (5, 16, "SL201"): "hot",  # a size of view
+        (8, 16, "SL201"): "hot",  # topk's k
+        (10, 24, "SL201"): "hot",  # narrow's length
+        (11, 31, "SL201"): "hot",  # an expand size
+    }
+
+
+def test_sizes_that_are_symbolic_ints_host_shapes_or_submodules_are_not_read_back():
+    source = """
+        import torch
+        class Shard(torch.nn.Module):
+            def forward(self, x: torch.Tensor, n: int):
+                start = torch.sym_min(n, x.size(0))
+                a = x.narrow(0, start, torch.sym_ite(n > 1, n, 1))
+                shape = torch.onnx.operators.shape_as_tensor(x)
+                bsz, seq_len = shape[0], shape[1]
+                b = x.view(bsz.view(1), seq_len, -1)
+                c = self.expand(x)
+                d = x.view(x.sum(), -1)
+                return a, b, c, d
+        """
+    assert _found(source) == {(11, 20, "SL201"): "hot"}  # only the size read from the data

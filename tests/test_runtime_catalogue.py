@@ -17,13 +17,20 @@ _CALL_ARGS = {
     SyncCondition.NOT_SAME_TENSOR: "(x, y)",
     SyncCondition.HOST_DATA: "([1.0], device='cuda')",
     SyncCondition.IN_HOT_PATH: "()",
+    # a tensor at every place some callable of these entries reads as a number
+    SyncCondition.TENSOR_AS_NUMBER: "(x, y, y, scalar=y, value=y)",
 }
-_METHOD_ARGS = {"equal": "(y)", "allclose": "(y)", "masked_select": "(y > 0)", "repeat_interleave": "(y)"}
+_METHOD_ARGS = {
+    "equal": "(y)", "allclose": "(y)", "masked_select": "(y > 0)", "repeat_interleave": "(y)",
+    "new_zeros": "(y)", "new_ones": "(y)", "new_empty": "(y)", "new_full": "((2,), y)",
+    "view": "(y, -1)", "reshape": "(y, -1)", "expand": "(y, -1)", "repeat": "(y, 1)",
+    "narrow": "(0, 0, y)", "topk": "(y)",
+}
 
 
 def _static_codes(call: str) -> list[str]:
     source = (
-        "import torch\nimport torch.nn.functional\nimport torch.linalg\n"
+        "import torch\nimport torch.nn.functional\nimport torch.linalg\nimport torchvision\n"
         f"def forward(x: torch.Tensor, y: torch.Tensor):\n    return {call}\n"
     )
     return [finding.code for finding in synclint.check_source(source, path="model.py")]

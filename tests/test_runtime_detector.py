@@ -151,6 +151,29 @@ def test_single_argument_where_is_nonzero() -> None:
     assert [e.code for e in watched.events] == ["SL101"]
 
 
+@pytest.fixture(scope="module")
+def torchvision_nms():
+    """``torch.ops.torchvision.nms``: torchvision's own op when it is installed, else a
+    stand-in registered under the same name (the detector matches the op, not its kernel)."""
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        library = torch.library.Library("torchvision", "DEF")
+        library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        library.impl("nms", lambda dets, scores, iou: scores.argsort(descending=True), "CPU")
+        yield torch.ops.torchvision.nms
+        del library
+        return
+    yield torch.ops.torchvision.nms
+
+
+def test_torchvision_nms_is_a_data_dependent_shape(torchvision_nms) -> None:
+    boxes = torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.9]])
+    with watch() as watched:
+        torchvision_nms(boxes, torch.tensor([0.9, 0.8]), 0.5)
+    assert [(e.code, e.op) for e in watched.events] == [("SL101", "torchvision.nms.default")]
+
+
 def test_three_argument_where_and_masked_fill_do_not_sync() -> None:
     x, mask = torch.randn(4), torch.tensor([True, False, True, False])
     with watch() as watched:
@@ -275,11 +298,12 @@ def test_watch_sites_add_events_up() -> None:
 
 
 def test_every_catalogue_aten_packet_exists_in_torch() -> None:
+    # ``torchvision::nms``: another library's op, registered only once that library loads
     missing = [
         packet
         for entry in CATALOGUE
         for packet in entry.aten
-        if not hasattr(torch.ops.aten, packet)
+        if "::" not in packet and not hasattr(torch.ops.aten, packet)
     ]
     assert missing == []
 

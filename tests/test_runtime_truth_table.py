@@ -34,6 +34,9 @@ FACTORY = "aten/src/ATen/native/TensorFactories.cpp: factory allocates on the de
 ADV = "aten/src/ATen/native/TensorAdvancedIndexing.cpp"
 LINALG = "aten/src/ATen/native/BatchLinearAlgebra.cpp: _linalg_check_errors (infos.any().item())"
 SYNC = "c10/cuda/CUDAFunctions.h: stream_synchronize / device_synchronize"
+PARSER = "torch/csrc/utils/python_arg_parser.cpp: PythonArgs::scalar_slow / intlist (a tensor -> item())"
+RANGE = "aten/src/ATen/native/RangeFactories.cpp: linspace/logspace(const Tensor& start, ...) -> start.item()"
+NEW_DATA = "torch/csrc/utils/tensor_new.cpp: internal_new_from_data (recursive_store reads each element)"
 
 ROWS: list[tuple[str, tuple[str, ...], str]] = [
     # -- upstream test_sync_warning, newest form -----------------------------------
@@ -133,6 +136,25 @@ ROWS: list[tuple[str, tuple[str, ...], str]] = [
     ("torch.linalg.solve(spd, rhs)", ("SL201",), LINALG),
     ("torch.linalg.solve_ex(spd, rhs)", (), "aten/src/ATen/native/BatchLinearAlgebra.cpp: linalg_solve_ex (check_errors=False)"),
     ("F.ctc_loss(logp, targets, in_len, tg_len)", ("SL201",), "aten/src/ATen/native/LossCTC.cpp: ctc_loss (Tensor lengths .to(kCPU))"),
+    # -- a tensor where the op takes a Python number (verified on torch 2.13's bindings) ---
+    ("torch.arange(ind[0])", ("SL201",), PARSER),
+    ("torch.arange(ind[0], device=dev)", ("SL201",), PARSER),
+    ("torch.zeros(ind[0], 2, device=dev)", ("SL201",), PARSER),
+    ("x.new_zeros((ind[0], 2))", ("SL201",), PARSER),
+    ("torch.full((2,), y, device=dev)", ("SL201",), PARSER),
+    ("torch.randperm(ind[0], device=dev)", ("SL201",), PARSER),
+    ("torch.linspace(y, 1.0, 5)", ("SL201",), RANGE),
+    ("torch.linspace(0.0, y2, 5, device=dev)", ("SL201",), RANGE),
+    ("torch.logspace(y, 1.0, 5, device=dev)", ("SL201",), RANGE),
+    ("torch.linspace(0.0, 1.0, 5, device=dev)", (), FACTORY),
+    ("x.add(x2, alpha=y)", ("SL201",), PARSER),
+    ("torch._foreach_add([x], y)", ("SL201",), f"{PARSER}: the Scalar overload binds first"),
+    ("torch._foreach_add([x], y, alpha=1.0)", (), "aten/src/ATen/native/cuda/ForeachBinaryOpScalarTensor.cu (a device scalar)"),
+    ("torch._foreach_mul([x], y)", (), "aten/src/ATen/native/cuda/ForeachBinaryOpScalarTensor.cu (a device scalar)"),
+    ("torch._foreach_lerp([x], [x2], y)", ("SL201",), f"{PARSER}: the Scalar weight overload"),
+    ("torch._foreach_addcmul([x], [x2], [x2], value=y)", ("SL201",), f"{PARSER}: the Scalar value overload"),
+    ("torch.tensor([y, y2])", ("SL201", "SL201"), NEW_DATA),
+    ("torch.as_tensor([[y], [y2]], device=dev)", ("SL201", "SL201", "SL403"), f"{NEW_DATA}, then the upload"),
     # -- tensor truthiness ------------------------------------------------------------
     ("bool(x.any())", ("SL202",), SCALAR),
     ("if x.sum() > 0: pass", ("SL202",), SCALAR),
@@ -232,8 +254,6 @@ ROWS: list[tuple[str, tuple[str, ...], str]] = [
 
 #: Rows the simulation cannot decide, and why (they count against the >= 97 % bar).
 UNREPRESENTABLE: dict[str, str] = {
-    "torch.tensor([y, y2])": "the tensor constructor reads each element in C++ "
-    "(internal_new_from_data); the simulation sees no dispatched read-back",
     "F.ctc_loss(logp, targets_int_cpu, in_len_cpu, tg_len_cpu)": "with int32 targets on the "
     "host CUDA may pick cuDNN (_use_cudnn_ctc_loss), which depends on the cuDNN build",
     "x.to('cuda:1')": "a peer copy between two GPUs (cudaMemcpyPeerAsync): the simulation has one device",

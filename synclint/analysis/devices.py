@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.kinds import FACTORY_FUNCTIONS, Kind
+from synclint.analysis.kinds import FACTORY_FUNCTIONS, HOST_SHAPE_FUNCTIONS, Kind
 
 if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
@@ -173,6 +173,8 @@ class DeviceInference:
         qualified = self.flow.imports.qualify(node.func)
         if qualified is not None and qualified.startswith("torch."):
             short = qualified.rsplit(".", 1)[1]
+            if short in HOST_SHAPE_FUNCTIONS:
+                return True  # the shape of a device tensor, as a CPU int64 tensor
             device = next((a for a in node.args if a.keyword and a.keyword.value == "device"), None)
             if short in _LIKE:
                 if device is not None:

@@ -22,10 +22,12 @@ from synclint.analysis.kinds import (
     CONTAINER_METHODS,
     DTYPE_PRESERVING_METHODS,
     FACTORY_FUNCTIONS,
+    HOST_SHAPE_FUNCTIONS,
     INT_DTYPES,
     INT_FUNCTIONS,
     INT_METHODS,
     NON_TENSOR_ATTRIBUTES,
+    NOT_NUMPY_METHODS,
     NON_TENSOR_METHODS,
     SEQUENCE_FUNCTIONS,
     TENSOR_ATTRIBUTES,
@@ -324,6 +326,8 @@ class KindInference:
         if root != "torch":
             return Kind.UNKNOWN
         short = qualified.rsplit(".", 1)[1]
+        if short in HOST_SHAPE_FUNCTIONS:
+            return Kind.INT_TENSOR  # ``torch.onnx.operators.shape_as_tensor(x)``
         verdict = classify_torch_callable(qualified)
         if verdict == "module":
             return Kind.MODULE
@@ -397,6 +401,7 @@ class KindInference:
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
             or (method in ARRAY_METHODS and self.imports.torch_only)
+            or (method in NOT_NUMPY_METHODS and self._numpy_at_most())
         ):
             # only tensors have this method (here); ``self.scatter(...)`` is the class's own method
             receiver = Kind.TENSOR
@@ -411,6 +416,11 @@ class KindInference:
         if receiver.is_host_array:
             return Kind.PYTHON if method in ("tolist", "item") else receiver
         return Kind.UNKNOWN
+
+    def _numpy_at_most(self) -> bool:
+        """Torch, maybe numpy, and no other array library (pandas, TensorFlow, JAX)."""
+        imports = self.imports
+        return imports.imports_torch and not (imports.imports_pandas or imports.imports_other_tensors)
 
     def _tensor_method_kind(self, receiver: Kind, method: str, node: cst.Call) -> Kind:
         if method in CONTAINER_METHODS:

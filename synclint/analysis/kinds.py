@@ -106,6 +106,10 @@ FACTORY_FUNCTIONS = frozenset(
     }
 )
 
+#: torch callables whose result is an integer tensor on the CPU, wherever their input lives
+#: (the shape of a device tensor, for ONNX export).
+HOST_SHAPE_FUNCTIONS = frozenset({"shape_as_tensor", "_shape_as_tensor"})
+
 #: torch submodules whose functions take and return tensors.
 TENSOR_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
 
@@ -119,7 +123,8 @@ NON_TENSOR_NAMESPACES = (
     "torch.overrides.", "torch.quantization.", "torch.ao.", "torch.distributions.",
 )
 
-_PYTHON_PREFIXES = ("is_", "are_", "get_", "has_", "set_", "use_", "enable_", "disable_")
+#: ``torch.sym_min``, ``torch.sym_ite`` (symbolic ints and floats) are Python numbers too.
+_PYTHON_PREFIXES = ("is_", "are_", "get_", "has_", "set_", "use_", "enable_", "disable_", "sym_")
 _TENSOR_MATH_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
 
 
@@ -185,6 +190,11 @@ COMPARISON_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
 #: Reductions an unknown receiver is taken to be a tensor for in torch-only files.
 ARRAY_METHODS = frozenset({"any", "all", "sum", "mean", "amax", "amin", "prod", "std", "var", "norm", "abs"})
+
+#: Of those, the ones numpy arrays do not have as methods (``np.abs(a)``, never ``a.abs()``):
+#: evidence of a tensor in files that import numpy too, unless pandas (``Series.abs()``) or
+#: another tensor library is imported.
+NOT_NUMPY_METHODS = frozenset({"abs", "amax", "amin"})
 
 #: Tensor methods whose result is a boolean tensor.
 BOOL_METHODS = frozenset(

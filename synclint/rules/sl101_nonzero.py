@@ -7,12 +7,16 @@ from synclint.rules.matching import match_sync_call
 
 
 class Nonzero(Rule):
-    """Flags `torch.nonzero`, `Tensor.nonzero`, `argwhere` and single-argument `torch.where`.
+    """Flags `torch.nonzero`, `Tensor.nonzero`, `argwhere`, single-argument `torch.where` and NMS.
 
     ## What it does
     Finds calls whose output shape is the number of non-zero elements of a
     tensor: `torch.nonzero(x)`, `x.nonzero()`, `torch.argwhere(x)` and
-    `torch.where(cond)` with one argument (which is `nonzero(as_tuple=True)`).
+    `torch.where(cond)` with one argument (which is `nonzero(as_tuple=True)`);
+    and torchvision's non-maximum suppression (`torchvision.ops.nms`,
+    `batched_nms`), whose output is the number of boxes kept: its CUDA kernel
+    copies the suppression mask to the host and keeps boxes there. Run NMS once
+    per batch (`batched_nms` with the image index in `idxs`), not once per image.
 
     ## Why is this bad?
     The host cannot allocate the result, nor launch anything that depends on
@@ -74,7 +78,7 @@ class Nonzero(Rule):
     code = "SL101"
     device_sync = True
     name = "nonzero"
-    TOKENS = frozenset({"nonzero", "argwhere", "where"})  # see synclint.prefilter
+    TOKENS = frozenset({"nonzero", "argwhere", "where", "nms"})  # see synclint.prefilter
     fix_applicability = "unsafe"
 
     VALID = (
@@ -84,6 +88,7 @@ class Nonzero(Rule):
         "import numpy as np\nimport torch\nidx = np.where(a > 0)\n",
         "import numpy as np\nimport torch\na = np.arange(3)\nidx = a.nonzero()\n",
         "import torch\nn = torch.count_nonzero(m)\n",
+        "import torch\nfrom torchvision.ops import box_iou\niou = box_iou(a, b)\n",
     )
     INVALID = (
         Invalid("import torch\nidx = torch.nonzero(m)\n", 2, 7),
@@ -92,6 +97,10 @@ class Nonzero(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.nonzero()\n", 3, 12),
         Invalid("import torch\nidx = torch.where(x > 0)\n", 2, 7),
         Invalid("import torch\nidx = torch.argwhere(x)\n", 2, 7),
+        Invalid("import torch\nfrom torchvision.ops import nms\ndef f(boxes: torch.Tensor, scores: torch.Tensor):\n"
+                "    return nms(boxes, scores, 0.5)\n", 4, 12),
+        Invalid("import torch\nimport torchvision\ndef f(b: torch.Tensor, s: torch.Tensor, c: torch.Tensor):\n"
+                "    return torchvision.ops.batched_nms(b, s, c, 0.5)\n", 4, 12),
         Invalid("import torch\nidx = torch.Tensor.nonzero(x)\n", 2, 7),
         Invalid("import torch\ndef f(x):\n    return (torch.exp(x) > 1).nonzero()[:, 0]\n", 3, 12),
         Invalid('import torch\ndef f(t: torch.Tensor):\n    inds = torch.nonzero(t == 9, as_tuple=True)\n    t[inds] = -1\n    return t\n', 3, 12, 'import torch\ndef f(t: torch.Tensor):\n    t.masked_fill_(t == 9, -1)\n    return t\n'),

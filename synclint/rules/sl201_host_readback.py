@@ -5,7 +5,7 @@ import libcst as cst
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
 from synclint.analysis.kinds import Kind
-from synclint.catalogue import entry
+from synclint.catalogue import NumberArguments, SyncCondition, by_function, entry, number_arguments
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import match_sync_call, receiver_is_tensor
@@ -16,12 +16,6 @@ _PY_BOOL = entry("SL201", "comparison returning a Python bool")
 _CONVERSIONS = frozenset({"float", "int", "bool", "complex"})
 _FORMATTERS = frozenset({"print", "str", "repr", "format"})
 _READBACK_METHODS = frozenset({"cpu", "numpy", "item", "tolist"})
-#: Ops whose signature takes these arguments as Python numbers (by position; "" for a
-#: tensor argument): a tensor passed there is read back on the host.
-_SCALAR_ARGUMENTS = {
-    "torch._foreach_lerp_": ("", "", "weight"),
-    "torch._foreach_lerp": ("", "", "weight"),
-}
 #: ``torch.Tensor([t1, t2])`` copies each element's value like ``torch.tensor``.
 _LEGACY_CONSTRUCTORS = frozenset(
     {"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
@@ -47,6 +41,26 @@ def _is_cpu_device(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute)) and "cpu" in (dotted_name(node) or "").lower()
 
 
+def _called_on_self(node: cst.Call) -> bool:
+    func = node.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+
+
+def _number_arguments(node: cst.Call, spec: NumberArguments, receivers: int = 0) -> list[cst.BaseExpression]:
+    """The expressions ``node`` passes where ``spec`` says PyTorch takes a Python number
+    (after ``receivers`` leading positional arguments: the tensor of ``torch.Tensor.m(x, ...)``)."""
+    found = [arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value in spec.keywords]
+    if spec.unless and keyword(node, spec.unless) is not None:
+        return found
+    passed = [arg.value for arg in positional(node)][receivers:]
+    if spec.positions is not None:
+        return found + [passed[i] for i in spec.positions if i < len(passed)]
+    for value in passed + found:  # sizes one by one, or as a tuple or list
+        if isinstance(value, (cst.Tuple, cst.List)):
+            found += [element.value for element in value.elements if not isinstance(element, cst.StarredElement)]
+    return found + [value for value in passed if not isinstance(value, (cst.Tuple, cst.List))]
+
+
 class HostReadback(Rule):
     """Flags reads of device values on the host: `.item()`, `.tolist()`, `.cpu()`, `float(t)`, ...
 
@@ -58,7 +72,13 @@ class HostReadback(Rule):
     `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
     (each comparison is read back), `torch.tensor([t1, t2])` (or the legacy
     `torch.Tensor([t1, t2])`) of device tensors, a tensor passed where an op takes
-    a Python number (the `weight` of `torch._foreach_lerp_`), printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
+    a Python number: a factory's size, bound or fill value (`torch.arange(n.sum())`,
+    `torch.zeros(t.max(), 4)`, `x.new_zeros(n)`, `torch.full(shape, t)`, tensor bounds of
+    `torch.linspace`), a size, offset or count of a shape method or `topk` (`x.view(n, -1)`,
+    `x.narrow(0, 0, n)`, `x.topk(k)`), and the scalar of a `_foreach_*` op where it selects the `Scalar`
+    overload (`torch._foreach_add_(xs, t)` without `alpha=`, the `weight` of
+    `torch._foreach_lerp_`; `torch._foreach_mul_(xs, t)` takes a tensor and is not flagged),
+    printing or formatting a tensor (`print(t)`, `f"{t}"`), and the
     factorisations that read their error codes back to raise on bad input
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
@@ -122,6 +142,14 @@ class HostReadback(Rule):
         "import torch\ndef forward(self, x: torch.Tensor):\n    return x.numpy()\n",
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
         "import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.add_(y, alpha=0.5)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return torch.arange(x.shape[0], device=x.device)\n",
+        "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
+        "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
+        "    torch._foreach_add_(xs, t, alpha=1.0)\n",
+        "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
+        "import torch\nclass Down(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return self.expand(x)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    shape = torch.onnx.operators.shape_as_tensor(x)\n"
+        "    bsz, seq_len = shape[0], shape[1]\n    return x.view(bsz.view(1), seq_len, -1)\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    return loss.item()\n", 3, 12),
@@ -141,6 +169,11 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor, lr: torch.Tensor):\n    x.add_(y, alpha=lr)\n", 3, 21),
         Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.tensor([a.sum(), b.sum()])\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return torch.arange(n.sum(), device=x.device)\n", 3, 25),
+        Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x.new_zeros((n.max(), 4))\n", 3, 25),
+        Invalid("import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_add_(xs, t)\n", 3, 29),
+        Invalid("import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    return x.topk(mask.sum())\n", 3, 19),
+        Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
     )
 
     # -- method and function calls ----------------------------------------------------
@@ -151,6 +184,10 @@ class HostReadback(Rule):
         if isinstance(func, cst.Attribute) and self._already_on_host(func.value):
             return
         match = match_sync_call(self.context, node, self.code)
+        if match is not None and match.op.condition is SyncCondition.TENSOR_AS_NUMBER:
+            match = None  # only some arguments are read back: decided below
+            if not _called_on_self(node):  # ``self.expand(x)``: a submodule named like the method
+                self._check_number_arguments(node)
         if match is not None:
             if match.op is _DEVICE_TO_HOST and not self._moves_to_host(node, match.is_method):
                 return
@@ -172,8 +209,6 @@ class HostReadback(Rule):
             self._check_builtin_extremum(func.value, node)
             return
         qualified = self.context.qualify(func)
-        if qualified in _SCALAR_ARGUMENTS:
-            self._check_scalar_arguments(qualified, node)
         if (qualified in ("torch.tensor", "torch.as_tensor") or qualified in _LEGACY_CONSTRUCTORS) and node.args:
             data = node.args[0].value
             if isinstance(data, (cst.List, cst.Tuple)) and any(
@@ -185,16 +220,21 @@ class HostReadback(Rule):
             if self.context.is_device_tensor(node.args[0].value):
                 self.report(node, self.sync_message(f"`{qualified}` of a tensor", _READBACK))
 
-    def _check_scalar_arguments(self, qualified: str, node: cst.Call) -> None:
-        """``torch._foreach_lerp_(a, b, w)`` with a 0-d tensor ``w``: the argument is a Python number in the op's signature, so the
-        tensor is read back (``.item()``) before the op is even queued."""
-        names = _SCALAR_ARGUMENTS[qualified]
-        passed = positional(node)
-        for position, name in enumerate(names):
-            argument = keyword(node, name) or (passed[position] if position < len(passed) else None)
-            if name and argument is not None and self.context.is_device_tensor(argument.value):
-                short = qualified.rsplit(".", 1)[1]
-                self.report(argument.value, self.sync_message(f"A tensor passed as the number `{name}` of `torch.{short}`", _READBACK))
+    def _check_number_arguments(self, node: cst.Call) -> None:
+        """``torch.arange(n.sum())``, ``torch._foreach_lerp_(a, b, w)`` with a 0-d tensor ``w``: the
+        signature takes a Python number there, so the tensor is read back (``.item()``) before
+        the op is even queued (``catalogue.NUMBER_ARGUMENTS`` says which arguments)."""
+        qualified = self.context.qualify(node.func)
+        receivers = 1 if qualified is not None and qualified.startswith("torch.Tensor.") else 0  # ``torch.Tensor.new_zeros(x, n)``
+        if qualified is None and isinstance(node.func, cst.Attribute):
+            qualified = f"torch.Tensor.{node.func.attr.value}"  # ``x.new_zeros(n)``: matched as a method
+        spec = number_arguments(qualified or "")
+        if spec is None:
+            return
+        display = f"`{qualified}`" if not qualified.startswith("torch.Tensor.") else f"`.{qualified[13:]}()`"
+        for argument in _number_arguments(node, spec, receivers):
+            if self.context.is_device_tensor(argument):
+                self.report(argument, self.sync_message(f"A tensor passed as a number to {display}", by_function(qualified)))
 
     def _already_on_host(self, receiver: cst.BaseExpression) -> bool:
         """`x.cpu().numpy()`: only the first read-back in a chain syncs."""

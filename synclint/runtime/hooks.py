@@ -80,6 +80,7 @@ class SimulatedHooks:
         self._upload = _entry_with_hook("cuda", SyncCondition.HOST_TO_DEVICE)
         self._pageable = _entry_with_hook("to", SyncCondition.PAGEABLE_NON_BLOCKING)
         self._host_data = next(e for e in CATALOGUE if e.condition is SyncCondition.HOST_DATA)
+        self._element_readback = _entry_with_hook("item", SyncCondition.ALWAYS)
         self._lengths = next(e for e in CATALOGUE if e.condition is SyncCondition.TENSOR_LENGTHS)
         self._add_tensor_hook("cpu", self._cpu(self._to_host))
         self._add_tensor_hook("to", self._to(self._to_host))
@@ -101,10 +102,10 @@ class SimulatedHooks:
             self.table[torch.Tensor.data.__get__] = self._data_get
             self.table[torch.Tensor.data.__set__] = self._data_set
             self.table[torch.Tensor.new_tensor] = self._new_tensor
-            for name in self._host_data.functions:
-                func = resolve(name)
-                if func is not None:
-                    self.table[func] = self._from_data
+        for name in self._host_data.functions:
+            func = resolve(name)
+            if func is not None:
+                self.table[func] = self._from_data
 
     def _add_tensor_hook(self, name: str, handler: Handler) -> None:
         func = getattr(torch.Tensor, name, None)
@@ -226,15 +227,27 @@ class SimulatedHooks:
         if device is not None and is_accelerator(device):
             kwargs = dict(kwargs, device="cpu")
             kwargs.pop("pin_memory", None)
-            return mark_all(self._detector.call_muted(func, args, kwargs), DEVICE)
+            # Not muted: a device tensor given as a number (`torch.full((n,), t, device=d)`)
+            # is still read back, and the dispatch detector must see that.
+            return mark_all(func(*args, **kwargs), DEVICE)
         if kwargs.get("pin_memory"):
             kwargs = dict(kwargs)
             del kwargs["pin_memory"]
             return mark_all(func(*args, **kwargs), PINNED)
         return func(*args, **kwargs)
 
+    def _read_elements(self, label: str, data: Any) -> None:
+        """``torch.tensor([t1, t2])``: internal_new_from_data reads each tensor element of
+        the nested data into a host buffer, in C++ where no read-back is dispatched; each
+        one on the device is a sync."""
+        for _ in range(_device_elements(data, self._detector.ctx.is_host)):
+            self._detector.report(label, self._element_readback)
+
     def _from_data(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """``torch.tensor(data, device="cuda")``: built on the host, then a blocking copy."""
+        self._read_elements(_qualified(func), args[0] if args else kwargs.get("data"))
+        if not self._tracked:
+            return self._detector.call_muted(func, args, kwargs)
         device = kwargs.get("device")
         if device is None or not is_accelerator(device):
             return self._device_keyword(func, args, kwargs)
@@ -244,6 +257,7 @@ class SimulatedHooks:
         return self._device_keyword(func, args, kwargs)
 
     def _new_tensor(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        self._read_elements("Tensor.new_tensor", args[1] if len(args) > 1 else kwargs.get("data"))
         source = args[0]
         device = kwargs.get("device")
         to_device = is_accelerator(device) if device is not None else not self._detector.ctx.is_host(source)
@@ -295,6 +309,20 @@ class SimulatedHooks:
 
 
 _CUDA = torch.device("cuda", 0)
+
+
+def _device_elements(data: Any, is_host: Callable[[torch.Tensor], bool]) -> int:
+    """How many device tensors a nested list/tuple of data holds (a tensor as the whole
+    data is copied, not read element by element)."""
+    if type(data) not in (list, tuple):
+        return 0
+    count = 0
+    for item in data:
+        if isinstance(item, torch.Tensor):
+            count += not is_host(item)
+        elif type(item) in (list, tuple):
+            count += _device_elements(item, is_host)
+    return count
 
 
 def _qualified(func: Any) -> str:

@@ -230,6 +230,14 @@ def _not_same_tensor(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) 
     return not same_view
 
 
+def _tensor_as_number(args: Sequence[Any], kwargs: dict[str, Any], ctx: Context) -> bool:
+    # Only linspace/logspace dispatch here: their Tensor overloads call `start.item()` /
+    # `end.item()` inside the op (RangeFactories.cpp), where no read-back is dispatched. The
+    # Scalar overloads get Python numbers; `out=` is the result, not a bound.
+    bounds = (*args[:2], kwargs.get("start"), kwargs.get("end"))
+    return any(_on_device(bound, ctx) for bound in bounds)
+
+
 _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.ALWAYS: _always,
     SyncCondition.BOOLEAN_INDEX: _boolean_index,
@@ -247,6 +255,7 @@ _VERDICTS: dict[SyncCondition, Verdict] = {
     SyncCondition.TENSOR_STD: _tensor_std,
     SyncCondition.HAS_SORTER: _has_sorter,
     SyncCondition.NOT_SAME_TENSOR: _not_same_tensor,
+    SyncCondition.TENSOR_AS_NUMBER: _tensor_as_number,
 }
 
 #: Conditions decided outside the dispatch table, and where.
@@ -296,8 +305,11 @@ class RuleTable:
         except KeyError:
             pass
         rule = None
-        if getattr(func, "namespace", None) == "aten":
-            entries = self._by_packet.get(func._opname)
+        namespace = getattr(func, "namespace", None)
+        if namespace is not None:
+            # ATen packets by name (``nonzero``); other libraries' ops qualified (``torchvision::nms``).
+            packet = func._opname if namespace == "aten" else f"{namespace}::{func._opname}"
+            entries = self._by_packet.get(packet)
             if entries:
                 rule = Rule(entries)
         self._cache[func] = rule
