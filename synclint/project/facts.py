@@ -40,6 +40,10 @@ class FileFacts:
     #: Call targets (spelled as in ``host_calls``) whose project function returns host
     #: tensors when the call's arguments for the named parameters are host.
     host_when: dict[str, HostCondition] = field(default_factory=dict)
+    #: ``(function qualname, name)`` holding a host tensor (or ``None``) throughout the
+    #: function: locals (``batch_sizes`` of a ``PackedSequence``) and parameters every
+    #: project call site passes one.
+    host_names: frozenset[tuple[str, str]] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -138,6 +142,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
                 unsure.add(spelled)  # another function of the same spelling (an override) decides nothing
     host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
     tensor_params = _tensor_parameters(index, key, summary)
+    host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
+    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters() if file_key == key)
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -146,10 +152,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
-        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()))).encode(),
+        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()), sorted(host_names))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
-        host_when=host_when,
+        host_when=host_when, host_names=frozenset(host_names),
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from synclint.project.host_returns import HostCondition, host_condition
+from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
     ends_in_raise,
     handles_invalid_data,
@@ -27,7 +28,7 @@ from synclint.project.rare_blocks import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -89,6 +90,10 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     batch_loop: str | None = None
     #: Which arguments are visibly tensors: positions, and keyword names.
     tensor_args: tuple[int | str, ...] = ()
+    #: Which arguments are host tensors (see :mod:`synclint.project.residency`).
+    host_args: tuple[int | str, ...] = ()
+    #: Arguments that pass on a parameter of the caller unchanged: (position or keyword, parameter).
+    forwarded: tuple[tuple[int | str, str], ...] = ()
 
 
 class Region(NamedTuple):
@@ -122,6 +127,12 @@ class FunctionSummary:
     host_when: HostCondition | None = None
     #: Names passed as ``collate_fn=``/``worker_init_fn=`` here: data-pipeline roots.
     data_callbacks: list[str] = field(default_factory=list)
+    #: Local names that hold host tensors (or ``None``) wherever they are assigned.
+    host_names: frozenset[str] = frozenset()
+    #: Parameters the body never rebinds: they hold what the caller passed throughout.
+    kept_params: frozenset[str] = frozenset()
+    #: Names holding a ``PackedSequence`` (whose ``batch_sizes`` is a host tensor).
+    packed: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -422,6 +433,10 @@ class _Builder:
         summary = FunctionSummary(qualname, node.name, cls.name if cls else None, first, node.end_lineno or node.lineno,
                                   params)
         summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
+        packed = packed_sequences(node)
+        summary.packed = frozenset(packed)
+        summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
+        summary.kept_params = frozenset(params) - rebound_names(node)
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
         summary.returns_host = _returns_host(node)
@@ -718,7 +733,21 @@ class _CallWalker:
         loop = self.batch_loops[-1] if self.batch_loops else None
         tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
         tensors += [k.arg for k in node.keywords if k.arg is not None and self._is_tensor(k.value)]
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors)))
+        arguments: list[tuple[int | str, ast.AST]] = [(i, arg) for i, arg in enumerate(node.args)]
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            arguments = []  # positions after ``*args`` are unknown
+        arguments += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+        host = tuple(where for where, arg in arguments if self._is_host(arg))
+        forwarded = tuple(
+            (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
+        )
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded))
+
+    def _is_host(self, node: ast.AST) -> bool:
+        """A host tensor (a name that holds one or ``None``, see :mod:`synclint.project.residency`)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.owner.host_names
+        return is_host_field(node, self.owner.packed) or _host_expression(node, set())
 
     def _is_tensor(self, node: ast.AST) -> bool:
         """Visibly a tensor: torch math, a tensor-only method, or a name bound to one."""
