@@ -147,6 +147,32 @@ def test_lazy_initialisation_runs_once(line, expected):
     assert _at(LAZY, line) == {expected}, _found(LAZY)
 
 
+UNION = """
+    import torch
+    class Cached(torch.nn.Module):
+        def forward(self, x):
+            if self.grid is None or self.training:
+                self.grid = torch.tensor([1.0], device=x.device)
+            if not self._tables:
+                self._tables[x.shape[0]] = torch.tensor([2.0], device=x.device)
+            if self.pos is None or self.pos.device != x.device:
+                self.pos = torch.tensor([3.0], device=x.device)
+            return x
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (6, "hot"),  # ``or self.training``: the branch runs on every training step
+        (8, "cold"),  # an empty table filled on the first call
+        (10, "cold"),  # rebuilt when the cached tensor is stale (another device)
+    ],
+)
+def test_one_detector_decides_caches_filled_on_a_miss_or_when_stale(line, expected):
+    assert _at(UNION, line) == {expected}, _found(UNION)
+
+
 def test_what_only_lazy_initialisation_calls_is_not_hot():
     found = _found(LAZY)
     assert not any(line == 22 for line, _code in found)  # rel_indices: SL403 needs hot code

@@ -280,65 +280,6 @@ def _is_state_initialisation(test: ast.AST) -> bool:
     return False
 
 
-#: Attributes whose change makes a cached tensor stale (``cache.device != x.device``).
-_STALENESS_ATTRIBUTES = frozenset({"shape", "device", "dtype", "size", "ndim", "layout"})
-
-
-def _self_stores(body: list[ast.stmt]) -> set[str]:
-    """``self.a`` for every ``self.a = ...`` / ``self.a[k] = ...`` in ``body`` (not in nested defs)."""
-    stored = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(current, (ast.Assign, ast.AnnAssign)):
-            for target in current.targets if isinstance(current, ast.Assign) else [current.target]:
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                name = dotted(target) or ""
-                if name.startswith("self.") and name.count(".") == 1:
-                    stored.add(name)
-        stack.extend(ast.iter_child_nodes(current))
-    return stored
-
-
-def _is_cache_fill(node: ast.If) -> bool:
-    """``if self.table is None or self.table.shape[1] != n: self.table = ...``,
-    ``if key not in self._cache: self._cache[key] = ...``, ``if hit is None: ...;
-    self._cache[key] = hit``: the body fills a cache kept on the object when it
-    misses or is stale, so it runs once per key (a shape, a device), not every step.
-
-    Every clause of the test must be a miss (``is None``, ``not in``, ``not
-    self.a``) or a staleness check (``.shape``/``.device``/``.dtype`` compared
-    with ``!=``), and the body must store into an attribute of ``self``; a
-    ``None`` default filled into a local (``if mask is None: mask = ...``) is
-    no cache and runs whenever the caller passes ``None``.
-    """
-    stored = _self_stores(node.body)
-    if not stored:
-        return False
-    clauses = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) else [node.test]
-    for clause in clauses:
-        if isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not):
-            if dotted(clause.operand) not in stored:
-                return False
-        elif isinstance(clause, ast.Compare) and len(clause.ops) == 1:
-            op, right = clause.ops[0], clause.comparators[0]
-            if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-                continue
-            if isinstance(op, ast.NotIn) and dotted(right) in stored:
-                continue
-            left = clause.left.value if isinstance(clause.left, ast.Subscript) else clause.left
-            if isinstance(left, ast.Call):
-                left = left.func  # ``cache.size(0) != n``
-            if not (isinstance(op, ast.NotEq) and isinstance(left, ast.Attribute) and left.attr in _STALENESS_ATTRIBUTES):
-                return False
-        else:
-            return False
-    return True
-
-
 def _is_false_assert(node: ast.Call) -> bool:
     """``torch._assert(False, msg)``: an error path written as a call."""
     name = dotted(node.func) or ""
@@ -603,10 +544,6 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_cache_fill(node):
-                self._quiet_block(node.body, "once per key (a cache filled on a miss)", depth)
-                self._statements(node.orelse, depth + 1)
-                return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
@@ -682,7 +619,7 @@ class _CallWalker:
         if ends_in_raise(node.body) or handles_invalid_data(node):
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
-            return "once per cached value (lazy initialisation)"
+            return "once per key (lazy initialisation: a cache filled on a miss)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         return None
