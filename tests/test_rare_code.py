@@ -315,3 +315,42 @@ def test_branches_for_another_backend_are_not_cuda_code():
     assert found[(7, "SL201")] == ("cold", "another backend only (not a CUDA device)")
     assert found[(9, "SL201")][0] == "cold"
     assert found[(11, "SL201")][0] == "hot"
+
+
+# -- blocks the step's calls never enter -------------------------------------------------------
+
+GUARDED = """
+    import torch
+
+
+    class DDP(torch.nn.Module):
+        def _check_sync(self, is_joined_rank, flag=False):
+            t = torch.ones(1, device=self.device)
+            if is_joined_rank:
+                return t.item() != 0
+            else:
+                x = t.item()
+            if flag:
+                y = t.item()
+            if not flag:
+                z = t.item()
+            return None
+
+        def forward(self, x):
+            self._check_sync(is_joined_rank=False)
+            return x * 2
+
+        def join_hook(self):
+            return self._check_sync(True, flag=True)
+    """
+
+
+def test_a_block_the_step_s_calls_never_enter_is_cold():
+    found = _found(GUARDED)
+    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201")]
+    # ``is_joined_rank=False`` from forward: only the join hook takes the ``if`` branch.
+    assert found[(9, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `is_joined_rank=False`)")
+    assert found[(11, "SL201")][0] == "hot"  # the else branch is the step's
+    # ``flag`` keeps its false default in the step's call
+    assert found[(13, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
+    assert found[(15, "SL201")][0] == "hot"

@@ -113,6 +113,43 @@ def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> f
     return frozenset(found)
 
 
+def _blocks_the_step_skips(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> list:
+    """Blocks of a function that its calls from hot code never enter: ``if is_joined_rank:``
+    where every hot call passes ``is_joined_rank=False`` (or leaves a false default). Other
+    callers (a join hook) may take the block, but not once per step."""
+    found = []
+    callers = index.callers()
+    for qualname, function in summary.functions.items():
+        sites = callers.get((key, qualname)) if function.param_guards else None
+        if not sites:
+            continue
+        owners = index.call_owners()
+        hot = [(call, plain) for call, plain in sites
+               if call.quiet is None and contexts.get(owners[id(call)], UNKNOWN_CONTEXT).is_hot]
+        if not hot or not all(plain for _call, plain in hot):
+            continue  # (arguments line up with parameters only in plain calls)
+        hot = [call for call, _plain in hot]
+        params = list(function.params)
+        if function.cls is not None and params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        for first, last, param, needs in function.param_guards:
+            if param not in params:
+                continue
+            truths = {_truth_passed(call, params.index(param), param, function.defaults) for call in hot}
+            if truths == {not needs}:
+                why = f"not on the step's path (its calls from the step pass `{param}={not needs}`)"
+                found.append((first, last, Context(COLD, why)))
+    return found
+
+
+def _truth_passed(call, position: int, param: str, defaults: dict[str, bool]) -> bool | None:
+    """The truth of what ``call`` passes for the parameter (its default when it passes nothing)."""
+    for where, truth in call.constants:
+        if where in (position, param, "*"):
+            return truth
+    return defaults.get(param)
+
+
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
@@ -141,6 +178,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             else:
                 unsure.add(spelled)  # another function of the same spelling (an override) decides nothing
     host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
+    regions += _blocks_the_step_skips(index, key, summary, contexts)
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
     host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters() if file_key == key)

@@ -48,6 +48,7 @@ class ProjectIndex:
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
+        self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         for key in sorted(summaries):
             file = Path(key)
@@ -338,7 +339,7 @@ class ProjectIndex:
                 for position, name in enumerate(params):
                     if name in function.kept_params:
                         candidates.append((callee, position, name, [call for call, _plain in sites]))
-            callers_of = self._call_owners()
+            callers_of = self.call_owners()
             found: set[tuple[FunctionId, str]] = set()
             changed = True
             while changed:
@@ -352,9 +353,12 @@ class ProjectIndex:
             self._host_parameters = frozenset(found)
         return self._host_parameters
 
-    def _call_owners(self) -> dict[int, FunctionId]:
+    def call_owners(self) -> dict[int, FunctionId]:
         """The function each resolved call site sits in, by the call site's identity."""
-        return {id(call): owner for owner, calls in self.resolved_calls().items() for call, _callee in calls}
+        if self._owners is not None:
+            return self._owners
+        self._owners = {id(call): owner for owner, calls in self.resolved_calls().items() for call, _callee in calls}
+        return self._owners
 
     @staticmethod
     def _passes_host(call: CallSite, owner: FunctionId, position: int, name: str, found) -> bool:

@@ -224,6 +224,35 @@ def _unpacked(target: ast.AST) -> list[ast.AST]:
     return [target]
 
 
+def constant_truth(node: ast.AST | None) -> bool | None:
+    """The truth of a constant argument or default (``False``, ``None``, ``0``, ``"x"``), or None."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bytes):
+        return bool(node.value)
+    return None
+
+
+def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> list[tuple[int, int, str, bool]]:
+    """Blocks that run only for some value of a parameter: ``if is_joined_rank: ...``
+    runs when it is true, its ``else`` and the body of ``if not flag:`` when it is false.
+    (first line, last line, parameter, the truth the block needs); not in nested functions."""
+    found = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.If):
+            test, needs = current.test, True
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, needs = test.operand, False
+            if isinstance(test, ast.Name) and test.id in params:
+                for block, truth in ((current.body, needs), (current.orelse, not needs)):
+                    if block:
+                        found.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno, test.id, truth))
+        stack.extend(ast.iter_child_nodes(current))
+    return sorted(found)
+
+
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.
 _OTHER_BACKENDS = frozenset({"mps", "xla", "npu", "hpu", "xpu", "cpu", "meta"})
 

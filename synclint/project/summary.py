@@ -20,10 +20,12 @@ from typing import NamedTuple
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
+    constant_truth,
     ends_in_raise,
     handles_invalid_data,
     is_lazy_initialisation,
     other_backend_check,
+    parameter_guards,
     root_name,
 )
 
@@ -94,6 +96,9 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     host_args: tuple[int | str, ...] = ()
     #: Arguments that pass on a parameter of the caller unchanged: (position or keyword, parameter).
     forwarded: tuple[tuple[int | str, str], ...] = ()
+    #: Every argument's truth when it is a constant (``is_joined_rank=False``), else None:
+    #: (position or keyword, truth); ``("*", None)`` when ``*args``/``**kwargs`` pass more.
+    constants: tuple[tuple[int | str, bool | None], ...] = ()
 
 
 class Region(NamedTuple):
@@ -133,6 +138,10 @@ class FunctionSummary:
     kept_params: frozenset[str] = frozenset()
     #: Names holding a ``PackedSequence`` (whose ``batch_sizes`` is a host tensor).
     packed: frozenset[str] = frozenset()
+    #: Blocks run only for some truth of a parameter: (first, last, parameter, truth needed).
+    param_guards: tuple[tuple[int, int, str, bool], ...] = ()
+    #: The truth of parameters' constant defaults.
+    defaults: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -378,6 +387,14 @@ class _Builder:
         summary.packed = frozenset(packed)
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
+        summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
+        if summary.param_guards:
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                     *zip(args.kwonlyargs, args.kw_defaults)]
+            summary.defaults = {
+                arg.arg: truth for arg, default in pairs if (truth := constant_truth(default)) is not None
+            }
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set())
         summary.returns_host = _returns_host(node)
@@ -678,7 +695,10 @@ class _CallWalker:
         forwarded = tuple(
             (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
         )
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded))
+        constants = tuple((where, constant_truth(arg)) for where, arg in arguments)
+        if len(arguments) < len(node.args) + len(node.keywords):
+            constants += (("*", None),)  # ``*args`` / ``**kwargs``: what is passed is unknown
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor (a name that holds one or ``None``, see :mod:`synclint.project.residency`)."""
