@@ -324,7 +324,7 @@ GUARDED = """
 
 
     class DDP(torch.nn.Module):
-        def _check_sync(self, is_joined_rank, flag=False):
+        def _sync_check(self, is_joined_rank, flag=False):
             t = torch.ones(1, device=self.device)
             if is_joined_rank:
                 return t.item() != 0
@@ -337,20 +337,30 @@ GUARDED = """
             return None
 
         def forward(self, x):
-            self._check_sync(is_joined_rank=False)
+            self._sync_check(is_joined_rank=False)
             return x * 2
 
         def join_hook(self):
-            return self._check_sync(True, flag=True)
+            return self._sync_check(True, flag=True)
+
+        def public_check(self, check=False):
+            if check:
+                return torch.ones(1, device=self.device).item()
+
+        def step(self, x):
+            self.public_check()
+            return self(x)
     """
 
 
 def test_a_block_the_step_s_calls_never_enter_is_cold():
     found = _found(GUARDED)
-    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201")]
+    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201"), (27, "SL201")]
     # ``is_joined_rank=False`` from forward: only the join hook takes the ``if`` branch.
     assert found[(9, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `is_joined_rank=False`)")
     assert found[(11, "SL201")][0] == "hot"  # the else branch is the step's
     # ``flag`` keeps its false default in the step's call
     assert found[(13, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
     assert found[(15, "SL201")][0] == "hot"
+    # a public method: callers outside the project may pass ``check=True``
+    assert found[(27, "SL201")][0] == "hot"

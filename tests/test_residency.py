@@ -86,3 +86,38 @@ def test_host_names_hold_host_tensors_or_none_wherever_assigned():
             x = packed.batch_sizes
     '''))
     assert host_names(tree.body[0], packed_sequences(tree.body[0]), lambda value: False) == {"sizes", "other"}
+
+
+def test_call_sites_in_tests_do_not_make_a_parameter_host(tmp_path):
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")  # one project: pkg and its tests
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "rope.py").write_text(textwrap.dedent('''
+        import torch
+
+        def rope_loss(position_ids: torch.Tensor, device):
+            return position_ids.to(device=device)
+
+
+        def helper(counts: torch.Tensor, device):
+            return counts.to(device=device)
+
+        def main(model, device):
+            for batch in loader:
+                helper(torch.tensor([1, 2]), device)
+    '''))
+    (tmp_path / "tests" / "test_rope.py").write_text(textwrap.dedent('''
+        import torch
+        from pkg.rope import rope_loss
+
+        def test_rope():
+            rope_loss(torch.arange(4), "cuda")
+    '''))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=True)
+    findings = [f for f in lint_paths([tmp_path], Settings(root=tmp_path), options) if "pkg" in f.path]
+    # ``helper`` gets a host tensor from the step: copied to the device every step. The loss
+    # (a step) is no host-to-device copy: only a test passes it a host tensor.
+    assert sorted((f.code, f.line, f.column) for f in findings) == [("SL403", 9, 12)]

@@ -13,7 +13,7 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 
-from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts
+from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import FileSummary
@@ -114,15 +114,16 @@ def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> f
 
 
 def _blocks_the_step_skips(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> list:
-    """Blocks of a function that its calls from hot code never enter: ``if is_joined_rank:``
+    """Blocks of a private helper that its calls from hot code never enter: ``if is_joined_rank:``
     where every hot call passes ``is_joined_rank=False`` (or leaves a false default). Other
-    callers (a join hook) may take the block, but not once per step."""
+    callers (a join hook) may take the block, but not once per step. Public functions and
+    steps are left alone: code outside the project calls them with other values."""
     found = []
     callers = index.callers()
     for qualname, function in summary.functions.items():
         sites = callers.get((key, qualname)) if function.param_guards else None
-        if not sites:
-            continue
+        if not sites or function.root is not None or not _private(function.name):
+            continue  # a step, or public API: callers outside the project may pass anything
         owners = index.call_owners()
         hot = [(call, plain) for call, plain in sites
                if call.quiet is None and contexts.get(owners[id(call)], UNKNOWN_CONTEXT).is_hot]
@@ -140,6 +141,10 @@ def _blocks_the_step_skips(index: ProjectIndex, key: str, summary: FileSummary, 
                 why = f"not on the step's path (its calls from the step pass `{param}={not needs}`)"
                 found.append((first, last, Context(COLD, why)))
     return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
 
 
 def _truth_passed(call, position: int, param: str, defaults: dict[str, bool]) -> bool | None:
@@ -181,7 +186,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     regions += _blocks_the_step_skips(index, key, summary, contexts)
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
-    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters() if file_key == key)
+    host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)
+    host_names.update((qualname, name) for (file_key, qualname), name in host_parameters if file_key == key)
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)

@@ -9,6 +9,7 @@ content hash (:mod:`synclint.project.store`); resolving and the hotness pass
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -319,17 +320,20 @@ class ProjectIndex:
                 found |= klass.host_attrs
         return frozenset(found)
 
-    def host_parameters(self) -> frozenset[tuple[FunctionId, str]]:
+    def host_parameters(self, ignored: Callable[[str], bool] = lambda key: False) -> frozenset[tuple[FunctionId, str]]:
         """Parameters every project call site (at least one) passes a host tensor: a local
         holding one (``batch_sizes`` of a ``PackedSequence``), or a parameter of the caller
         that is such a parameter itself (``check_forward_args(input, hx, batch_sizes)``
         passing it on to ``get_expected_hidden_size(input, batch_sizes)``).
 
-        Only parameters the callee never rebinds count; computed once, to a fixpoint.
+        Only parameters the callee never rebinds count; call sites in files ``ignored``
+        says (tests: they feed examples made on the host) do not; computed once, to a fixpoint.
         """
         if self._host_parameters is None:
             candidates = []
+            owners = self.call_owners()
             for callee, sites in self.callers().items():
+                sites = [(call, plain) for call, plain in sites if not ignored(owners[id(call)][0])]
                 function = self.function(callee)
                 if function is None or not sites or not all(plain for _call, plain in sites):
                     continue
@@ -339,7 +343,7 @@ class ProjectIndex:
                 for position, name in enumerate(params):
                     if name in function.kept_params:
                         candidates.append((callee, position, name, [call for call, _plain in sites]))
-            callers_of = self.call_owners()
+            callers_of = owners
             found: set[tuple[FunctionId, str]] = set()
             changed = True
             while changed:
