@@ -39,6 +39,11 @@ class RNN(torch.nn.Module):
         return self.cell(input, hx)
 
 
+    def forward_tensor(self, input):
+        batch_sizes = None
+        self.check_forward_args(input, None, batch_sizes)
+
+
 class Head(torch.nn.Module):
     def sizes(self, counts: Tensor):
         return int(counts[0])
@@ -57,7 +62,8 @@ def test_packed_sequence_batch_sizes_are_host_through_unpacking_and_call_sites()
     # Lines 10 (reached through two call sites passing ``batch_sizes`` on) and 24 (right
     # after unpacking) read a PackedSequence's batch_sizes: host. ``sorted_indices``
     # lives with the data (line 25), and ``Head.sizes`` gets a device tensor (line 34).
-    assert _codes(RNN) == [("SL201", 25, 21), ("SL201", 34, 16)]
+    # ``forward_tensor`` passes ``None`` (a name only ever None): no device tensor either.
+    assert _codes(RNN) == [("SL201", 25, 21), ("SL201", 39, 16)]
 
 
 def test_packed_sequences_are_found_by_annotation_isinstance_packer_and_copies():
@@ -84,8 +90,9 @@ def test_host_names_hold_host_tensors_or_none_wherever_assigned():
             for loop in x:
                 pass
             x = packed.batch_sizes
+            none = None
     '''))
-    assert host_names(tree.body[0], packed_sequences(tree.body[0]), lambda value: False) == {"sizes", "other"}
+    assert host_names(tree.body[0], packed_sequences(tree.body[0]), lambda value: False) == {"sizes", "other", "none"}
 
 
 def test_call_sites_in_tests_do_not_make_a_parameter_host(tmp_path):

@@ -90,9 +90,9 @@ def is_host_field(node: ast.AST, packed: Collection[str]) -> bool:
 def host_names(
     node: ast.FunctionDef | ast.AsyncFunctionDef, packed: set[str], host_expression: Callable[[ast.AST], bool]
 ) -> set[str]:
-    """Local names (not parameters) every assignment of which is a host tensor or ``None``,
-    at least one a host tensor: ``batch_sizes`` in ``batch_sizes = None`` /
-    ``input, batch_sizes, _, _ = input`` (a ``PackedSequence``)."""
+    """Local names (not parameters) every assignment of which is a host tensor or ``None``:
+    ``batch_sizes`` in ``batch_sizes = None`` / ``input, batch_sizes, _, _ = input`` (a
+    ``PackedSequence``). A name only ever ``None`` holds no device tensor either."""
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     verdicts: dict[str, list[bool | None]] = {}  # per assignment: host (True), None (None), other (False)
@@ -112,7 +112,7 @@ def host_names(
     return {
         name
         for name, seen in verdicts.items()
-        if name not in params and True in seen and all(verdict is not False for verdict in seen)
+        if name not in params and all(verdict is not False for verdict in seen)
     }
 
 

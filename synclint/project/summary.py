@@ -92,7 +92,7 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     batch_loop: str | None = None
     #: Which arguments are visibly tensors: positions, and keyword names.
     tensor_args: tuple[int | str, ...] = ()
-    #: Which arguments are host tensors (see :mod:`synclint.project.residency`).
+    #: Which arguments are host tensors or ``None`` (see :mod:`synclint.project.residency`).
     host_args: tuple[int | str, ...] = ()
     #: Arguments that pass on a parameter of the caller unchanged: (position or keyword, parameter).
     forwarded: tuple[tuple[int | str, str], ...] = ()
@@ -701,7 +701,9 @@ class _CallWalker:
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants))
 
     def _is_host(self, node: ast.AST) -> bool:
-        """A host tensor (a name that holds one or ``None``, see :mod:`synclint.project.residency`)."""
+        """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
+        if isinstance(node, ast.Constant):
+            return node.value is None
         if isinstance(node, ast.Name):
             return node.id in self.owner.host_names
         return is_host_field(node, self.owner.packed) or _host_expression(node, set())
