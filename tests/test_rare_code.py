@@ -147,6 +147,32 @@ def test_lazy_initialisation_runs_once(line, expected):
     assert _at(LAZY, line) == {expected}, _found(LAZY)
 
 
+UNION = """
+    import torch
+    class Cached(torch.nn.Module):
+        def forward(self, x):
+            if self.grid is None or self.training:
+                self.grid = torch.tensor([1.0], device=x.device)
+            if not self._tables:
+                self._tables[x.shape[0]] = torch.tensor([2.0], device=x.device)
+            if self.pos is None or self.pos.device != x.device:
+                self.pos = torch.tensor([3.0], device=x.device)
+            return x
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (6, "hot"),  # ``or self.training``: the branch runs on every training step
+        (8, "cold"),  # an empty table filled on the first call
+        (10, "cold"),  # rebuilt when the cached tensor is stale (another device)
+    ],
+)
+def test_one_detector_decides_caches_filled_on_a_miss_or_when_stale(line, expected):
+    assert _at(UNION, line) == {expected}, _found(UNION)
+
+
 def test_what_only_lazy_initialisation_calls_is_not_hot():
     found = _found(LAZY)
     assert not any(line == 22 for line, _code in found)  # rel_indices: SL403 needs hot code
@@ -289,3 +315,52 @@ def test_branches_for_another_backend_are_not_cuda_code():
     assert found[(7, "SL201")] == ("cold", "another backend only (not a CUDA device)")
     assert found[(9, "SL201")][0] == "cold"
     assert found[(11, "SL201")][0] == "hot"
+
+
+# -- blocks the step's calls never enter -------------------------------------------------------
+
+GUARDED = """
+    import torch
+
+
+    class DDP(torch.nn.Module):
+        def _sync_check(self, is_joined_rank, flag=False):
+            t = torch.ones(1, device=self.device)
+            if is_joined_rank:
+                return t.item() != 0
+            else:
+                x = t.item()
+            if flag:
+                y = t.item()
+            if not flag:
+                z = t.item()
+            return None
+
+        def forward(self, x):
+            self._sync_check(is_joined_rank=False)
+            return x * 2
+
+        def join_hook(self):
+            return self._sync_check(True, flag=True)
+
+        def public_check(self, check=False):
+            if check:
+                return torch.ones(1, device=self.device).item()
+
+        def step(self, x):
+            self.public_check()
+            return self(x)
+    """
+
+
+def test_a_block_the_step_s_calls_never_enter_is_cold():
+    found = _found(GUARDED)
+    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201"), (27, "SL201")]
+    # ``is_joined_rank=False`` from forward: only the join hook takes the ``if`` branch.
+    assert found[(9, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `is_joined_rank=False`)")
+    assert found[(11, "SL201")][0] == "hot"  # the else branch is the step's
+    # ``flag`` keeps its false default in the step's call
+    assert found[(13, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
+    assert found[(15, "SL201")][0] == "hot"
+    # a public method: callers outside the project may pass ``check=True``
+    assert found[(27, "SL201")][0] == "hot"

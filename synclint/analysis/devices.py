@@ -49,9 +49,10 @@ class DeviceInference:
             if self.flow.is_narrowed_to_host(node.value):
                 return True  # the CPU branch of ``if x.is_cuda:``
             # The innermost scope that binds the name decides (closures see outer tensors).
-            for scope in reversed(self.flow.scopes):
+            for depth in range(len(self.flow.scopes) - 1, -1, -1):
+                scope = self.flow.scopes[depth]
                 if scope.kind != "class" and node.value in scope.env:
-                    return node.value in scope.host
+                    return node.value in scope.host or self._host_throughout(depth, node.value)
             return False
         if isinstance(node, cst.Subscript):
             return self.on_host(node.value)
@@ -124,6 +125,12 @@ class DeviceInference:
             if scope.kind != "class" and name in scope.env:
                 return name in scope.accelerator
         return False
+    def _host_throughout(self, depth: int, name: str) -> bool:
+        """The project index found ``name`` holds a host tensor throughout the function of scope ``depth``."""
+        if self.flow.scopes[depth].kind != "function" or not self.flow.facts.host_names:
+            return False
+        qualname = ".".join(scope.name for scope in self.flow.scopes[1 : depth + 1])
+        return (qualname, name) in self.flow.facts.host_names
 
     def arguments_keep_host(self, call: cst.Call, condition: HostCondition) -> bool:
         """The call passes what keeps a helper's result on the host: host tensors or Python

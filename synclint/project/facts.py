@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
-from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts
+from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import FileSummary
@@ -47,6 +47,10 @@ class FileFacts:
     #: (line, 0-based UTF-8 column, rule code) of this file's syncs on a parameter that
     #: are reported at the calls instead (every call of the helper binds its arguments).
     synced_at_callers: frozenset[tuple[int, int, str]] = frozenset()
+    #: ``(function qualname, name)`` holding a host tensor (or ``None``) throughout the
+    #: function: locals (``batch_sizes`` of a ``PackedSequence``) and parameters every
+    #: project call site passes one.
+    host_names: frozenset[tuple[str, str]] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -126,6 +130,48 @@ def _reports_at_calls(index: ProjectIndex, contexts, fid, function) -> bool:
     return not context.is_cold or context.why.startswith(("called only", "data pipeline"))
 
 
+def _blocks_the_step_skips(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> list:
+    """Blocks of a private helper that its calls from hot code never enter: ``if is_joined_rank:``
+    where every hot call passes ``is_joined_rank=False`` (or leaves a false default). Other
+    callers (a join hook) may take the block, but not once per step. Public functions and
+    steps are left alone: code outside the project calls them with other values."""
+    found = []
+    callers = index.callers()
+    for qualname, function in summary.functions.items():
+        sites = callers.get((key, qualname)) if function.param_guards else None
+        if not sites or function.root is not None or not _private(function.name):
+            continue  # a step, or public API: callers outside the project may pass anything
+        owners = index.call_owners()
+        hot = [(call, plain) for call, plain in sites
+               if call.quiet is None and contexts.get(owners[id(call)], UNKNOWN_CONTEXT).is_hot]
+        if not hot or not all(plain for _call, plain in hot):
+            continue  # (arguments line up with parameters only in plain calls)
+        hot = [call for call, _plain in hot]
+        params = list(function.params)
+        if function.cls is not None and params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        for first, last, param, needs in function.param_guards:
+            if param not in params:
+                continue
+            truths = {_truth_passed(call, params.index(param), param, function.defaults) for call in hot}
+            if truths == {not needs}:
+                why = f"not on the step's path (its calls from the step pass `{param}={not needs}`)"
+                found.append((first, last, Context(COLD, why)))
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _truth_passed(call, position: int, param: str, defaults: dict[str, bool]) -> bool | None:
+    """The truth of what ``call`` passes for the parameter (its default when it passes nothing)."""
+    for where, truth in call.constants:
+        if where in (position, param, "*"):
+            return truth
+    return defaults.get(param)
+
+
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
@@ -164,7 +210,11 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
     # One spelling that runs several functions (an override) decides nothing.
     argument_syncs = {spelled: syncs for spelled, syncs in argument_syncs.items() if syncs and len(callees_of[spelled]) == 1}
+    regions += _blocks_the_step_skips(index, key, summary, contexts)
     tensor_params = _tensor_parameters(index, key, summary)
+    host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
+    host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)
+    host_names.update((qualname, name) for (file_key, qualname), name in host_parameters if file_key == key)
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -174,10 +224,11 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     regions.sort(key=lambda item: (item[0], -item[1]))
     digest = hashlib.blake2b(
         repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
-              sorted(argument_syncs.items()), sorted(synced_at_callers))).encode(),
+              sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
+        host_names=frozenset(host_names),
     )

@@ -100,6 +100,11 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
     return None
 
 
+def file_context(index: ProjectIndex, key: str) -> str | None:
+    """Why a whole file is cold (test, benchmark or export code), or None."""
+    return "test code" if is_test_file(key) else _cold_directory(index.relative_parts(key))
+
+
 def _chain_text(names: list[str]) -> str:
     if len(names) > _MAX_CHAIN:
         names = [*names[:2], "...", *names[-(_MAX_CHAIN - 2):]]
@@ -126,7 +131,7 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
     for key, entry in index.entries.items():
         summary = entry.summary
         # From the path, not the summary: summaries are shared by files of the same content.
-        file_cold = "test code" if is_test_file(key) else _cold_directory(index.relative_parts(key))
+        file_cold = file_context(index, key)
         for qualname, function in summary.functions.items():
             fid = (key, qualname)
             if file_cold is not None:

@@ -9,6 +9,7 @@ content hash (:mod:`synclint.project.store`); resolving and the hotness pass
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,8 @@ class ProjectIndex:
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         self._fanout: dict[int, int] | None = None
+        self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
+        self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         for key in sorted(summaries):
             file = Path(key)
@@ -331,3 +334,57 @@ class ProjectIndex:
                 found -= set(klass.module_attrs)
                 found |= klass.host_attrs
         return frozenset(found)
+
+    def host_parameters(self, ignored: Callable[[str], bool] = lambda key: False) -> frozenset[tuple[FunctionId, str]]:
+        """Parameters every project call site (at least one) passes a host tensor: a local
+        holding one (``batch_sizes`` of a ``PackedSequence``), or a parameter of the caller
+        that is such a parameter itself (``check_forward_args(input, hx, batch_sizes)``
+        passing it on to ``get_expected_hidden_size(input, batch_sizes)``).
+
+        Only parameters the callee never rebinds count; call sites in files ``ignored``
+        says (tests: they feed examples made on the host) do not; computed once, to a fixpoint.
+        """
+        if self._host_parameters is None:
+            candidates = []
+            owners = self.call_owners()
+            for callee, sites in self.callers().items():
+                sites = [(call, plain) for call, plain in sites if not ignored(owners[id(call)][0])]
+                function = self.function(callee)
+                if function is None or not sites or not all(plain for _call, plain in sites):
+                    continue
+                params = list(function.params)
+                if function.cls is not None and params[:1] in (["self"], ["cls"]):
+                    params = params[1:]
+                for position, name in enumerate(params):
+                    if name in function.kept_params:
+                        candidates.append((callee, position, name, [call for call, _plain in sites]))
+            callers_of = owners
+            found: set[tuple[FunctionId, str]] = set()
+            changed = True
+            while changed:
+                changed = False
+                for callee, position, name, sites in candidates:
+                    if (callee, name) in found:
+                        continue
+                    if all(self._passes_host(call, callers_of[id(call)], position, name, found) for call in sites):
+                        found.add((callee, name))
+                        changed = True
+            self._host_parameters = frozenset(found)
+        return self._host_parameters
+
+    def call_owners(self) -> dict[int, FunctionId]:
+        """The function each resolved call site sits in, by the call site's identity."""
+        if self._owners is not None:
+            return self._owners
+        self._owners = {id(call): owner for owner, calls in self.resolved_calls().items() for call, _callee in calls}
+        return self._owners
+
+    @staticmethod
+    def _passes_host(call: CallSite, owner: FunctionId, position: int, name: str, found) -> bool:
+        for where in (position, name):
+            if where in call.host_args:
+                return True
+            for forwarded_where, param in call.forwarded:
+                if forwarded_where == where and (owner, param) in found:
+                    return True
+        return False

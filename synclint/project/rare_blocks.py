@@ -82,33 +82,66 @@ def root_name(node: ast.AST) -> str | None:
 
 
 def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
-    """The branch fills a cache that outlives the call, so it runs once (per key).
+    """The branch fills a cache that outlives the call when it misses or is stale, so it
+    runs once (per key, per shape, per device), not every step.
 
     ``persistent``: the names whose state outlives the call (``self``, ``cls``, and
-    local aliases of their state such as ``state = self.state[p]``).
+    local aliases of their state such as ``state = self.state[p]``). The test must say
+    an entry is missing (``self.x is None``, ``key not in self.table``, ``not
+    hasattr(self, "x")``, ``not self.x``) and the body fill it; in an ``or``, every other
+    clause must be a miss or a staleness check (``self.table.shape[1] != n``), since
+    ``if self.x is None or self.training:`` runs on every training step.
     """
     pairs = _assignments(body)
     kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
     if not kept:
         return False
-    texts = {ast.dump(target) for target, _value in pairs}
+    is_or = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
+    filled = False
     for condition in _conditions(test):
         missing = _missing_entry(condition)
-        if missing is None:
-            continue
-        kind, target = missing
-        if kind == "value" and ast.dump(target) in texts:
-            if root_name(target) in persistent:
-                return True  # ``if self.x is None: self.x = ...``
-            if isinstance(target, ast.Name) and any(
-                isinstance(value, ast.Name) and value.id == target.id for _target, value in kept
-            ):
-                return True  # ``if x is None: x = ...; self.cache[key] = x``
-        if kind == "container" and root_name(target) in persistent and any(
-            isinstance(t, ast.Subscript) and ast.dump(t.value) == ast.dump(target) for t, _value in kept
+        if missing is not None and _fills(missing, pairs, kept, persistent):
+            filled = True
+        elif is_or and missing is None and not _is_staleness_check(condition):
+            return False
+    return filled
+
+
+def _fills(missing: tuple[str, ast.AST], pairs, kept, persistent: set[str]) -> bool:
+    """The block stores what the condition says is missing into state that outlives the call."""
+    kind, target = missing
+    texts = {ast.dump(t) for t, _value in pairs}
+    if kind == "value":
+        if root_name(target) in persistent and (
+            ast.dump(target) in texts
+            or any(isinstance(t, ast.Subscript) and _same(t.value, target) for t, _value in kept)
         ):
-            return True  # ``if key not in state: state[key] = ...``
-    return False
+            return True  # ``if self.x is None: self.x = ...``; ``if not self.cache: self.cache[k] = ...``
+        return isinstance(target, ast.Name) and ast.dump(target) in texts and any(
+            isinstance(value, ast.Name) and value.id == target.id for _target, value in kept
+        )  # ``if x is None: x = ...; self.cache[key] = x``
+    return root_name(target) in persistent and any(
+        isinstance(t, ast.Subscript) and _same(t.value, target) for t, _value in kept
+    )  # ``if key not in state: state[key] = ...``
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """The same expression, whether loaded or stored."""
+    return ast.dump(_as_store(a)) == ast.dump(_as_store(b))
+
+
+#: Attributes whose change makes a cached tensor stale (``cache.device != x.device``).
+_STALENESS_ATTRIBUTES = frozenset({"shape", "device", "dtype", "size", "ndim", "layout"})
+
+
+def _is_staleness_check(condition: ast.AST) -> bool:
+    """``self.table.shape[1] != n``, ``cache.size(0) != n``, ``cache.device != x.device``."""
+    if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1 and isinstance(condition.ops[0], ast.NotEq)):
+        return False
+    left = condition.left.value if isinstance(condition.left, ast.Subscript) else condition.left
+    if isinstance(left, ast.Call):
+        left = left.func
+    return isinstance(left, ast.Attribute) and left.attr in _STALENESS_ATTRIBUTES
 
 
 def _conditions(test: ast.AST) -> list[ast.AST]:
@@ -193,6 +226,35 @@ def _unpacked(target: ast.AST) -> list[ast.AST]:
     if isinstance(target, ast.Starred):
         return _unpacked(target.value)
     return [target]
+
+
+def constant_truth(node: ast.AST | None) -> bool | None:
+    """The truth of a constant argument or default (``False``, ``None``, ``0``, ``"x"``), or None."""
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bytes):
+        return bool(node.value)
+    return None
+
+
+def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> list[tuple[int, int, str, bool]]:
+    """Blocks that run only for some value of a parameter: ``if is_joined_rank: ...``
+    runs when it is true, its ``else`` and the body of ``if not flag:`` when it is false.
+    (first line, last line, parameter, the truth the block needs); not in nested functions."""
+    found = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(current, ast.If):
+            test, needs = current.test, True
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, needs = test.operand, False
+            if isinstance(test, ast.Name) and test.id in params:
+                for block, truth in ((current.body, needs), (current.orelse, not needs)):
+                    if block:
+                        found.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno, test.id, truth))
+        stack.extend(ast.iter_child_nodes(current))
+    return sorted(found)
 
 
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.

@@ -25,17 +25,20 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.host_returns import HostCondition, host_condition
+from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
+    constant_truth,
     ends_in_raise,
     handles_invalid_data,
     is_lazy_initialisation,
     other_backend_check,
+    parameter_guards,
     root_name,
     tracing_only,
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -97,6 +100,13 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     batch_loop: str | None = None
     #: Which arguments are visibly tensors: positions, and keyword names.
     tensor_args: tuple[int | str, ...] = ()
+    #: Which arguments are host tensors or ``None`` (see :mod:`synclint.project.residency`).
+    host_args: tuple[int | str, ...] = ()
+    #: Arguments that pass on a parameter of the caller unchanged: (position or keyword, parameter).
+    forwarded: tuple[tuple[int | str, str], ...] = ()
+    #: Every argument's truth when it is a constant (``is_joined_rank=False``), else None:
+    #: (position or keyword, truth); ``("*", None)`` when ``*args``/``**kwargs`` pass more.
+    constants: tuple[tuple[int | str, bool | None], ...] = ()
 
 
 class Region(NamedTuple):
@@ -133,6 +143,16 @@ class FunctionSummary:
     #: Syncs on its parameters whose result it returns (``return tensor.item()``), outside
     #: rare blocks: reported at its call sites (see :mod:`synclint.project.argument_syncs`).
     argument_syncs: list[ArgumentSync] = field(default_factory=list)
+    #: Local names that hold host tensors (or ``None``) wherever they are assigned.
+    host_names: frozenset[str] = frozenset()
+    #: Parameters the body never rebinds: they hold what the caller passed throughout.
+    kept_params: frozenset[str] = frozenset()
+    #: Names holding a ``PackedSequence`` (whose ``batch_sizes`` is a host tensor).
+    packed: frozenset[str] = frozenset()
+    #: Blocks run only for some truth of a parameter: (first, last, parameter, truth needed).
+    param_guards: tuple[tuple[int, int, str, bool], ...] = ()
+    #: The truth of parameters' constant defaults.
+    defaults: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -286,65 +306,6 @@ def _is_state_initialisation(test: ast.AST) -> bool:
     return False
 
 
-#: Attributes whose change makes a cached tensor stale (``cache.device != x.device``).
-_STALENESS_ATTRIBUTES = frozenset({"shape", "device", "dtype", "size", "ndim", "layout"})
-
-
-def _self_stores(body: list[ast.stmt]) -> set[str]:
-    """``self.a`` for every ``self.a = ...`` / ``self.a[k] = ...`` in ``body`` (not in nested defs)."""
-    stored = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(current, (ast.Assign, ast.AnnAssign)):
-            for target in current.targets if isinstance(current, ast.Assign) else [current.target]:
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                name = dotted(target) or ""
-                if name.startswith("self.") and name.count(".") == 1:
-                    stored.add(name)
-        stack.extend(ast.iter_child_nodes(current))
-    return stored
-
-
-def _is_cache_fill(node: ast.If) -> bool:
-    """``if self.table is None or self.table.shape[1] != n: self.table = ...``,
-    ``if key not in self._cache: self._cache[key] = ...``, ``if hit is None: ...;
-    self._cache[key] = hit``: the body fills a cache kept on the object when it
-    misses or is stale, so it runs once per key (a shape, a device), not every step.
-
-    Every clause of the test must be a miss (``is None``, ``not in``, ``not
-    self.a``) or a staleness check (``.shape``/``.device``/``.dtype`` compared
-    with ``!=``), and the body must store into an attribute of ``self``; a
-    ``None`` default filled into a local (``if mask is None: mask = ...``) is
-    no cache and runs whenever the caller passes ``None``.
-    """
-    stored = _self_stores(node.body)
-    if not stored:
-        return False
-    clauses = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) else [node.test]
-    for clause in clauses:
-        if isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not):
-            if dotted(clause.operand) not in stored:
-                return False
-        elif isinstance(clause, ast.Compare) and len(clause.ops) == 1:
-            op, right = clause.ops[0], clause.comparators[0]
-            if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-                continue
-            if isinstance(op, ast.NotIn) and dotted(right) in stored:
-                continue
-            left = clause.left.value if isinstance(clause.left, ast.Subscript) else clause.left
-            if isinstance(left, ast.Call):
-                left = left.func  # ``cache.size(0) != n``
-            if not (isinstance(op, ast.NotEq) and isinstance(left, ast.Attribute) and left.attr in _STALENESS_ATTRIBUTES):
-                return False
-        else:
-            return False
-    return True
-
-
 def _is_false_assert(node: ast.Call) -> bool:
     """``torch._assert(False, msg)``: an error path written as a call."""
     name = dotted(node.func) or ""
@@ -455,6 +416,18 @@ class _Builder:
         summary = FunctionSummary(qualname, node.name, cls.name if cls else None, first, node.end_lineno or node.lineno,
                                   params)
         summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
+        packed = packed_sequences(node)
+        summary.packed = frozenset(packed)
+        summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
+        summary.kept_params = frozenset(params) - rebound_names(node)
+        summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
+        if summary.param_guards:
+            positional = [*args.posonlyargs, *args.args]
+            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+                     *zip(args.kwonlyargs, args.kw_defaults)]
+            summary.defaults = {
+                arg.arg: truth for arg, default in pairs if (truth := constant_truth(default)) is not None
+            }
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
@@ -625,10 +598,6 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_cache_fill(node):
-                self._quiet_block(node.body, "once per key (a cache filled on a miss)", depth)
-                self._statements(node.orelse, depth + 1)
-                return
             if _is_periodic_guard(node.test):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
@@ -704,7 +673,7 @@ class _CallWalker:
         if ends_in_raise(node.body) or handles_invalid_data(node):
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
-            return "once per cached value (lazy initialisation)"
+            return "once per key (lazy initialisation: a cache filled on a miss)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):
@@ -761,7 +730,26 @@ class _CallWalker:
         loop = self.batch_loops[-1] if self.batch_loops else None
         tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
         tensors += [k.arg for k in node.keywords if k.arg is not None and self._is_tensor(k.value)]
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors)))
+        arguments: list[tuple[int | str, ast.AST]] = [(i, arg) for i, arg in enumerate(node.args)]
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            arguments = []  # positions after ``*args`` are unknown
+        arguments += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+        host = tuple(where for where, arg in arguments if self._is_host(arg))
+        forwarded = tuple(
+            (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
+        )
+        constants = tuple((where, constant_truth(arg)) for where, arg in arguments)
+        if len(arguments) < len(node.args) + len(node.keywords):
+            constants += (("*", None),)  # ``*args`` / ``**kwargs``: what is passed is unknown
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants))
+
+    def _is_host(self, node: ast.AST) -> bool:
+        """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
+        if isinstance(node, ast.Constant):
+            return node.value is None
+        if isinstance(node, ast.Name):
+            return node.id in self.owner.host_names
+        return is_host_field(node, self.owner.packed) or _host_expression(node, set())
 
     def _is_tensor(self, node: ast.AST) -> bool:
         """Visibly a tensor: torch math, a tensor-only method, or a name bound to one."""

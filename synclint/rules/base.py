@@ -126,17 +126,19 @@ class Rule:
         self.context = context
         self._declined: list[str] = []  # set by propose_fix, read by the next report
 
-    def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None) -> None:
+    def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None, cold: str | None = None) -> None:
         """Record a finding; the engine gives it its context (hot, unknown or cold).
 
-        Cold findings are kept, marked, so that ``--include-cold`` can show them.
+        Cold findings are kept, marked, so that ``--include-cold`` can show them;
+        ``cold``: why the rule itself knows the code runs once.
         """
         if fix is None and self._declined:
             # The fixer recognised the pattern but could not prove its rewrite safe: say why.
             message = f"{message} (no autofix: {self._declined.pop()})"
         flow = self.context.flow
-        cold = None
-        if flow.in_error_path:
+        if cold is not None:
+            pass
+        elif flow.in_error_path:
             cold = "error path"  # code that only runs to build an error message
         elif self.hot_path_only and flow.in_data_pipeline:
             cold = "data pipeline"  # loader workers handle host tensors: nothing to wait for

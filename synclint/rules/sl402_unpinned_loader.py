@@ -73,4 +73,79 @@ class UnpinnedLoader(Rule):
             "`DataLoader` without `pin_memory=True`: batches in pageable memory are copied "
             "to the device synchronously; pass `pin_memory=True`",
             self.propose_fix(node),
+            cold="a one-off pass (a loader iterated where it is built, in code that runs once)"
+            if self._one_off(node) else None,
         )
+
+    # A loader built and iterated in code that runs once (a dataset's ``process()``, a
+    # normalisation estimate called from ``__init__``) makes one pass over its data; the
+    # training loader is kept (``self.loader = ...``) or handed back (``return DataLoader(...)``).
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self._locals[id(node.value)] = node.targets[0].target.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and isinstance(node.target, cst.Name):
+            self._locals[id(node.value)] = node.target.value
+
+    def visit_For(self, node: cst.For) -> None:
+        self._iterated.add(id(node.iter))
+
+    @property
+    def _locals(self) -> dict[int, str]:
+        return self.__dict__.setdefault("_local_loaders", {})
+
+    @property
+    def _iterated(self) -> set[int]:
+        return self.__dict__.setdefault("_iterated_loaders", set())
+
+    def _one_off(self, node: cst.Call) -> bool:
+        flow = self.context.flow
+        function = flow.function
+        if function is None or not (flow.in_cold_path or flow.index_context().is_cold):
+            return False
+        if id(node) in self._iterated:
+            return True
+        name = self._locals.get(id(node))
+        return name is not None and _only_iterated(function.node, name)
+
+
+def _only_iterated(function: cst.CSTNode, name: str) -> bool:
+    """``name`` is iterated in ``function`` (``for b in name``, ``for i, b in enumerate(tqdm(name))``)
+    and used nowhere else but where it is assigned."""
+    uses = _NameUses(name)
+    function.visit(uses)
+    return uses.iterated > 0 and uses.iterated == uses.loads
+
+
+class _NameUses(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loads = 0
+        self.iterated = 0
+        self._in_iter = 0
+
+    def visit_For(self, node: cst.For) -> bool:
+        # Count the iterable's uses as iteration (wrappers included), the rest as usual.
+        self._in_iter += 1
+        node.iter.visit(self)
+        self._in_iter -= 1
+        node.target.visit(self)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)
+        return False  # the targets are stores, not uses
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.loads += 1
+            self.iterated += bool(self._in_iter)

@@ -1,0 +1,144 @@
+"""Names of one function that hold host tensors, read from the function's own code.
+
+Host memory is known from positive evidence only: a factory without a device, ``.cpu()``
+(see ``host_expression``), and the one tensor PyTorch keeps on the host by contract: a
+``PackedSequence``'s ``batch_sizes``. ``pack_padded_sequence`` builds it on the CPU,
+the ``PackedSequence`` constructor refuses any other device and ``PackedSequence.to()``
+leaves it where it is, so ``packed.batch_sizes`` (and the second field of
+``data, batch_sizes, sorted_indices, unsorted_indices = packed``) is a host tensor
+whatever device the data is on.
+
+All functions take CPython ``ast`` nodes; the summary builder calls them. What a
+parameter holds depends on the callers: the project index decides that from the call
+sites (:meth:`synclint.project.index.ProjectIndex.host_parameters`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Collection
+
+#: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
+_HOST_FIELD = "batch_sizes"
+_HOST_FIELD_POSITION = 1
+_PACKED_FIELDS = 4
+_PACKED_CLASS = "PackedSequence"
+#: Functions returning a ``PackedSequence``.
+_PACKERS = frozenset({"pack_padded_sequence", "pack_sequence", _PACKED_CLASS})
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The nodes of the function's body, not of functions or classes nested in it."""
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, _NESTED):
+            continue
+        yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _names_packed(annotation: ast.AST | None) -> bool:
+    return annotation is not None and any(_last_name(n) == _PACKED_CLASS for n in ast.walk(annotation))
+
+
+def packed_sequences(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names that hold a ``PackedSequence``: annotated so, tested with
+    ``isinstance(x, PackedSequence)``, or built by ``pack_padded_sequence`` — and the
+    plain names copied to or from one (``orig_input = input``)."""
+    args = node.args
+    packed = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if _names_packed(a.annotation)}
+    copies: list[tuple[str, str]] = []
+    for current in _own_nodes(node):
+        if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id == "isinstance":
+            if len(current.args) == 2 and isinstance(current.args[0], ast.Name) and _names_packed(current.args[1]):
+                packed.add(current.args[0].id)
+        elif isinstance(current, ast.Assign) and len(current.targets) == 1 and isinstance(current.targets[0], ast.Name):
+            target, value = current.targets[0].id, current.value
+            if isinstance(value, ast.Name):
+                copies.append((target, value.id))
+            elif isinstance(value, ast.Call) and _last_name(value.func) in _PACKERS:
+                packed.add(target)
+    changed = True
+    while changed:
+        changed = False
+        for target, source in copies:
+            if (target in packed) != (source in packed):
+                packed.update((target, source))
+                changed = True
+    return packed
+
+
+def is_host_field(node: ast.AST, packed: Collection[str]) -> bool:
+    """``packed.batch_sizes`` of a ``PackedSequence``."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == _HOST_FIELD
+        and isinstance(node.value, ast.Name)
+        and node.value.id in packed
+    )
+
+
+def host_names(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, packed: set[str], host_expression: Callable[[ast.AST], bool]
+) -> set[str]:
+    """Local names (not parameters) every assignment of which is a host tensor or ``None``:
+    ``batch_sizes`` in ``batch_sizes = None`` / ``input, batch_sizes, _, _ = input`` (a
+    ``PackedSequence``). A name only ever ``None`` holds no device tensor either."""
+    args = node.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    verdicts: dict[str, list[bool | None]] = {}  # per assignment: host (True), None (None), other (False)
+    for current in _own_nodes(node):
+        if isinstance(current, ast.Assign):
+            for target in current.targets:
+                _record(target, current.value, packed, host_expression, verdicts)
+        elif isinstance(current, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            for leaf in ast.walk(current.target):
+                if isinstance(leaf, ast.Name):
+                    verdicts.setdefault(leaf.id, []).append(False)
+        elif isinstance(current, (ast.With, ast.AsyncWith)):
+            for item in current.items:
+                for leaf in ast.walk(item.optional_vars) if item.optional_vars is not None else ():
+                    if isinstance(leaf, ast.Name):
+                        verdicts.setdefault(leaf.id, []).append(False)
+    return {
+        name
+        for name, seen in verdicts.items()
+        if name not in params and all(verdict is not False for verdict in seen)
+    }
+
+
+def _record(target, value, packed, host_expression, verdicts) -> None:
+    if isinstance(target, ast.Name):
+        if isinstance(value, ast.Constant) and value.value is None:
+            verdict = None
+        else:
+            verdict = is_host_field(value, packed) or host_expression(value)
+        verdicts.setdefault(target.id, []).append(verdict)
+        return
+    if isinstance(target, (ast.Tuple, ast.List)):
+        unpacks_packed = (
+            isinstance(value, ast.Name) and value.id in packed and len(target.elts) == _PACKED_FIELDS
+        )
+        for position, element in enumerate(target.elts):
+            for leaf in ast.walk(element):
+                if isinstance(leaf, ast.Name):
+                    host = unpacks_packed and position == _HOST_FIELD_POSITION and leaf is element
+                    verdicts.setdefault(leaf.id, []).append(host)
+
+
+def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names the body assigns (a parameter among them no longer holds what the caller passed)."""
+    found = set()
+    for current in _own_nodes(node):
+        if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
+            found.add(current.id)
+    return found

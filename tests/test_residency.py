@@ -1,0 +1,130 @@
+"""Tensors the project knows live on the host, read from the code (synclint.project.residency)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from synclint.engine import check_source
+from synclint.project.residency import host_names, packed_sequences
+
+RNN = '''
+import torch
+from torch import Tensor
+from torch.nn.utils.rnn import PackedSequence
+
+
+class RNN(torch.nn.Module):
+    def expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0)
+        return (1, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hx: Tensor, batch_sizes: Tensor | None):
+        expected = self.expected_hidden_size(input, batch_sizes)
+        return expected
+
+    def forward(self, input, hx=None):
+        orig_input = input
+        batch_sizes = None
+        if isinstance(orig_input, PackedSequence):
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            max_batch_size = int(batch_sizes[0])
+            first = int(sorted_indices[0])
+        else:
+            batch_sizes = None
+        self.check_forward_args(input, hx, batch_sizes)
+        return self.cell(input, hx)
+
+
+    def forward_tensor(self, input):
+        batch_sizes = None
+        self.check_forward_args(input, None, batch_sizes)
+
+
+class Head(torch.nn.Module):
+    def sizes(self, counts: Tensor):
+        return int(counts[0])
+
+    def forward(self, x):
+        lengths = x.sum(0)
+        return self.sizes(lengths)
+'''
+
+
+def _codes(source: str) -> list[tuple[str, int, int]]:
+    return sorted((f.code, f.line, f.column) for f in check_source(textwrap.dedent(source), "m.py", include_cold=True))
+
+
+def test_packed_sequence_batch_sizes_are_host_through_unpacking_and_call_sites():
+    # Lines 10 (reached through two call sites passing ``batch_sizes`` on) and 24 (right
+    # after unpacking) read a PackedSequence's batch_sizes: host. ``sorted_indices``
+    # lives with the data (line 25), and ``Head.sizes`` gets a device tensor (line 34).
+    # ``forward_tensor`` passes ``None`` (a name only ever None): no device tensor either.
+    assert _codes(RNN) == [("SL201", 25, 21), ("SL201", 39, 16)]
+
+
+def test_packed_sequences_are_found_by_annotation_isinstance_packer_and_copies():
+    tree = ast.parse(textwrap.dedent('''
+        def f(a: PackedSequence, b, c, x):
+            b2 = b
+            if isinstance(b2, PackedSequence):
+                pass
+            p = pack_padded_sequence(x, lengths)
+            q = c
+    '''))
+    assert packed_sequences(tree.body[0]) == {"a", "b", "b2", "p"}
+
+
+def test_host_names_hold_host_tensors_or_none_wherever_assigned():
+    tree = ast.parse(textwrap.dedent('''
+        def f(packed: PackedSequence, x):
+            sizes = None
+            data, sizes, order, back = packed
+            other = packed.batch_sizes
+            mixed = packed.batch_sizes
+            mixed = x
+            loop = packed.batch_sizes
+            for loop in x:
+                pass
+            x = packed.batch_sizes
+            none = None
+    '''))
+    assert host_names(tree.body[0], packed_sequences(tree.body[0]), lambda value: False) == {"sizes", "other", "none"}
+
+
+def test_call_sites_in_tests_do_not_make_a_parameter_host(tmp_path):
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")  # one project: pkg and its tests
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "rope.py").write_text(textwrap.dedent('''
+        import torch
+
+        def rope_loss(position_ids: torch.Tensor, device):
+            return position_ids.to(device=device)
+
+
+        def helper(counts: torch.Tensor, device):
+            return counts.to(device=device)
+
+        def main(model, device):
+            for batch in loader:
+                helper(torch.tensor([1, 2]), device)
+    '''))
+    (tmp_path / "tests" / "test_rope.py").write_text(textwrap.dedent('''
+        import torch
+        from pkg.rope import rope_loss
+
+        def test_rope():
+            rope_loss(torch.arange(4), "cuda")
+    '''))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=True)
+    findings = [f for f in lint_paths([tmp_path], Settings(root=tmp_path), options) if "pkg" in f.path]
+    # ``helper`` gets a host tensor from the step: copied to the device every step. The loss
+    # (a step) is no host-to-device copy: only a test passes it a host tensor.
+    assert sorted((f.code, f.line, f.column) for f in findings) == [("SL403", 9, 12)]
