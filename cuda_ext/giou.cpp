@@ -46,10 +46,32 @@ template <typename T>
 struct Tile {
   T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
   T raw_t[4][kTile] = {};
-  T p[4][kTile] = {};  // what the math sees: a unit box in absent slots
-  T t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
 };
+
+// What the math sees in slot j: the loaded boxes, or a unit box where the
+// slot is absent. Absent slots compute on the unit box instead of their real
+// (or stale) coordinates: their discarded math stays finite, so a zero
+// upstream gradient gives exact zeros (no inf * 0 = NaN). A select inside the
+// math loop: a separate blend pass into more tile arrays cost about 10% of
+// the dense kernels.
+template <typename T>
+struct BoxPair {
+  T p[4];
+  T t[4];
+};
+
+template <typename T>
+SYNCLINT_INLINE BoxPair<T> tile_box(const Tile<T>& tile, int64_t j) {
+  const bool present = tile.present[j] != T(0);
+  BoxPair<T> box;
+  for (int k = 0; k < 4; ++k) {
+    const T unit = k < 2 ? T(0) : T(1);
+    box.p[k] = present ? tile.raw_p[k][j] : unit;
+    box.t[k] = present ? tile.raw_t[k][j] : unit;
+  }
+  return box;
+}
 
 // ---------------------------------------------------------------- work split
 //
@@ -188,26 +210,13 @@ SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
   return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
 }
 
-// Loads boxes [begin + lo, begin + hi) into the tile; every other slot gets a
-// unit box. Absent slots compute on the unit box instead of their real (or
-// stale) coordinates: their discarded math stays finite, so a zero upstream
-// gradient gives exact zeros (no inf * 0 = NaN).
+// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside stay
+// stale; tile_box never selects them: present[j] is 0 there).
 template <typename scalar_t, typename T, typename Rule>
 SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t lo, int64_t hi, int64_t m, const Rule&, Tile<T>& tile) {
+                               int64_t begin, int64_t lo, int64_t hi, const Rule&, Tile<T>& tile) {
   deinterleave(pred + 4 * begin, lo, hi, tile.raw_p);
   if (!Rule::kLoadsTargets) deinterleave(target + 4 * begin, lo, hi, tile.raw_t);
-  // A blend over [0, m): present[j] is 0 outside [lo, hi), so stale raw
-  // values there are never selected. Separate source and destination arrays
-  // keep this a blend (in place, GCC emits masked stores, which are slow on
-  // some CPUs).
-  for (int k = 0; k < 4; ++k) {
-    const T unit = k < 2 ? T(0) : T(1);
-    for (int64_t j = 0; j < m; ++j) {
-      tile.p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
-      tile.t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
-    }
-  }
 }
 
 // Compiled twice on x86-64 Linux/GCC (AVX2+FMA and baseline), picked at load
@@ -244,11 +253,11 @@ SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const
       continue;
     }
     const int64_t m = math_extent(hi);
-    load_tile(pred, target, base + tile_begin, lo, hi, m, rule, tile);
+    load_tile(pred, target, base + tile_begin, lo, hi, rule, tile);
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < m; ++j) {
-      const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
-                             tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
+      const BoxPair<T> b = tile_box(tile, j);
+      const T box = box_loss(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps);
       loss[j] = tile.present[j] != T(0) ? box : T(0);
       sum += loss[j];
       count += tile.present[j];
@@ -297,7 +306,7 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
       continue;
     }
     const int64_t m = math_extent(hi);
-    load_tile(pred, target, first, lo, hi, m, rule, tile);
+    load_tile(pred, target, first, lo, hi, rule, tile);
     // Upstream gradient per box, 0 for absent slots.
     if (grad_per_box == nullptr) {
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
@@ -308,9 +317,9 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
     }
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < m; ++j) {
+      const BoxPair<T> b = tile_box(tile, j);
       const BoxGrads<T> d =
-          box_loss_backward(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
-                            tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps, g[j]);
+          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g[j]);
       d_pred[0][j] = d.p[0];
       d_pred[1][j] = d.p[1];
       d_pred[2][j] = d.p[2];
