@@ -9,6 +9,7 @@ and for host syncs. CUDA tests run only where a GPU is present.
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -674,14 +675,14 @@ def test_eager_backward_can_run_twice_and_matches_the_registered_autograd(cpu_ke
     # The eager path saves the unscaled gradient and scales a copy: a retained
     # graph gives the same gradient on every backward.
     pred, target, counts, _ = padded_batch()
-    for reduction in ("mean", "sum", "none"):
+    for reduction, cnt in itertools.product(("mean", "sum", "none"), (None, counts)):
         leaf = pred.clone().requires_grad_()
-        loss = ops.giou_loss(leaf, target, counts=counts, reduction=reduction).sum()
+        loss = ops.giou_loss(leaf, target, counts=cnt, reduction=reduction).sum()
         first = torch.autograd.grad(loss, leaf, retain_graph=True)[0]
         second = torch.autograd.grad(loss, leaf)[0]
         assert torch.equal(first, second)
         registered = leaf.detach().clone().requires_grad_()
-        out, _ = _library.giou_loss_forward(registered, target, None, counts, reduction, 1e-7)
+        out, _ = _library.giou_loss_forward(registered, target, None, cnt, reduction, 1e-7)
         torch.testing.assert_close(first, torch.autograd.grad(out.sum(), registered)[0])
 
 
@@ -800,10 +801,14 @@ def test_no_host_sync_forward_and_backward(fn, mode, cpu_kernel):
             loss.sum().backward()
     assert not recorder.syncing()
     if fn is ops.giou_loss:  # the fused ops really ran, forward and backward
-        # "mean" and "sum": loss and gradient in one pass, then a scaling;
-        # "none": the forward, then the fused backward.
-        fused = {"giou_loss_forward_grad", "giou_loss_scale_grad", "giou_loss_forward", "giou_loss_backward"}
+        # "mean" and "sum": loss and gradient in one pass, then a scaling,
+        # except with counts; "none": the forward, then the fused backward.
+        fused = {"giou_loss_forward", "giou_loss_backward"}
+        if mode != "counts":
+            fused |= {"giou_loss_forward_grad", "giou_loss_scale_grad"}
         assert fused <= recorder.names()
+        if mode == "counts":
+            assert not {"giou_loss_forward_grad", "giou_loss_scale_grad"} & recorder.names()
 
 
 @pytest.mark.parametrize("mode", VALIDITY_MODES)

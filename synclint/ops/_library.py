@@ -219,8 +219,8 @@ def _differentiable_grads(
 # Outside torch.compile, a CPU call that needs a gradient skips the
 # torch.library autograd wrapper (about 0.06-0.25 ms of Python per
 # forward+backward, serial, so it also caps the gain from threads) and, for
-# "mean" and "sum", runs the fused forward: one pass computes the loss and the
-# gradient of the summed loss, and the backward only scales it. Under
+# "mean" and "sum" without `counts`, runs the fused forward: one pass computes
+# the loss and the gradient of the summed loss, and the backward only scales it. Under
 # create_graph=True the backward is the same differentiable composite as the
 # registered one.
 
@@ -241,7 +241,11 @@ class EagerGIoULoss(torch.autograd.Function):
     def forward(ctx, pred, target, valid, counts, reduction, eps):
         need = [bool(x) for x in ctx.needs_input_grad[:2]]
         ctx.reduction, ctx.eps = reduction, eps
-        ctx.fused = reduction != "none"  # "none": the per-box upstream gradient is needed first
+        # "none": the per-box upstream gradient is needed first. `counts`: the
+        # two-pass path never touches the slots after the counts, while the
+        # fused one would write their zero gradient and then scale it (the
+        # seed's data with counts: 0.69 ms fused against 0.50 ms, 1 thread).
+        ctx.fused = reduction != "none" and counts is None
         if ctx.fused:
             loss, num_valid, d_pred, d_target = torch.ops.synclint.giou_loss_forward_grad(
                 pred, target, valid, counts, reduction, eps, need
