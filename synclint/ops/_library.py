@@ -165,7 +165,8 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, grad_loss, _grad_num_valid):
-    pred, target, valid, counts, num_valid = ctx.saved_tensors
+    # (EagerGIoULoss saves two more tensors after these five.)
+    pred, target, valid, counts, num_valid, *_ = ctx.saved_tensors
     need_pred, need_target = ctx.needs_input_grad[:2]
     if grad_loss is None:  # the loss did not reach what is differentiated
         return None, None, None, None, None, None
@@ -258,24 +259,13 @@ class EagerGIoULoss(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_loss):
-        pred, target, valid, counts, num_valid, *unscaled = ctx.saved_tensors
-        need_pred, need_target = ctx.needs_input_grad[:2]
-        if torch.is_grad_enabled():  # create_graph=True: see _backward
-            grad_pred, grad_target = _differentiable_grads(
-                grad_loss, pred, target, valid, counts, ctx.reduction, ctx.eps, need_pred, need_target
-            )
-        elif ctx.fused:
-            grad_pred, grad_target = (
-                torch.ops.synclint.giou_loss_scale_grad(grad_loss, d_box, num_valid, ctx.reduction) if need else None
-                for d_box, need in zip(unscaled, (need_pred, need_target))
-            )
-        else:
-            grad_pred, grad_target = torch.ops.synclint.giou_loss_backward(
-                grad_loss, pred, target, valid, counts, num_valid, ctx.reduction, ctx.eps,
-                [need_pred, need_target],
-            )
+        if not ctx.fused or torch.is_grad_enabled():  # the registered formula (composite under create_graph)
+            return _backward(ctx, grad_loss, None)
+        *_, num_valid, d_pred, d_target = ctx.saved_tensors
         return (
-            grad_pred if need_pred else None,
-            grad_target if need_target else None,
+            *(
+                torch.ops.synclint.giou_loss_scale_grad(grad_loss, d_box, num_valid, ctx.reduction) if need else None
+                for d_box, need in zip((d_pred, d_target), ctx.needs_input_grad[:2])
+            ),
             None, None, None, None,
         )
