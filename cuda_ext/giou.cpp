@@ -46,10 +46,32 @@ template <typename T>
 struct Tile {
   T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
   T raw_t[4][kTile] = {};
-  T p[4][kTile] = {};  // what the math sees: a unit box in absent slots
-  T t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
 };
+
+// What the math sees in slot j: the loaded boxes, or a unit box where the
+// slot is absent. Absent slots compute on the unit box instead of their real
+// (or stale) coordinates: their discarded math stays finite, so a zero
+// upstream gradient gives exact zeros (no inf * 0 = NaN). A select inside the
+// math loop: a separate blend pass into more tile arrays cost about 10% of
+// the dense kernels.
+template <typename T>
+struct BoxPair {
+  T p[4];
+  T t[4];
+};
+
+template <typename T>
+SYNCLINT_INLINE BoxPair<T> tile_box(const Tile<T>& tile, int64_t j) {
+  const bool present = tile.present[j] != T(0);
+  BoxPair<T> box;
+  for (int k = 0; k < 4; ++k) {
+    const T unit = k < 2 ? T(0) : T(1);
+    box.p[k] = present ? tile.raw_p[k][j] : unit;
+    box.t[k] = present ? tile.raw_t[k][j] : unit;
+  }
+  return box;
+}
 
 // ---------------------------------------------------------------- work split
 //
@@ -188,32 +210,20 @@ SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
   return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
 }
 
-// Loads boxes [begin + lo, begin + hi) into the tile; every other slot gets a
-// unit box. Absent slots compute on the unit box instead of their real (or
-// stale) coordinates: their discarded math stays finite, so a zero upstream
-// gradient gives exact zeros (no inf * 0 = NaN).
+// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside stay
+// stale; tile_box never selects them: present[j] is 0 there).
 template <typename scalar_t, typename T, typename Rule>
 SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                      int64_t begin, int64_t lo, int64_t hi, int64_t m, const Rule&, Tile<T>& tile) {
+                               int64_t begin, int64_t lo, int64_t hi, const Rule&, Tile<T>& tile) {
   deinterleave(pred + 4 * begin, lo, hi, tile.raw_p);
   if (!Rule::kLoadsTargets) deinterleave(target + 4 * begin, lo, hi, tile.raw_t);
-  // A blend over [0, m): present[j] is 0 outside [lo, hi), so stale raw
-  // values there are never selected. Separate source and destination arrays
-  // keep this a blend (in place, GCC emits masked stores, which are slow on
-  // some CPUs).
-  for (int k = 0; k < 4; ++k) {
-    const T unit = k < 2 ? T(0) : T(1);
-    for (int64_t j = 0; j < m; ++j) {
-      tile.p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
-      tile.t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
-    }
-  }
 }
 
 // Compiled twice on x86-64 Linux/GCC (AVX2+FMA and baseline), picked at load
 // time, so one cached binary is both portable and fast.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define SYNCLINT_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define SYNCLINT_MULTIVERSION \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SYNCLINT_MULTIVERSION
 #endif
@@ -243,11 +253,11 @@ SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const
       continue;
     }
     const int64_t m = math_extent(hi);
-    load_tile(pred, target, base + tile_begin, lo, hi, m, rule, tile);
+    load_tile(pred, target, base + tile_begin, lo, hi, rule, tile);
 #pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < m; ++j) {
-      const T box = box_loss(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
-                             tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps);
+      const BoxPair<T> b = tile_box(tile, j);
+      const T box = box_loss(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps);
       loss[j] = tile.present[j] != T(0) ? box : T(0);
       sum += loss[j];
       count += tile.present[j];
@@ -262,20 +272,28 @@ SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const
   return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
-template <typename scalar_t>
-SYNCLINT_INLINE void zero_boxes(scalar_t* out, int64_t begin, int64_t end) {
-  if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, scalar_t(0));
+template <typename out_t>
+SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
+  if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, out_t(0));
 }
 
-template <typename scalar_t, typename T, typename Rule>
-SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                             const scalar_t* __restrict__ grad_per_box, T grad_scale,
-                             scalar_t* __restrict__ grad_pred, scalar_t* __restrict__ grad_target,
-                             int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end, T eps,
-                             const Rule& rule, Tile<T>& tile) {
+// Gradients of slots [slot_begin, slot_end) of image `row` (zeros for absent
+// slots) into grad_pred / grad_target (either may be null). The upstream
+// gradient per box is grad_per_box[i] (reduction="none") or, when that is
+// null, grad_scale. With kWithLoss it also returns the segment's loss sum and
+// count: the fused forward (giou_loss_forward_grad) computes loss and
+// gradient from one load of the boxes and one set of intermediates.
+template <bool kWithLoss, typename scalar_t, typename out_t, typename T, typename Rule>
+SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                                         const scalar_t* __restrict__ grad_per_box, T grad_scale,
+                                         out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
+                                         int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end,
+                                         T eps, const Rule& rule, Tile<T>& tile) {
   T g[kTile];
   T d_pred[4][kTile];
   T d_target[4][kTile];
+  T sum = 0;
+  T count = 0;  // exact: a segment is far below 2^24 boxes
   const int64_t base = row * slots;
   const int64_t read_end = rule.end(row, slot_begin, slot_end);
   for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
@@ -288,7 +306,7 @@ SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const s
       continue;
     }
     const int64_t m = math_extent(hi);
-    load_tile(pred, target, first, lo, hi, m, rule, tile);
+    load_tile(pred, target, first, lo, hi, rule, tile);
     // Upstream gradient per box, 0 for absent slots.
     if (grad_per_box == nullptr) {
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
@@ -297,11 +315,11 @@ SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const s
       for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
     }
-#pragma omp simd
+#pragma omp simd reduction(+ : sum, count)
     for (int64_t j = 0; j < m; ++j) {
+      const BoxPair<T> b = tile_box(tile, j);
       const BoxGrads<T> d =
-          box_loss_backward(tile.p[0][j], tile.p[1][j], tile.p[2][j], tile.p[3][j],
-                            tile.t[0][j], tile.t[1][j], tile.t[2][j], tile.t[3][j], eps, g[j]);
+          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g[j]);
       d_pred[0][j] = d.p[0];
       d_pred[1][j] = d.p[1];
       d_pred[2][j] = d.p[2];
@@ -310,17 +328,21 @@ SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const s
       d_target[1][j] = d.t[1];
       d_target[2][j] = d.t[2];
       d_target[3][j] = d.t[3];
+      if constexpr (kWithLoss) {
+        sum += tile.present[j] != T(0) ? d.loss : T(0);
+        count += tile.present[j];
+      }
     }
     const int64_t computed = std::min(n, m);  // slots [m, n) are absent: zeros
     if (grad_pred != nullptr) {
-      scalar_t* __restrict__ out = grad_pred + 4 * first;
+      out_t* __restrict__ out = grad_pred + 4 * first;
       for (int64_t j = 0; j < computed; ++j)
-        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_pred[k][j]);
+        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_pred[k][j]);
     }
     if (grad_target != nullptr) {
-      scalar_t* __restrict__ out = grad_target + 4 * first;
+      out_t* __restrict__ out = grad_target + 4 * first;
       for (int64_t j = 0; j < computed; ++j)
-        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<scalar_t>(d_target[k][j]);
+        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_target[k][j]);
     }
     zero_boxes(grad_pred, first + computed, first + n);
     zero_boxes(grad_target, first + computed, first + n);
@@ -328,6 +350,7 @@ SYNCLINT_INLINE void backward_segment(const scalar_t* __restrict__ pred, const s
   // Slots after the count: zero gradients, boxes never read.
   zero_boxes(grad_pred, base + read_end, base + slot_end);
   zero_boxes(grad_target, base + read_end, base + slot_end);
+  return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
 // One work item (the unit of the thread split): its segments share one tile.
@@ -351,21 +374,34 @@ SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
   return part;
 }
 
-template <typename scalar_t, typename Rule>
-SYNCLINT_MULTIVERSION void backward_item(const scalar_t* __restrict__ pred,
-                                         const scalar_t* __restrict__ target,
-                                         const scalar_t* __restrict__ grad_per_box,
-                                         at::opmath_type<scalar_t> grad_scale,
-                                         scalar_t* __restrict__ grad_pred,
-                                         scalar_t* __restrict__ grad_target, const Grid& grid,
-                                         int64_t item, at::opmath_type<scalar_t> eps, Rule rule) {
+template <bool kWithLoss, typename scalar_t, typename out_t, typename Rule>
+SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
+                                            const scalar_t* __restrict__ target,
+                                            const scalar_t* __restrict__ grad_per_box,
+                                            at::opmath_type<scalar_t> grad_scale,
+                                            out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
+                                            const Grid& grid, int64_t item, at::opmath_type<scalar_t> eps,
+                                            Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
+  Partial part;
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
-    backward_segment<scalar_t, T>(pred, target, grad_per_box, grad_scale, grad_pred, grad_target,
-                                  grid.slots, row, span.slot_begin, span.slot_end, eps, rule, tile);
+    const Partial seg = gradient_segment<kWithLoss, scalar_t, out_t, T>(
+        pred, target, grad_per_box, grad_scale, grad_pred, grad_target, grid.slots, row,
+        span.slot_begin, span.slot_end, eps, rule, tile);
+    part.loss_sum += seg.loss_sum;
+    part.num_valid += seg.num_valid;
   }
+  return part;
+}
+
+// dst[i] = d_box[i] * scale over [begin, end): the scaling pass of the fused
+// forward's backward (a plain loop, multiversioned like the items).
+template <typename T, typename scalar_t>
+SYNCLINT_MULTIVERSION void scale_range(const T* __restrict__ src, T scale, scalar_t* __restrict__ dst,
+                                       int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<scalar_t>(src[i] * scale);
 }
 
 // Runs fn(item) for every item in [0, num_items) on torch's intra-op threads,
@@ -386,37 +422,31 @@ void for_each_item(int64_t num_items, const Fn& fn) {
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
-    const at::Tensor& pred_in, const at::Tensor& target_in,
-    const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
-    c10::string_view reduction_name, double eps) {
-  const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
-  const Reduction reduction = parse_reduction(reduction_name);
-  const at::Tensor pred = pred_in.contiguous();
-  const at::Tensor target = target_in.contiguous();
-  const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
-  const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
-  const int64_t num_boxes = pred.numel() / 4;
-  const int64_t slots = slots_per_image(pred);
-  const Grid grid(slots > 0 ? num_boxes / slots : 0, slots);
+// The inputs of one call, contiguous, with the grid of work items over them.
+struct Boxes {
+  ValidityMode mode;
+  at::Tensor pred, target, valid, counts;
+  Grid grid;
 
-  const auto box_shape = pred.sizes().slice(0, pred.dim() - 1);
-  at::Tensor per_box = reduction == Reduction::None ? pred.new_empty(box_shape) : at::Tensor();
-  std::vector<Partial> partials(grid.num_items);
+  Boxes(const at::Tensor& pred_in, const at::Tensor& target_in, const std::optional<at::Tensor>& valid_in,
+        const std::optional<at::Tensor>& counts_in)
+      : mode(check_inputs(pred_in, target_in, valid_in, counts_in)),
+        pred(pred_in.contiguous()),
+        target(target_in.contiguous()),
+        valid(valid_in.has_value() ? valid_in->contiguous() : at::Tensor()),
+        counts(counts_in.has_value() ? counts_in->contiguous() : at::Tensor()),
+        grid(images(pred_in), slots_per_image(pred_in)) {}
 
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_forward_cpu", [&] {
-    using T = at::opmath_type<scalar_t>;
-    const scalar_t* p = pred.const_data_ptr<scalar_t>();
-    const scalar_t* t = target.const_data_ptr<scalar_t>();
-    scalar_t* out = per_box.defined() ? per_box.mutable_data_ptr<scalar_t>() : nullptr;
-    with_rule(mode, valid, counts, slots, [&](auto rule) {
-      for_each_item(grid.num_items, [&](int64_t item) {
-        partials[item] = forward_item<scalar_t>(p, t, out, grid, item, static_cast<T>(eps), rule);
-      });
-    });
-  });
+  static int64_t images(const at::Tensor& pred) {
+    const int64_t slots = slots_per_image(pred);
+    return slots > 0 ? pred.numel() / 4 / slots : 0;
+  }
+};
 
-  // Add the item partials in a fixed order: same answer for any thread count.
+// The forward's outputs from its per-item partials, added in item order (the
+// same answer for any thread count): (loss, num_valid).
+std::tuple<at::Tensor, at::Tensor> finish_forward(const std::vector<Partial>& partials, Reduction reduction,
+                                                  const at::Tensor& pred, const at::Tensor& per_box) {
   Partial total;
   for (const Partial& part : partials) {
     total.loss_sum += part.loss_sum;
@@ -433,30 +463,123 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   return {loss_tensor, num_valid};
 }
 
+std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
+    const at::Tensor& pred_in, const at::Tensor& target_in,
+    const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
+    c10::string_view reduction_name, double eps) {
+  const Boxes in(pred_in, target_in, valid_in, counts_in);
+  const Reduction reduction = parse_reduction(reduction_name);
+  const auto box_shape = in.pred.sizes().slice(0, in.pred.dim() - 1);
+  at::Tensor per_box = reduction == Reduction::None ? in.pred.new_empty(box_shape) : at::Tensor();
+  std::vector<Partial> partials(in.grid.num_items);
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.pred.scalar_type(), "giou_loss_forward_cpu", [&] {
+    using T = at::opmath_type<scalar_t>;
+    const scalar_t* p = in.pred.const_data_ptr<scalar_t>();
+    const scalar_t* t = in.target.const_data_ptr<scalar_t>();
+    scalar_t* out = per_box.defined() ? per_box.mutable_data_ptr<scalar_t>() : nullptr;
+    with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
+      for_each_item(in.grid.num_items, [&](int64_t item) {
+        partials[item] = forward_item<scalar_t>(p, t, out, in.grid, item, static_cast<T>(eps), rule);
+      });
+    });
+  });
+  return finish_forward(partials, reduction, in.pred, per_box);
+}
+
+// Forward and gradient in one pass, for the eager CPU path when a gradient
+// will be needed: the loss (mean or sum), the count, and the gradient of the
+// *sum* of the present boxes' losses w.r.t. each box (in the math dtype:
+// float for fp16/bf16), which giou_loss_scale_grad turns into the real
+// gradient once the upstream gradient is known. The boxes are read and the
+// per-box math done once per training step instead of twice.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_grad_cpu(
+    const at::Tensor& pred_in, const at::Tensor& target_in,
+    const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
+    c10::string_view reduction_name, double eps, std::array<bool, 2> output_mask) {
+  const Boxes in(pred_in, target_in, valid_in, counts_in);
+  const Reduction reduction = parse_reduction(reduction_name);
+  TORCH_CHECK(reduction != Reduction::None, "giou_loss_forward_grad: reduction must be 'mean' or 'sum'");
+  const auto math_options = in.pred.options().dtype(at::toOpMathType(in.pred.scalar_type()));
+  at::Tensor d_pred = in.pred.new_empty(output_mask[0] ? in.pred.sizes() : at::IntArrayRef{0}, math_options);
+  at::Tensor d_target = in.pred.new_empty(output_mask[1] ? in.target.sizes() : at::IntArrayRef{0}, math_options);
+  std::vector<Partial> partials(in.grid.num_items);
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.pred.scalar_type(), "giou_loss_forward_grad_cpu", [&] {
+    using T = at::opmath_type<scalar_t>;
+    const scalar_t* p = in.pred.const_data_ptr<scalar_t>();
+    const scalar_t* t = in.target.const_data_ptr<scalar_t>();
+    T* dp = output_mask[0] ? d_pred.mutable_data_ptr<T>() : nullptr;
+    T* dt = output_mask[1] ? d_target.mutable_data_ptr<T>() : nullptr;
+    with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
+      for_each_item(in.grid.num_items, [&](int64_t item) {
+        partials[item] = gradient_item<true, scalar_t, T>(p, t, nullptr, T(1), dp, dt, in.grid, item,
+                                                          static_cast<T>(eps), rule);
+      });
+    });
+  });
+  auto [loss, num_valid] = finish_forward(partials, reduction, in.pred, at::Tensor());
+  return {loss, num_valid, d_pred, d_target};
+}
+
+// giou_loss_scale_grad's inputs: a scalar upstream gradient, the unscaled
+// gradient in its math dtype (float for fp16/bf16), the count, one device.
+// (CPU only, so here rather than in giou_host.h.)
+void check_scale_grad_inputs(const at::Tensor& grad, const at::Tensor& d_box, const at::Tensor& num_valid) {
+  const auto dtype = grad.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kDouble,
+              "giou_loss_scale_grad: grad must be float32, float16, bfloat16 or float64, got ", dtype);
+  TORCH_CHECK(grad.dim() == 0, "giou_loss_scale_grad: grad must be a scalar, got ", grad.sizes());
+  TORCH_CHECK(d_box.scalar_type() == at::toOpMathType(dtype), "giou_loss_scale_grad: d_box must be ",
+              at::toOpMathType(dtype), " for a ", dtype, " grad, got ", d_box.scalar_type());
+  TORCH_CHECK(num_valid.scalar_type() == at::kLong && num_valid.numel() == 1,
+              "giou_loss_scale_grad: num_valid must be an int64 scalar");
+  TORCH_CHECK(d_box.device() == grad.device() && num_valid.device() == grad.device(),
+              "giou_loss_scale_grad: grad, d_box and num_valid must be on one device");
+}
+
+// grad * d_box (sum) or grad / max(num_valid, 1) * d_box (mean), in grad's
+// dtype: the backward of giou_loss_forward_grad, one elementwise pass.
+at::Tensor giou_loss_scale_grad_cpu(const at::Tensor& grad_in, const at::Tensor& d_box_in,
+                                    const at::Tensor& num_valid, c10::string_view reduction_name) {
+  const Reduction reduction = parse_reduction(reduction_name);
+  TORCH_CHECK(reduction != Reduction::None, "giou_loss_scale_grad: reduction must be 'mean' or 'sum'");
+  check_scale_grad_inputs(grad_in, d_box_in, num_valid);
+  const at::Tensor d_box = d_box_in.contiguous();
+  at::Tensor out = d_box.new_empty(d_box.sizes(), d_box.options().dtype(grad_in.scalar_type()));
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_in.scalar_type(), "giou_loss_scale_grad_cpu", [&] {
+    using T = at::opmath_type<scalar_t>;
+    T scale = static_cast<T>(*grad_in.const_data_ptr<scalar_t>());
+    if (reduction == Reduction::Mean) {
+      scale /= static_cast<T>(std::max<int64_t>(*num_valid.const_data_ptr<int64_t>(), 1));
+    }
+    const T* src = d_box.const_data_ptr<T>();
+    scalar_t* dst = out.mutable_data_ptr<scalar_t>();
+    // Elementwise: any split gives the same result.
+    at::parallel_for(0, d_box.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
+      scale_range(src, scale, dst, begin, end);
+    });
+  });
+  return out;
+}
+
 std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     const at::Tensor& grad_loss_in, const at::Tensor& pred_in, const at::Tensor& target_in,
     const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
     const at::Tensor& num_valid, c10::string_view reduction_name, double eps,
     std::array<bool, 2> output_mask) {
-  const ValidityMode mode = check_inputs(pred_in, target_in, valid_in, counts_in);
+  const Boxes in(pred_in, target_in, valid_in, counts_in);
   const Reduction reduction = parse_reduction(reduction_name);
   check_backward_inputs(grad_loss_in, pred_in, num_valid, reduction);
-  const at::Tensor pred = pred_in.contiguous();
-  const at::Tensor target = target_in.contiguous();
-  const at::Tensor valid = valid_in.has_value() ? valid_in->contiguous() : at::Tensor();
-  const at::Tensor counts = counts_in.has_value() ? counts_in->contiguous() : at::Tensor();
-  const at::Tensor grad_loss = grad_loss_in.to(pred.scalar_type()).contiguous();
-  const int64_t num_boxes = pred.numel() / 4;
-  const int64_t slots = slots_per_image(pred);
-  const Grid grid(slots > 0 ? num_boxes / slots : 0, slots);
+  const at::Tensor grad_loss = grad_loss_in.to(in.pred.scalar_type()).contiguous();
   // Unrequested gradients come back as empty tensors (autograd maps them to None).
-  at::Tensor grad_pred = output_mask[0] ? pred.new_empty(pred.sizes()) : pred.new_empty({0});
-  at::Tensor grad_target = output_mask[1] ? target.new_empty(target.sizes()) : target.new_empty({0});
+  at::Tensor grad_pred = output_mask[0] ? in.pred.new_empty(in.pred.sizes()) : in.pred.new_empty({0});
+  at::Tensor grad_target = output_mask[1] ? in.target.new_empty(in.target.sizes()) : in.target.new_empty({0});
 
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_backward_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.pred.scalar_type(), "giou_loss_backward_cpu", [&] {
     using T = at::opmath_type<scalar_t>;
-    const scalar_t* p = pred.const_data_ptr<scalar_t>();
-    const scalar_t* t = target.const_data_ptr<scalar_t>();
+    const scalar_t* p = in.pred.const_data_ptr<scalar_t>();
+    const scalar_t* t = in.target.const_data_ptr<scalar_t>();
     const scalar_t* g_box = reduction == Reduction::None ? grad_loss.const_data_ptr<scalar_t>() : nullptr;
     T g_scale = 0;
     if (reduction != Reduction::None) {
@@ -468,9 +591,10 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     scalar_t* gp = output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr;
     scalar_t* gt = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     if (gp == nullptr && gt == nullptr) return;
-    with_rule(mode, valid, counts, slots, [&](auto rule) {
-      for_each_item(grid.num_items, [&](int64_t item) {
-        backward_item<scalar_t>(p, t, g_box, g_scale, gp, gt, grid, item, static_cast<T>(eps), rule);
+    with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
+      for_each_item(in.grid.num_items, [&](int64_t item) {
+        gradient_item<false, scalar_t, scalar_t>(p, t, g_box, g_scale, gp, gt, in.grid, item,
+                                                 static_cast<T>(eps), rule);
       });
     });
   });
@@ -483,5 +607,7 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
 
 TORCH_LIBRARY_IMPL(synclint, CPU, m) {
   m.impl("giou_loss_forward", &synclint::giou::giou_loss_forward_cpu);
+  m.impl("giou_loss_forward_grad", &synclint::giou::giou_loss_forward_grad_cpu);
+  m.impl("giou_loss_scale_grad", &synclint::giou::giou_loss_scale_grad_cpu);
   m.impl("giou_loss_backward", &synclint::giou::giou_loss_backward_cpu);
 }

@@ -63,12 +63,17 @@ template <typename T>
 struct BoxGrads {
   T p[4];
   T t[4];
+  T loss;  // box_loss from the same intermediates (dropped by the compiler where unused)
 };
 
 // Closed-form gradient of box_loss w.r.t. both boxes, scaled by `g` (the
 // upstream gradient of this box's loss). Recomputes the forward
 // intermediates instead of saving them: a few flops are cheaper than the
-// memory traffic of storing and re-reading activations.
+// memory traffic of storing and re-reading activations. Also gives the loss
+// itself, for the CPU forward that computes loss and gradient in one pass;
+// it multiplies by the two reciprocals the gradient needs instead of
+// dividing again (divisions dominate the vector math), so it can differ from
+// box_loss in the last bits.
 template <typename T>
 SYNCLINT_BOX_FN BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
                                                      T tx1, T ty1, T tx2, T ty2,
@@ -91,8 +96,10 @@ SYNCLINT_BOX_FN BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
   const T cw = clamp0(cw_raw), ch = clamp0(ch_raw);
 
   const T inter = iw * ih;
-  const T uni_eps = pw * ph + tw * th - inter + eps;
-  const T encl_eps = cw * ch + eps;
+  const T uni = pw * ph + tw * th - inter;
+  const T encl = cw * ch;
+  const T uni_eps = uni + eps;
+  const T encl_eps = encl + eps;
 
   // loss = 1 - I / (U + eps) + (C - U) / (C + eps), with U = Ap + At - I.
   const T inv_u = T(1) / uni_eps;
@@ -123,6 +130,7 @@ SYNCLINT_BOX_FN BoxGrads<T> box_loss_backward(T px1, T py1, T px2, T py2,
   out.t[1] = -d_union * tw - (T(1) - m_iy1) * d_ih - (T(1) - m_cy1) * d_ch;
   out.t[2] = d_union * th + (T(1) - m_ix2) * d_iw + (T(1) - m_cx2) * d_cw;
   out.t[3] = d_union * tw + (T(1) - m_iy2) * d_ih + (T(1) - m_cy2) * d_ch;
+  out.loss = T(1) - inter * inv_u + (encl - uni) * inv_c;
   return out;
 }
 

@@ -9,6 +9,7 @@ and for host syncs. CUDA tests run only where a GPU is present.
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -622,6 +623,69 @@ def test_opcheck_backward(cpu_kernel):
                     torch.library.opcheck(_library.giou_loss_backward, args)
 
 
+def test_opcheck_fused_forward_and_scale(cpu_kernel):
+    # The eager CPU path's operators: forward with the unscaled gradient, and its scaling.
+    pred, target, counts, present = padded_batch(batch=3, slots=5)
+    for _layout, p, t in layouts(pred, target):
+        for reduction in ("mean", "sum"):
+            for valid, cnt in ((None, None), (present, None), (None, counts)):
+                for mask in ([True, False], [True, True], [False, True]):
+                    args = (p, t, valid, cnt, reduction, 1e-7, mask)
+                    torch.library.opcheck(_library.giou_loss_forward_grad, args)
+        for dtype, math in ((torch.float32, torch.float32), (torch.bfloat16, torch.float32),
+                            (torch.float64, torch.float64)):
+            d_box = p.to(math).transpose(0, 1)  # a non-contiguous unscaled gradient
+            args = (torch.tensor(1.5, dtype=dtype), d_box, torch.tensor(7), "mean")
+            torch.library.opcheck(_library.giou_loss_scale_grad, args)
+
+
+def test_fused_forward_gradient_is_the_backward_of_the_summed_loss(cpu_kernel):
+    pred, target, counts, present = padded_batch(torch.float64)
+    for kwargs in ({}, {"valid": present}, {"counts": counts}):
+        loss, num_valid, d_pred, d_target = _library.giou_loss_forward_grad(
+            pred, target, kwargs.get("valid"), kwargs.get("counts"), "mean", 1e-7, [True, True])
+        leaves = [pred.clone().requires_grad_(), target.clone().requires_grad_()]
+        want = (None, *torch.autograd.grad(ops.giou_loss_reference(*leaves, reduction="sum", **kwargs), leaves))
+        torch.testing.assert_close(loss, ops.giou_loss_reference(pred, target, **kwargs))
+        assert num_valid.item() == int(present.sum())
+        torch.testing.assert_close(d_pred, want[1], **TOLERANCES[torch.float64])
+        torch.testing.assert_close(d_target, want[2], **TOLERANCES[torch.float64])
+        scaled = _library.giou_loss_scale_grad(torch.tensor(3.0, dtype=torch.float64), d_pred, num_valid, "mean")
+        torch.testing.assert_close(scaled, 3.0 * want[1] / int(present.sum()), **TOLERANCES[torch.float64])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fused_operators_reject_bad_inputs(dtype, cpu_kernel):
+    pred, target, _, _ = padded_batch(dtype)
+    for fn in (_library.giou_loss_forward_grad, lambda *a: _library.giou_loss_forward_grad(*(x.to("meta") if
+               isinstance(x, torch.Tensor) else x for x in a))):
+        with pytest.raises(RuntimeError, match="reduction must be 'mean' or 'sum'"):
+            fn(pred, target, None, None, "none", 1e-7, [True, False])
+    d_box = torch.zeros(pred.shape, dtype=dtype)  # the box dtype, not the math dtype
+    for device in ("cpu", "meta"):
+        grad, num_valid = torch.tensor(1.0, dtype=dtype, device=device), torch.tensor(1, device=device)
+        if dtype != torch.float32:
+            with pytest.raises(RuntimeError, match="d_box"):
+                _library.giou_loss_scale_grad(grad, d_box.to(device), num_valid, "mean")
+        with pytest.raises(RuntimeError, match="reduction must be 'mean' or 'sum'"):
+            _library.giou_loss_scale_grad(grad, d_box.float().to(device), num_valid, "none")
+
+
+def test_eager_backward_can_run_twice_and_matches_the_registered_autograd(cpu_kernel):
+    # The eager path saves the unscaled gradient and scales a copy: a retained
+    # graph gives the same gradient on every backward.
+    pred, target, counts, _ = padded_batch()
+    for reduction, cnt in itertools.product(("mean", "sum", "none"), (None, counts)):
+        leaf = pred.clone().requires_grad_()
+        loss = ops.giou_loss(leaf, target, counts=cnt, reduction=reduction).sum()
+        first = torch.autograd.grad(loss, leaf, retain_graph=True)[0]
+        second = torch.autograd.grad(loss, leaf)[0]
+        assert torch.equal(first, second)
+        registered = leaf.detach().clone().requires_grad_()
+        out, _ = _library.giou_loss_forward(registered, target, None, cnt, reduction, 1e-7)
+        torch.testing.assert_close(first, torch.autograd.grad(out.sum(), registered)[0])
+
+
 @pytest.fixture
 def restore_recursion_limit():
     # Inductor raises the process-wide recursion limit to 2000 when it
@@ -736,8 +800,15 @@ def test_no_host_sync_forward_and_backward(fn, mode, cpu_kernel):
             loss = fn(pred, target, reduction=reduction, **validity_kwargs(mode, counts, present))
             loss.sum().backward()
     assert not recorder.syncing()
-    if fn is ops.giou_loss:  # the fused op really ran, forward and backward
-        assert {"giou_loss_forward", "giou_loss_backward"} <= recorder.names()
+    if fn is ops.giou_loss:  # the fused ops really ran, forward and backward
+        # "mean" and "sum": loss and gradient in one pass, then a scaling,
+        # except with counts; "none": the forward, then the fused backward.
+        fused = {"giou_loss_forward", "giou_loss_backward"}
+        if mode != "counts":
+            fused |= {"giou_loss_forward_grad", "giou_loss_scale_grad"}
+        assert fused <= recorder.names()
+        if mode == "counts":
+            assert not {"giou_loss_forward_grad", "giou_loss_scale_grad"} & recorder.names()
 
 
 @pytest.mark.parametrize("mode", VALIDITY_MODES)

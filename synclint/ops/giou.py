@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from synclint.ops import _build, reference
+from synclint.ops import _build, _library, reference
 from synclint.ops._checks import check_reduction, prepare
 
 __all__ = ["giou", "giou_loss"]
@@ -67,6 +67,11 @@ def giou_loss(
     # The same checks whichever path runs (kernel or fallback); see _checks.
     pred, target, valid, counts = prepare(pred, target, valid, counts)
     if _use_kernel(pred.device.type):
+        if pred.device.type == "cpu" and not torch.compiler.is_compiling():
+            # Eager CPU: no torch.library autograd wrapper, and loss and
+            # gradient in one pass when a gradient is needed (see
+            # _library.eager_loss). torch.compile traces the registered op.
+            return _library.eager_loss(pred, target, valid, counts, reduction, float(eps))
         loss, _num_valid = torch.ops.synclint.giou_loss_forward(
             pred, target, valid, counts, reduction, float(eps)
         )
