@@ -12,6 +12,7 @@ a node is entered and left, and keeps
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -851,6 +852,18 @@ def _annotation_text(node: cst.BaseExpression) -> str | None:
         return dotted_name(node)
 
 
+@contextmanager
+def _at_class_statement(flow: FlowState, scope: Scope) -> Iterator[None]:
+    """Scopes as they stand at the class statement of ``scope``: what was pushed
+    inside it (a method's locals) is out of view until the block ends."""
+    saved = flow.scopes
+    flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
+    try:
+        yield
+    finally:
+        flow.scopes = saved
+
+
 class _SelfAttributeCollector(cst.CSTVisitor):
     """Kinds of ``self.x = <torch expr>`` and ``register_buffer`` in a class body."""
 
@@ -862,16 +875,12 @@ class _SelfAttributeCollector(cst.CSTVisitor):
     @classmethod
     def collect(cls, node: cst.ClassDef, flow: FlowState, scope: Scope) -> dict[str, Kind]:
         """Evaluated as if at the class statement: the methods' locals are not in view."""
-        saved = flow.scopes
-        flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
-        try:
+        with _at_class_statement(flow, scope):
             collector = cls(flow)
             # Fill the scope's own table, so ``self.b = self.a * 2`` sees ``self.a``.
             collector.attributes = scope.self_attributes if scope.self_attributes is not None else {}
             walk(node.body, collector)
             return collector.attributes
-        finally:
-            flow.scopes = saved
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -919,13 +928,9 @@ class _NumberOrTensorAttributes(cst.CSTVisitor):
 
     @classmethod
     def collect(cls, node: cst.ClassDef, flow: FlowState, scope: Scope) -> dict[str, Kind]:
-        saved = flow.scopes
-        flow.scopes = saved[: next(i for i, s in enumerate(saved) if s is scope) + 1]
-        try:
+        with _at_class_statement(flow, scope):
             collector = cls(flow)
             walk(node.body, collector)
-        finally:
-            flow.scopes = saved
         return {
             attr: Kind.TENSOR
             for attr, kinds in collector.kinds.items()

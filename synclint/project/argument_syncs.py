@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple
 
 from synclint.catalogue import SyncCondition, SyncOp, by_function, by_method
+from synclint.project.scopes import own_nodes
 
 #: Rules that report these ops at the call sites (they match ops through the catalogue
 #: with the same receiver policy at a call site as at the op).
@@ -118,11 +119,7 @@ def returned_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tu
     ``.tolist()``) does its own work with the sync, which is fixed there.
     """
     found = set()
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Return):
             value = current.value
             while value is not None:
@@ -139,7 +136,6 @@ def returned_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tu
                         value = None
                 else:
                     value = None
-        stack.extend(ast.iter_child_nodes(current))
     return frozenset(found)
 
 

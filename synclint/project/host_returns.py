@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
+from synclint.project.scopes import NESTED_SCOPES
+
 #: Factories that build a tensor from Python data: host without ``device=``.
 _FACTORIES = frozenset(
     {"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
@@ -118,7 +120,7 @@ class _Walker:
         return returns
 
     def _statement(self, node: ast.AST, returns: list[ast.AST | None]) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, NESTED_SCOPES):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.env[node.name] = None
             return

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import re
 
+from synclint.project.scopes import NESTED_SCOPES, own_nodes
+
 #: Calls that say the code runs under TorchScript or a tracer, not in an eager step
 #: (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, ``torchvision._is_tracing()``).
 TRACING_CHECK = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
@@ -39,7 +41,7 @@ def ends_in_raise(body: list[ast.stmt]) -> bool:
 def _leaves(node: ast.AST) -> bool:
     if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
         return True
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+    if isinstance(node, NESTED_SCOPES):
         return False
     return any(_leaves(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
@@ -201,11 +203,7 @@ def _assignments(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
     """(target, assigned value) in the block (not in nested functions or classes); the
     value is None for the parts of an unpacking."""
     found: list[tuple[ast.AST, ast.AST | None]] = []
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for node in own_nodes(body):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 parts = _unpacked(target)
@@ -216,7 +214,6 @@ def _assignments(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
             args = node.args
             if len(args) == 3 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
                 found.append((ast.Attribute(value=args[0], attr=args[1].value, ctx=ast.Store()), args[2]))
-        stack.extend(ast.iter_child_nodes(node))
     return found
 
 
@@ -240,11 +237,7 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
     runs when it is true, its ``else`` and the body of ``if not flag:`` when it is false.
     (first line, last line, parameter, the truth the block needs); not in nested functions."""
     found = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for current in own_nodes(node.body):
         if isinstance(current, ast.If):
             test, needs = current.test, True
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -253,7 +246,6 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
                 for block, truth in ((current.body, needs), (current.orelse, not needs)):
                     if block:
                         found.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno, test.id, truth))
-        stack.extend(ast.iter_child_nodes(current))
     return sorted(found)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection
 
+from synclint.project.scopes import own_nodes
+
 #: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
 _HOST_FIELD = "batch_sizes"
 _HOST_FIELD_POSITION = 1
@@ -26,18 +28,6 @@ _PACKED_CLASS = "PackedSequence"
 #: Functions returning a ``PackedSequence``.
 _PACKERS = frozenset({"pack_padded_sequence", "pack_sequence", _PACKED_CLASS})
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _own_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef):
-    """The nodes of the function's body, not of functions or classes nested in it."""
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, _NESTED):
-            continue
-        yield current
-        stack.extend(ast.iter_child_nodes(current))
 
 
 def _last_name(node: ast.AST) -> str:
@@ -57,7 +47,7 @@ def packed_sequences(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     args = node.args
     packed = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if _names_packed(a.annotation)}
     copies: list[tuple[str, str]] = []
-    for current in _own_nodes(node):
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id == "isinstance":
             if len(current.args) == 2 and isinstance(current.args[0], ast.Name) and _names_packed(current.args[1]):
                 packed.add(current.args[0].id)
@@ -96,7 +86,7 @@ def host_names(
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     verdicts: dict[str, list[bool | None]] = {}  # per assignment: host (True), None (None), other (False)
-    for current in _own_nodes(node):
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Assign):
             for target in current.targets:
                 _record(target, current.value, packed, host_expression, verdicts)
@@ -138,7 +128,7 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
 def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the body assigns (a parameter among them no longer holds what the caller passed)."""
     found = set()
-    for current in _own_nodes(node):
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             found.add(current.id)
     return found

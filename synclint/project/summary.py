@@ -36,6 +36,7 @@ from synclint.project.rare_blocks import (
     root_name,
     tracing_only,
 )
+from synclint.project.scopes import own_nodes
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 9
@@ -806,11 +807,7 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
         return False  # ``return x``: an identity layer, nothing observed
     returns = 0
     records = False
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Return):
             if not (isinstance(current.value, ast.Name) and current.value.id == first):
                 return False
@@ -836,7 +833,6 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
             receiver = dotted(current.func.value) or ""
             if receiver == first and current.func.attr.endswith("_") and not current.func.attr.startswith("_"):
                 return False  # ``x.mul_(scale)``: an in-place op on the input
-        stack.extend(ast.iter_child_nodes(current))
     return returns > 0 and records
 
 
@@ -844,18 +840,13 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every ``return`` gives a host tensor (names count when every assignment to them does)."""
     assigned: dict[str, bool] = {}
     returns: list[ast.AST | None] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for current in own_nodes(node.body):
         if isinstance(current, ast.Return):
             returns.append(current.value)
         elif isinstance(current, ast.Assign):
             for target in current.targets:
                 if isinstance(target, ast.Name):
                     assigned[target.id] = assigned.get(target.id, True) and _host_expression(current.value, set())
-        stack.extend(ast.iter_child_nodes(current))
     if not returns:
         return False
     host_names = {name for name, host in assigned.items() if host}
