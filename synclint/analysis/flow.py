@@ -420,10 +420,6 @@ class FlowState:
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
-                elif self._unpacks_packed_sequence(target.target):
-                    # ``data, batch_sizes, sorted_indices, unsorted_indices = packed``: PyTorch
-                    # keeps a PackedSequence's batch_sizes on the CPU (pack_padded_sequence's contract).
-                    self.scope.host.add(target.target.elements[1].value.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
         elif isinstance(node, cst.AnnAssign):
@@ -496,15 +492,6 @@ class FlowState:
         for name, host in pairs:
             if isinstance(name, cst.Name):
                 (self.scope.host.add if host else self.scope.host.discard)(name.value)
-
-    def _unpacks_packed_sequence(self, target: cst.BaseExpression) -> bool:
-        """Four names unpacked in a module that imports ``PackedSequence`` (a four-field namedtuple)."""
-        return (
-            isinstance(target, (cst.Tuple, cst.List))
-            and len(target.elements) == 4
-            and isinstance(target.elements[1].value, cst.Name)
-            and self.imports.aliases.get("PackedSequence", "").endswith("rnn.PackedSequence")
-        )
 
     def _unpacked_kinds(self, kind: Kind, value: cst.BaseExpression | None, n: int) -> list[Kind]:
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == n:
