@@ -159,7 +159,7 @@ def test_the_grad_of_anything_is_a_tensor_even_where_numpy_is_imported():
             total_norm = max(p.grad.data.abs().max() for p in parameters)
             return torch.cuda.FloatTensor([float(total_norm)])
         """
-    assert _found(source) == {(11, 18, "SL201"): "hot", (12, 36, "SL201"): "hot"}
+    assert _found(source) == {(11, 18, "SL202"): "hot", (12, 36, "SL201"): "hot"}
 
 
 def _project(tmp_path, files: dict[str, str], include_cold: bool = False):
@@ -238,7 +238,7 @@ def test_builtin_max_over_abs_of_unknown_tensors_in_a_numpy_file():
             total_norm = max(t.data.abs().max() for t in input_tensors)
             return torch.FloatTensor([float(total_norm)])
         """
-    assert _found(source, include_cold=True) == {(5, 18, "SL201"): "unknown", (6, 31, "SL201"): "unknown"}
+    assert _found(source, include_cold=True) == {(5, 18, "SL202"): "unknown", (6, 31, "SL201"): "unknown"}
 
 
 def test_a_host_factory_cast_then_moved_is_a_host_to_device_copy():

@@ -174,9 +174,10 @@ class Rule:
         return None if isinstance(proposal, Declined) else proposal
 
     # -- catalogue-worded messages ------------------------------------------------------
-    def sync_message(self, what: str, op: SyncOp) -> str:
+    def sync_message(self, what: str, op: SyncOp, use_instead: str | None = None) -> str:
+        """``use_instead`` replaces the entry's advice where a form has a better one of its own."""
         return (
-            f"{what} syncs the host with the device: {op.why}; {op.use_instead}"
+            f"{what} syncs the host with the device: {op.why}; {use_instead or op.use_instead}"
             f"{self.context.context_phrase()}"
         )
 

@@ -4,7 +4,6 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import keyword, positional
-from synclint.analysis.kinds import Kind
 from synclint.catalogue import NumberArguments, SyncCondition, by_function, entry, number_arguments
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
@@ -69,8 +68,7 @@ class HostReadback(Rule):
     `.tolist()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
-    `range(t)`) or a scalar (`alpha=t`), builtin `max`/`min` over tensors
-    (each comparison is read back), `torch.tensor([t1, t2])` (or the legacy
+    `range(t)`) or a scalar (`alpha=t`), `torch.tensor([t1, t2])` (or the legacy
     `torch.Tensor([t1, t2])`) of device tensors, a tensor passed where an op takes
     a Python number: a factory's size, bound or fill value (`torch.arange(n.sum())`,
     `torch.zeros(t.max(), 4)`, `x.new_zeros(n)`, `torch.full(shape, t)`, tensor bounds of
@@ -140,13 +138,11 @@ class HostReadback(Rule):
         "        return int(self.sizes[i].sum())\n",
         "import numpy as np\nimport torch\ndef f(stats):\n    return stats.tolist()\n",
         "import torch\ndef forward(self, x: torch.Tensor):\n    return x.numpy()\n",
-        "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
         "import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.add_(y, alpha=0.5)\n",
         "import torch\ndef f(x: torch.Tensor):\n    return torch.arange(x.shape[0], device=x.device)\n",
         "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
         "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
         "    torch._foreach_add_(xs, t, alpha=1.0)\n",
-        "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
         "import torch\nclass Down(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return self.expand(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    shape = torch.onnx.operators.shape_as_tensor(x)\n"
         "    bsz, seq_len = shape[0], shape[1]\n    return x.view(bsz.view(1), seq_len, -1)\n",
@@ -166,14 +162,12 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.equal(a, b)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return f'{x.mean()}'\n", 3, 15),
         Invalid("import torch\nm = torch.zeros(3, device='cuda')\ns = ('%11s' * 2 + '%g') % ('a', 'b', *m)\n", 3, 39),
-        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor, lr: torch.Tensor):\n    x.add_(y, alpha=lr)\n", 3, 21),
         Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.tensor([a.sum(), b.sum()])\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return torch.arange(n.sum(), device=x.device)\n", 3, 25),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x.new_zeros((n.max(), 4))\n", 3, 25),
         Invalid("import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_add_(xs, t)\n", 3, 29),
         Invalid("import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    return x.topk(mask.sum())\n", 3, 19),
-        Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
     )
 
     # -- method and function calls ----------------------------------------------------
@@ -204,9 +198,6 @@ class HostReadback(Rule):
         if isinstance(func, cst.Name) and func.value in _CONVERSIONS | _FORMATTERS:
             if self.context.imports.qualify(func) is None:
                 self._check_builtin(func.value, node)
-            return
-        if isinstance(func, cst.Name) and func.value in ("max", "min") and self.context.imports.qualify(func) is None:
-            self._check_builtin_extremum(func.value, node)
             return
         qualified = self.context.qualify(func)
         if (qualified in ("torch.tensor", "torch.as_tensor") or qualified in _LEGACY_CONSTRUCTORS) and node.args:
@@ -251,17 +242,6 @@ class HostReadback(Rule):
         device = keyword(call, "device")
         candidates = [device.value] if device else [a.value for a in positional(call)[:1]]
         return any(_is_cpu_device(c) for c in candidates)
-
-    def _check_builtin_extremum(self, name: str, node: cst.Call) -> None:
-        """Builtin ``max(t.abs().max() for t in ts)`` compares tensors with ``>``: each
-        comparison is read back to pick the winner (``torch.stack(...).max()`` stays on the device)."""
-        args = positional(node)
-        if len(args) == 1 and isinstance(args[0].value, (cst.GeneratorExp, cst.ListComp)):
-            tensors = self.context.kind_of(args[0].value) is Kind.TENSOR_SEQUENCE
-        else:
-            tensors = len(args) >= 2 and any(self.context.is_device_tensor(a.value) for a in args)
-        if tensors:
-            self.report(node, self.sync_message(f"Builtin `{name}()` over tensors", _READBACK))
 
     def _check_builtin(self, name: str, node: cst.Call) -> None:
         args = positional(node)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
@@ -15,8 +16,9 @@ class TensorTruthiness(Rule):
     ## What it does
     Finds tensors in a Python boolean context: the test of `if`, `while`,
     `assert`, a conditional expression or a comprehension filter; operands of
-    `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors
-    (they compare with `bool(a < b)`).
+    `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors or
+    to a generator of them (`max(t.abs().max() for t in ts)`): they compare
+    with `bool(a < b)`.
 
     ## Why is this bad?
     Python calls `Tensor.__bool__`, which reads the value back to the host:
@@ -62,6 +64,8 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor, n: int):\n    while n:\n        n -= 1\n",
         "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
         "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",
+        "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
+        "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
         "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
         "        return {k: v for k, v in outputs.items() if k != 'aux'}\n",
@@ -73,6 +77,8 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    assert (x >= 0).all()\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    while x.max() > 1:\n        x = x / 2\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max(x, y)\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
+        Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
         Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return not x.all()\n", 3, 16),
@@ -127,8 +133,17 @@ class TensorTruthiness(Rule):
             return
         if self.context.imports.qualify(func) is not None:
             return
-        args = [a for a in node.args if a.keyword is None]
-        if any(self.context.is_device_tensor(a.value) for a in args):
-            if id(node) not in self._seen:
-                self._seen.add(id(node))
-                self.report(node, self.sync_message(f"Builtin `{func.value}()` of tensors", _READBACK))
+        if self._compares_tensors(node) and id(node) not in self._seen:
+            self._seen.add(id(node))
+            torch_op = "maximum" if func.value == "max" else "minimum"
+            advice = f"compare on the device: `torch.{torch_op}(a, b)`, or `torch.stack(values).{func.value}()`"
+            self.report(node, self.sync_message(f"Builtin `{func.value}()` of tensors", _READBACK, advice))
+
+    def _compares_tensors(self, call: cst.Call) -> bool:
+        """``max(a, b)`` of device tensors, or ``max(t.abs().max() for t in ts)`` over a
+        sequence of them: each comparison's result is read back to pick the winner
+        (``torch.maximum`` / ``torch.stack(...).max()`` stay on the device)."""
+        args = [a for a in call.args if a.keyword is None]
+        if len(args) == 1 and isinstance(args[0].value, (cst.GeneratorExp, cst.ListComp)):
+            return self.context.kind_of(args[0].value) is Kind.TENSOR_SEQUENCE
+        return any(self.context.is_device_tensor(a.value) for a in args)
