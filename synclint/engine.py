@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import dataclasses
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -441,18 +442,30 @@ def _check_source(
         return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
+def _too_large(path: str, message: str, facts: FileFacts | None) -> Finding:
+    """The SL000 of a file over the size limit. In a file that is cold as a whole (test,
+    benchmark or export code, by its path) every finding would be cold, so the notice
+    that they were not computed is cold too: hidden like them unless ``--include-cold``."""
+    finding = error_finding(path, message)
+    if facts is not None and facts.file_cold is not None:
+        return dataclasses.replace(finding, context=COLD, why=f"{facts.file_cold}: its findings would be cold")
+    return finding
+
+
 def check_file(
     path: str | Path, settings: Settings | None = None, facts: FileFacts | None = None, include_cold: bool = False
 ) -> list[Finding]:
     """Findings for one Python file (cold ones only with ``include_cold``);
     unreadable or unparsable files yield one SL000 entry."""
-    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, message_of, read_source
+    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, SourceTooLarge, message_of, read_source
 
     path = Path(path)
     settings = settings.settings_for(path) if settings is not None else None
     try:
         data = read_source(path, settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE)
-    except SourceReadError as error:  # unreadable, not a regular file, or over the size limit
+    except SourceTooLarge as error:
+        return visible([_too_large(str(path), message_of(error), facts)], include_cold)
+    except SourceReadError as error:  # unreadable, or not a regular file
         return [error_finding(str(path), message_of(error))]
     if not data.strip():
         return []

@@ -24,6 +24,10 @@ class SourceReadError(OSError):
     """The file cannot be read as a source (the message says why; reported as SL000)."""
 
 
+class SourceTooLarge(SourceReadError):
+    """The file is over the size limit (read nothing of it)."""
+
+
 def parse_size(value: int | str) -> int:
     """Bytes in ``value``: an integer, or a string such as ``"512KB"``, ``"2MiB"`` (0: no limit)."""
     if isinstance(value, bool):
@@ -55,7 +59,7 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> byte
         if not stat.S_ISREG(info.st_mode):
             raise SourceReadError(f"not a regular file ({_kind(info.st_mode)}); pass `-` to read standard input")
         if max_size and info.st_size > max_size:
-            raise SourceReadError(
+            raise SourceTooLarge(
                 f"file too large to check: {info.st_size:,} bytes, over the limit of {max_size:,} "
                 "(raise `max-file-size` or pass --max-file-size)"
             )

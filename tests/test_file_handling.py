@@ -130,6 +130,25 @@ def test_a_file_over_the_size_limit_gets_exactly_one_sl000(tmp_path):
     assert [f.code for f in unlimited] == ["SL101"]
 
 
+def test_a_too_large_test_file_s_notice_is_cold_like_its_findings(tmp_path):
+    # Everything in test code is cold (hidden by default), so the notice that a test file's
+    # findings were not computed is too; a too-large source file keeps its SL000.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "pkg" / "tests").mkdir(parents=True)
+    for name in ("pkg/model.py", "pkg/tests/helpers.py"):
+        (tmp_path / name).write_text(HAZARD + "x = 1\n" * 400)
+    settings = Settings(root=tmp_path, max_file_size=1000)
+    shown = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context) for f in shown] == [
+        ("pkg/model.py", "SL000", None)
+    ]
+    everything = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in everything] == [
+        ("pkg/model.py", "SL000", None, ""),
+        ("pkg/tests/helpers.py", "SL000", "cold", "test or benchmark code: its findings would be cold"),
+    ]
+
+
 def test_the_size_limit_is_set_in_config_or_on_the_command_line(tmp_path):
     (tmp_path / "big.py").write_text(HAZARD + "x = 1\n" * 400)
     (tmp_path / "pyproject.toml").write_text('[tool.synclint]\nmax-file-size = "1KB"\n')

@@ -128,3 +128,64 @@ def test_call_sites_in_tests_do_not_make_a_parameter_host(tmp_path):
     # ``helper`` gets a host tensor from the step: copied to the device every step. The loss
     # (a step) is no host-to-device copy: only a test passes it a host tensor.
     assert sorted((f.code, f.line, f.column) for f in findings) == [("SL403", 9, 12)]
+
+
+OVERRIDDEN_BASE = '''
+import torch
+from torch import Tensor
+from torch.nn.utils.rnn import PackedSequence
+
+
+class Base(torch.nn.Module):
+    def expected_size(self, batch_sizes: Tensor | None):
+        return int(batch_sizes[0]) if batch_sizes is not None else 0
+
+    def check_args(self, input: Tensor, batch_sizes: Tensor | None):
+        return self.expected_size(batch_sizes)
+
+
+class GRU(Base):
+    def check_args(self, input: Tensor, batch_sizes: Tensor | None):
+        return self.expected_size(batch_sizes)
+
+    def forward(self, packed: PackedSequence):
+        data, batch_sizes, _, _ = packed
+        return self.check_args(data, batch_sizes)
+
+
+class LSTM(Base):
+    def check_args(self, input: Tensor, batch_sizes: Tensor | None):
+        return self.expected_size(batch_sizes) + 1
+
+    def forward(self, packed: PackedSequence):
+        data, batch_sizes, _, _ = packed
+        return self.check_args(data, batch_sizes)
+'''
+
+
+def test_a_base_method_every_subclass_overrides_does_not_decide_what_its_callees_get():
+    # ``Base.check_args`` never runs in the project (both subclasses replace it and nothing
+    # calls it), so what it passes on says nothing: the two overrides pass host
+    # ``batch_sizes``, and line 9 reads a host tensor.
+    assert _codes(OVERRIDDEN_BASE) == []
+
+
+def test_a_base_method_a_subclass_inherits_still_counts():
+    # ``RNN`` inherits ``Base.check_args`` and hands it a device tensor (``x.sum(0)``):
+    # line 9 reads a device tensor on the host.
+    source = OVERRIDDEN_BASE + '''
+
+class RNN(Base):
+    def forward(self, x: Tensor):
+        return self.check_args(x, x.sum(0))
+'''
+    assert _codes(source) == [("SL201", 9, 16)]
+
+
+def test_superseded_methods_are_base_methods_no_project_code_runs(tmp_path):
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    key = str(tmp_path / "m.py")
+    index = ProjectIndex({key: summarize(textwrap.dedent(OVERRIDDEN_BASE))}, tmp_path)
+    assert [q for k, q in index.resolved_calls() if index.superseded((k, q))] == ["Base.check_args"]

@@ -51,6 +51,8 @@ class FileFacts:
     #: function: locals (``batch_sizes`` of a ``PackedSequence``) and parameters every
     #: project call site passes one.
     host_names: frozenset[tuple[str, str]] = frozenset()
+    #: Why the whole file is cold (test, benchmark or export code, from its path), or None.
+    file_cold: str | None = None
 
     def function_context(self, qualname: str) -> Context:
         for first, last, name, context in self.functions:
@@ -222,13 +224,14 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
             host_attributes[class_name] = attrs
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
+    file_cold = file_context(index, key)
     digest = hashlib.blake2b(
-        repr((whole_project, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+        repr((whole_project, file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
-        host_names=frozenset(host_names),
+        host_names=frozenset(host_names), file_cold=file_cold,
     )

@@ -259,8 +259,8 @@ class ProjectIndex:
             self._calls = calls
         return self._calls
 
-    def overrides(self, key: str, class_name: str, name: str) -> list[FunctionId]:
-        """``name`` as defined by the project subclasses of a class (transitively)."""
+    def subclasses(self, cid: ClassId) -> list[ClassId]:
+        """The project subclasses of a class (transitively)."""
         if self._subclasses is None:
             children: dict[ClassId, list[ClassId]] = {}
             for file_key, entry in self.entries.items():
@@ -268,8 +268,12 @@ class ProjectIndex:
                     for base in self.class_bases((file_key, cls_name))[1:]:
                         children.setdefault(base, []).append((file_key, cls_name))
             self._subclasses = children
+        return self._subclasses.get(cid, [])
+
+    def overrides(self, key: str, class_name: str, name: str) -> list[FunctionId]:
+        """``name`` as defined by the project subclasses of a class (transitively)."""
         found = []
-        for sub in self._subclasses.get((key, class_name), ()):
+        for sub in self.subclasses((key, class_name)):
             klass = self.klass(sub)
             if klass is not None and name in klass.methods:
                 found.append((sub[0], f"{sub[1]}.{name}"))
@@ -304,6 +308,17 @@ class ProjectIndex:
                     fanout[id(call)] = fanout.get(id(call), 0) + 1
             self._fanout = fanout
         return all(plain and self._fanout.get(id(call)) == 1 for call, plain in sites)
+
+    def superseded(self, fid: FunctionId) -> bool:
+        """A base-class method the project never runs: nothing in the project calls it,
+        and every project subclass overrides it (``RNNBase.check_forward_args``, replaced
+        by ``LSTM``'s and ``GRU``'s). Only subclasses outside the project could run it."""
+        function = self.function(fid)
+        if function is None or function.cls is None or self.callers().get(fid):
+            return False
+        class_name = fid[1].rpartition(".")[0]
+        subclasses = self.subclasses((fid[0], class_name))
+        return bool(subclasses) and all(self.method(sub[0], sub[1], function.name) != fid for sub in subclasses)
 
     def unique_method(self, name: str) -> FunctionId | None:
         """``obj.grid_anchors(...)`` on an object of unknown class: the one project
@@ -342,13 +357,17 @@ class ProjectIndex:
         passing it on to ``get_expected_hidden_size(input, batch_sizes)``).
 
         Only parameters the callee never rebinds count; call sites in files ``ignored``
-        says (tests: they feed examples made on the host) do not; computed once, to a fixpoint.
+        says (tests: they feed examples made on the host) do not, nor those in a
+        :meth:`superseded` method (the project never runs them); computed once, to a fixpoint.
         """
         if self._host_parameters is None:
             candidates = []
             owners = self.call_owners()
             for callee, sites in self.callers().items():
-                sites = [(call, plain) for call, plain in sites if not ignored(owners[id(call)][0])]
+                sites = [
+                    (call, plain) for call, plain in sites
+                    if not ignored(owners[id(call)][0]) and not self.superseded(owners[id(call)])
+                ]
                 function = self.function(callee)
                 if function is None or not sites or not all(plain for _call, plain in sites):
                     continue

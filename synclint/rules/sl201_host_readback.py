@@ -40,6 +40,15 @@ def _is_cpu_device(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute)) and "cpu" in (dotted_name(node) or "").lower()
 
 
+def _copies_without_waiting(call: cst.Call) -> bool:
+    """``.to("cpu", non_blocking=True)``: PyTorch copies into pinned host memory and does not
+    wait (the runtime rule agrees). A ``non_blocking=`` the code computes (``non_blocking=
+    pinned and not accumulating``) is a per-call choice the code already makes; only a
+    literal ``False`` is a proven wait."""
+    flag = keyword(call, "non_blocking")
+    return flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False")
+
+
 def _called_on_self(node: cst.Call) -> bool:
     func = node.func
     return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
@@ -80,7 +89,9 @@ class HostReadback(Rule):
     factorisations that read their error codes back to raise on bad input
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
-    variants do not). `.numpy()` on its own is not flagged: it raises on a device tensor, so the
+    variants do not). A copy to the host with `non_blocking=` anything but a literal
+    `False` is not flagged: `.to("cpu", non_blocking=True)` lands in pinned memory without
+    waiting, and a computed flag is a choice the code already makes. `.numpy()` on its own is not flagged: it raises on a device tensor, so the
     tensor is already on the host (`.cpu().numpy()` is flagged at `.cpu()`).
 
     ## Why is this bad?
@@ -141,6 +152,7 @@ class HostReadback(Rule):
         "import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    x.add_(y, alpha=0.5)\n",
         "import torch\ndef f(x: torch.Tensor):\n    return torch.arange(x.shape[0], device=x.device)\n",
         "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
+        "import torch\ndef f(x: torch.Tensor, pinned: bool):\n    return x.to('cpu', non_blocking=True), x.to('cpu', non_blocking=pinned)\n",
         "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
         "    torch._foreach_add_(xs, t, alpha=1.0)\n",
         "import torch\nclass Down(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return self.expand(x)\n",
@@ -155,6 +167,7 @@ class HostReadback(Rule):
         ),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.detach().cpu().numpy()\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu')\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', non_blocking=False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
@@ -183,12 +196,16 @@ class HostReadback(Rule):
             if not _called_on_self(node):  # ``self.expand(x)``: a submodule named like the method
                 self._check_number_arguments(node)
         if match is not None:
-            if match.op is _DEVICE_TO_HOST and not self._moves_to_host(node, match.is_method):
+            if match.op is _DEVICE_TO_HOST and (not self._moves_to_host(node, match.is_method) or _copies_without_waiting(node)):
                 return
             self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
-            if self._moves_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
+            if (
+                self._moves_to_host(node, True)
+                and not _copies_without_waiting(node)
+                and receiver_is_tensor(self.context, func.value, "to")
+            ):
                 self.report(node, self.sync_message("`.to('cpu')`", _DEVICE_TO_HOST))
             return
         alpha = keyword(node, "alpha")
