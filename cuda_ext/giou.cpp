@@ -1,12 +1,13 @@
-// CPU kernels of synclint::giou_loss_forward / giou_loss_backward.
+// CPU kernels of synclint::giou_loss_forward / giou_loss_backward and of the
+// eager path's giou_loss_forward_grad / giou_loss_scale_grad_.
 //
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
-// Each kernel is one pass over the boxes: torch's intra-op threads (OpenMP,
-// when the build has it) self-schedule work items of whole images or image
-// slices, each
-// processed in tiles by loops the compiler vectorises. With `counts` or a
-// `valid` mask, absent slots are skipped without reading their boxes.
+// Each kernel is one pass over the boxes (the fused forward of a "mean"
+// counts the present boxes first): torch's intra-op threads (OpenMP, when the
+// build has it) self-schedule work items of whole images or image slices,
+// each processed in tiles by loops the compiler vectorises. With `counts` or
+// a `valid` mask, absent slots are skipped without reading their boxes.
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -219,6 +221,16 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
   }
 }
 
+// Calls fn(std::bool_constant<targets>{}): the gradient loops' kTargets.
+template <typename Fn>
+void with_targets(bool targets, Fn&& fn) {
+  if (targets) {
+    fn(std::true_type{});
+  } else {
+    fn(std::false_type{});
+  }
+}
+
 // Fills the tile's presence for boxes [begin, begin + n) (slots n..kTile
 // absent) and returns the range [lo, hi) of present slots (lo == hi: none).
 template <typename scalar_t, typename T, typename Rule>
@@ -319,10 +331,16 @@ SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
 // Gradients of slots [slot_begin, slot_end) of image `row` (zeros for absent
 // slots) into grad_pred / grad_target (either may be null). The upstream
 // gradient per box is grad_per_box[i] (reduction="none") or, when that is
-// null, grad_scale. With kWithLoss it also adds the losses to the tile's
-// lanes: the fused forward (giou_loss_forward_grad) computes loss and
-// gradient from one load of the boxes and one set of intermediates.
-template <bool kWithLoss, typename scalar_t, typename out_t, typename T, typename Rule>
+// null, grad_scale (always, with kWithLoss). With kWithLoss it also adds the
+// losses to the tile's lanes: the fused forward (giou_loss_forward_grad)
+// computes loss and gradient from one load of the boxes and one set of
+// intermediates. Without
+// kTargets (grad_target must be null) the target gradient's math and stores
+// are compiled out: the fused forward's common case, a prediction-only
+// gradient. (The backward keeps one instantiation, kTargets, and tests
+// grad_target at run time: twice the instantiations of this, the largest
+// function, would add a quarter to the first build.)
+template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename T, typename Rule>
 SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                          const scalar_t* __restrict__ grad_per_box, T grad_scale,
                                          out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
@@ -344,10 +362,11 @@ SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const s
     }
     const int64_t m = math_extent(hi);
     load_tile(pred, target, first, lo, hi, rule, tile);
-    // Upstream gradient per box, 0 for absent slots.
-    if (grad_per_box == nullptr) {
+    // Upstream gradient per box, 0 for absent slots. (The fused forward's is
+    // always grad_scale: taken inside the math loop, no pass of its own.)
+    if (!kWithLoss && grad_per_box == nullptr) {
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
-    } else {
+    } else if (!kWithLoss) {
       for (int64_t j = 0; j < m; ++j) g[j] = T(0);
       for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
@@ -355,16 +374,19 @@ SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const s
 #pragma omp simd
     for (int64_t j = 0; j < m; ++j) {
       const BoxPair<T> b = tile_box(tile, j);
+      const T g_box = kWithLoss ? tile.present[j] * grad_scale : g[j];  // present is 1 or 0
       const BoxGrads<T> d =
-          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g[j]);
+          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g_box);
       d_pred[0][j] = d.p[0];
       d_pred[1][j] = d.p[1];
       d_pred[2][j] = d.p[2];
       d_pred[3][j] = d.p[3];
-      d_target[0][j] = d.t[0];
-      d_target[1][j] = d.t[1];
-      d_target[2][j] = d.t[2];
-      d_target[3][j] = d.t[3];
+      if constexpr (kTargets) {
+        d_target[0][j] = d.t[0];
+        d_target[1][j] = d.t[1];
+        d_target[2][j] = d.t[2];
+        d_target[3][j] = d.t[3];
+      }
       if constexpr (kWithLoss) {
         tile.loss_lanes[j] += tile.present[j] != T(0) ? d.loss : T(0);
         tile.count_lanes[j] += tile.present[j];
@@ -376,7 +398,7 @@ SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const s
       for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_pred[k][j]);
     }
-    if (grad_target != nullptr) {
+    if (kTargets && grad_target != nullptr) {
       out_t* __restrict__ out = grad_target + 4 * first;
       for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_target[k][j]);
@@ -407,7 +429,7 @@ SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
   return lanes_total(tile);
 }
 
-template <bool kWithLoss, typename scalar_t, typename out_t, typename Rule>
+template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename Rule>
 SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
                                             const scalar_t* __restrict__ target,
                                             const scalar_t* __restrict__ grad_per_box,
@@ -419,7 +441,7 @@ SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
   Tile<T> tile;
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
-    gradient_segment<kWithLoss, scalar_t, out_t, T>(pred, target, grad_per_box, grad_scale, grad_pred,
+    gradient_segment<kWithLoss, kTargets, scalar_t, out_t, T>(pred, target, grad_per_box, grad_scale, grad_pred,
                                                     grad_target, grid.slots, row, span.slot_begin,
                                                     span.slot_end, eps, rule, tile);
   }
@@ -566,9 +588,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_gra
       if (reduction == Reduction::Mean && (dp != nullptr || dt != nullptr)) {
         scale /= static_cast<T>(std::max<int64_t>(count_present(t, in.grid, rule), 1));
       }
-      for_each_item(in.grid.num_items, [&](int64_t item) {
-        partials[item] = gradient_item<true, scalar_t, T>(p, t, nullptr, scale, dp, dt, in.grid, item,
-                                                          static_cast<T>(eps), rule);
+      with_targets(dt != nullptr, [&](auto targets) {
+        for_each_item(in.grid.num_items, [&](int64_t item) {
+          partials[item] = gradient_item<true, targets.value, scalar_t, T>(p, t, nullptr, scale, dp, dt, in.grid,
+                                                                           item, static_cast<T>(eps), rule);
+        });
       });
     });
   });
@@ -621,8 +645,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     if (gp == nullptr && gt == nullptr) return;
     with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
       for_each_item(in.grid.num_items, [&](int64_t item) {
-        gradient_item<false, scalar_t, scalar_t>(p, t, g_box, g_scale, gp, gt, in.grid, item,
-                                                 static_cast<T>(eps), rule);
+        gradient_item<false, true, scalar_t, scalar_t>(p, t, g_box, g_scale, gp, gt, in.grid, item,
+                                                       static_cast<T>(eps), rule);
       });
     });
   });
