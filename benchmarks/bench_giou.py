@@ -40,6 +40,7 @@ the bound, 2 threads against 1, and against the best plain form.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import types
@@ -375,6 +376,13 @@ def report(kind, args, device, pred, present, forms, bound_bytes, copies, thread
                       f"{ratio:.2f}x faster than {first}{bar}")
 
 
+def load_average() -> str:
+    """The machine's load, to label the figures (a shared machine's threads wait on other jobs)."""
+    if not hasattr(os, "getloadavg"):
+        return "load average unknown"
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=1024)
@@ -397,9 +405,11 @@ def main() -> None:
         print("WARNING: no compiled kernel; the fused rows time the PyTorch reference")
     from synclint.ops import _build
 
-    print(f"torch {torch.__version__}, kernel OpenMP flags: {_build.openmp_flags() or 'none (serial)'}")
+    print(f"torch {torch.__version__}, kernel OpenMP flags: {_build.openmp_flags() or 'none (serial)'}, "
+          f"{os.cpu_count()} CPUs, {load_average()}")
     for kind in args.data.split(","):
         run(kind, args, device, dtype, sync, thread_counts)
+        print(f"\n({kind} data done, {load_average()})")
 
 
 if __name__ == "__main__":
