@@ -334,12 +334,11 @@ SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
 // null, grad_scale (always, with kWithLoss). With kWithLoss it also adds the
 // losses to the tile's lanes: the fused forward (giou_loss_forward_grad)
 // computes loss and gradient from one load of the boxes and one set of
-// intermediates. Without
-// kTargets (grad_target must be null) the target gradient's math and stores
-// are compiled out: the fused forward's common case, a prediction-only
-// gradient. (The backward keeps one instantiation, kTargets, and tests
-// grad_target at run time: twice the instantiations of this, the largest
-// function, would add a quarter to the first build.)
+// intermediates. Without kTargets (grad_target must be null) the target
+// gradient's math and stores are compiled out: the fused forward's common
+// case, a prediction-only gradient. (The backward keeps one instantiation,
+// kTargets, and tests grad_target at run time: twice the instantiations of
+// this, the largest function, cost half again the first build's time.)
 template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename T, typename Rule>
 SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                          const scalar_t* __restrict__ grad_per_box, T grad_scale,
@@ -442,8 +441,8 @@ SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
     gradient_segment<kWithLoss, kTargets, scalar_t, out_t, T>(pred, target, grad_per_box, grad_scale, grad_pred,
-                                                    grad_target, grid.slots, row, span.slot_begin,
-                                                    span.slot_end, eps, rule, tile);
+                                                              grad_target, grid.slots, row, span.slot_begin,
+                                                              span.slot_end, eps, rule, tile);
   }
   return lanes_total(tile);
 }
@@ -457,7 +456,9 @@ SYNCLINT_MULTIVERSION int64_t count_item(const scalar_t* __restrict__ target, co
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
     const int64_t end = rule.end(row, span.slot_begin, span.slot_end);
-    if (end > span.slot_begin) present += rule.count(row * grid.slots + span.slot_begin, end - span.slot_begin, target);
+    if (end > span.slot_begin) {
+      present += rule.count(row * grid.slots + span.slot_begin, end - span.slot_begin, target);
+    }
   }
   return present;
 }
