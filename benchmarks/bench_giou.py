@@ -14,18 +14,23 @@ the report is printed twice from the same samples: with the median over rounds
 estimate on a busy machine). Ratios are only ever taken between numbers from
 the same run and the same statistic.
 
-The memory-traffic bound of a fused call is the bytes it must move divided by
-a copy bandwidth measured in the same rounds, at the same thread count:
+The memory-traffic bound of a fused call is the least traffic any
+implementation of it needs, divided by a copy bandwidth measured in the same
+rounds, at the same thread count. With S the bytes of one box tensor:
 
-* padding rows (no ``counts``): the forward reads both box tensors (2S, with
-  S the bytes of one box tensor), the backward reads them again and writes
-  the prediction gradient (3S);
-* ``counts``: only the present boxes are read (twice) and the backward writes
-  the whole gradient (S, mostly zeros), plus the counts.
+* padding rows (no ``counts``): the forward must read both box tensors (2S);
+  forward+backward must read them once and write the prediction gradient
+  once (3S), however the work is split between the two calls;
+* ``counts``: only the present boxes must be read (both tensors) plus the
+  counts, and the gradient is written whole (S, mostly zeros).
 
-Two bandwidths are printed: a copy of the call's working-set size (the boxes
-stay in cache between iterations, as in a training step's loss) and a large
-copy (DRAM). The first gives the stricter bound.
+The bandwidth is that of ``dst.copy_(src)`` (bytes read plus bytes written,
+per second; the copy's stores pay the same read-for-ownership as the
+kernel's), timed for two sizes: the call's own traffic (the boxes stay in
+cache between iterations, as in a training step's loss) and a 256 MiB copy
+(DRAM). The first gives the stricter bound. Each report ends with the bars
+of issue #14, ratios taken within one statistic: the fused fwd+bwd against
+the bound, 2 threads against 1, and against the best plain form.
 
     python benchmarks/bench_giou.py                      # CPU, seed sizes, 1 and 2 threads
     python benchmarks/bench_giou.py --threads 1,2,4 --rounds 30
@@ -35,6 +40,7 @@ copy (DRAM). The first gives the stricter bound.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import types
@@ -215,10 +221,9 @@ def run(kind: str, args, device, dtype, sync, thread_counts: list[int]) -> None:
 
     box_bytes = pred.numel() * pred.element_size()
     present_bytes = present * 4 * pred.element_size()
-    bound_bytes = {  # (forward, forward+backward): what each fused call must move
-        "fused, padding rows": (2 * box_bytes, 2 * box_bytes + 3 * box_bytes),
-        "fused, counts": (2 * present_bytes + 8 * args.batch,
-                          2 * (2 * present_bytes + 8 * args.batch) + box_bytes),
+    bound_bytes = {  # (forward, forward+backward): the least any implementation must move
+        "fused, padding rows": (2 * box_bytes, 3 * box_bytes),
+        "fused, counts": (2 * present_bytes + 8 * args.batch, 2 * present_bytes + 8 * args.batch + box_bytes),
     }
     copies = {}
     for name, (_, fb_bytes) in bound_bytes.items():
@@ -338,14 +343,14 @@ def report(kind, args, device, pred, present, forms, bound_bytes, copies, thread
             row += f" {fmt_ms(stat((threads, name, 'fwd')))} | {fmt_ms(fb)} | {fb / fused:.1f}x |"
         print(row)
 
-    print()
+    print(f"\nBars of issue #14 ({stat_name}):")
     plain = [name for name in forms if "synclint" not in name and "fused" not in name]
     for threads in thread_counts:
         best = min(plain, key=lambda name: stat((threads, name, "fb")))
         best_fb = stat((threads, best, "fb"))
         for fused in bound_bytes:
-            print(f"{threads} thread(s): {fused} fwd+bwd is {best_fb / stat((threads, fused, 'fb')):.1f}x "
-                  f"faster than the best plain form ({best}, {fmt_ms(best_fb)} ms)")
+            print(f"* {threads} thread(s): {fused} fwd+bwd is {best_fb / stat((threads, fused, 'fb')):.1f}x "
+                  f"faster than the best plain form ({best}, {fmt_ms(best_fb)} ms) [bar >= 3x]")
     for fused, (fwd_bytes, fb_bytes) in bound_bytes.items():
         for threads in thread_counts:
             fwd_t = stat((threads, fused, "fwd"))
@@ -353,21 +358,29 @@ def report(kind, args, device, pred, present, forms, bound_bytes, copies, thread
             for copy_name in (f"working-set copy, {fused}", "large copy (DRAM)"):
                 copied, _ = copies[copy_name]
                 bandwidth = copied / stat((threads, copy_name, "copy"))
-                print(f"{threads} thread(s): {fused}: moves {fb_bytes / 2**20:.2f} MiB fwd+bwd; "
-                      f"{copy_name} bandwidth {bandwidth / 1e9:.1f} GB/s -> bound fwd "
-                      f"{fmt_ms(fwd_bytes / bandwidth)} ms, fwd+bwd {fmt_ms(fb_bytes / bandwidth)} ms; "
-                      f"measured fwd {fwd_t / (fwd_bytes / bandwidth):.2f}x, "
-                      f"fwd+bwd {fb_t / (fb_bytes / bandwidth):.2f}x of the bound "
-                      f"({fb_bytes / fb_t / 1e9:.1f} GB/s)")
+                print(f"* {threads} thread(s): {fused}: must move {fwd_bytes / 2**20:.2f} MiB fwd, "
+                      f"{fb_bytes / 2**20:.2f} MiB fwd+bwd; {copy_name} bandwidth {bandwidth / 1e9:.1f} GB/s -> "
+                      f"bound fwd {fmt_ms(fwd_bytes / bandwidth)} ms, fwd+bwd {fmt_ms(fb_bytes / bandwidth)} ms; "
+                      f"measured fwd {fmt_ms(fwd_t)} ms = {fwd_t / (fwd_bytes / bandwidth):.2f}x, "
+                      f"fwd+bwd {fmt_ms(fb_t)} ms = {fb_t / (fb_bytes / bandwidth):.2f}x of the bound "
+                      f"({fb_bytes / fb_t / 1e9:.1f} GB/s of required traffic) [bar <= 1.5x]")
     if len(thread_counts) > 1 and thread_counts[0]:
         first = thread_counts[0]
         speedups = {name: (name, "fb") for name in bound_bytes}
-        speedups["working-set copy"] = ("working-set copy, fused, padding rows", "copy")
+        speedups["working-set copy (reference)"] = ("working-set copy, fused, padding rows", "copy")
         for threads in thread_counts[1:]:
             for label, (name, kind_) in speedups.items():
                 ratio = stat((first, name, kind_)) / stat((threads, name, kind_))
-                print(f"{label}{' fwd+bwd' if kind_ == 'fb' else ''}: {threads} threads are "
-                      f"{ratio:.2f}x faster than {first}")
+                bar = f" [bar >= {0.9 * threads / first:.1f}x]" if kind_ == "fb" else ""
+                print(f"* {label}{' fwd+bwd' if kind_ == 'fb' else ''}: {threads} threads are "
+                      f"{ratio:.2f}x faster than {first}{bar}")
+
+
+def load_average() -> str:
+    """The machine's load, to label the figures (a shared machine's threads wait on other jobs)."""
+    if not hasattr(os, "getloadavg"):
+        return "load average unknown"
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
 
 
 def main() -> None:
@@ -392,9 +405,11 @@ def main() -> None:
         print("WARNING: no compiled kernel; the fused rows time the PyTorch reference")
     from synclint.ops import _build
 
-    print(f"torch {torch.__version__}, kernel OpenMP flags: {_build.openmp_flags() or 'none (serial)'}")
+    print(f"torch {torch.__version__}, kernel OpenMP flags: {_build.openmp_flags() or 'none (serial)'}, "
+          f"{os.cpu_count()} CPUs, {load_average()}")
     for kind in args.data.split(","):
         run(kind, args, device, dtype, sync, thread_counts)
+        print(f"\n({kind} data done, {load_average()})")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
-// CPU kernels of synclint::giou_loss_forward / giou_loss_backward.
+// CPU kernels of synclint::giou_loss_forward / giou_loss_backward and of the
+// eager path's giou_loss_forward_grad / giou_loss_scale_grad_.
 //
 // The op schemas live in Python (synclint/ops/_library.py) next to their fake
 // implementations and autograd formula; this file only registers CPU kernels.
-// Each kernel is one pass over the boxes: torch's intra-op threads (OpenMP,
-// when the build has it) self-schedule work items of whole images or image
-// slices, each
-// processed in tiles by loops the compiler vectorises. With `counts` or a
-// `valid` mask, absent slots are skipped without reading their boxes.
+// Each kernel is one pass over the boxes (the fused forward of a "mean"
+// counts the present boxes first): torch's intra-op threads (OpenMP, when the
+// build has it) self-schedule work items of whole images or image slices,
+// each processed in tiles by loops the compiler vectorises. With `counts` or
+// a `valid` mask, absent slots are skipped without reading their boxes.
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,12 @@ struct Tile {
   T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
   T raw_t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
+  // Loss sum and present count per slot lane, over a whole work item: one
+  // vector add per vector of boxes. (An `omp simd` reduction per tile ends in
+  // a scalar, in-order sum of the vector's lanes: two 16-add dependency
+  // chains per 64 boxes.) Exact counts: a lane sees far below 2^24 boxes.
+  T loss_lanes[kTile] = {};
+  T count_lanes[kTile] = {};
 };
 
 // What the math sees in slot j: the loaded boxes, or a unit box where the
@@ -117,8 +125,9 @@ struct Grid {
 // A rule says which slots hold a box. `end(row, begin, end)` trims a segment
 // to the part that may hold boxes (the slots after it are absent and never
 // read); `fill(flat_begin, n, target, tile)` sets tile.present[0, n) for the
-// boxes [flat_begin, flat_begin + n). The rule is a template parameter of the
-// loops: no per-box branch on the mode.
+// boxes [flat_begin, flat_begin + n); `count(flat_begin, n, target)` counts
+// the present ones without loading a tile. The rule is a template parameter
+// of the loops: no per-box branch on the mode.
 
 // Deinterleaves (and widens) boxes [lo, hi) of a tile: a loop GCC vectorises.
 template <typename scalar_t, typename T>
@@ -134,6 +143,20 @@ SYNCLINT_INLINE void deinterleave(const scalar_t* __restrict__ boxes, int64_t lo
 struct PaddingRule {
   static constexpr bool kLoadsTargets = true;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
+  template <typename scalar_t>
+  SYNCLINT_INLINE int64_t count(int64_t begin, int64_t n, const scalar_t* __restrict__ target) const {
+    using T = at::opmath_type<scalar_t>;
+    const scalar_t* __restrict__ t = target + 4 * begin;
+    int64_t present = 0;
+#pragma omp simd reduction(+ : present)
+    for (int64_t j = 0; j < n; ++j) {
+      present += is_padding(static_cast<T>(t[4 * j]), static_cast<T>(t[4 * j + 1]), static_cast<T>(t[4 * j + 2]),
+                            static_cast<T>(t[4 * j + 3]))
+                     ? 0
+                     : 1;
+    }
+    return present;
+  }
   template <typename scalar_t, typename T>
   SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, Tile<T>& tile) const {
     deinterleave(target + 4 * begin, 0, n, tile.raw_t);
@@ -149,6 +172,13 @@ struct MaskRule {
   static constexpr bool kLoadsTargets = false;
   const bool* mask;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
+  template <typename scalar_t>
+  SYNCLINT_INLINE int64_t count(int64_t begin, int64_t n, const scalar_t*) const {
+    int64_t present = 0;
+#pragma omp simd reduction(+ : present)
+    for (int64_t j = 0; j < n; ++j) present += mask[begin + j] ? 1 : 0;
+    return present;
+  }
   template <typename scalar_t, typename T>
   SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t*, Tile<T>& tile) const {
     for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j] ? T(1) : T(0);
@@ -166,6 +196,8 @@ struct CountsRule {
     const int64_t count = std::min(std::max<int64_t>(counts[row], 0), slots);
     return std::max(slot_begin, std::min(slot_end, count));
   }
+  template <typename scalar_t>
+  SYNCLINT_INLINE int64_t count(int64_t, int64_t n, const scalar_t*) const { return n; }  // `end` trimmed
   template <typename scalar_t, typename T>
   SYNCLINT_INLINE void fill(int64_t, int64_t n, const scalar_t*, Tile<T>& tile) const {
     for (int64_t j = 0; j < n; ++j) tile.present[j] = T(1);  // `end` already trimmed
@@ -186,6 +218,16 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
     case ValidityMode::Counts:
       fn(CountsRule{counts.const_data_ptr<int64_t>(), slots});
       return;
+  }
+}
+
+// Calls fn(std::bool_constant<targets>{}): the gradient loops' kTargets.
+template <typename Fn>
+void with_targets(bool targets, Fn&& fn) {
+  if (targets) {
+    fn(std::true_type{});
+  } else {
+    fn(std::false_type{});
   }
 }
 
@@ -233,16 +275,26 @@ struct Partial {
   int64_t num_valid = 0;
 };
 
-// Loss over slots [slot_begin, slot_end) of image `row`: their sum and count
-// and, when `per_box` is non-null (reduction="none"), each slot's loss.
+// An item's loss sum and count from its tile's lanes, added in lane order.
+template <typename T>
+SYNCLINT_INLINE Partial lanes_total(const Tile<T>& tile) {
+  Partial part;
+  for (int64_t j = 0; j < kTile; ++j) {
+    part.loss_sum += static_cast<double>(tile.loss_lanes[j]);
+    part.num_valid += static_cast<int64_t>(tile.count_lanes[j]);
+  }
+  return part;
+}
+
+// Loss over slots [slot_begin, slot_end) of image `row`, added to the
+// tile's lanes, and, when `per_box` is non-null (reduction="none"), each
+// slot's loss.
 template <typename scalar_t, typename T, typename Rule>
-SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                               scalar_t* __restrict__ per_box, int64_t slots, int64_t row,
-                               int64_t slot_begin, int64_t slot_end, T eps, const Rule& rule,
-                               Tile<T>& tile) {
+SYNCLINT_INLINE void forward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                                     scalar_t* __restrict__ per_box, int64_t slots, int64_t row,
+                                     int64_t slot_begin, int64_t slot_end, T eps, const Rule& rule,
+                                     Tile<T>& tile) {
   T loss[kTile];
-  T sum = 0;
-  T count = 0;  // exact: a segment is far below 2^24 boxes
   const int64_t base = row * slots;
   const int64_t read_end = rule.end(row, slot_begin, slot_end);
   for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
@@ -254,13 +306,13 @@ SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const
     }
     const int64_t m = math_extent(hi);
     load_tile(pred, target, base + tile_begin, lo, hi, rule, tile);
-#pragma omp simd reduction(+ : sum, count)
+#pragma omp simd
     for (int64_t j = 0; j < m; ++j) {
       const BoxPair<T> b = tile_box(tile, j);
       const T box = box_loss(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps);
       loss[j] = tile.present[j] != T(0) ? box : T(0);
-      sum += loss[j];
-      count += tile.present[j];
+      tile.loss_lanes[j] += loss[j];
+      tile.count_lanes[j] += tile.present[j];
     }
     if (per_box != nullptr) {
       scalar_t* __restrict__ out = per_box + base + tile_begin;
@@ -269,7 +321,6 @@ SYNCLINT_INLINE Partial forward_segment(const scalar_t* __restrict__ pred, const
     }
   }
   if (per_box != nullptr) std::fill(per_box + base + read_end, per_box + base + slot_end, scalar_t(0));
-  return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
 template <typename out_t>
@@ -280,11 +331,16 @@ SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
 // Gradients of slots [slot_begin, slot_end) of image `row` (zeros for absent
 // slots) into grad_pred / grad_target (either may be null). The upstream
 // gradient per box is grad_per_box[i] (reduction="none") or, when that is
-// null, grad_scale. With kWithLoss it also returns the segment's loss sum and
-// count: the fused forward (giou_loss_forward_grad) computes loss and
-// gradient from one load of the boxes and one set of intermediates.
-template <bool kWithLoss, typename scalar_t, typename out_t, typename T, typename Rule>
-SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+// null, grad_scale (always, with kWithLoss). With kWithLoss it also adds the
+// losses to the tile's lanes: the fused forward (giou_loss_forward_grad)
+// computes loss and gradient from one load of the boxes and one set of
+// intermediates. Without kTargets (grad_target must be null) the target
+// gradient's math and stores are compiled out: the fused forward's common
+// case, a prediction-only gradient. (The backward keeps one instantiation,
+// kTargets, and tests grad_target at run time: twice the instantiations of
+// this, the largest function, cost half again the first build's time.)
+template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename T, typename Rule>
+SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                          const scalar_t* __restrict__ grad_per_box, T grad_scale,
                                          out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
                                          int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end,
@@ -292,8 +348,6 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
   T g[kTile];
   T d_pred[4][kTile];
   T d_target[4][kTile];
-  T sum = 0;
-  T count = 0;  // exact: a segment is far below 2^24 boxes
   const int64_t base = row * slots;
   const int64_t read_end = rule.end(row, slot_begin, slot_end);
   for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
@@ -307,30 +361,34 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
     }
     const int64_t m = math_extent(hi);
     load_tile(pred, target, first, lo, hi, rule, tile);
-    // Upstream gradient per box, 0 for absent slots.
-    if (grad_per_box == nullptr) {
+    // Upstream gradient per box, 0 for absent slots. (The fused forward's is
+    // always grad_scale: taken inside the math loop, no pass of its own.)
+    if (!kWithLoss && grad_per_box == nullptr) {
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
-    } else {
+    } else if (!kWithLoss) {
       for (int64_t j = 0; j < m; ++j) g[j] = T(0);
       for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
       for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
     }
-#pragma omp simd reduction(+ : sum, count)
+#pragma omp simd
     for (int64_t j = 0; j < m; ++j) {
       const BoxPair<T> b = tile_box(tile, j);
+      const T g_box = kWithLoss ? tile.present[j] * grad_scale : g[j];  // present is 1 or 0
       const BoxGrads<T> d =
-          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g[j]);
+          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g_box);
       d_pred[0][j] = d.p[0];
       d_pred[1][j] = d.p[1];
       d_pred[2][j] = d.p[2];
       d_pred[3][j] = d.p[3];
-      d_target[0][j] = d.t[0];
-      d_target[1][j] = d.t[1];
-      d_target[2][j] = d.t[2];
-      d_target[3][j] = d.t[3];
+      if constexpr (kTargets) {
+        d_target[0][j] = d.t[0];
+        d_target[1][j] = d.t[1];
+        d_target[2][j] = d.t[2];
+        d_target[3][j] = d.t[3];
+      }
       if constexpr (kWithLoss) {
-        sum += tile.present[j] != T(0) ? d.loss : T(0);
-        count += tile.present[j];
+        tile.loss_lanes[j] += tile.present[j] != T(0) ? d.loss : T(0);
+        tile.count_lanes[j] += tile.present[j];
       }
     }
     const int64_t computed = std::min(n, m);  // slots [m, n) are absent: zeros
@@ -339,7 +397,7 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
       for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_pred[k][j]);
     }
-    if (grad_target != nullptr) {
+    if (kTargets && grad_target != nullptr) {
       out_t* __restrict__ out = grad_target + 4 * first;
       for (int64_t j = 0; j < computed; ++j)
         for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_target[k][j]);
@@ -350,7 +408,6 @@ SYNCLINT_INLINE Partial gradient_segment(const scalar_t* __restrict__ pred, cons
   // Slots after the count: zero gradients, boxes never read.
   zero_boxes(grad_pred, base + read_end, base + slot_end);
   zero_boxes(grad_target, base + read_end, base + slot_end);
-  return {static_cast<double>(sum), static_cast<int64_t>(count)};
 }
 
 // One work item (the unit of the thread split): its segments share one tile.
@@ -363,18 +420,15 @@ SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
   // A plain loop, no lambda: a lambda's body would be compiled for the
   // baseline target, outside this function's AVX2 clone.
   Tile<T> tile;
-  Partial part;
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
-    const Partial seg = forward_segment<scalar_t, T>(pred, target, per_box, grid.slots, row,
-                                                     span.slot_begin, span.slot_end, eps, rule, tile);
-    part.loss_sum += seg.loss_sum;
-    part.num_valid += seg.num_valid;
+    forward_segment<scalar_t, T>(pred, target, per_box, grid.slots, row, span.slot_begin, span.slot_end, eps,
+                                 rule, tile);
   }
-  return part;
+  return lanes_total(tile);
 }
 
-template <bool kWithLoss, typename scalar_t, typename out_t, typename Rule>
+template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename Rule>
 SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
                                             const scalar_t* __restrict__ target,
                                             const scalar_t* __restrict__ grad_per_box,
@@ -384,24 +438,29 @@ SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
                                             Rule rule) {
   using T = at::opmath_type<scalar_t>;
   Tile<T> tile;
-  Partial part;
   const Grid::Span span = grid.span(item);
   for (int64_t row = span.row_begin; row < span.row_end; ++row) {
-    const Partial seg = gradient_segment<kWithLoss, scalar_t, out_t, T>(
-        pred, target, grad_per_box, grad_scale, grad_pred, grad_target, grid.slots, row,
-        span.slot_begin, span.slot_end, eps, rule, tile);
-    part.loss_sum += seg.loss_sum;
-    part.num_valid += seg.num_valid;
+    gradient_segment<kWithLoss, kTargets, scalar_t, out_t, T>(pred, target, grad_per_box, grad_scale, grad_pred,
+                                                              grad_target, grid.slots, row, span.slot_begin,
+                                                              span.slot_end, eps, rule, tile);
   }
-  return part;
+  return lanes_total(tile);
 }
 
-// dst[i] = d_box[i] * scale over [begin, end): the scaling pass of the fused
-// forward's backward (a plain loop, multiversioned like the items).
-template <typename T, typename scalar_t>
-SYNCLINT_MULTIVERSION void scale_range(const T* __restrict__ src, T scale, scalar_t* __restrict__ dst,
-                                       int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<scalar_t>(src[i] * scale);
+// Present boxes of one work item, counted without the math: the divisor of
+// "mean", needed before the fused forward writes its gradient.
+template <typename scalar_t, typename Rule>
+SYNCLINT_MULTIVERSION int64_t count_item(const scalar_t* __restrict__ target, const Grid& grid, int64_t item,
+                                         Rule rule) {
+  int64_t present = 0;
+  const Grid::Span span = grid.span(item);
+  for (int64_t row = span.row_begin; row < span.row_end; ++row) {
+    const int64_t end = rule.end(row, span.slot_begin, span.slot_end);
+    if (end > span.slot_begin) {
+      present += rule.count(row * grid.slots + span.slot_begin, end - span.slot_begin, target);
+    }
+  }
+  return present;
 }
 
 // Runs fn(item) for every item in [0, num_items) on torch's intra-op threads,
@@ -487,12 +546,25 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   return finish_forward(partials, reduction, in.pred, per_box);
 }
 
+// Present boxes over all items, added in item order.
+template <typename scalar_t, typename Rule>
+int64_t count_present(const scalar_t* target, const Grid& grid, const Rule& rule) {
+  std::vector<int64_t> counts(grid.num_items);
+  for_each_item(grid.num_items, [&](int64_t item) { counts[item] = count_item<scalar_t>(target, grid, item, rule); });
+  int64_t total = 0;
+  for (const int64_t count : counts) total += count;
+  return total;
+}
+
 // Forward and gradient in one pass, for the eager CPU path when a gradient
-// will be needed: the loss (mean or sum), the count, and the gradient of the
-// *sum* of the present boxes' losses w.r.t. each box (in the math dtype:
-// float for fp16/bf16), which giou_loss_scale_grad turns into the real
-// gradient once the upstream gradient is known. The boxes are read and the
-// per-box math done once per training step instead of twice.
+// will be needed: the loss (mean or sum), the count, and the gradient of
+// that loss w.r.t. each requested box tensor, in the math dtype (float for
+// fp16/bf16). The boxes are read and the per-box math done once per training
+// step instead of twice. For "mean" the present boxes are counted first
+// (padding rule: one read of the targets; a mask or counts: far less), so
+// the gradient comes out already divided by the count: the backward has
+// nothing left to do for an upstream gradient of 1 and one in-place scaling
+// otherwise (synclint/ops/_library.py).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_grad_cpu(
     const at::Tensor& pred_in, const at::Tensor& target_in,
     const std::optional<at::Tensor>& valid_in, const std::optional<at::Tensor>& counts_in,
@@ -512,9 +584,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_gra
     T* dp = output_mask[0] ? d_pred.mutable_data_ptr<T>() : nullptr;
     T* dt = output_mask[1] ? d_target.mutable_data_ptr<T>() : nullptr;
     with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
-      for_each_item(in.grid.num_items, [&](int64_t item) {
-        partials[item] = gradient_item<true, scalar_t, T>(p, t, nullptr, T(1), dp, dt, in.grid, item,
-                                                          static_cast<T>(eps), rule);
+      // The same scale the registered backward computes for an upstream gradient of 1.
+      T scale = T(1);
+      if (reduction == Reduction::Mean && (dp != nullptr || dt != nullptr)) {
+        scale /= static_cast<T>(std::max<int64_t>(count_present(t, in.grid, rule), 1));
+      }
+      with_targets(dt != nullptr, [&](auto targets) {
+        for_each_item(in.grid.num_items, [&](int64_t item) {
+          partials[item] = gradient_item<true, targets.value, scalar_t, T>(p, t, nullptr, scale, dp, dt, in.grid,
+                                                                           item, static_cast<T>(eps), rule);
+        });
       });
     });
   });
@@ -522,45 +601,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_gra
   return {loss, num_valid, d_pred, d_target};
 }
 
-// giou_loss_scale_grad's inputs: a scalar upstream gradient, the unscaled
-// gradient in its math dtype (float for fp16/bf16), the count, one device.
-// (CPU only, so here rather than in giou_host.h.)
-void check_scale_grad_inputs(const at::Tensor& grad, const at::Tensor& d_box, const at::Tensor& num_valid) {
-  const auto dtype = grad.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kDouble,
-              "giou_loss_scale_grad: grad must be float32, float16, bfloat16 or float64, got ", dtype);
-  TORCH_CHECK(grad.dim() == 0, "giou_loss_scale_grad: grad must be a scalar, got ", grad.sizes());
-  TORCH_CHECK(d_box.scalar_type() == at::toOpMathType(dtype), "giou_loss_scale_grad: d_box must be ",
-              at::toOpMathType(dtype), " for a ", dtype, " grad, got ", d_box.scalar_type());
-  TORCH_CHECK(num_valid.scalar_type() == at::kLong && num_valid.numel() == 1,
-              "giou_loss_scale_grad: num_valid must be an int64 scalar");
-  TORCH_CHECK(d_box.device() == grad.device() && num_valid.device() == grad.device(),
-              "giou_loss_scale_grad: grad, d_box and num_valid must be on one device");
-}
-
-// grad * d_box (sum) or grad / max(num_valid, 1) * d_box (mean), in grad's
-// dtype: the backward of giou_loss_forward_grad, one elementwise pass.
-at::Tensor giou_loss_scale_grad_cpu(const at::Tensor& grad_in, const at::Tensor& d_box_in,
-                                    const at::Tensor& num_valid, c10::string_view reduction_name) {
-  const Reduction reduction = parse_reduction(reduction_name);
-  TORCH_CHECK(reduction != Reduction::None, "giou_loss_scale_grad: reduction must be 'mean' or 'sum'");
-  check_scale_grad_inputs(grad_in, d_box_in, num_valid);
-  const at::Tensor d_box = d_box_in.contiguous();
-  at::Tensor out = d_box.new_empty(d_box.sizes(), d_box.options().dtype(grad_in.scalar_type()));
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad_in.scalar_type(), "giou_loss_scale_grad_cpu", [&] {
-    using T = at::opmath_type<scalar_t>;
-    T scale = static_cast<T>(*grad_in.const_data_ptr<scalar_t>());
-    if (reduction == Reduction::Mean) {
-      scale /= static_cast<T>(std::max<int64_t>(*num_valid.const_data_ptr<int64_t>(), 1));
-    }
-    const T* src = d_box.const_data_ptr<T>();
-    scalar_t* dst = out.mutable_data_ptr<scalar_t>();
-    // Elementwise: any split gives the same result.
-    at::parallel_for(0, d_box.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-      scale_range(src, scale, dst, begin, end);
-    });
+// d_box *= grad in place, the eager backward of giou_loss_forward_grad
+// (synclint/ops/_library.py): grad is the upstream gradient of the loss, a
+// scalar of d_box's dtype. An upstream gradient of exactly 1 (a plain
+// `loss.backward()`) leaves d_box as it is: no pass over it at all. Reading
+// the scalar here costs nothing (a CPU tensor), where Python would dispatch
+// an op (`item`) that looks like a host synchronisation.
+void giou_loss_scale_grad_cpu(at::Tensor& d_box, const at::Tensor& grad) {
+  TORCH_CHECK(grad.dim() == 0 && grad.scalar_type() == d_box.scalar_type() && grad.device() == d_box.device(),
+              "giou_loss_scale_grad_: grad must be a scalar of d_box's dtype and device, got ", grad.sizes(), " ",
+              grad.scalar_type(), " on ", grad.device(), " for ", d_box.scalar_type(), " on ", d_box.device());
+  AT_DISPATCH_FLOATING_TYPES(d_box.scalar_type(), "giou_loss_scale_grad_cpu", [&] {
+    if (*grad.const_data_ptr<scalar_t>() != scalar_t(1)) d_box.mul_(grad);  // elementwise: any split agrees
   });
-  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
@@ -593,8 +646,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
     if (gp == nullptr && gt == nullptr) return;
     with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
       for_each_item(in.grid.num_items, [&](int64_t item) {
-        gradient_item<false, scalar_t, scalar_t>(p, t, g_box, g_scale, gp, gt, in.grid, item,
-                                                 static_cast<T>(eps), rule);
+        gradient_item<false, true, scalar_t, scalar_t>(p, t, g_box, g_scale, gp, gt, in.grid, item,
+                                                       static_cast<T>(eps), rule);
       });
     });
   });
@@ -608,6 +661,6 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
 TORCH_LIBRARY_IMPL(synclint, CPU, m) {
   m.impl("giou_loss_forward", &synclint::giou::giou_loss_forward_cpu);
   m.impl("giou_loss_forward_grad", &synclint::giou::giou_loss_forward_grad_cpu);
-  m.impl("giou_loss_scale_grad", &synclint::giou::giou_loss_scale_grad_cpu);
+  m.impl("giou_loss_scale_grad_", &synclint::giou::giou_loss_scale_grad_cpu);
   m.impl("giou_loss_backward", &synclint::giou::giou_loss_backward_cpu);
 }

@@ -624,7 +624,7 @@ def test_opcheck_backward(cpu_kernel):
 
 
 def test_opcheck_fused_forward_and_scale(cpu_kernel):
-    # The eager CPU path's operators: forward with the unscaled gradient, and its scaling.
+    # The eager CPU path's operators: forward with the gradient, and its in-place scaling.
     pred, target, counts, present = padded_batch(batch=3, slots=5)
     for _layout, p, t in layouts(pred, target):
         for reduction in ("mean", "sum"):
@@ -632,26 +632,42 @@ def test_opcheck_fused_forward_and_scale(cpu_kernel):
                 for mask in ([True, False], [True, True], [False, True]):
                     args = (p, t, valid, cnt, reduction, 1e-7, mask)
                     torch.library.opcheck(_library.giou_loss_forward_grad, args)
-        for dtype, math in ((torch.float32, torch.float32), (torch.bfloat16, torch.float32),
-                            (torch.float64, torch.float64)):
-            d_box = p.to(math).transpose(0, 1)  # a non-contiguous unscaled gradient
-            args = (torch.tensor(1.5, dtype=dtype), d_box, torch.tensor(7), "mean")
-            torch.library.opcheck(_library.giou_loss_scale_grad, args)
+        for dtype in (torch.float32, torch.float64):
+            for grad in (1.0, 1.5):
+                d_box = p.to(dtype).transpose(0, 1)  # a non-contiguous gradient
+                torch.library.opcheck(_library.giou_loss_scale_grad_, (d_box, torch.tensor(grad, dtype=dtype)))
 
 
-def test_fused_forward_gradient_is_the_backward_of_the_summed_loss(cpu_kernel):
+def test_fused_forward_gradient_is_the_gradient_of_the_loss(cpu_kernel):
     pred, target, counts, present = padded_batch(torch.float64)
-    for kwargs in ({}, {"valid": present}, {"counts": counts}):
+    for kwargs, reduction in itertools.product(({}, {"valid": present}, {"counts": counts}), ("mean", "sum")):
         loss, num_valid, d_pred, d_target = _library.giou_loss_forward_grad(
-            pred, target, kwargs.get("valid"), kwargs.get("counts"), "mean", 1e-7, [True, True])
+            pred, target, kwargs.get("valid"), kwargs.get("counts"), reduction, 1e-7, [True, True])
         leaves = [pred.clone().requires_grad_(), target.clone().requires_grad_()]
-        want = (None, *torch.autograd.grad(ops.giou_loss_reference(*leaves, reduction="sum", **kwargs), leaves))
-        torch.testing.assert_close(loss, ops.giou_loss_reference(pred, target, **kwargs))
+        want = ops.giou_loss_reference(*leaves, reduction=reduction, **kwargs)
+        torch.testing.assert_close(loss, want.detach())
         assert num_valid.item() == int(present.sum())
-        torch.testing.assert_close(d_pred, want[1], **TOLERANCES[torch.float64])
-        torch.testing.assert_close(d_target, want[2], **TOLERANCES[torch.float64])
-        scaled = _library.giou_loss_scale_grad(torch.tensor(3.0, dtype=torch.float64), d_pred, num_valid, "mean")
-        torch.testing.assert_close(scaled, 3.0 * want[1] / int(present.sum()), **TOLERANCES[torch.float64])
+        for got, expected in zip((d_pred, d_target), torch.autograd.grad(want, leaves)):
+            torch.testing.assert_close(got, expected, **TOLERANCES[torch.float64])
+        # The backward's in-place scaling: by the upstream gradient, and not at all by 1.
+        scaled = d_pred.clone()
+        _library.giou_loss_scale_grad_(scaled, torch.tensor(3.0, dtype=torch.float64))
+        assert torch.equal(scaled, 3.0 * d_pred)
+        _library.giou_loss_scale_grad_(scaled, torch.tensor(1.0, dtype=torch.float64))
+        assert torch.equal(scaled, 3.0 * d_pred)
+
+
+def test_fused_mean_gradient_equals_the_registered_backward_bitwise(cpu_kernel):
+    # The fused forward divides by the count it takes before its pass, exactly
+    # as the registered backward scales an upstream gradient of 1.
+    pred, target, counts, present = padded_batch()
+    for kwargs in ({}, {"valid": present}, {"counts": counts}):
+        valid, cnt = kwargs.get("valid"), kwargs.get("counts")
+        _, num_valid, d_pred, d_target = _library.giou_loss_forward_grad(
+            pred, target, valid, cnt, "mean", 1e-7, [True, True])
+        grads = _library.giou_loss_backward(
+            torch.tensor(1.0), pred, target, valid, cnt, num_valid, "mean", 1e-7, [True, True])
+        assert torch.equal(d_pred, grads[0]) and torch.equal(d_target, grads[1])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -661,29 +677,38 @@ def test_fused_operators_reject_bad_inputs(dtype, cpu_kernel):
                isinstance(x, torch.Tensor) else x for x in a))):
         with pytest.raises(RuntimeError, match="reduction must be 'mean' or 'sum'"):
             fn(pred, target, None, None, "none", 1e-7, [True, False])
-    d_box = torch.zeros(pred.shape, dtype=dtype)  # the box dtype, not the math dtype
-    for device in ("cpu", "meta"):
-        grad, num_valid = torch.tensor(1.0, dtype=dtype, device=device), torch.tensor(1, device=device)
-        if dtype != torch.float32:
-            with pytest.raises(RuntimeError, match="d_box"):
-                _library.giou_loss_scale_grad(grad, d_box.to(device), num_valid, "mean")
-        with pytest.raises(RuntimeError, match="reduction must be 'mean' or 'sum'"):
-            _library.giou_loss_scale_grad(grad, d_box.float().to(device), num_valid, "none")
+    for device, other in (("cpu", "meta"), ("meta", "cpu")):
+        d_box = torch.zeros(pred.shape, device=device)
+        for grad in (torch.tensor(2.0, dtype=torch.float64, device=device), torch.ones(1, device=device),
+                     torch.tensor(2.0, device=other)):
+            with pytest.raises(RuntimeError, match="grad must be a scalar of d_box's dtype and device"):
+                _library.giou_loss_scale_grad_(d_box, grad)
 
 
 def test_eager_backward_can_run_twice_and_matches_the_registered_autograd(cpu_kernel):
-    # The eager path saves the unscaled gradient and scales a copy: a retained
-    # graph gives the same gradient on every backward.
+    # The eager path hands its gradient over to autograd (scaled in place): a
+    # second backward through a retained graph runs the fused pass again and
+    # gives the same gradient, for any upstream gradient.
     pred, target, counts, _ = padded_batch()
-    for reduction, cnt in itertools.product(("mean", "sum", "none"), (None, counts)):
+    for reduction, cnt, weight in itertools.product(("mean", "sum", "none"), (None, counts), (1.0, 3.0)):
         leaf = pred.clone().requires_grad_()
-        loss = ops.giou_loss(leaf, target, counts=cnt, reduction=reduction).sum()
+        loss = weight * ops.giou_loss(leaf, target, counts=cnt, reduction=reduction).sum()
         first = torch.autograd.grad(loss, leaf, retain_graph=True)[0]
         second = torch.autograd.grad(loss, leaf)[0]
         assert torch.equal(first, second)
         registered = leaf.detach().clone().requires_grad_()
         out, _ = _library.giou_loss_forward(registered, target, None, cnt, reduction, 1e-7)
-        torch.testing.assert_close(first, torch.autograd.grad(out.sum(), registered)[0])
+        torch.testing.assert_close(first, torch.autograd.grad(weight * out.sum(), registered)[0])
+
+
+def test_eager_backward_hands_the_fused_gradient_over_without_a_copy(cpu_kernel):
+    pred, target, _, _ = padded_batch()
+    leaf = pred.clone().requires_grad_()
+    loss = ops.giou_loss(leaf, target)
+    fused_gradient = loss.grad_fn.d_boxes[0].data_ptr()  # (holding the tensor would force a copy)
+    loss.backward()
+    assert leaf.grad.data_ptr() == fused_gradient
+    assert loss.grad_fn.d_boxes is None  # not kept alive beside the leaf's .grad
 
 
 @pytest.fixture
@@ -801,14 +826,10 @@ def test_no_host_sync_forward_and_backward(fn, mode, cpu_kernel):
             loss.sum().backward()
     assert not recorder.syncing()
     if fn is ops.giou_loss:  # the fused ops really ran, forward and backward
-        # "mean" and "sum": loss and gradient in one pass, then a scaling,
-        # except with counts; "none": the forward, then the fused backward.
-        fused = {"giou_loss_forward", "giou_loss_backward"}
-        if mode != "counts":
-            fused |= {"giou_loss_forward_grad", "giou_loss_scale_grad"}
+        # "mean" and "sum": loss and gradient in one pass, then the in-place
+        # scaling; "none": the forward, then the fused backward.
+        fused = {"giou_loss_forward", "giou_loss_backward", "giou_loss_forward_grad", "giou_loss_scale_grad_"}
         assert fused <= recorder.names()
-        if mode == "counts":
-            assert not {"giou_loss_forward_grad", "giou_loss_scale_grad"} & recorder.names()
 
 
 @pytest.mark.parametrize("mode", VALIDITY_MODES)

@@ -12,12 +12,14 @@ C++/CUDA libraries (``cuda_ext/``) only add device kernels to these schemas.
   closed-form gradient; a gradient not asked for in ``output_mask`` comes
   back as an empty tensor.
 * ``synclint::giou_loss_forward_grad(pred, target, valid?, counts?,
-  reduction, eps, output_mask) -> (loss, num_valid, d_pred, d_target)`` and
-  ``synclint::giou_loss_scale_grad(grad, d_box, num_valid, reduction) ->
-  grad_box`` (CPU kernels only): the eager CPU path's forward, which also
-  returns the gradient of the summed loss in the math dtype (one pass over
-  the boxes for loss and gradient), and its backward, a scaling by the
-  upstream gradient. ``reduction`` is ``"mean"`` or ``"sum"``.
+  reduction, eps, output_mask) -> (loss, num_valid, d_pred, d_target)`` (a
+  CPU kernel only): the eager CPU path's forward, which also returns the
+  gradient of the loss w.r.t. the requested boxes in the math dtype (one pass
+  over the boxes for loss and gradient). ``reduction`` is ``"mean"`` or
+  ``"sum"``.
+* ``synclint::giou_loss_scale_grad_(d_box!, grad)`` (a CPU kernel only):
+  ``d_box *= grad`` in place, nothing at all when ``grad`` is 1; the eager
+  path's backward.
 
 ``torch.compile`` sees ``giou_loss_forward`` with its registered autograd
 (:func:`register_autograd`); eager CPU calls that need a gradient go through
@@ -40,7 +42,7 @@ from synclint.ops._checks import check_inputs
 from synclint.ops.reference import giou_loss_reference
 
 NAMESPACE = "synclint"
-_OPS = ("giou_loss_forward", "giou_loss_backward", "giou_loss_forward_grad", "giou_loss_scale_grad")
+_OPS = ("giou_loss_forward", "giou_loss_backward", "giou_loss_forward_grad", "giou_loss_scale_grad_")
 
 _library: torch.library.Library | None = None
 _lock = threading.Lock()
@@ -68,11 +70,11 @@ def ensure_registered() -> None:
             "giou_loss_forward_grad(Tensor pred, Tensor target, Tensor? valid, Tensor? counts, "
             "str reduction, float eps, bool[2] output_mask) -> (Tensor, Tensor, Tensor, Tensor)"
         )
-        lib.define("giou_loss_scale_grad(Tensor grad, Tensor d_box, Tensor num_valid, str reduction) -> Tensor")
+        lib.define("giou_loss_scale_grad_(Tensor(a!) d_box, Tensor grad) -> ()")
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward", _forward_fake, lib=lib)
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward_grad", _forward_grad_fake, lib=lib)
-        torch.library.register_fake(f"{NAMESPACE}::giou_loss_scale_grad", _scale_grad_fake, lib=lib)
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_backward", _backward_fake, lib=lib)
+        torch.library.register_fake(f"{NAMESPACE}::giou_loss_scale_grad_", _scale_grad_fake, lib=lib)
         torch.library.register_autograd(
             f"{NAMESPACE}::giou_loss_forward", _backward, setup_context=_setup_context, lib=lib
         )
@@ -141,14 +143,12 @@ def _forward_grad_fake(pred, target, valid, counts, reduction, eps, output_mask)
     )
 
 
-def _scale_grad_fake(grad, d_box, num_valid, reduction):
-    _check_summed("giou_loss_scale_grad", reduction)
-    if grad.dim() != 0 or d_box.dtype != _math_dtype(grad.dtype):
+def _scale_grad_fake(d_box, grad):
+    if grad.dim() != 0 or grad.dtype != d_box.dtype or grad.device != d_box.device:
         raise RuntimeError(
-            f"giou_loss_scale_grad: grad must be a scalar and d_box {_math_dtype(grad.dtype)}, "
-            f"got {tuple(grad.shape)} and {d_box.dtype}"
+            f"giou_loss_scale_grad_: grad must be a scalar of d_box's dtype and device, got {tuple(grad.shape)} "
+            f"{grad.dtype} on {grad.device} for {d_box.dtype} on {d_box.device}"
         )
-    return d_box.new_empty(d_box.shape, dtype=grad.dtype)
 
 
 # ---------------------------------------------------------------------- autograd
@@ -220,10 +220,11 @@ def _differentiable_grads(
 # Outside torch.compile, a CPU call that needs a gradient skips the
 # torch.library autograd wrapper (about 0.06-0.25 ms of Python per
 # forward+backward, serial, so it also caps the gain from threads) and, for
-# "mean" and "sum" without `counts`, runs the fused forward: one pass computes
-# the loss and the gradient of the summed loss, and the backward only scales it. Under
-# create_graph=True the backward is the same differentiable composite as the
-# registered one.
+# "mean" and "sum", runs the fused forward: one pass computes the loss and its
+# gradient w.r.t. the boxes, and the backward hands that gradient over (no
+# copy), scaled in place by the upstream gradient unless that is 1 (no pass
+# at all: a plain `loss.backward()`). Under create_graph=True the backward is
+# the same differentiable composite as the registered one.
 
 
 def eager_loss(
@@ -240,32 +241,42 @@ class EagerGIoULoss(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, pred, target, valid, counts, reduction, eps):
-        need = [bool(x) for x in ctx.needs_input_grad[:2]]
         ctx.reduction, ctx.eps = reduction, eps
-        # "none": the per-box upstream gradient is needed first. `counts`: the
-        # two-pass path never touches the slots after the counts, while the
-        # fused one would write their zero gradient and then scale it (the
-        # seed's data with counts: 0.69 ms fused against 0.50 ms, 1 thread).
-        ctx.fused = reduction != "none" and counts is None
+        ctx.fused = reduction != "none"  # "none": the per-box upstream gradient is needed first
         if ctx.fused:
-            loss, num_valid, d_pred, d_target = torch.ops.synclint.giou_loss_forward_grad(
-                pred, target, valid, counts, reduction, eps, need
-            )
-            ctx.save_for_backward(pred, target, valid, counts, num_valid, d_pred, d_target)
+            loss, num_valid, *d_boxes = _fused_forward(ctx, pred, target, valid, counts)
+            # Plain attributes, not saved tensors: the backward gives them
+            # away as the gradients (autograd then keeps them without a copy).
+            ctx.d_boxes = d_boxes
         else:
             loss, num_valid = torch.ops.synclint.giou_loss_forward(pred, target, valid, counts, reduction, eps)
-            ctx.save_for_backward(pred, target, valid, counts, num_valid)
+        ctx.save_for_backward(pred, target, valid, counts, num_valid)
         return loss
 
     @staticmethod
     def backward(ctx, grad_loss):
         if not ctx.fused or torch.is_grad_enabled():  # the registered formula (composite under create_graph)
             return _backward(ctx, grad_loss, None)
-        *_, num_valid, d_pred, d_target = ctx.saved_tensors
+        d_boxes = ctx.d_boxes
+        if d_boxes is None:  # a second backward through a retained graph: the same pass again
+            pred, target, valid, counts, _num_valid = ctx.saved_tensors
+            _, _, *d_boxes = _fused_forward(ctx, pred, target, valid, counts)
+        ctx.d_boxes = None  # handed over below, possibly scaled in place
         return (
-            *(
-                torch.ops.synclint.giou_loss_scale_grad(grad_loss, d_box, num_valid, ctx.reduction) if need else None
-                for d_box, need in zip((d_pred, d_target), ctx.needs_input_grad[:2])
-            ),
+            *(_scaled(d_box, grad_loss) if need else None for d_box, need in zip(d_boxes, ctx.needs_input_grad[:2])),
             None, None, None, None,
         )
+
+
+def _fused_forward(ctx, pred, target, valid, counts):
+    need = [bool(x) for x in ctx.needs_input_grad[:2]]
+    return torch.ops.synclint.giou_loss_forward_grad(pred, target, valid, counts, ctx.reduction, ctx.eps, need)
+
+
+def _scaled(d_box: Tensor, grad_loss: Tensor) -> Tensor:
+    """``grad_loss * d_box`` in ``grad_loss``'s dtype, in place where the dtypes agree."""
+    if d_box.dtype == grad_loss.dtype:
+        torch.ops.synclint.giou_loss_scale_grad_(d_box, grad_loss)
+        return d_box
+    # fp16/bf16 boxes: the gradient was computed in float32; one rounding, in one pass.
+    return torch.mul(d_box, grad_loss, out=torch.empty_like(d_box, dtype=grad_loss.dtype))
