@@ -25,6 +25,7 @@ def map_in_processes(
 ) -> list[list[Finding]]:
     """``check(*item)`` for each item of ``work`` (its first element the path), in its order;
     ``one_done()`` after each."""
+    _load_checker()  # forked workers start with it: one import, not one per worker
     paths = [item[0] for item in work]
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
@@ -48,11 +49,20 @@ def map_in_processes(
     return results  # type: ignore[return-value]
 
 
-def _prepare_worker() -> None:
-    """Import the checker once, then move every import-time object out of the
-    collector's sight: full collections no longer rescan them."""
-    import synclint.engine  # noqa: F401
+def _load_checker() -> None:
+    """Import what checking a file imports: the engine, libcst's native parser and the
+    fixers (otherwise loaded with a file's first fix)."""
+    import libcst.native  # noqa: F401
 
+    import synclint.engine  # noqa: F401
+    import synclint.fixers.registry  # noqa: F401
+
+
+def _prepare_worker() -> None:
+    """Have the checker loaded (already so in a forked worker), then move every
+    import-time object out of the collector's sight: full collections no longer
+    rescan them."""
+    _load_checker()
     gc.freeze()
 
 

@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple
 
 from synclint.catalogue import SyncCondition, SyncOp, by_function, by_method
-from synclint.project.scopes import own_nodes
+from synclint.project.scopes import all_nodes, function_nodes
 
 #: Rules that report these ops at the call sites (they match ops through the catalogue
 #: with the same receiver policy at a call site as at the op).
@@ -119,7 +119,7 @@ def returned_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tu
     ``.tolist()``) does its own work with the sync, which is fixed there.
     """
     found = set()
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Return):
             value = current.value
             while value is not None:
@@ -153,7 +153,7 @@ def stable_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
     """The parameters (not ``self``/``cls``) the body never rebinds."""
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self", "cls"}
-    for current in ast.walk(node):
+    for current in all_nodes(node):
         if current is node:
             continue
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):

@@ -4,18 +4,67 @@ nested in it, which run at another time (or never) and bind their own names."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from weakref import WeakKeyDictionary
 
 #: Nodes that open a scope of their own.
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
+#: A function's own nodes, built once: the summary's helpers (residency, guards, returns,
+#: rebound names) each read every one of them. Weak keys: an entry lives as long as its tree.
+_BY_FUNCTION: WeakKeyDictionary[ast.AST, tuple[ast.AST, ...]] = WeakKeyDictionary()
 
-def own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of ``body`` (depth first, last statement first), nested scopes left out."""
+
+def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of ``body`` (depth first, last statement first), nested scopes left out.
+
+    The order is ``ast.iter_child_nodes``'s, without the ``Load``/``Store``/``Del``
+    markers (leaves no one looks for: their ``ctx`` field is read instead). Children
+    are read from the fields directly: the stdlib's generators cost more than the walk.
+    """
+    found: list[ast.AST] = []
     stack: list[ast.AST] = list(body)
+    push, keep = stack.append, found.append
+    AST, context = ast.AST, ast.expr_context
     while stack:
         current = stack.pop()
         if isinstance(current, NESTED_SCOPES):
             continue
-        yield current
-        stack.extend(ast.iter_child_nodes(current))
+        keep(current)
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+            elif isinstance(value, AST) and not isinstance(value, context):
+                push(value)
+    return found
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list, without the ``Load``/``Store``/``Del`` markers."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+            found.append(value)
+    return found
+
+
+def all_nodes(node: ast.AST) -> list[ast.AST]:
+    """``ast.walk(node)`` (breadth first, nested scopes included) as a list, without the
+    ``Load``/``Store``/``Del`` markers."""
+    found = [node]
+    for current in found:  # grows as it goes: a queue
+        found.extend(child_nodes(current))
+    return found
+
+
+def function_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
+    """``own_nodes(function.body)``, computed once per function node."""
+    found = _BY_FUNCTION.get(function)
+    if found is None:
+        found = _BY_FUNCTION[function] = tuple(own_nodes(function.body))
+    return found
