@@ -9,13 +9,15 @@ from weakref import WeakKeyDictionary
 #: Nodes that open a scope of their own.
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
-#: A function's own nodes, built once: the summary's helpers (residency, guards, returns,
-#: rebound names) each read every one of them. Weak keys: an entry lives as long as its tree.
-_BY_FUNCTION: WeakKeyDictionary[ast.AST, tuple[ast.AST, ...]] = WeakKeyDictionary()
+#: A function's own nodes and the scopes nested in it, found once: the summary's helpers
+#: (residency, guards, returns, rebound names) each read every one of them. Weak keys: an
+#: entry lives as long as its tree.
+_BY_FUNCTION: WeakKeyDictionary[ast.AST, tuple[tuple[ast.AST, ...], tuple[ast.AST, ...]]] = WeakKeyDictionary()
 
 
-def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every node of ``body`` (depth first, last statement first), nested scopes left out.
+def own_nodes(body: list[ast.stmt], nested: list[ast.AST] | None = None) -> list[ast.AST]:
+    """Every node of ``body`` (depth first, last statement first), nested scopes left out
+    (and appended to ``nested`` when given).
 
     The order is ``ast.iter_child_nodes``'s, without the ``Load``/``Store``/``Del``
     markers (leaves no one looks for: their ``ctx`` field is read instead). Children
@@ -28,6 +30,8 @@ def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     while stack:
         current = stack.pop()
         if isinstance(current, NESTED_SCOPES):
+            if nested is not None:
+                nested.append(current)
             continue
         keep(current)
         for name in current._fields:
@@ -64,7 +68,17 @@ def all_nodes(node: ast.AST) -> list[ast.AST]:
 
 def function_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
     """``own_nodes(function.body)``, computed once per function node."""
+    return _scope(function)[0]
+
+
+def nested_scopes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
+    """The functions, lambdas and classes ``function``'s body opens (not those inside them)."""
+    return _scope(function)[1]
+
+
+def _scope(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[ast.AST, ...], tuple[ast.AST, ...]]:
     found = _BY_FUNCTION.get(function)
     if found is None:
-        found = _BY_FUNCTION[function] = tuple(own_nodes(function.body))
+        nested: list[ast.AST] = []
+        found = _BY_FUNCTION[function] = (tuple(own_nodes(function.body, nested)), tuple(nested))
     return found
