@@ -17,36 +17,25 @@ _BY_FUNCTION: WeakKeyDictionary[ast.AST, tuple[tuple[ast.AST, ...], tuple[ast.AS
 
 def own_nodes(body: list[ast.stmt], nested: list[ast.AST] | None = None) -> list[ast.AST]:
     """Every node of ``body`` (depth first, last statement first), nested scopes left out
-    (and appended to ``nested`` when given).
-
-    The order is ``ast.iter_child_nodes``'s, without the ``Load``/``Store``/``Del``
-    markers (leaves no one looks for: their ``ctx`` field is read instead). Children
-    are read from the fields directly: the stdlib's generators cost more than the walk.
-    """
+    (and appended to ``nested`` when given): the order of a walk by ``ast.iter_child_nodes``,
+    less the ``Load``/``Store``/``Del`` markers (see :func:`child_nodes`)."""
     found: list[ast.AST] = []
     stack: list[ast.AST] = list(body)
-    push, keep = stack.append, found.append
-    AST, context = ast.AST, ast.expr_context
     while stack:
         current = stack.pop()
         if isinstance(current, NESTED_SCOPES):
             if nested is not None:
                 nested.append(current)
             continue
-        keep(current)
-        for name in current._fields:
-            value = getattr(current, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
-            elif isinstance(value, AST) and not isinstance(value, context):
-                push(value)
+        found.append(current)
+        stack.extend(child_nodes(current))
     return found
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes(node)`` as a list, without the ``Load``/``Store``/``Del`` markers."""
+    """``ast.iter_child_nodes(node)`` as a list, without the ``Load``/``Store``/``Del``
+    markers (leaves no one looks for: their ``ctx`` field is read instead). Read from the
+    fields directly: the stdlib's generators cost more than the walks built on them."""
     found: list[ast.AST] = []
     for name in node._fields:
         value = getattr(node, name, None)
