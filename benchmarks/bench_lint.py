@@ -10,7 +10,10 @@ from DIR: the warm re-check after editing one file, and ``synclint check
 one_file.py`` with a warm index.
 
 Every tool runs as a subprocess on the same directory in the same session, so
-the ratios compare like with like. TorchFix and Fixit are found on PATH (or in
+the ratios compare like with like. Each timing is the median of ``--repeat``
+runs (cold synclint, TorchFix, Fixit, ruff, and each incremental case), after
+one untimed run that writes Python's bytecode caches; the load average is
+printed before and after, since a shared machine moves every figure. TorchFix and Fixit are found on PATH (or in
 /tmp/bench-venv/bin) unless given; install them in a separate virtual
 environment (``python -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip
 install torchfix fixit``) so they do not change this environment's libcst.
@@ -53,6 +56,28 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, float]:
     return wall, result.returncode, cpu
 
 
+def median_run(command: list[str], env: dict[str, str], repeat: int, before=None) -> tuple[float, float, list[float]]:
+    """(wall, CPU) of the run with the median wall time among ``repeat`` runs, and every
+    run's wall time; ``before()`` runs (untimed) ahead of each run."""
+    runs = []
+    for _ in range(max(1, repeat)):
+        if before is not None:
+            before()
+        wall, _, cpu = timed(command, env)
+        runs.append((wall, cpu))
+    ordered = sorted(runs)
+    wall, cpu = ordered[len(ordered) // 2]
+    return wall, cpu, [run[0] for run in runs]
+
+
+def load() -> str:
+    try:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            return " ".join(handle.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def find_tool(name: str, given: str | None) -> list[str] | None:
     if given:
         return given.split()
@@ -69,27 +94,25 @@ def main() -> int:
     parser.add_argument("--ruff", help="ruff command (default: `ruff` on PATH or in /tmp/bench-venv)")
     parser.add_argument("--skip-others", action="store_true", help="time synclint only")
     parser.add_argument("--project-files", type=int, default=300, help="files in the incremental project (0: skip)")
-    parser.add_argument("--repeat", type=int, default=3, help="cold synclint runs; the median is reported (default 3)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each timed case (but the warm ones); the median is reported (default 3)"
+    )
     args = parser.parse_args()
     directory = args.directory.resolve()
     files, lines = count(directory)
 
+    print(f"load average before: {load()}", file=sys.stderr)
     cache = Path(tempfile.mkdtemp(prefix="synclint-bench-cache-"))
     env = dict(os.environ, SYNCLINT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     synclint = [sys.executable, "-m", "synclint", "check", str(directory), "--exit-zero"]
     if args.jobs:
         synclint += ["--jobs", str(args.jobs)]
+    _write_bytecode(env)
     rows: list[tuple[str, float, float]] = []
     try:
-        # Cold: the cache emptied before each run; the median run is reported.
-        colds = []
-        for _ in range(max(1, args.repeat)):
-            shutil.rmtree(cache, ignore_errors=True)
-            colds.append(timed(synclint, env))
-        colds.sort()
-        wall, _, cpu = colds[len(colds) // 2]
-        if len(colds) > 1:
-            print(f"synclint cold runs (wall s): {', '.join(f'{run[0]:.2f}' for run in colds)}", file=sys.stderr)
+        # Cold: the cache emptied before each run.
+        wall, cpu, walls = median_run(synclint, env, args.repeat, before=lambda: shutil.rmtree(cache, ignore_errors=True))
+        _report_runs("synclint cold", walls)
         rows.append(("synclint (cold cache)", wall, cpu))
         wall, _, cpu = timed(synclint, env)
         rows.append(("synclint (warm cache)", wall, cpu))
@@ -110,7 +133,9 @@ def main() -> int:
             if command is None:
                 print(f"{name}: not installed, skipped", file=sys.stderr)
                 continue
-            wall, _, cpu = timed(command + arguments, dict(os.environ))
+            timed(command + ["--help"], dict(os.environ))  # untimed: loads the tool once
+            wall, cpu, walls = median_run(command + arguments, dict(os.environ), args.repeat)
+            _report_runs(name, walls)
             rows.append((name, wall, cpu))
 
     print(f"{directory}: {files} files, {lines} lines, {os.cpu_count()} cores")
@@ -125,12 +150,27 @@ def main() -> int:
             continue
         print(f"{name} / synclint cold: {wall / cold:.1f}x    {name} / synclint warm: {wall / warm:.0f}x")
     if args.project_files:
-        incremental(directory, args.project_files, args.jobs)
+        incremental(directory, args.project_files, args.jobs, args.repeat)
+    print(f"load average after: {load()}", file=sys.stderr)
     return 0
 
 
-def incremental(source: Path, size: int, jobs: int | None) -> None:
-    """Warm re-check after editing one file of a ``size``-file project, and one file alone."""
+def _write_bytecode(env: dict[str, str]) -> None:
+    """One untimed check, so that no timed run compiles synclint's modules to bytecode."""
+    with tempfile.TemporaryDirectory(prefix="synclint-bench-warmup-") as work:
+        sample = Path(work) / "sample.py"
+        sample.write_text("import torch\n\ndef f(x):\n    return x.nonzero()\n")
+        timed([sys.executable, "-m", "synclint", "check", "--no-cache", "--exit-zero", str(sample)], env)
+
+
+def _report_runs(name: str, walls: list[float]) -> None:
+    if len(walls) > 1:
+        print(f"{name} runs (wall s): {', '.join(f'{wall:.2f}' for wall in walls)}", file=sys.stderr)
+
+
+def incremental(source: Path, size: int, jobs: int | None, repeat: int = 1) -> None:
+    """Warm re-check after editing one file of a ``size``-file project, and one file alone
+    (each the median of ``repeat`` runs)."""
     files = sorted(p for p in source.rglob("*.py") if p.is_file())
     if not files:
         return
@@ -150,10 +190,16 @@ def incremental(source: Path, size: int, jobs: int | None) -> None:
         cold, _, _ = timed(base + [str(project)], env)
         warm, _, _ = timed(base + [str(project)], env)
         edited = sorted(package.glob("m0001_*.py"))[0]
-        with open(edited, "a", encoding="utf-8") as out:
-            out.write("\n# edited\n")
-        after_edit, _, _ = timed(base + [str(project)], env)
-        one_file, _, _ = timed(base + [str(edited)], env)
+        edits = iter(range(max(1, repeat)))
+
+        def edit() -> None:
+            with open(edited, "a", encoding="utf-8") as out:
+                out.write(f"\n# edited {next(edits)}\n")
+
+        after_edit, _, walls = median_run(base + [str(project)], env, repeat, before=edit)
+        _report_runs("re-check after an edit", walls)
+        one_file, _, walls = median_run(base + [str(edited)], env, repeat)
+        _report_runs("check one_file.py", walls)
         print(f"{size}-file project: cold {cold:.2f} s, warm {warm:.2f} s, "
               f"warm re-check after editing one file {after_edit:.2f} s (bar: <= 1 s), "
               f"`check one_file.py` with a warm index {one_file:.2f} s (bar: <= 0.5 s)")

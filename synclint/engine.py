@@ -269,7 +269,8 @@ def _check_parsed(
     if not reports:
         return []
     positions = positions_for(module, parsed_source or source, _nodes_to_place(reports), tree)
-    silenced = suppressions(source)
+    placed = [positions[report.node] for report in reports]
+    silenced = suppressions(source, {line for where in placed for line in (where.start.line, where.end.line)})
     lines = source.splitlines()
     findings = []
     for report in reports:

@@ -21,15 +21,22 @@ Check = Callable[..., list[Finding]]
 
 
 def map_in_processes(
-    check: Check, work: list[tuple], jobs: int, one_done: Callable[[], None] | None = None
+    check: Check,
+    work: list[tuple],
+    jobs: int,
+    one_done: Callable[[], None] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> list[list[Finding]]:
     """``check(*item)`` for each item of ``work`` (its first element the path), in its order;
-    ``one_done()`` after each."""
+    ``one_done()`` after each; ``prepare()`` (a module-level function: imports the check
+    needs) once in every worker."""
+    if prepare is not None:
+        prepare()  # here first: forked workers then start with it done (one import, not one per worker)
     paths = [item[0] for item in work]
     results: list[list[Finding] | None] = [None] * len(paths)
     order = sorted(range(len(paths)), key=lambda i: _size(paths[i]), reverse=True)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_prepare_worker, initargs=(prepare,)) as pool:
             futures: dict[int, Future] = {i: pool.submit(check, *work[i]) for i in order}
             for i, future in futures.items():
                 try:
@@ -48,11 +55,11 @@ def map_in_processes(
     return results  # type: ignore[return-value]
 
 
-def _prepare_worker() -> None:
-    """Import the checker once, then move every import-time object out of the
-    collector's sight: full collections no longer rescan them."""
-    import synclint.engine  # noqa: F401
-
+def _prepare_worker(prepare: Callable[[], None] | None) -> None:
+    """Run ``prepare`` (already done in a forked worker), then move every import-time
+    object out of the collector's sight: full collections no longer rescan them."""
+    if prepare is not None:
+        prepare()
     gc.freeze()
 
 

@@ -5,7 +5,10 @@ records a range for every node; it costs more than the analysis itself. A
 finding needs the positions of a handful of nodes, all inside a few top-level
 statements. So only those statements are regenerated (each as a one-statement
 module), and each statement's first line in the file is taken from the stdlib
-``ast`` parse (about ten times faster than libcst's). Every statement's offset
+``ast`` parse (about ten times faster than libcst's). A class or function is
+entered rather than regenerated whole when the nodes lie in its body's
+statements: then only those statements are, inside the body's indentation (a
+finding in one method of a 3,000-line class costs that method). Every statement's offset
 is checked against the source text; if anything does not line up (syntax the
 running Python cannot parse, unusual line endings), the whole-module provider
 is used instead, so the result is always libcst's.
@@ -14,7 +17,7 @@ is used instead, so the result is always libcst's.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -48,13 +51,14 @@ def _whole_module(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     return recorded
 
 
-def _record(module: cst.Module, node: cst.CSTNode, first_line: int) -> dict | None:
+def _record(module: cst.Module, node: cst.CSTNode, first_line: int, indents: Sequence[str] = ()) -> dict | None:
     """Run the position-recording codegen of ``PositionProvider`` over ``node`` alone.
 
     ``MetadataWrapper.resolve`` also makes a full (empty) visitor pass over the
     module, which costs about half as much again; this calls the provider's
-    codegen state directly, starting at ``first_line``. None if libcst's
-    internals have moved (the caller then uses the public API).
+    codegen state directly, starting at ``first_line`` inside blocks indented by
+    ``indents``. None if libcst's internals have moved (the caller then uses the
+    public API).
     """
     try:
         from libcst.metadata.position_provider import PositionProvidingCodegenState
@@ -64,6 +68,7 @@ def _record(module: cst.Module, node: cst.CSTNode, first_line: int) -> dict | No
             default_indent=module.default_indent,
             default_newline=module.default_newline,
             provider=provider,
+            indent_tokens=list(indents),
         )
         state.line = first_line
         node._codegen(state)
@@ -90,43 +95,72 @@ class _Contains(cst.CSTVisitor):
 
 
 def _by_statement(module: cst.Module, source: str, wanted: set[int], tree: ast.Module | None) -> dict | None:
-    statements = list(module.body)
-    holding = []
-    for index, statement in enumerate(statements):
-        finder = _Contains(wanted)
-        walk(statement, finder)
-        if finder.found:
-            holding.append(index)
-    if not holding:
-        return None
-    first_lines = _first_lines(statements, tree if tree is not None else ast.parse(source))
-    if first_lines is None:
-        return None
-    lines = source.split("\n")
     found: dict[cst.CSTNode, CodeRange] = {}
-    for index in holding:
-        statement = statements[index]
-        start = _code_start(statement, first_lines[index], lines)
-        if start is None:
-            return None
-        recorded = _record(module, statement, first_line=start)
-        if recorded is None:
-            return None
-        found.update(recorded)
+    body = (tree if tree is not None else ast.parse(source)).body
+    if not _record_holding(module, list(module.body), body, wanted, source.split("\n"), [], found):
+        return None
     return found
 
 
-def _first_lines(statements: list[cst.BaseStatement], tree: ast.Module) -> list[int] | None:
-    """The line of each top-level statement's first token (decorators included)."""
-    body = tree.body
-    result: list[int] = []
+def _record_holding(
+    module: cst.Module,
+    statements: list[cst.BaseStatement],
+    body: list[ast.stmt],
+    wanted: set[int],
+    lines: list[str],
+    indents: list[str],
+    found: dict,
+) -> bool:
+    """Record the positions in those of ``statements`` (``body`` in CPython's tree) that
+    hold a wanted node, inside blocks indented by ``indents``; False when the trees or
+    the source do not line up (the caller then falls back to the whole module)."""
+    holding = [index for index, statement in enumerate(statements) if _holds(statement, wanted)]
+    if not holding:
+        return False
+    matched = _matching_nodes(statements, body)
+    if matched is None:
+        return False
+    for index in holding:
+        statement, node = statements[index], matched[index]
+        block = statement.body if isinstance(statement, _DECORATED) else None
+        if isinstance(block, cst.IndentedBlock) and not _holds_outside(statement, block, wanted):
+            indent = module.default_indent if block.indent is None else block.indent
+            if not _record_holding(module, list(block.body), node.body, wanted, lines, [*indents, indent], found):
+                return False
+            continue
+        decorators = getattr(node, "decorator_list", None)
+        start = _code_start(statement, decorators[0].lineno if decorators else node.lineno, lines)
+        if start is None:
+            return False
+        recorded = _record(module, statement, first_line=start, indents=indents)
+        if recorded is None:
+            return False
+        found.update(recorded)
+    return True
+
+
+def _holds(node: cst.CSTNode, wanted: set[int]) -> bool:
+    finder = _Contains(wanted)
+    walk(node, finder)
+    return finder.found
+
+
+def _holds_outside(statement: cst.CSTNode, block: cst.IndentedBlock, wanted: set[int]) -> bool:
+    """A wanted node is ``statement`` or ``block`` or lies in the statement's header
+    (decorators, parameters, bases), not in the block's statements."""
+    if id(statement) in wanted or id(block) in wanted:
+        return True
+    return any(_holds(child, wanted) for child in statement.children if child is not block)
+
+
+def _matching_nodes(statements: list[cst.BaseStatement], body: list[ast.stmt]) -> list[ast.stmt] | None:
+    """The first CPython statement of each libcst statement (a line of ``a; b`` holds several)."""
+    result: list[ast.stmt] = []
     position = 0
     for statement in statements:
         if position >= len(body):
             return None
-        node = body[position]
-        decorators = getattr(node, "decorator_list", None)
-        result.append(decorators[0].lineno if decorators else node.lineno)
+        result.append(body[position])
         position += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
     return result if position == len(body) else None
 

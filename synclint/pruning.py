@@ -137,14 +137,15 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
         return _code_mentions(statement, attribute_tokens, name_tokens, torch_names, array_subscripts)
 
     kept = [seed(index) for index in range(len(statements))]
+    if _dropped_chars(texts, kept) < _MIN_DROPPED_FRACTION * len(source):
+        return None  # closing over bindings below only keeps more
     defined = [_module_bindings(statement, text) for statement, text in zip(statements, texts)]
     receivers = [
         set() if keep or isinstance(statement, _DEFINITIONS) else _evidence_receivers(statement)
         for statement, keep in zip(statements, kept)
     ]
     _close_over_bindings(kept, [d | r for d, r in zip(defined, receivers)], texts)
-    dropped_chars = sum(len(text) for text, keep in zip(texts, kept) if not keep)
-    if dropped_chars < _MIN_DROPPED_FRACTION * len(source):
+    if _dropped_chars(texts, kept) < _MIN_DROPPED_FRACTION * len(source):
         return None
     kept_bindings: set[str] = set()
     for bindings, keep in zip(defined, kept):
@@ -167,6 +168,10 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
         called=frozenset(called),
         imports=imports,
     )
+
+
+def _dropped_chars(texts: list[str], kept: list[bool]) -> int:
+    return sum(len(text) for text, keep in zip(texts, kept) if not keep)
 
 
 def _is_called(name: str, text: str) -> bool:

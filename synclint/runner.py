@@ -124,7 +124,10 @@ def _project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, File
         from synclint.cache import cache_dir
 
         directory = options.cache_dir or cache_dir()
-    return facts_for_files(python_files, directory, min(options.jobs or default_jobs(), len(python_files)))
+    jobs = min(options.jobs or default_jobs(), len(python_files))
+    # While processes summarise the project, this one loads the checker: the check's
+    # processes, forked from it afterwards, start with it loaded.
+    return facts_for_files(python_files, directory, jobs, meanwhile=load_checker if jobs > 1 else None)
 
 
 def _transient(result: list[Finding]) -> bool:
@@ -167,7 +170,16 @@ def _check_all(
         return results
     from synclint.parallel import map_in_processes
 
-    return map_in_processes(check_one, work, jobs, one_done)
+    return map_in_processes(check_one, work, jobs, one_done, prepare=load_checker)
+
+
+def load_checker() -> None:
+    """Import what checking a file imports: the engine, libcst's native parser and the
+    fixers (otherwise loaded with a file's first fix)."""
+    import libcst.native  # noqa: F401
+
+    import synclint.engine  # noqa: F401
+    import synclint.fixers.registry  # noqa: F401
 
 
 def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> list[Finding]:

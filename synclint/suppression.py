@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -85,8 +85,18 @@ def directives(source: str) -> list[Directive]:
     return found
 
 
-def suppressions(source: str) -> dict[int, frozenset[str]]:
-    """Line number -> suppressed codes (``{"*"}`` for all) from the file's comments."""
+def suppressions(source: str, lines: Collection[int] | None = None) -> dict[int, frozenset[str]]:
+    """Line number -> suppressed codes (``{"*"}`` for all) from the file's comments.
+
+    ``lines``: the only lines asked about, when known. A source none of whose lines
+    ``lines`` looks like a directive (the test of a comment, on the whole line) has
+    none there, and is not tokenized: the tokenizer numbers lines by ``\n``, and a
+    comment is part of its line.
+    """
+    if lines is not None:
+        physical = source.split("\n")
+        if not any(0 < line <= len(physical) and _DIRECTIVE.search(physical[line - 1]) for line in lines):
+            return {}
     found: dict[int, frozenset[str]] = {}
     for directive in directives(source):
         found[directive.line] = found.get(directive.line, frozenset()) | directive.codes

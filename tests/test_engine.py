@@ -83,6 +83,28 @@ def test_suppression_on_last_line_of_multiline_node():
     assert check_source(source) == []
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1  # noqa: SL201\ny = 2\n",
+        "x = 1\r\ny = 2  # synclint: ignore[SL101]\r\nz = 3\r\n",
+        "a = 1\rb = 2  # noqa: SL201\nc = 3  # noqa\n",  # a lone CR is no line break to the tokenizer
+        's = """\n# noqa: SL201\n"""\nt = "# synclint: ignore"  # noqa: SL101\n',  # text in strings is no comment
+        "x = [\n    1,  # synclint: ignore[SL101, SL201]\n]  # noqa\n",
+        "def f():\n\treturn 1  # NOQA:SL201\n# synclint: ignore",
+    ],
+)
+def test_suppressions_asked_for_some_lines_equal_all_of_them_there(source):
+    """Only the lines asked about are read for directives before tokenizing: never a
+    different answer on those lines."""
+    from synclint.suppression import suppressions
+
+    every = suppressions(source)
+    assert every  # each source has a directive somewhere
+    for line in range(1, source.count("\n") + 3):
+        assert suppressions(source, {line}).get(line) == every.get(line), line
+
+
 def test_all_rules_in_one_file_are_sorted_by_position():
     source = (
         "import torch\n"

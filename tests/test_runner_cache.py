@@ -82,6 +82,58 @@ def test_positions_of_rule_examples_equal_libcst_positions():
             assert all(partial[node] == full[node] for node in wanted), example.code
 
 
+_NESTED = """\
+import torch  # header
+
+
+# a comment above the class
+@decorated(option=1)
+class Outer(Base, metaclass=Meta):
+    \"\"\"Doc.\"\"\"
+
+    limit = torch.tensor(3)
+
+    # above a method
+    @staticmethod
+    def helper(x, *, y=torch.zeros(1)): return x.item()
+
+    def forward(self, x):  # trailing
+        for row in x:
+            if row.sum() > 0:
+                print(row.item())
+        return x.nonzero()
+
+    class Inner:
+      def deep(self, t):
+            return [v.item() for v in t]
+
+    async def later(self):
+        a = 1; b = self.limit.tolist()
+        return a, b
+x = Outer().forward(torch.ones(2))
+"""
+
+
+def test_positions_inside_classes_and_functions_equal_libcst_positions(monkeypatch):
+    """Nodes in a method are placed by regenerating that method alone (inside its
+    class's indentation), never the whole module; each equals libcst's own position."""
+    import libcst as cst
+
+    import synclint.positions
+
+    for source in (_NESTED, _NESTED.replace("\n", "\r\n")):
+        module = parse(source)
+        full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        wanted = [
+            node for node in full
+            if isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement, cst.BaseStatement, cst.Param))
+        ]
+        monkeypatch.setattr(synclint.positions, "_whole_module", lambda module: {})
+        for node in wanted:
+            assert positions_for(module, source, [node])[node] == full[node], node
+        monkeypatch.undo()
+
+
 def test_check_imports_neither_torch_nor_heavy_modules(tmp_path):
     target = tmp_path / "one.py"
     target.write_text("import torch\nidx = torch.nonzero(m)\n")

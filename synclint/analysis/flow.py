@@ -830,11 +830,17 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
+#: Renders annotations: code generation needs a module only for its indentation and newline.
+_RENDERER = cst.Module(body=[])
+
+
 def _annotation_text(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    if isinstance(node, cst.Name) and not node.lpar:
+        return node.value  # what code generation gives, without it (most annotations)
     try:
-        return cst.Module(body=[]).code_for_node(node)
+        return _RENDERER.code_for_node(node)
     except Exception:  # pragma: no cover - defensive: odd annotation nodes
         return dotted_name(node)
 

@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple
 
 from synclint.catalogue import SyncCondition, SyncOp, by_function, by_method
-from synclint.project.scopes import own_nodes
+from synclint.project.scopes import all_nodes, child_nodes, function_nodes, nested_scopes
 
 #: Rules that report these ops at the call sites (they match ops through the catalogue
 #: with the same receiver policy at a call site as at the op).
@@ -119,7 +119,7 @@ def returned_calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[tu
     ``.tolist()``) does its own work with the sync, which is fixed there.
     """
     found = set()
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Return):
             value = current.value
             while value is not None:
@@ -150,12 +150,14 @@ def tensor_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
 
 
 def stable_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The parameters (not ``self``/``cls``) the body never rebinds."""
+    """The parameters (not ``self``/``cls``) the body never rebinds: not in its own code,
+    nor in the functions, lambdas and classes within it (or in its header's), whose
+    parameters shadow them."""
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} - {"self", "cls"}
-    for current in ast.walk(node):
-        if current is node:
-            continue
+    body = {id(statement) for statement in node.body}
+    elsewhere = [*(child for child in child_nodes(node) if id(child) not in body), *nested_scopes(node)]
+    for current in (*function_nodes(node), *(descendant for part in elsewhere for descendant in all_nodes(part))):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             params.discard(current.id)
         elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):

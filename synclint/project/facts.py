@@ -55,10 +55,11 @@ class FileFacts:
     file_cold: str | None = None
 
     def function_context(self, qualname: str) -> Context:
-        for first, last, name, context in self.functions:
-            if name == qualname:
-                return context
-        return UNKNOWN_CONTEXT
+        by_name = self.__dict__.get("_by_name_cache")
+        if by_name is None:  # the first function of each name (asked about once per call in the file)
+            by_name = {name: context for _first, _last, name, context in reversed(self.functions)}
+            object.__setattr__(self, "_by_name_cache", by_name)
+        return by_name.get(qualname, UNKNOWN_CONTEXT)
 
     def context_at(self, line: int) -> Context:
         """The context of code at ``line``: its innermost function's, unless a region says otherwise."""

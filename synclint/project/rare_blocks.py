@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
-from synclint.project.scopes import NESTED_SCOPES, own_nodes
+from synclint.project.scopes import NESTED_SCOPES, function_nodes, own_nodes
 
 #: Calls that say the code runs under TorchScript or a tracer, not in an eager step
 #: (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, ``torchvision._is_tracing()``).
@@ -271,7 +271,7 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
     runs when it is true, its ``else`` and the body of ``if not flag:`` when it is false.
     (first line, last line, parameter, the truth the block needs); not in nested functions."""
     found = []
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.If):
             test, needs = current.test, True
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

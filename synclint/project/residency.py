@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection
 
-from synclint.project.scopes import own_nodes
+from synclint.project.scopes import function_nodes
 
 #: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
 _HOST_FIELD = "batch_sizes"
@@ -47,7 +47,7 @@ def packed_sequences(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     args = node.args
     packed = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if _names_packed(a.annotation)}
     copies: list[tuple[str, str]] = []
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id == "isinstance":
             if len(current.args) == 2 and isinstance(current.args[0], ast.Name) and _names_packed(current.args[1]):
                 packed.add(current.args[0].id)
@@ -86,7 +86,7 @@ def host_names(
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     verdicts: dict[str, list[bool | None]] = {}  # per assignment: host (True), None (None), other (False)
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Assign):
             for target in current.targets:
                 _record(target, current.value, packed, host_expression, verdicts)
@@ -128,7 +128,7 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
 def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the body assigns (a parameter among them no longer holds what the caller passed)."""
     found = set()
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             found.add(current.id)
     return found

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
 
@@ -38,12 +38,16 @@ def resolved_key(path: str | Path) -> str:
 
 
 def facts_for_files(
-    files: Iterable[str | Path], cache_directory: Path | None = None, jobs: int = 1
+    files: Iterable[str | Path],
+    cache_directory: Path | None = None,
+    jobs: int = 1,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, FileFacts]:
     """Facts for each of ``files`` (keyed by :func:`resolved_key`), from their whole projects.
 
     ``cache_directory``: where summaries and facts are cached (None: no cache);
-    ``jobs``: processes for summarising the files the cache does not know.
+    ``jobs``: processes for summarising the files the cache does not know;
+    ``meanwhile``: called (once at most) while such processes work, with this process idle.
     """
     by_root: dict[tuple[Path, bool], list[str]] = {}
     for file in files:
@@ -58,7 +62,8 @@ def facts_for_files(
         project = {str(path) for path in project_files(root, shallow)}
         wanted = sorted({key for key in keys if key in project})
         if wanted:
-            result.update(_project_facts(root, sorted(project), wanted, cache_directory, jobs))
+            result.update(_project_facts(root, sorted(project), wanted, cache_directory, jobs, meanwhile))
+            meanwhile = None
         for key in keys:
             if key not in project:  # outside the project's tree (a build dir): on its own
                 result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1))
@@ -74,7 +79,12 @@ def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFact
 
 
 def _project_facts(
-    root: Path, keys: list[str], wanted: list[str], cache_directory: Path | None, jobs: int
+    root: Path,
+    keys: list[str],
+    wanted: list[str],
+    cache_directory: Path | None,
+    jobs: int,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, FileFacts]:
     """Facts for ``wanted`` from the project of ``keys``.
 
@@ -118,7 +128,7 @@ def _project_facts(
             return {key: pickle.loads(packed[key]) for key in wanted}
     known: dict[str, FileSummary] = _load(base, "summaries")  # content hash -> summary
     missing = [key for key in fresh if fresh[key][2] not in known]
-    for key, summary in zip(missing, _summarize_all(missing, data, jobs)):
+    for key, summary in zip(missing, _summarize_all(missing, data, jobs, meanwhile)):
         known[fresh[key][2]] = summary
     if missing:
         _save(base, "summaries", {fresh[key][2]: known[fresh[key][2]] for key in fresh})
@@ -132,14 +142,20 @@ def _project_facts(
     return {key: facts[key] for key in wanted}
 
 
-def _summarize_all(keys: list[str], data: dict[str, bytes], jobs: int) -> list[FileSummary]:
-    """Summaries of ``keys``, in processes when there are many."""
+def _summarize_all(
+    keys: list[str], data: dict[str, bytes], jobs: int, meanwhile: Callable[[], None] | None = None
+) -> list[FileSummary]:
+    """Summaries of ``keys``, in processes when there are many (``meanwhile()`` runs here
+    while they work)."""
     if jobs > 1 and len(keys) > 64:
         from concurrent.futures import ProcessPoolExecutor
 
         try:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                return list(pool.map(_summarize_path, keys, chunksize=16))
+                summaries = pool.map(_summarize_path, keys, chunksize=16)  # every chunk submitted
+                if meanwhile is not None:
+                    meanwhile()
+                return list(summaries)
         except Exception:  # a broken pool: summarise here instead
             pass
     return [_summarize_bytes(data[key]) if key in data else _summarize_path(key) for key in keys]

@@ -38,7 +38,7 @@ from synclint.project.rare_blocks import (
     root_name,
     tracing_only,
 )
-from synclint.project.scopes import own_nodes
+from synclint.project.scopes import all_nodes, child_nodes, function_nodes
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 9
@@ -720,7 +720,7 @@ class _CallWalker:
                 if _is_false_assert(node):
                     self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", "error path"))
                     continue
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
     def _call(self, node: ast.Call) -> None:
         target = dotted(node.func)
@@ -815,7 +815,7 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
         return False  # ``return x``: an identity layer, nothing observed
     returns = 0
     records = False
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Return):
             if not (isinstance(current.value, ast.Name) and current.value.id == first):
                 return False
@@ -848,7 +848,7 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every ``return`` gives a host tensor (names count when every assignment to them does)."""
     assigned: dict[str, bool] = {}
     returns: list[ast.AST | None] = []
-    for current in own_nodes(node.body):
+    for current in function_nodes(node):
         if isinstance(current, ast.Return):
             returns.append(current.value)
         elif isinstance(current, ast.Assign):
@@ -865,7 +865,7 @@ def _attributes(node: ast.ClassDef) -> tuple[dict[str, str], frozenset[str]]:
     """Module-valued attributes (``self.head = Head(...)``) and host-tensor attributes of a class."""
     modules: dict[str, str] = {}
     host: dict[str, bool] = {}
-    for current in ast.walk(node):
+    for current in all_nodes(node):
         if not isinstance(current, (ast.Assign, ast.AnnAssign)):
             continue
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
