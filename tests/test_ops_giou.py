@@ -670,6 +670,31 @@ def test_fused_mean_gradient_equals_the_registered_backward_bitwise(cpu_kernel):
         assert torch.equal(d_pred, grads[0]) and torch.equal(d_target, grads[1])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("padded_image", [None, 0, 5])
+def test_fused_mean_over_padding_rows_whatever_the_first_work_item_holds(padded_image, threads, cpu_kernel):
+    # Work items hold two images of 1024 slots. Every slot full: the fused
+    # forward's bet on a dense batch wins (no count pass). The first item
+    # padded: no bet. A later item padded: the bet is lost and a second pass
+    # writes the gradient. All three must give the registered backward's bits.
+    batch, slots = 6, 1024
+    pred, target = random_boxes(batch, slots, seed=3), random_boxes(batch, slots, seed=4)
+    if padded_image is not None:
+        target[padded_image, slots // 2 :] = 0.0
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        loss, num_valid, d_pred, d_target = _library.giou_loss_forward_grad(
+            pred, target, None, None, "mean", 1e-7, [True, True])
+        grads = _library.giou_loss_backward(
+            torch.tensor(1.0), pred, target, None, None, num_valid, "mean", 1e-7, [True, True])
+    finally:
+        torch.set_num_threads(before)
+    assert num_valid.item() == batch * slots - (0 if padded_image is None else slots // 2)
+    assert torch.equal(d_pred, grads[0]) and torch.equal(d_target, grads[1])
+    torch.testing.assert_close(loss, ops.giou_loss_reference(pred, target))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_fused_operators_reject_bad_inputs(dtype, cpu_kernel):
     pred, target, _, _ = padded_batch(dtype)
