@@ -95,34 +95,6 @@ def test_an_error_path_does_not_make_its_callees_hot():
     assert _found(source) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
 
 
-MISUSE_CHECKS = """
-    import torch
-    from typing import Optional
-    class Gather(torch.nn.Module):
-        def forward(self, x: torch.Tensor, out: Optional[torch.Tensor] = None, mask: torch.Tensor | None = None, flag=None):
-            if x.dim() == 2:
-                pass
-            elif out:
-                raise ValueError("`out` must not be given here")
-            if mask:
-                x = x[mask]
-            if x.sum():
-                raise ValueError("non-zero")
-            return x
-    """
-
-
-def test_a_misuse_check_on_an_optional_argument_is_an_error_path():
-    # Line 8: `out` may be None, and passing it is the error its branch raises: the test
-    # reads a tensor only on the way to raising. Line 10: an optional mask used when
-    # given (the ordinary path). Line 12: a data check that raises runs every step.
-    assert _found(MISUSE_CHECKS) == {
-        (8, "SL202"): ("cold", "error path (a misuse check: the branch raises when the argument is given)"),
-        (10, "SL202"): ("hot", "`Gather.forward`"),
-        (12, "SL202"): ("hot", "`Gather.forward`"),
-    }
-
-
 # -- lazy initialisation ---------------------------------------------------------------------
 
 LAZY = """

@@ -6,10 +6,6 @@ Read from the code's control flow, not from names:
   only on the way to an exception (building its message included); a branch on a
   data-validity check (``if not valid.all():``) that raises on some path handles
   invalid data (non-finite boxes), not the ordinary step;
-* **misuse checks**: ``elif dst_tensor: raise ValueError("must not be given")`` on a
-  parameter that may be ``None``. The test reads a tensor only when one was passed
-  where the branch says none may be, and then it raises: the ordinary call passes
-  ``None`` and reads nothing, so the test is on the error path too;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
   ``if key not in self.table: self.table[key] = ...``) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
@@ -54,36 +50,6 @@ def handles_invalid_data(node: ast.If) -> bool:
     """``if not valid_mask.all(): if training: raise ...; boxes = boxes[valid_mask]``:
     a branch taken when a validity check on tensor data fails, which raises on some path."""
     return _checks_validity(node.test) and any(_raises_here(statement) for statement in node.body)
-
-
-def optional_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """Parameters that may be ``None``: annotated ``Optional[...]`` / ``... | None``, or
-    defaulting to ``None``."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = {
-        **{a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)},
-        **{a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None},
-    }
-    found = set()
-    for arg in [*positional, *args.kwonlyargs]:
-        default = defaults.get(arg.arg)
-        if isinstance(default, ast.Constant) and default.value is None or _admits_none(arg.annotation):
-            found.add(arg.arg)
-    return frozenset(found)
-
-
-def _admits_none(annotation: ast.AST | None) -> bool:
-    if annotation is None:
-        return False
-    text = ast.unparse(annotation)
-    return bool(re.search(r"(^|\W)(Optional\[|None(\W|$))", text))
-
-
-def is_misuse_check(node: ast.If, optional: frozenset[str]) -> bool:
-    """``if dst_tensor: raise ...`` on a parameter that may be ``None``: passing one there
-    is the error the branch reports, so the test reads a tensor only on the way to raising."""
-    return isinstance(node.test, ast.Name) and node.test.id in optional and ends_in_raise(node.body)
 
 
 def _checks_validity(test: ast.AST) -> bool:

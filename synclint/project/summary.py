@@ -31,8 +31,6 @@ from synclint.project.rare_blocks import (
     ends_in_raise,
     handles_invalid_data,
     is_lazy_initialisation,
-    is_misuse_check,
-    optional_parameters,
     other_backend_check,
     parameter_guards,
     root_name,
@@ -375,11 +373,10 @@ class _Builder:
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
-              arguments: frozenset[str] = frozenset(), optional: frozenset[str] = frozenset()) -> None:
+              arguments: frozenset[str] = frozenset()) -> None:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
-        ``arguments``: its parameters that the body never rebinds; ``optional``: those of
-        them that may be ``None``."""
-        walker = _CallWalker(self, owner, prefix, loaders, arguments, optional)
+        ``arguments``: its parameters that the body never rebinds."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments)
         for statement in statements:
             walker.statement(statement)
 
@@ -433,9 +430,7 @@ class _Builder:
                 arg.arg: truth for arg, default in pairs if (truth := constant_truth(default)) is not None
             }
         self.functions[qualname] = summary
-        arguments = stable_parameters(node)
-        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=arguments,
-                   optional=arguments & optional_parameters(node))
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
@@ -521,10 +516,9 @@ class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
     def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
-                 arguments: frozenset[str] = frozenset(), optional: frozenset[str] = frozenset()) -> None:
+                 arguments: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.arguments = arguments
-        self.optional = optional
         self.owner = owner
         self.prefix = prefix
         self.loaders = set(loaders)
@@ -596,8 +590,6 @@ class _CallWalker:
             self._statements(node.orelse, depth + 1)
             return
         if isinstance(node, ast.If):
-            if is_misuse_check(node, self.optional):
-                self._region_cold(node.test, "error path (a misuse check: the branch raises when the argument is given)")
             self._expressions([node.test])
             if depth == 0 and _exits_unless_periodic(node):
                 self._statements(node.body, depth + 1)
@@ -702,7 +694,7 @@ class _CallWalker:
         self._statements(body, depth + 1)
         self.quiet.pop()
 
-    def _region_cold(self, node: ast.AST, why: str) -> None:
+    def _region_cold(self, node: ast.stmt, why: str) -> None:
         self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", why))
 
     def _statements(self, statements, depth: int) -> None:
