@@ -95,6 +95,22 @@ def test_an_error_path_does_not_make_its_callees_hot():
     assert _found(source) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
 
 
+def test_a_raise_on_an_optional_tensor_flag_passed_every_step_is_hot():
+    # ``if found_inf: raise`` on an Optional parameter reads the flag's value whenever a
+    # tensor is passed, and the step passes one every time: not an error path (the raise
+    # is; the test is not). A session once made such tests cold by their shape alone.
+    source = """
+        import torch
+        from typing import Optional
+        class Model(torch.nn.Module):
+            def forward(self, loss: torch.Tensor, found_inf: Optional[torch.Tensor] = None):
+                if found_inf:
+                    raise FloatingPointError("non-finite gradients")
+                return loss
+        """
+    assert _found(source) == {(6, "SL202"): ("hot", "`Model.forward`")}
+
+
 # -- lazy initialisation ---------------------------------------------------------------------
 
 LAZY = """

@@ -189,3 +189,27 @@ def test_superseded_methods_are_base_methods_no_project_code_runs(tmp_path):
     key = str(tmp_path / "m.py")
     index = ProjectIndex({key: summarize(textwrap.dedent(OVERRIDDEN_BASE))}, tmp_path)
     assert [q for k, q in index.resolved_calls() if index.superseded((k, q))] == ["Base.check_args"]
+
+
+def test_a_base_forward_every_subclass_overrides_still_runs_as_a_model():
+    # ``Base.forward`` has no call the index sees (``model(x)`` runs it) and ``Sub`` replaces
+    # it, but the project builds ``Base`` itself: its call decides what ``expected_size``
+    # gets too. It passes a device tensor, so line 6 reads a device value every step.
+    source = '''
+import torch
+
+
+def expected_size(x: torch.Tensor, sizes: torch.Tensor) -> int:
+    return int(sizes.max())
+
+
+class Base(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        return expected_size(x, x.new_ones(4))
+
+
+class Sub(Base):
+    def forward(self, x: torch.Tensor):
+        return expected_size(x, torch.tensor([1, 2, 3]))
+'''
+    assert _codes(source) == [("SL201", 6, 12)]

@@ -312,10 +312,14 @@ class ProjectIndex:
     def superseded(self, fid: FunctionId) -> bool:
         """A base-class method the project never runs: nothing in the project calls it,
         and every project subclass overrides it (``RNNBase.check_forward_args``, replaced
-        by ``LSTM``'s and ``GRU``'s). Only subclasses outside the project could run it."""
+        by ``LSTM``'s and ``GRU``'s). Only subclasses outside the project could run it. Never
+        a step or a dunder (``forward``, ``__call__``): they run without a call the index
+        sees, on the base class itself too (``Base()`` built directly or from a registry)."""
         function = self.function(fid)
         if function is None or function.cls is None or self.callers().get(fid):
             return False
+        if function.root is not None or function.name == "forward" or function.name.startswith("__"):
+            return False  # run without a call the index sees: ``model(x)`` of the base class itself
         class_name = fid[1].rpartition(".")[0]
         subclasses = self.subclasses((fid[0], class_name))
         return bool(subclasses) and all(self.method(sub[0], sub[1], function.name) != fid for sub in subclasses)
