@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts, file_context
@@ -55,11 +56,12 @@ class FileFacts:
     file_cold: str | None = None
 
     def function_context(self, qualname: str) -> Context:
-        by_name = self.__dict__.get("_by_name_cache")
-        if by_name is None:  # the first function of each name (asked about once per call in the file)
-            by_name = {name: context for _first, _last, name, context in reversed(self.functions)}
-            object.__setattr__(self, "_by_name_cache", by_name)
-        return by_name.get(qualname, UNKNOWN_CONTEXT)
+        return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
+
+    @cached_property
+    def _contexts_by_name(self) -> dict[str, Context]:
+        """The first function of each name (asked about once per call in the file)."""
+        return {name: context for _first, _last, name, context in reversed(self.functions)}
 
     def context_at(self, line: int) -> Context:
         """The context of code at ``line``: its innermost function's, unless a region says otherwise."""

@@ -91,8 +91,9 @@ class HostReadback(Rule):
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
     variants do not). A copy to the host with `non_blocking=` anything but a literal
     `False` is not flagged: `.to("cpu", non_blocking=True)` lands in pinned memory without
-    waiting, and a computed flag is a choice the code already makes. `.numpy()` on its own is not flagged: it raises on a device tensor, so the
-    tensor is already on the host (`.cpu().numpy()` is flagged at `.cpu()`).
+    waiting, and a computed flag is a choice the code already makes. `.numpy()` on its own
+    is not flagged: it raises on a device tensor, so the tensor is already on the host
+    (`.cpu().numpy()` is flagged at `.cpu()`).
 
     ## Why is this bad?
     The host cannot read a value the device has not computed yet: it blocks
@@ -196,16 +197,12 @@ class HostReadback(Rule):
             if not _called_on_self(node):  # ``self.expand(x)``: a submodule named like the method
                 self._check_number_arguments(node)
         if match is not None:
-            if match.op is _DEVICE_TO_HOST and (not self._moves_to_host(node, match.is_method) or _copies_without_waiting(node)):
+            if match.op is _DEVICE_TO_HOST and not self._waits_for_copy_to_host(node, match.is_method):
                 return
             self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
-            if (
-                self._moves_to_host(node, True)
-                and not _copies_without_waiting(node)
-                and receiver_is_tensor(self.context, func.value, "to")
-            ):
+            if self._waits_for_copy_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
                 self.report(node, self.sync_message("`.to('cpu')`", _DEVICE_TO_HOST))
             return
         alpha = keyword(node, "alpha")
@@ -252,6 +249,9 @@ class HostReadback(Rule):
                 return True
             receiver = receiver.func.value
         return False
+
+    def _waits_for_copy_to_host(self, call: cst.Call, is_method: bool) -> bool:
+        return self._moves_to_host(call, is_method) and not _copies_without_waiting(call)
 
     def _moves_to_host(self, call: cst.Call, is_method: bool) -> bool:
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu":
