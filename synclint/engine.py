@@ -30,7 +30,10 @@ from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
-from synclint.project import AT_CALL_SITES, COLD, HOT, PROVEN_SYNC, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden
+from synclint.project import (
+    AT_CALL_SITES, COLD, HOT, PROVEN_SYNC, TYPE_STUB, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden,
+    is_type_stub,
+)
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
@@ -444,12 +447,14 @@ def _check_source(
 
 
 def _too_large(path: str, message: str, facts: FileFacts | None) -> Finding:
-    """The SL000 of a file over the size limit. In a file that is cold as a whole (test,
-    benchmark or export code, by its path) every finding would be cold, so the notice
-    that they were not computed is cold too: hidden like them unless ``--include-cold``."""
+    """The SL000 of a file over the size limit. In a file that is cold as a whole (a type
+    stub, test, benchmark or export code, by its path) every finding would be cold, so the
+    notice that they were not computed is cold too: hidden like them unless ``--include-cold``.
+    (Stubs are not indexed, so their facts may be missing: the path says it.)"""
     finding = error_finding(path, message)
-    if facts is not None and facts.file_cold is not None:
-        return dataclasses.replace(finding, context=COLD, why=f"{facts.file_cold}: its findings would be cold")
+    file_cold = facts.file_cold if facts is not None else TYPE_STUB if is_type_stub(path) else None
+    if file_cold is not None:
+        return dataclasses.replace(finding, context=COLD, why=f"{file_cold}: its findings would be cold")
     return finding
 
 

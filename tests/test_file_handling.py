@@ -149,6 +149,24 @@ def test_a_too_large_test_file_s_notice_is_cold_like_its_findings(tmp_path):
     ]
 
 
+def test_a_type_stub_never_runs_so_its_notice_and_findings_are_cold(tmp_path):
+    # torch ships 1 MB stubs (``torch/_VF.pyi``): a notice that their findings were not
+    # computed told users about code that never runs. Its twin ``.py`` keeps its SL000.
+    for name in ("big.py", "big.pyi"):
+        (tmp_path / name).write_text(HAZARD + "x = 1\n" * 400)
+    stub = tmp_path / "small.pyi"
+    stub.write_text("import torch\ndef f(x: torch.Tensor) -> int:\n    return x.nonzero()\n")
+    settings = Settings(root=tmp_path, max_file_size=1000)
+    shown = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).name, f.code) for f in shown] == [("big.py", "SL000")]
+    everything = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).name, f.code, f.line, f.context, f.why) for f in everything] == [
+        ("big.py", "SL000", 1, None, ""),
+        ("big.pyi", "SL000", 1, "cold", "type stub (never runs): its findings would be cold"),
+        ("small.pyi", "SL101", 3, "cold", "type stub (never runs)"),
+    ]
+
+
 def test_the_size_limit_is_set_in_config_or_on_the_command_line(tmp_path):
     (tmp_path / "big.py").write_text(HAZARD + "x = 1\n" * 400)
     (tmp_path / "pyproject.toml").write_text('[tool.synclint]\nmax-file-size = "1KB"\n')

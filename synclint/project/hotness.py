@@ -100,8 +100,18 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
     return None
 
 
+#: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
+TYPE_STUB = "type stub (never runs)"
+
+
+def is_type_stub(path: str) -> bool:
+    return path.endswith(".pyi")
+
+
 def file_context(index: ProjectIndex, key: str) -> str | None:
-    """Why a whole file is cold (test, benchmark or export code), or None."""
+    """Why a whole file is cold (a type stub, test, benchmark or export code), or None."""
+    if is_type_stub(key):
+        return TYPE_STUB
     return "test code" if is_test_file(key) else _cold_directory(index.relative_parts(key))
 
 
