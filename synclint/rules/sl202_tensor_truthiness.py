@@ -16,9 +16,10 @@ class TensorTruthiness(Rule):
     ## What it does
     Finds tensors in a Python boolean context: the test of `if`, `while`,
     `assert`, a conditional expression or a comprehension filter; operands of
-    `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors or
-    to a generator of them (`max(t.abs().max() for t in ts)`): they compare
-    with `bool(a < b)`.
+    `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors, to
+    a list or tuple of them (`max(ps)`, `max(*ps)`, `max((a, b))`) or to a
+    generator of them (`max(t.abs().max() for t in ts)`): they compare with
+    `bool(a < b)`. With `key=` the key's results are compared, not the tensors.
 
     ## Why is this bad?
     Python calls `Tensor.__bool__`, which reads the value back to the host:
@@ -65,6 +66,8 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
         "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
+        "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps, key=lambda p: p.numel())\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return max((x,))\n",
         "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
         "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
@@ -78,6 +81,9 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    while x.max() > 1:\n        x = x / 2\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max(x, y)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps)\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return min(*ps)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max((x.sum(), y.sum()))\n", 3, 12),
         Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
         Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
@@ -140,10 +146,20 @@ class TensorTruthiness(Rule):
             self.report(node, self.sync_message(f"Builtin `{func.value}()` of tensors", _READBACK, advice))
 
     def _compares_tensors(self, call: cst.Call) -> bool:
-        """``max(a, b)`` of device tensors, or ``max(t.abs().max() for t in ts)`` over a
-        sequence of them: each comparison's result is read back to pick the winner
-        (``torch.maximum`` / ``torch.stack(...).max()`` stay on the device)."""
+        """``max(a, b)`` of device tensors, or ``max(ps)`` / ``max(*ps)`` / ``max((a, b))`` /
+        ``max(t.abs().max() for t in ts)`` over a sequence of them: each comparison's
+        result is read back to pick the winner (``torch.maximum`` /
+        ``torch.stack(...).max()`` stay on the device). With ``key=`` the key's results
+        are compared instead (``max(ps, key=len)``): not a tensor comparison by itself."""
+        if any(a.keyword is not None and a.keyword.value == "key" for a in call.args):
+            return False
         args = [a for a in call.args if a.keyword is None]
-        if len(args) == 1 and isinstance(args[0].value, (cst.GeneratorExp, cst.ListComp)):
-            return self.context.kind_of(args[0].value) is Kind.TENSOR_SEQUENCE
+        if len(args) == 1:
+            value = args[0].value
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) < 2:
+                return False  # one element: returned, never compared
+            if args[0].star == "*" or isinstance(value, (cst.GeneratorExp, cst.ListComp, cst.Tuple, cst.List)):
+                return self.context.kind_of(value) is Kind.TENSOR_SEQUENCE
+            if self.context.kind_of(value) is Kind.TENSOR_SEQUENCE:
+                return True  # ``max(ps)`` of a list of tensors
         return any(self.context.is_device_tensor(a.value) for a in args)
