@@ -46,7 +46,18 @@ def _copies_without_waiting(call: cst.Call) -> bool:
     pinned and not accumulating``) is a per-call choice the code already makes; only a
     literal ``False`` is a proven wait."""
     flag = keyword(call, "non_blocking")
-    return flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False")
+    value = flag.value if flag is not None else _positional_non_blocking(call)
+    return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
+
+
+def _positional_non_blocking(call: cst.Call) -> cst.BaseExpression | None:
+    """``x.to("cpu", torch.float32, True)``: ``Tensor.to(device, dtype, non_blocking, copy)``
+    takes the flag third when a device comes first (``to(dtype, non_blocking)`` and
+    ``to(other, non_blocking)`` are not copies to the host by their first argument)."""
+    args = positional(call)
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and len(args) >= 3:
+        return args[2].value
+    return None
 
 
 def _called_on_self(node: cst.Call) -> bool:
@@ -90,7 +101,8 @@ class HostReadback(Rule):
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
     variants do not). A copy to the host with `non_blocking=` anything but a literal
-    `False` is not flagged: `.to("cpu", non_blocking=True)` lands in pinned memory without
+    `False` is not flagged (nor the third positional argument of `.to("cpu", dtype, True)`):
+    `.to("cpu", non_blocking=True)` lands in pinned memory without
     waiting, and a computed flag is a choice the code already makes. `.numpy()` on its own
     is not flagged: it raises on a device tensor, so the tensor is already on the host
     (`.cpu().numpy()` is flagged at `.cpu()`).
@@ -154,6 +166,7 @@ class HostReadback(Rule):
         "import torch\ndef f(x: torch.Tensor):\n    return torch.arange(x.shape[0], device=x.device)\n",
         "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
         "import torch\ndef f(x: torch.Tensor, pinned: bool):\n    return x.to('cpu', non_blocking=True), x.to('cpu', non_blocking=pinned)\n",
+        "import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, True)\n",
         "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
         "    torch._foreach_add_(xs, t, alpha=1.0)\n",
         "import torch\nclass Down(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return self.expand(x)\n",
@@ -169,6 +182,7 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.detach().cpu().numpy()\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu')\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', non_blocking=False)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
