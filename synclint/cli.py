@@ -6,6 +6,7 @@ import dataclasses
 import difflib
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from synclint.config import ConfigError, Configuration, Overrides, Settings
 from synclint.file_options import file_option_flags, file_overrides
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import PARSE_ERROR_CODE, Finding
+from synclint.sources import source_lines
 from synclint.codes import is_known_selector
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -386,9 +388,7 @@ def _check_stdin(name, configuration: Configuration, report: _Report, apply_fix:
             sys.stdout.buffer.write(data)
         return EXIT_ERROR
     if diff:
-        sys.stdout.writelines(difflib.unified_diff(
-            source.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
-        ))
+        sys.stdout.writelines(_unified_diff(source, fixed, path))
         return EXIT_FINDINGS if fixed != source else EXIT_CLEAN
     sys.stdout.flush()
     sys.stdout.buffer.write(_encode_like(data, fixed))
@@ -545,12 +545,7 @@ def _run_fix(paths, settings: Configuration, *, apply: bool, unsafe: bool, quiet
         if is_notebook(file):
             sys.stdout.writelines(result.diff_lines())
         else:
-            diff = difflib.unified_diff(
-                result.original.splitlines(keepends=True),
-                result.fixed.splitlines(keepends=True),
-                fromfile=f"a/{file}",
-                tofile=f"b/{file}",
-            )
+            diff = _unified_diff(result.original, result.fixed, file)
             sys.stdout.writelines(diff)
     if apply and not quiet:
         click.echo(f"Applied {applied} fix{'es' if applied != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.", err=True)
@@ -619,6 +614,13 @@ def _needing_torch(command: click.Command) -> click.Command:
 
 _register_optional_commands()
 
+
+
+def _unified_diff(original: str, fixed: str, path) -> Iterable[str]:
+    """A patch of ``path`` over Python's lines (a form feed inside a line must not split it)."""
+    return difflib.unified_diff(
+        source_lines(original, keepends=True), source_lines(fixed, keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+    )
 
 def main() -> None:
     cli(prog_name="synclint")

@@ -35,6 +35,7 @@ from synclint.project import (
     is_type_stub,
 )
 from synclint.pruning import Pruned, prune, statement_tokens
+from synclint.sources import source_lines
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
 from synclint.suppression import audited, audits_suppressions, is_suppressed, suppressions
@@ -274,7 +275,7 @@ def _check_parsed(
     positions = positions_for(module, parsed_source or source, _nodes_to_place(reports), tree)
     placed = [positions[report.node] for report in reports]
     silenced = suppressions(source, {line for where in placed for line in (where.start.line, where.end.line)})
-    lines = source.splitlines()
+    lines = source_lines(source)
     findings = []
     for report in reports:
         where = positions[report.node]

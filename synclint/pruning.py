@@ -43,12 +43,11 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
+from synclint.sources import source_lines
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The name after a dot, across spaces, line continuations and comments (``x . float()``).
 _ATTRIBUTE_NAME = re.compile(r"\.(?:[ \t\f\r\n\\]|#[^\n]*)*([A-Za-z_][A-Za-z0-9_]*)")
-# Python's own line ends (``str.splitlines`` also splits on form feeds and others).
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # A string the analysis may read as a type (``x: "torch.Tensor"``).
 _ANNOTATION_LIKE = re.compile(r"[\w.\[\], |]{1,200}")
 _INERT = frozenset({Kind.UNKNOWN, Kind.PYTHON})
@@ -108,7 +107,7 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
     """
     if tokens is None or len(tree.body) < 2:
         return None
-    lines = _LINE.findall(source)
+    lines = source_lines(source, keepends=True)
     statements = tree.body
     spans = [_span(statement) for statement in statements]
     if not _spans_are_whole_lines(spans, len(lines)):

@@ -11,6 +11,7 @@ huge generated file would otherwise exhaust the machine's memory.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -18,6 +19,19 @@ from pathlib import Path
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "KIB": 1024, "MB": 1000**2, "MIB": 1024**2, "GB": 1000**3, "GIB": 1024**3}
+
+
+# One line of Python source: ended by \r\n, \r or \n, or the last line without an end.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of ``text`` as Python (and every finding's line number) counts them:
+    ended by ``\n``, ``\r\n`` or ``\r`` only. ``str.splitlines`` also splits at form
+    feeds, vertical tabs and Unicode separators, which are whitespace or text inside a
+    Python line: every line after one would be off by one."""
+    lines = _LINE.findall(text)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
 
 
 class SourceReadError(OSError):

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from synclint.sources import source_lines
+
 _DIRECTIVE = re.compile(
     r"#\s*(?:(?P<synclint>synclint:\s*ignore)(?:\[(?P<codes>[^\]]*)\])?|noqa(?::\s*(?P<noqa>[A-Z0-9,\s]+))?)",
     re.IGNORECASE,
@@ -66,7 +68,9 @@ def directives(source: str) -> list[Directive]:
     if "synclint" not in source and "noqa" not in source:
         return []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        # ``newline=None``: lines end at ``\r\n``, ``\r`` or ``\n``, as Python (and every
+        # finding's line number) counts them; a file of lone ``\r`` is not one long line.
+        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return []
     found = []
@@ -90,11 +94,10 @@ def suppressions(source: str, lines: Collection[int] | None = None) -> dict[int,
 
     ``lines``: the only lines asked about, when known. A source none of whose lines
     ``lines`` looks like a directive (the test of a comment, on the whole line) has
-    none there, and is not tokenized: the tokenizer numbers lines by ``\n``, and a
-    comment is part of its line.
+    none there, and is not tokenized: a comment is part of its physical line.
     """
     if lines is not None:
-        physical = source.split("\n")
+        physical = source_lines(source)
         if not any(0 < line <= len(physical) and _DIRECTIVE.search(physical[line - 1]) for line in lines):
             return {}
     found: dict[int, frozenset[str]] = {}
@@ -181,7 +184,9 @@ def _comment_lines(source: str) -> set[int] | None:
     """Lines whose end is code, where a trailing comment can go (not inside a string,
     not after a backslash continuation); None when the source does not tokenize."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        # ``newline=None``: lines end at ``\r\n``, ``\r`` or ``\n``, as Python (and every
+        # finding's line number) counts them; a file of lone ``\r`` is not one long line.
+        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
     ok: set[int] = set()
@@ -209,7 +214,7 @@ def add_directives(source: str, spans: Sequence[tuple[int, int, str]]) -> tuple[
             skipped.append(line)
             continue
         wanted.setdefault(target, set()).add(code)
-    lines = source.splitlines(keepends=True)
+    lines = source_lines(source, keepends=True)
     added = 0
     for number, codes in wanted.items():
         text = lines[number - 1]
@@ -254,7 +259,7 @@ def audited(source: str, path: str, settings, check) -> list:
     if any(f.code == PARSE_ERROR_CODE for f in findings):
         return findings
     enabled = [code for code in RULE_CODES if settings.is_enabled(code, path)]
-    lines = source.splitlines()
+    lines = source_lines(source)
     extra = []
     for directive, unused, unknown in unused_directives(source, used, enabled, RULE_CODES):
         text = lines[directive.line - 1] if directive.line <= len(lines) else ""

@@ -63,6 +63,22 @@ def test_crlf_source_positions():
     assert (finding.line, finding.column) == (3, 12)
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_lines_are_counted_as_python_counts_them(end):
+    # A form feed is whitespace inside a Python line, and a lone CR ends one: the finding's
+    # source line, its suppression comment and the one `--add-noqa` writes all follow
+    # Python's numbering (``str.splitlines`` splits at form feeds and showed line 4).
+    from synclint.suppression import add_directives
+
+    source = end.join(["import torch", "\x0c", "def f(x: torch.Tensor):", "    a = 1 \x0c", "    return x.item()", ""])
+    (finding,) = check_source(source, "ff.py")
+    assert (finding.line, finding.column, finding.source_line) == (5, 12, "    return x.item()")
+    assert check_source(source.replace("x.item()", "x.item()  # noqa: SL201"), "ff.py") == []
+    assert add_directives(source, [(5, 5, "SL201")]) == (
+        source.replace("x.item()", "x.item()  # synclint: ignore[SL201]"), 1, []
+    )
+
+
 @pytest.mark.parametrize(
     "comment",
     ["# synclint: ignore[SL101]", "# synclint: ignore", "# noqa: SL101", "# noqa", "# noqa: E501, SL101"],
@@ -88,7 +104,7 @@ def test_suppression_on_last_line_of_multiline_node():
     [
         "x = 1  # noqa: SL201\ny = 2\n",
         "x = 1\r\ny = 2  # synclint: ignore[SL101]\r\nz = 3\r\n",
-        "a = 1\rb = 2  # noqa: SL201\nc = 3  # noqa\n",  # a lone CR is no line break to the tokenizer
+        "a = 1\rb = 2  # noqa: SL201\nc = 3  # noqa\n",  # a lone CR ends a line, as in Python
         's = """\n# noqa: SL201\n"""\nt = "# synclint: ignore"  # noqa: SL101\n',  # text in strings is no comment
         "x = [\n    1,  # synclint: ignore[SL101, SL201]\n]  # noqa\n",
         "def f():\n\treturn 1  # NOQA:SL201\n# synclint: ignore",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.imports import ImportMap
+from synclint.sources import source_lines
 
 
 def local_name(imports: ImportMap, module: str) -> str | None:
@@ -82,8 +83,8 @@ def import_insertion(source: str, needed: tuple[str, ...] | list[str]) -> tuple[
     fixed = ensure_imports(module, list(needed)).code
     if fixed == source:
         return None
-    before = source.splitlines(keepends=True)
-    after = fixed.splitlines(keepends=True)
+    before = source_lines(source, keepends=True)
+    after = source_lines(fixed, keepends=True)
     start = 0
     while start < len(before) and before[start] == after[start]:
         start += 1

@@ -3,26 +3,21 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument
 
 from synclint.finding import PARSE_ERROR_CODE, Edit, Finding
+from synclint.sources import source_lines
 from synclint.suppression import UNUSED_SUPPRESSION_CODE
 
 SOURCE = "synclint"
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
 def lsp_lines(text: str) -> list[str]:
-    """The lines of ``text`` as LSP and Python count them: ended by \\n, \\r\\n or \\r only
-    (``str.splitlines`` also splits at form feeds and other separators, which Python source
-    and LSP positions do not)."""
-    return _LINE.findall(text)
+    """The lines of ``text`` as LSP and Python count them, with their ends."""
+    return source_lines(text, keepends=True)
 
 
 def to_position(document: TextDocument, line: int, column: int) -> lsp.Position:
