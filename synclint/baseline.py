@@ -110,7 +110,7 @@ def _read_lines(path: str) -> list[str]:
     import codecs
 
     from synclint.file_writing import encoding_of
-    from synclint.sources import SourceReadError, read_source
+    from synclint.sources import SourceReadError, read_source, source_lines
 
     try:
         data = read_source(path, 0)
@@ -118,7 +118,7 @@ def _read_lines(path: str) -> list[str]:
         return []
     encoding, bom = encoding_of(data)
     try:
-        return data[len(codecs.BOM_UTF8) if bom else 0 :].decode(encoding, errors="replace").splitlines()
+        return source_lines(data[len(codecs.BOM_UTF8) if bom else 0 :].decode(encoding, errors="replace"))
     except LookupError:
         return []
 
