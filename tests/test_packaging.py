@@ -62,9 +62,12 @@ def test_the_wheel_installs_in_a_fresh_venv_with_the_kernel_sources(dist, tmp_pa
     fresh = tmp_path / "venv"
     venv.create(fresh, with_pip=False)
     python = fresh / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    # Without PYTHONPATH: a checkout on it (PYTHONPATH=.) shows pip the checkout's
+    # synclint.egg-info, and pip then calls the wheel "already satisfied" and skips it.
+    outside = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     install = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=outside,
     )
     assert install.returncode == 0, install.stderr[-3000:]
 
