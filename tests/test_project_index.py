@@ -631,6 +631,27 @@ def test_self_calls_in_a_base_class_reach_the_overrides():
     assert _contexts(source) == {(12, "SL403"): "hot"}
 
 
+def test_a_module_s_function_is_not_the_only_project_method_of_its_name():
+    # ``dist.gather`` is torch.distributed's function; the project's one ``gather`` method
+    # (of an object of unknown class, ``table.gather_rows`` below, it would be) is not
+    # what runs, so its sync is not made hot by ``forward``.
+    source = """
+        import torch
+        import torch.distributed as dist
+        class Gather(torch.nn.Module):
+            def forward(self, x, table):
+                dist.gather(x, None, 0)
+                return table.gather_rows(x)
+        class Sharded:
+            def gather(self, out: torch.Tensor | None):
+                if out:
+                    raise ValueError("out must be None")
+            def gather_rows(self, x):
+                return x.nonzero()
+        """
+    assert _contexts(source) == {(10, "SL202"): "unknown", (13, "SL101"): "hot"}
+
+
 def test_a_build_helper_called_from_forward_is_hot():
     source = """
         import torch

@@ -235,9 +235,21 @@ class ProjectIndex:
         kind, found, qualname = self.resolve_dotted(key, function.qualname, target)
         if kind == "function" and found is not None and qualname is not None:
             return found, qualname
-        if kind == "none" and "." in target:
+        if kind == "none" and "." in target and not self._module_attribute(key, function.qualname, target):
             return self.unique_method(target.rsplit(".", 1)[1])
         return None
+
+    def _module_attribute(self, key: str, scope: str, target: str) -> bool:
+        """``dist.gather(...)`` after ``import torch.distributed as dist``: an attribute of a
+        module (a project module whose star imports the index does not follow, or any
+        module outside the project), so a function of that module, never the method of
+        whichever project class happens to be the only one to define ``gather``."""
+        owner = target.rsplit(".", 1)[0]
+        if self.resolve_dotted(key, scope, owner)[0] == "module":
+            return True
+        head = owner.partition(".")[0]
+        imported = self.entries[key].summary.imports.get(head)
+        return imported is not None and imported[2] is None and not self._nested(key, scope, head)
 
     def resolved_calls(self) -> dict[FunctionId, list[tuple[CallSite, FunctionId]]]:
         """Every function's calls that resolve to a project function (computed once)."""
