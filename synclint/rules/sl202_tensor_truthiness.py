@@ -68,6 +68,7 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
         "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps, key=lambda p: p.numel())\n",
         "import torch\ndef f(x: torch.Tensor):\n    return max((x,))\n",
+        "import torch\ndef f():\n    a, b = torch.zeros(()), torch.ones(())\n    return max(a, b), max((a, b))\n",
         "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
         "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
@@ -83,6 +84,9 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return min(*ps)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor):\n    return max(*x)\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(0.0, *ps)\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max([*ps])\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max((x.sum(), y.sum()))\n", 3, 12),
         Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
@@ -154,12 +158,27 @@ class TensorTruthiness(Rule):
         if any(a.keyword is not None and a.keyword.value == "key" for a in call.args):
             return False
         args = [a for a in call.args if a.keyword is None]
-        if len(args) == 1:
-            value = args[0].value
-            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) < 2:
-                return False  # one element: returned, never compared
-            if args[0].star == "*" or isinstance(value, (cst.GeneratorExp, cst.ListComp, cst.Tuple, cst.List)):
-                return self.context.kind_of(value) is Kind.TENSOR_SEQUENCE
-            if self.context.kind_of(value) is Kind.TENSOR_SEQUENCE:
-                return True  # ``max(ps)`` of a list of tensors
-        return any(self.context.is_device_tensor(a.value) for a in args)
+        if len(args) == 1 and not args[0].star:
+            value = args[0].value  # one iterable: its items are compared
+            if isinstance(value, (cst.Tuple, cst.List)):
+                return self._compares_a_device_tensor(
+                    [(element.value, isinstance(element, cst.StarredElement)) for element in value.elements]
+                )
+            return self._yields_device_tensors(value)
+        return self._compares_a_device_tensor([(a.value, a.star == "*") for a in args])
+
+    def _compares_a_device_tensor(self, items: list[tuple[cst.BaseExpression, bool]]) -> bool:
+        """Items of ``max(a, *ps)`` or ``max((a, *ps))``, each with whether it is unpacked: a
+        device tensor among them, or in an unpacked one, is compared. One item alone is
+        returned, never compared; a tensor on the host compares without waiting."""
+        if len(items) == 1 and not items[0][1]:
+            return False
+        return any(
+            self._yields_device_tensors(value) if unpacked else self.context.is_device_tensor(value)
+            for value, unpacked in items
+        )
+
+    def _yields_device_tensors(self, iterable: cst.BaseExpression) -> bool:
+        """Iterating ``iterable`` gives device tensors: a sequence of tensors, or a device
+        tensor itself (``max(t)`` and ``max(*t)`` compare its rows)."""
+        return self.context.kind_of(iterable) is Kind.TENSOR_SEQUENCE or self.context.is_device_tensor(iterable)
