@@ -184,6 +184,11 @@ ROWS: list[tuple[str, tuple[str, ...], str]] = [
     ("x.to('cuda' if torch.cuda.is_available() else 'cpu')", (), "aten/src/ATen/native/TensorConversions.cpp: to (same device)"),
     # -- downloads (device to host) ---------------------------------------------------
     ("x.to('cpu', non_blocking=True)", (), "aten/src/ATen/native/TensorConversions.cpp: _to_copy (pinned destination); " + COPY),
+    # by position: ``to(device, dtype, non_blocking, copy)``, ``to(other, non_blocking, copy)`` (copy= is no flag)
+    ("x.to('cpu', torch.float32, True)", (), "aten/src/ATen/native/TensorConversions.cpp: _to_copy (pinned destination); " + COPY),
+    ("x.to('cpu', torch.float32, False, True)", ("SL201",), f"{COPY} (copy=True, blocking: {MEMCPY})"),
+    ("x.to(h, False, True)", ("SL201",), f"{COPY} (to(other): blocking: {MEMCPY})"),
+    ("hp.to(dev, torch.float32, False, True)", ("SL401",), f"{COPY} (copy=True, blocking: {MEMCPY})"),
     ("hp.copy_(x)", ("SL201",), f"{COPY} (blocking into pinned memory: {MEMCPY})"),
     ("h.copy_(x)", ("SL201",), f"{COPY} (blocking: {MEMCPY})"),
     ("hp.copy_(x, non_blocking=True)", (), f"{COPY} (non_blocking into pinned memory)"),

@@ -382,9 +382,15 @@ def _target_device_type(args: Sequence[Any], kwargs: dict[str, Any]) -> str | No
 
 
 def _non_blocking(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    """``Tensor.to``'s flag (``args[0]`` is the tensor): by keyword, or by position, second
+    after a dtype or another tensor (``to(dtype, non_blocking, copy)``, ``to(other,
+    non_blocking, copy)``) and third after a device (``to(device, dtype, non_blocking,
+    copy)``). The ``copy`` flag after it says nothing about waiting."""
     if "non_blocking" in kwargs:
         return bool(kwargs["non_blocking"])
-    return any(isinstance(arg, bool) and arg for arg in args[1:])
+    first = args[1] if len(args) > 1 else None
+    index = 2 if isinstance(first, (torch.dtype, torch.Tensor)) else 3
+    return len(args) > index and bool(args[index])
 
 
 class ObservingHooks:
