@@ -52,12 +52,15 @@ def _copies_without_waiting(call: cst.Call) -> bool:
 
 def _positional_non_blocking(call: cst.Call) -> cst.BaseExpression | None:
     """``x.to("cpu", torch.float32, True)``: ``Tensor.to(device, dtype, non_blocking, copy)``
-    takes the flag third when a device comes first (``to(dtype, non_blocking)`` and
-    ``to(other, non_blocking)`` are not copies to the host by their first argument)."""
+    takes the flag third when a device comes first, and ``to(other, non_blocking, copy)``
+    second after a tensor (``x.to(cpu_buffer, True)``): a literal bool second is that flag,
+    where a dtype would stand (the ``copy`` flag after it says nothing about waiting)."""
     args = positional(call)
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and len(args) >= 3:
-        return args[2].value
-    return None
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return None
+    if len(args) >= 2 and isinstance(args[1].value, cst.Name) and args[1].value.value in ("True", "False"):
+        return args[1].value
+    return args[2].value if len(args) >= 3 else None
 
 
 def _called_on_self(node: cst.Call) -> bool:
@@ -101,7 +104,7 @@ class HostReadback(Rule):
     (`torch.linalg.cholesky` / `inv` / `solve` / `eigh`, `torch.cholesky`,
     `torch.inverse` and the `cholesky` / `inverse` methods; their `_ex`
     variants do not). A copy to the host with `non_blocking=` anything but a literal
-    `False` is not flagged (nor the third positional argument of `.to("cpu", dtype, True)`):
+    `False` is not flagged, nor one passed by position (`.to("cpu", dtype, True)`, `.to(cpu_buffer, True)`):
     `.to("cpu", non_blocking=True)` lands in pinned memory without
     waiting, and a computed flag is a choice the code already makes. `.numpy()` on its own
     is not flagged: it raises on a device tensor, so the tensor is already on the host
@@ -167,6 +170,7 @@ class HostReadback(Rule):
         "import torch\ndef f(x: torch.Tensor, n: int):\n    return x.view(n, -1).view(torch.float16).topk(x.size(0))\n",
         "import torch\ndef f(x: torch.Tensor, pinned: bool):\n    return x.to('cpu', non_blocking=True), x.to('cpu', non_blocking=pinned)\n",
         "import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, True)\n",
+        "import torch\ndef f(x: torch.Tensor, cpu_buffer: torch.Tensor):\n    return x.to(cpu_buffer, True)\n",
         "import torch\ndef f(xs: list[torch.Tensor], t: torch.Tensor):\n    torch._foreach_mul_(xs, t)\n"
         "    torch._foreach_add_(xs, t, alpha=1.0)\n",
         "import torch\nclass Down(torch.nn.Module):\n    def forward(self, x: torch.Tensor):\n        return self.expand(x)\n",
@@ -183,6 +187,7 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu')\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', non_blocking=False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, False)\n", 3, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor, cpu_buffer: torch.Tensor):\n    return x.to(cpu_buffer, False, True)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
