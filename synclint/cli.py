@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -615,12 +615,15 @@ def _needing_torch(command: click.Command) -> click.Command:
 _register_optional_commands()
 
 
-
-def _unified_diff(original: str, fixed: str, path) -> Iterable[str]:
-    """A patch of ``path`` over Python's lines (a form feed inside a line must not split it)."""
-    return difflib.unified_diff(
+def _unified_diff(original: str, fixed: str, path) -> Iterator[str]:
+    """A patch of ``path`` over Python's lines (a form feed inside a line must not split it).
+    A last line without an end gets ``diff``'s marker, which ``difflib`` leaves out: without
+    it the next line of the patch runs onto that one and no tool applies the patch."""
+    for line in difflib.unified_diff(
         source_lines(original, keepends=True), source_lines(fixed, keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
+    ):
+        yield line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+
 
 def main() -> None:
     cli(prog_name="synclint")

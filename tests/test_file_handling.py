@@ -245,6 +245,20 @@ def test_fix_diff_of_a_cr_only_file_keeps_its_last_line_ending(tmp_path):
     assert fix_file(path).fixed == LOADER_FIXED.replace("\n", "\r")
 
 
+def test_fix_diff_marks_a_last_line_without_an_end_so_that_the_patch_applies(tmp_path):
+    # Without the marker the next file's ``---`` header ran onto that line, and
+    # ``git apply`` / ``patch`` rejected the whole patch as malformed.
+    (tmp_path / "a.py").write_text(LOADER.rstrip("\n"))
+    (tmp_path / "b.py").write_text(LOADER)
+    result = run("fix", "a.py", "b.py", cwd=tmp_path)
+    hunk = "@@ -1,4 +1,4 @@\n import torch\n for x, y in loader:\n     x: torch.Tensor  # a proven tensor: the safe fix needs one\n"
+    assert result.output == (
+        f"--- a/a.py\n+++ b/a.py\n{hunk}-    x = x.to(device)\n\\ No newline at end of file\n"
+        "+    x = x.to(device, non_blocking=True)\n\\ No newline at end of file\n"
+        f"--- a/b.py\n+++ b/b.py\n{hunk}-    x = x.to(device)\n+    x = x.to(device, non_blocking=True)\n"
+    )
+
+
 def test_fix_keeps_a_declared_single_byte_encoding(tmp_path):
     source = "# -*- coding: cp1252 -*-\n# \u20ac\n" + LOADER
     path = tmp_path / "m.py"
