@@ -245,6 +245,14 @@ def test_fix_diff_of_a_cr_only_file_keeps_its_last_line_ending(tmp_path):
     assert fix_file(path).fixed == LOADER_FIXED.replace("\n", "\r")
 
 
+def test_fixing_cr_only_text_keeps_its_last_line_ending():
+    # ``fix --apply -`` (stdin) and the editor's fix-all fix text, not a file: libcst
+    # printed the module without the last ``\r`` there too.
+    from synclint.fixers.apply import fix_text
+
+    assert fix_text(LOADER.replace("\n", "\r"), "m.py") == (LOADER_FIXED.replace("\n", "\r"), 1)
+
+
 def test_fix_diff_marks_a_last_line_without_an_end_so_that_the_patch_applies(tmp_path):
     # Without the marker the next file's ``---`` header ran onto that line, and
     # ``git apply`` / ``patch`` rejected the whole patch as malformed.

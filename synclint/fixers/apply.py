@@ -88,13 +88,13 @@ def fix_text(
     source: str, path: str = "<string>", settings: Settings | None = None, unsafe: bool = False
 ) -> tuple[str, int]:
     """Fixed source and the number of fixes applied, iterating to a fixed point."""
-    total = 0
+    original, total = source, 0
     for _ in range(MAX_PASSES):
         fixed, applied = _one_pass(source, path, settings, unsafe)
         if applied == 0 or fixed == source:
             break
         source, total = fixed, total + applied
-    return source, total
+    return _keep_final_line_ending(original, source), total
 
 
 # -- files ---------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def fix_file(path: str | Path, settings: Settings | None = None, unsafe: bool = 
     text = _read(path, settings)
     # Parse with newline translation off: libcst keeps the file's line endings.
     fixed, applied = fix_text(text, str(path), settings, unsafe)
-    return FixResult(str(path), text, _keep_final_line_ending(text, fixed), applied)
+    return FixResult(str(path), text, fixed, applied)
 
 
 _LINE_ENDINGS = ("\r\n", "\r", "\n")
