@@ -7,11 +7,13 @@ import pytest
 from synclint.engine import check_source
 from synclint.finding import Edit
 from synclint.rules import ALL_RULES
+from synclint.sources import source_lines
 
 
 def apply_edits(source: str, edits: tuple[Edit, ...]) -> str:
-    """Apply 1-based, end-exclusive (line, column) edits the way an editor or bot would."""
-    lines = source.splitlines(keepends=True)
+    """Apply 1-based, end-exclusive (line, column) edits the way an editor or bot would
+    (lines end at ``\n``, ``\r\n`` or ``\r``, as in Python and LSP; not at form feeds)."""
+    lines = source_lines(source, keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -61,6 +63,8 @@ NEEDS_IMPORT = [
     # after the docstring and `from __future__`, before comments; torch only under TYPE_CHECKING
     '"""Doc."""\nfrom __future__ import annotations\n# c\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n'
     "    import torch\nfrom torch import Tensor\ndef f(x: Tensor):\n    return x[x > 1].sum()\n",
+    # a form feed and a vertical tab above the import: no line end to Python
+    '"""Doc \x0c page two.\x0b"""\r\n# \x0c\r\nfrom torch import tensor\r\ndef forward(self, x):\r\n    return tensor(0.0, device=x.device)\r\n',
     # CRLF line endings and a shebang header
     "#!/usr/bin/env python\r\n# header\r\nfrom torch import where, Tensor\r\ndef f(x: Tensor, y: Tensor):\r\n    m = x > 0\r\n    x[m] = y[m]\r\n    return x\r\n",
     # torch.nn.functional: one `import torch.nn.functional` line binds `torch` too
