@@ -267,6 +267,19 @@ def test_fix_diff_marks_a_last_line_without_an_end_so_that_the_patch_applies(tmp
     )
 
 
+def test_fix_diff_counts_lines_as_python_does(tmp_path):
+    # A form feed is no line end to Python or to patch tools: the hunk holds the
+    # form-feed line whole, from line 2 (``str.splitlines`` cut it in two and started
+    # the hunk at its second half, "line 3").
+    source = LOADER.replace("import torch\n", "import torch\n# page \x0c two\n")
+    (tmp_path / "m.py").write_text(source)
+    assert run("fix", "m.py", cwd=tmp_path).output == (
+        "--- a/m.py\n+++ b/m.py\n@@ -2,4 +2,4 @@\n # page \x0c two\n for x, y in loader:\n"
+        "     x: torch.Tensor  # a proven tensor: the safe fix needs one\n"
+        "-    x = x.to(device)\n+    x = x.to(device, non_blocking=True)\n"
+    )
+
+
 def test_fix_keeps_a_declared_single_byte_encoding(tmp_path):
     source = "# -*- coding: cp1252 -*-\n# \u20ac\n" + LOADER
     path = tmp_path / "m.py"
