@@ -66,6 +66,7 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(u: torch.Tensor):\n    ignore = torch.numel(u) < 2\n    if ignore:\n        return 0\n",
         "import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return torch.maximum(a, b)\n",
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
+        "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.detach().cpu() for p in ps)\n",
         "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps, key=lambda p: p.numel())\n",
         "import torch\ndef f(x: torch.Tensor):\n    return max((x,))\n",
         "import torch\ndef f():\n    a, b = torch.zeros(()), torch.ones(())\n    return max(a, b), max((a, b))\n",
@@ -180,5 +181,11 @@ class TensorTruthiness(Rule):
 
     def _yields_device_tensors(self, iterable: cst.BaseExpression) -> bool:
         """Iterating ``iterable`` gives device tensors: a sequence of tensors, or a device
-        tensor itself (``max(t)`` and ``max(*t)`` compare its rows)."""
+        tensor itself (``max(t)`` and ``max(*t)`` compare its rows). A comprehension yields
+        what its element is, where it lives (``max(p.cpu() for p in ps)`` compares on the host)."""
+        if isinstance(iterable, (cst.GeneratorExp, cst.ListComp)):
+            if self.context.kind_of(iterable) is not Kind.TENSOR_SEQUENCE:
+                return False
+            with self.context.flow.comprehension_bindings(iterable):
+                return not self.context.on_host(iterable.elt)
         return self.context.kind_of(iterable) is Kind.TENSOR_SEQUENCE or self.context.is_device_tensor(iterable)
