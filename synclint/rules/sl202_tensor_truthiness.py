@@ -19,7 +19,9 @@ class TensorTruthiness(Rule):
     `and` / `or` / `not`; and the builtin `min` / `max` applied to tensors, to
     a list or tuple of them (`max(ps)`, `max(*ps)`, `max((a, b))`) or to a
     generator of them (`max(t.abs().max() for t in ts)`): they compare with
-    `bool(a < b)`. With `key=` the key's results are compared, not the tensors.
+    `bool(a < b)`. With `key=` the key's results are compared: a named function
+    (`key=len`) is taken to return Python values, a lambda is judged by its body
+    (`key=lambda t: t.numel()` compares ints, `key=lambda t: t.sum()` tensors).
 
     ## Why is this bad?
     Python calls `Tensor.__bool__`, which reads the value back to the host:
@@ -68,6 +70,7 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(xs: list[int]):\n    return max(x * 2 for x in xs)\n",
         "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.detach().cpu() for p in ps)\n",
         "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps, key=lambda p: p.numel())\n",
+        "import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps, key=len)\n",
         "import torch\ndef f(x: torch.Tensor):\n    return max((x,))\n",
         "import torch\ndef f():\n    a, b = torch.zeros(()), torch.ones(())\n    return max(a, b), max((a, b))\n",
         "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
@@ -84,6 +87,7 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max(x, y)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(p.abs().max() for p in ps)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(ps)\n", 3, 12),
+        Invalid("import torch\ndef f(a: torch.Tensor, b: torch.Tensor):\n    return max(a, b, key=lambda t: t.abs().sum())\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return min(*ps)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return max(*x)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(0.0, *ps)\n", 3, 12),
@@ -154,10 +158,12 @@ class TensorTruthiness(Rule):
         """``max(a, b)`` of device tensors, or ``max(ps)`` / ``max(*ps)`` / ``max((a, b))`` /
         ``max(t.abs().max() for t in ts)`` over a sequence of them: each comparison's
         result is read back to pick the winner (``torch.maximum`` /
-        ``torch.stack(...).max()`` stay on the device). With ``key=`` the key's results
-        are compared instead (``max(ps, key=len)``): not a tensor comparison by itself."""
-        if any(a.keyword is not None and a.keyword.value == "key" for a in call.args):
-            return False
+        ``torch.stack(...).max()`` stay on the device). With ``key=`` the key's results are
+        compared instead: Python values for a named function (``max(ps, key=len)``) or a lambda
+        of a Python value; a lambda of anything else (``key=lambda t: -t``) compares tensors."""
+        key = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "key"), None)
+        if key is not None and not (isinstance(key, cst.Lambda) and self.context.kind_of(key.body) is not Kind.PYTHON):
+            return False  # ``key=len``, ``key=lambda t: t.numel()``: Python values are compared
         args = [a for a in call.args if a.keyword is None]
         if len(args) == 1 and not args[0].star:
             value = args[0].value  # one iterable: its items are compared
