@@ -652,6 +652,27 @@ def test_a_module_s_function_is_not_the_only_project_method_of_its_name():
     assert _contexts(source) == {(10, "SL202"): "unknown", (13, "SL101"): "hot"}
 
 
+def test_every_definition_of_a_redefined_function_takes_the_name_s_context():
+    # ``if PT2: def scatter ... else: def scatter ...`` (pytorch_geometric): the call reaches
+    # the name, whichever definition the import chose; the first one's error path stays cold.
+    source = """
+        import torch
+        NEW = hasattr(torch, "compile")
+        if NEW:
+            def scatter(src, index):
+                if src.dim() > 8:
+                    raise ValueError(f"too many dims: {src.sum().item()}")
+                return src.max().item()
+        else:
+            def scatter(src, index):
+                return index.max().item()
+        class Net(torch.nn.Module):
+            def forward(self, x, index):
+                return scatter(x, index)
+        """
+    assert _contexts(source) == {(7, "SL201"): "cold", (8, "SL201"): "hot", (11, "SL201"): "hot"}
+
+
 def test_a_build_helper_called_from_forward_is_hot():
     source = """
         import torch

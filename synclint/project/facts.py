@@ -18,7 +18,7 @@ from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
-from synclint.project.summary import FileSummary
+from synclint.project.summary import FileSummary, FunctionSummary
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,15 @@ def _truth_passed(call, position: int, param: str, defaults: dict[str, bool]) ->
     return defaults.get(param)
 
 
+def _regions(function: FunctionSummary) -> list[tuple[int, int, Context]]:
+    """The hot and cold blocks the summary found in ``function``."""
+    where = "module code" if function.qualname == "<module>" else f"`{function.qualname}`"
+    return [
+        (region.start, region.end, Context(region.kind, f"{region.why} in {where}" if region.kind == HOT else region.why))
+        for region in function.regions
+    ]
+
+
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
@@ -187,6 +196,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     synced_at_callers: set[tuple[int, int, str]] = set()
     callees_of: dict[str, set] = {}
     calls = index.resolved_calls()
+    for function in summary.redefined:  # the name's context, and its own cold and hot blocks
+        functions.append((function.line, function.end_line, function.qualname,
+                          contexts.get((key, function.qualname), UNKNOWN_CONTEXT)))
+        regions += _regions(function)
     for qualname, function in summary.functions.items():
         if qualname == "<module>":
             context = contexts.get((key, qualname), UNKNOWN_CONTEXT)
@@ -194,10 +207,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
                 functions.append((function.line, function.end_line, qualname, context))
         else:
             functions.append((function.line, function.end_line, qualname, contexts.get((key, qualname), UNKNOWN_CONTEXT)))
-        for region in function.regions:
-            where = "module code" if qualname == "<module>" else f"`{qualname}`"
-            why = f"{region.why} in {where}" if region.kind == HOT else region.why
-            regions.append((region.start, region.end, Context(region.kind, why)))
+        regions += _regions(function)
         if _reports_at_calls(index, contexts, (key, qualname), function):
             synced_at_callers.update((sync.line, sync.column, sync.code) for sync in function.argument_syncs)
         for call, callee in calls.get((key, qualname), ()):

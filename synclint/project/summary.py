@@ -39,7 +39,7 @@ from synclint.project.rare_blocks import (
 from synclint.project.scopes import all_nodes, child_nodes, function_nodes
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -177,6 +177,9 @@ class FileSummary:
     imports: dict[str, tuple[int, str, str | None]]
     functions: dict[str, FunctionSummary]
     classes: dict[str, ClassSummary]
+    #: Earlier definitions of a name the file defines again (``if PT2: def scatter ...
+    #: else: def scatter ...``): calls reach the name, so each takes its context.
+    redefined: tuple[FunctionSummary, ...] = ()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -197,7 +200,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
-    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes)
+    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined))
 
 
 def is_test_file(path: str) -> bool:
@@ -364,6 +367,7 @@ class _Builder:
         self.imports: dict[str, tuple[int, str, str | None]] = {}
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
+        self.redefined: list[FunctionSummary] = []
 
     # -- module ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -429,6 +433,8 @@ class _Builder:
             summary.defaults = {
                 arg.arg: truth for arg, default in pairs if (truth := constant_truth(default)) is not None
             }
+        if qualname in self.functions:
+            self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
