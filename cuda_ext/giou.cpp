@@ -30,9 +30,9 @@ namespace {
 
 // The loops work on tiles of kTile boxes held as structure-of-arrays in float
 // (double for float64). Every stage is a simple loop GCC vectorises: the
-// presence test, a 4-wide deinterleave that also widens fp16/bf16 and swaps
-// absent slots for a unit box, the branch-free per-box math over the full
-// tile, and the write-back.
+// presence test, a 4-wide deinterleave that also widens fp16/bf16, a unit
+// box written into the absent slots (tiles that are not full only), the
+// branch-free per-box math over the tile's present range, and the write-back.
 constexpr int64_t kTile = 64;
 
 // Everything a kernel loop calls is forced inline into the multiversioned
@@ -46,7 +46,7 @@ constexpr int64_t kTile = 64;
 
 template <typename T>
 struct Tile {
-  T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
+  T raw_p[4][kTile] = {};  // as loaded, the unit box in absent slots (see unit_box_if_absent)
   T raw_t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
   // Loss sum and present count per slot lane, over a whole work item: one
@@ -269,8 +269,8 @@ SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
   return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
 }
 
-// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside stay
-// stale; tile_box never selects them: present[j] is 0 there).
+// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside keep
+// a previous tile's values until unit_box_if_absent overwrites them).
 template <typename scalar_t, typename T, typename Rule>
 SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                int64_t begin, int64_t lo, int64_t hi, const Rule&, Tile<T>& tile) {
