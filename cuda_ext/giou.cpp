@@ -30,9 +30,9 @@ namespace {
 
 // The loops work on tiles of kTile boxes held as structure-of-arrays in float
 // (double for float64). Every stage is a simple loop GCC vectorises: the
-// presence test, a 4-wide deinterleave that also widens fp16/bf16 and swaps
-// absent slots for a unit box, the branch-free per-box math over the full
-// tile, and the write-back.
+// presence test, a 4-wide deinterleave that also widens fp16/bf16, a unit
+// box written into the absent slots (tiles that are not full only), the
+// branch-free per-box math over the tile's present range, and the write-back.
 constexpr int64_t kTile = 64;
 
 // Everything a kernel loop calls is forced inline into the multiversioned
@@ -46,7 +46,7 @@ constexpr int64_t kTile = 64;
 
 template <typename T>
 struct Tile {
-  T raw_p[4][kTile] = {};  // as loaded (stale outside the present range)
+  T raw_p[4][kTile] = {};  // as loaded, the unit box in absent slots (see unit_box_if_absent)
   T raw_t[4][kTile] = {};
   T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
   // Loss sum and present count per slot lane, over a whole work item: one
@@ -60,9 +60,7 @@ struct Tile {
 // What the math sees in slot j: the loaded boxes, or a unit box where the
 // slot is absent. Absent slots compute on the unit box instead of their real
 // (or stale) coordinates: their discarded math stays finite, so a zero
-// upstream gradient gives exact zeros (no inf * 0 = NaN). A select inside the
-// math loop: a separate blend pass into more tile arrays cost about 10% of
-// the dense kernels.
+// upstream gradient gives exact zeros (no inf * 0 = NaN).
 template <typename T>
 struct BoxPair {
   T p[4];
@@ -71,14 +69,32 @@ struct BoxPair {
 
 template <typename T>
 SYNCLINT_INLINE BoxPair<T> tile_box(const Tile<T>& tile, int64_t j) {
-  const bool present = tile.present[j] != T(0);
   BoxPair<T> box;
   for (int k = 0; k < 4; ++k) {
-    const T unit = k < 2 ? T(0) : T(1);
-    box.p[k] = present ? tile.raw_p[k][j] : unit;
-    box.t[k] = present ? tile.raw_t[k][j] : unit;
+    box.p[k] = tile.raw_p[k][j];
+    box.t[k] = tile.raw_t[k][j];
   }
   return box;
+}
+
+// Puts the unit box in every absent slot of [0, m), in place, unless every
+// slot there is present (the dense case: nothing to do). A select inside the
+// math loop instead cost 10-14% of the dense gradient kernel (it ran on every
+// tile), and a blend pass into more tile arrays about 10% of the dense
+// kernels; this pass runs on partly filled tiles only.
+template <typename T>
+SYNCLINT_INLINE void unit_box_if_absent(Tile<T>& tile, int64_t m) {
+  T present = 0;
+#pragma omp simd reduction(+ : present)
+  for (int64_t j = 0; j < m; ++j) present += tile.present[j];
+  if (present == static_cast<T>(m)) return;
+  for (int k = 0; k < 4; ++k) {
+    const T unit = k < 2 ? T(0) : T(1);
+    for (int64_t j = 0; j < m; ++j) {
+      tile.raw_p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
+      tile.raw_t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- work split
@@ -253,8 +269,8 @@ SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
   return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
 }
 
-// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside stay
-// stale; tile_box never selects them: present[j] is 0 there).
+// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside keep
+// a previous tile's values until unit_box_if_absent overwrites them).
 template <typename scalar_t, typename T, typename Rule>
 SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                int64_t begin, int64_t lo, int64_t hi, const Rule&, Tile<T>& tile) {
@@ -307,6 +323,7 @@ SYNCLINT_INLINE void forward_segment(const scalar_t* __restrict__ pred, const sc
     }
     const int64_t m = math_extent(hi);
     load_tile(pred, target, base + tile_begin, lo, hi, rule, tile);
+    unit_box_if_absent(tile, m);
 #pragma omp simd
     for (int64_t j = 0; j < m; ++j) {
       const BoxPair<T> b = tile_box(tile, j);
@@ -362,6 +379,7 @@ SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const s
     }
     const int64_t m = math_extent(hi);
     load_tile(pred, target, first, lo, hi, rule, tile);
+    unit_box_if_absent(tile, m);
     // Upstream gradient per box, 0 for absent slots. (The fused forward's is
     // always grad_scale: taken inside the math loop, no pass of its own.)
     if (!kWithLoss && grad_per_box == nullptr) {
