@@ -187,7 +187,14 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
         if hook is not None:
             hook(visitor, current)
 
-    visit(node)
+    try:
+        visit(node)
+    finally:
+        # ``visit`` calls itself through its own closure cell: a reference cycle that
+        # would keep the visitor, and the whole tree it holds, alive until the cyclic
+        # collector ran (which the check pauses while a file is analysed: that
+        # collection then traversed every node of the file).
+        del visit
 
 
 _UNSET = object()
