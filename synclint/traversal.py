@@ -196,8 +196,8 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
         # ``visit`` calls itself through its own closure cell: a reference cycle that
         # would keep the visitor, and the whole tree it holds, alive until the cyclic
         # collector ran (which the check pauses while a file is analysed: that
-        # collection then traversed every node of the file).
-        del visit
+        # collection then traversed every node of the file). Emptying the cell breaks it.
+        visit = None  # type: ignore[assignment]
 
 
 _UNSET = object()
