@@ -942,6 +942,13 @@ class _NumberOrTensorAttributes(cst.CSTVisitor):
         # The method's locals, bound as the walk meets them (parameters stay unknown).
         self.flow.scopes = [*self.flow.scopes, Scope("function", node.name.value, node, {})]
 
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        # An expression holds no statement: the walk need not enter a simple statement's
+        # expressions (most of a class's nodes). ``leave_Assign`` still runs.
+        return False
+
+    visit_AugAssign = visit_AnnAssign = visit_Expr = visit_Return = visit_Assign
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.flow.scopes = self.flow.scopes[:-1]
 

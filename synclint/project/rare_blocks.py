@@ -94,14 +94,17 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
     clause must be a miss or a staleness check (``self.table.shape[1] != n``), since
     ``if self.x is None or self.training:`` runs on every training step.
     """
+    conditions = _conditions(test)
+    missing_entries = [_missing_entry(condition) for condition in conditions]
+    if all(missing is None for missing in missing_entries):
+        return False  # nothing said to be missing (most tests): the body need not be read
     pairs = _assignments(body)
     kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
     if not kept:
         return False
     is_or = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
     filled = False
-    for condition in _conditions(test):
-        missing = _missing_entry(condition)
+    for condition, missing in zip(conditions, missing_entries):
         if missing is not None and _fills(missing, pairs, kept, persistent):
             filled = True
         elif is_or and missing is None and not _is_staleness_check(condition):
