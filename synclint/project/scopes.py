@@ -40,12 +40,8 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     fields that can hold nodes are read (see :func:`_node_fields`): the stdlib's
     generators, and looking at every field of every node, cost more than the walks
     built on them."""
-    node_type = type(node)
-    fields = _NODE_FIELDS.get(node_type)
-    if fields is None:
-        fields = _NODE_FIELDS[node_type] = _node_fields(node_type)
     found: list[ast.AST] = []
-    for name, many in fields:
+    for name, many in _NODE_FIELDS[type(node)]:
         value = getattr(node, name, None)
         if many is None:  # a field of unknown type: checked value by value
             if isinstance(value, list):
@@ -59,8 +55,16 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-#: Node type -> its fields that can hold nodes: (name, whether a list, or None: unknown).
-_NODE_FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+class _FieldTable(dict):
+    """Node type -> its fields that can hold nodes: (name, whether a list, or None: of
+    unknown type), read from the type on first use."""
+
+    def __missing__(self, node_type: type) -> tuple[tuple[str, bool | None], ...]:
+        fields = self[node_type] = _node_fields(node_type)
+        return fields
+
+
+_NODE_FIELDS = _FieldTable()
 #: ASDL types of fields that never hold a node (``expr_context``: the markers left out).
 _NOT_NODES = frozenset({"identifier", "string", "constant", "int", "expr_context"})
 _SIGNATURE = re.compile(r"\w+\((.*)\)")
@@ -90,11 +94,7 @@ def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
 def field_values(node: ast.AST) -> list[object]:
     """The values of ``node``'s fields that can hold nodes, in ``ast.iter_fields`` order
     (names, strings and numbers left out)."""
-    node_type = type(node)
-    fields = _NODE_FIELDS.get(node_type)
-    if fields is None:
-        fields = _NODE_FIELDS[node_type] = _node_fields(node_type)
-    return [getattr(node, name, None) for name, _many in fields]
+    return [getattr(node, name, None) for name, _many in _NODE_FIELDS[type(node)]]
 
 
 def all_nodes(node: ast.AST) -> list[ast.AST]:
