@@ -43,6 +43,7 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
+from synclint.project.scopes import child_nodes, walk_nodes
 from synclint.sources import source_lines
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -266,7 +267,7 @@ def _code_mentions(
     def named(identifier: str | None) -> bool:
         return bool(identifier) and (identifier in torch_names or any(t in identifier for t in name_tokens))
 
-    for node in ast.walk(statement):
+    for node in walk_nodes(statement):
         kind = type(node)
         if kind is ast.Name:
             if named(node.id):
@@ -319,7 +320,7 @@ def _module_bindings(statement: ast.stmt, text: str) -> set[str]:
             for case in node.cases:
                 bound.update(_bindings_anywhere(case.pattern))
         for target in targets:
-            bound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            bound.update(n.id for n in walk_nodes(target) if isinstance(n, ast.Name))
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(node, field, None)
             if isinstance(children, list):
@@ -346,7 +347,7 @@ def _bindings_anywhere(root: ast.AST) -> set[str]:
             continue
         if isinstance(node, _COMPREHENSIONS):
             # Only a walrus in a comprehension binds in the enclosing scope.
-            stack.extend(n for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+            stack.extend(n for n in walk_nodes(node) if isinstance(n, ast.NamedExpr))
             continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound.add(node.id)
@@ -360,7 +361,7 @@ def _bindings_anywhere(root: ast.AST) -> set[str]:
             bound.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return bound
 
 
@@ -376,7 +377,7 @@ def _evidence_receivers(statement: ast.stmt) -> set[str]:
             continue  # the evidence pass stops at nested definitions and lambdas
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name):
             found.add(node.value.id)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 

@@ -12,14 +12,13 @@ SL000 entry and the run goes on.
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from synclint.collector import collector_paused
 from synclint.config import Configuration, Settings
 from synclint.discovery import discover
 from synclint.finding import Finding, error_finding
@@ -185,7 +184,7 @@ def load_checker() -> None:
 def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> list[Finding]:
     """One file's findings, cold ones included; an unexpected exception becomes an SL000 entry."""
     try:
-        with _collector_paused():
+        with collector_paused():  # what a check allocates is freed by reference counting
             if path.endswith(".ipynb"):
                 from synclint.notebook import check_notebook_source
 
@@ -212,21 +211,3 @@ def check_source(
     from synclint.engine import check_source as check_module_source
 
     return check_module_source(source, path, settings, include_cold=include_cold)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while one file is checked.
-
-    A parse allocates ~40 container objects per source line, which sets off
-    collection after collection of trees that are freed by reference counting
-    anyway (libcst trees hold no cycles): ~10% of a cold run. What cycles the
-    analysis leaves are collected once collection is back on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

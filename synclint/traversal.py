@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from weakref import WeakKeyDictionary
 
 import libcst as cst
@@ -136,8 +137,8 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
         skip = _skip_by_visitor_class.get(key)
         if skip is None:
             skip = _skip_by_visitor_class[key] = skipped_types(visitor)
-    fields_by_type = _fields_by_type
     which = 1 if skip >= TRIVIA else 0  # every trivia type skipped: skip its fields too
+    readers = _readers[which]
     sequences = (tuple, list)
     default = _DEFAULT
 
@@ -165,32 +166,62 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset[type] | Non
         if hook is _UNSET:
             hook = hook_for(visits, "visit_", node_type)
         if hook is None or hook(visitor, current) is not False:
-            fields = fields_by_type.get(node_type, False)
-            if fields is False:
-                fields = child_fields(node_type)
-            if fields is None:
-                children: Iterable = current.children
+            reader = readers.get(node_type)
+            if reader is None:
+                reader = _reader(node_type, which)
+            # One C call reads every child field, in libcst's order.
+            get, count = reader
+            if count == 1:
+                values = (get(current),)  # ``attrgetter`` of one name gives the value itself
+            elif count:
+                values = get(current)
             else:
-                children = []
-                for name in fields[which]:
-                    value = getattr(current, name)
-                    if isinstance(value, sequences):
-                        children.extend(value)
-                    elif value is not None and value is not default:
-                        children.append(value)
-            for child in children:
-                if type(child) not in skip:
-                    visit(child)
+                values = ()
+            for value in values:
+                if isinstance(value, sequences):
+                    for child in value:
+                        if type(child) not in skip:
+                            visit(child)
+                elif value is not None and value is not default and type(value) not in skip:
+                    visit(value)
         hook = leaves.get(node_type, _UNSET)
         if hook is _UNSET:
             hook = hook_for(leaves, "leave_", node_type)
         if hook is not None:
             hook(visitor, current)
 
-    visit(node)
+    try:
+        visit(node)
+    finally:
+        # ``visit`` calls itself through its own closure cell: a reference cycle that
+        # would keep the visitor, and the whole tree it holds, alive until the cyclic
+        # collector ran (which the check pauses while a file is analysed: that
+        # collection then traversed every node of the file). Emptying the cell breaks it.
+        visit = None  # type: ignore[assignment]
 
 
 _UNSET = object()
+#: Per ``which`` (every child field, or the non-trivia ones): node type -> (a function
+#: reading those fields of a node, how many there are); see :func:`_reader`.
+_readers: tuple[dict[type, tuple], dict[type, tuple]] = ({}, {})
+
+
+def _reader(node_type: type, which: int) -> tuple:
+    """How :func:`walk` reads the children of a ``node_type`` node: ``attrgetter`` of
+    the fields (a tuple of their values, or the value itself for one field); without
+    libcst's source, ``node.children`` (as one sequence)."""
+    fields = child_fields(node_type)
+    if fields is None:
+        reader: tuple = (_children_property, 1)
+    else:
+        names = fields[which]
+        reader = (attrgetter(*names) if names else None, len(names))
+    _readers[which][node_type] = reader
+    return reader
+
+
+def _children_property(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    return tuple(node.children)
 # Per visitor class (weakly: rules define visitor classes inside functions):
 # node type -> the class's own hook function, or None.
 _hooks_by_class: WeakKeyDictionary[type, tuple[dict[type, object], dict[type, object]]] = WeakKeyDictionary()

@@ -188,6 +188,36 @@ def test_checking_a_file_leaves_the_garbage_collector_as_it_was(tmp_path):
         gc.enable()
 
 
+def test_a_check_leaves_no_cycle_holding_the_files_tree(tmp_path):
+    """A check runs with the cyclic collector paused: its tree must be freed by reference
+    counting, or the first collection afterwards traverses every node of it."""
+    import gc
+
+    import libcst
+
+    from synclint.runner import check_one
+
+    source = tmp_path / "model.py"
+    source.write_text(
+        "import torch\n\nclass Head(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.scale = 1.0\n\n    def forward(self, x):\n"
+        "        if self.scale > 0:\n            x = x * self.scale\n        return x.nonzero()\n",
+        encoding="utf-8",
+    )
+    settings = Settings(root=tmp_path)
+    assert [f.code for f in check_one(str(source), settings)] == ["SL101"]
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        check_one(str(source), settings)
+        gc.collect()
+        left_to_the_collector = [o for o in gc.garbage if isinstance(o, libcst.CSTNode)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left_to_the_collector == []
+
+
 def _cached_entry(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("import torch\ndef f(x: torch.Tensor):\n    idx = torch.nonzero(x)\n    return idx.item()\n")

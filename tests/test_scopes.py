@@ -6,7 +6,17 @@ import ast
 from pathlib import Path
 
 from synclint.project.argument_syncs import stable_parameters
-from synclint.project.scopes import NESTED_SCOPES, all_nodes, function_nodes, nested_scopes, own_nodes
+from synclint.project.scopes import (
+    NESTED_SCOPES,
+    _node_fields,
+    all_nodes,
+    child_nodes,
+    field_values,
+    function_nodes,
+    nested_scopes,
+    own_nodes,
+    walk_nodes,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,6 +106,39 @@ def test_all_nodes_is_ast_walk_without_context_markers():
     for tree in _trees():
         expected = [node for node in ast.walk(tree) if not isinstance(node, ast.expr_context)]
         assert all_nodes(tree) == expected
+
+
+def test_walk_nodes_is_ast_walk_without_context_markers():
+    for tree in _trees():
+        expected = [node for node in ast.walk(tree) if not isinstance(node, ast.expr_context)]
+        assert list(walk_nodes(tree)) == expected
+    walk = walk_nodes(ast.parse("f(x)\n"))
+    assert isinstance(next(walk), ast.Module) and isinstance(next(walk), ast.Expr)  # lazily, in order
+
+
+def _holds_nodes(value: object) -> bool:
+    """A node (not a ``Load``/``Store``/``Del`` marker), or a list holding one."""
+    if isinstance(value, list):
+        return any(isinstance(item, ast.AST) for item in value)
+    return isinstance(value, ast.AST) and not isinstance(value, ast.expr_context)
+
+
+def test_only_fields_that_never_hold_nodes_are_left_out():
+    for tree in _trees():
+        for node in ast.walk(tree):
+            expected = [value for _name, value in ast.iter_fields(node) if _holds_nodes(value)]
+            assert [value for value in field_values(node) if _holds_nodes(value)] == expected
+            assert child_nodes(node) == [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+
+
+def test_every_node_type_has_its_fields_read_from_its_signature():
+    """The fast path: CPython's ASDL signature of each node type (its docstring) names
+    its fields; a Python whose docstrings differ falls back to checking every value."""
+    for tree in _trees():
+        for node in ast.walk(tree):
+            assert all(many is not None for _name, many in _node_fields(type(node))), type(node).__name__
+    assert _node_fields(ast.Name) == ()  # ``id`` is an identifier, ``ctx`` a marker
+    assert _node_fields(ast.Call) == (("func", False), ("args", True), ("keywords", True))
 
 
 def test_stable_parameters_match_the_whole_function_walk():

@@ -12,6 +12,7 @@ a node is entered and left, and keeps
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -111,8 +112,11 @@ class FlowState:
         #: ``if torch.is_tensor(v): ... else: <here v is a Python value>``.
         self._python_narrowing: dict[int, str] = {}
         self.narrowed_python: list[str] = []
-        self.inference = KindInference(self)
-        self.devices = DeviceInference(self)
+        # The helpers see this state through weak proxies: with strong references back,
+        # state and helpers would form a cycle holding the whole libcst tree, which only
+        # the cyclic collector could free (a pass over every node of every file).
+        self.inference = KindInference(weakref.proxy(self))
+        self.devices = DeviceInference(weakref.proxy(self))
         self.scopes: list[Scope] = [
             Scope("module", "<module>", module, collect_evidence(module, imports))
         ]
@@ -937,6 +941,13 @@ class _NumberOrTensorAttributes(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # The method's locals, bound as the walk meets them (parameters stay unknown).
         self.flow.scopes = [*self.flow.scopes, Scope("function", node.name.value, node, {})]
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        # An expression holds no statement: the walk need not enter a simple statement's
+        # expressions (most of a class's nodes). ``leave_Assign`` still runs.
+        return False
+
+    visit_AugAssign = visit_AnnAssign = visit_Expr = visit_Return = visit_Assign
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.flow.scopes = self.flow.scopes[:-1]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from synclint.project.scopes import NESTED_SCOPES
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, walk_nodes
 
 #: Factories that build a tensor from Python data: host without ``device=``.
 _FACTORIES = frozenset(
@@ -145,7 +145,7 @@ class _Walker:
             self._bind(node.target, node.value)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             self.env[node.name] = None
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.stmt, ast.excepthandler)):
                 self._statement(child, returns)
 
@@ -162,7 +162,7 @@ class _Walker:
         self.env[target.id] = None if previous is None or found is None else previous | found
 
     def _unknown(self, target: ast.AST) -> None:
-        for node in ast.walk(target):
+        for node in walk_nodes(target):
             if isinstance(node, ast.Name):
                 self.env[node.id] = None
 

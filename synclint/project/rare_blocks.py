@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
-from synclint.project.scopes import NESTED_SCOPES, function_nodes, own_nodes
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, own_nodes, walk_nodes
 
 #: Calls that say the code runs under TorchScript or a tracer, not in an eager step
 #: (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, ``torchvision._is_tracing()``).
@@ -43,7 +43,7 @@ def _leaves(node: ast.AST) -> bool:
         return True
     if isinstance(node, NESTED_SCOPES):
         return False
-    return any(_leaves(child) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return any(_leaves(child) for child in child_nodes(node) if isinstance(child, ast.stmt))
 
 
 def handles_invalid_data(node: ast.If) -> bool:
@@ -53,7 +53,7 @@ def handles_invalid_data(node: ast.If) -> bool:
 
 
 def _checks_validity(test: ast.AST) -> bool:
-    for node in ast.walk(test):
+    for node in walk_nodes(test):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -94,14 +94,17 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
     clause must be a miss or a staleness check (``self.table.shape[1] != n``), since
     ``if self.x is None or self.training:`` runs on every training step.
     """
+    conditions = _conditions(test)
+    missing_entries = [_missing_entry(condition) for condition in conditions]
+    if all(missing is None for missing in missing_entries):
+        return False  # nothing said to be missing (most tests): the body need not be read
     pairs = _assignments(body)
     kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
     if not kept:
         return False
     is_or = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
     filled = False
-    for condition in _conditions(test):
-        missing = _missing_entry(condition)
+    for condition, missing in zip(conditions, missing_entries):
         if missing is not None and _fills(missing, pairs, kept, persistent):
             filled = True
         elif is_or and missing is None and not _is_staleness_check(condition):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection
 
-from synclint.project.scopes import function_nodes
+from synclint.project.scopes import function_nodes, walk_nodes
 
 #: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
 _HOST_FIELD = "batch_sizes"
@@ -37,7 +37,7 @@ def _last_name(node: ast.AST) -> str:
 
 
 def _names_packed(annotation: ast.AST | None) -> bool:
-    return annotation is not None and any(_last_name(n) == _PACKED_CLASS for n in ast.walk(annotation))
+    return annotation is not None and any(_last_name(n) == _PACKED_CLASS for n in walk_nodes(annotation))
 
 
 def packed_sequences(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -91,12 +91,12 @@ def host_names(
             for target in current.targets:
                 _record(target, current.value, packed, host_expression, verdicts)
         elif isinstance(current, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-            for leaf in ast.walk(current.target):
+            for leaf in walk_nodes(current.target):
                 if isinstance(leaf, ast.Name):
                     verdicts.setdefault(leaf.id, []).append(False)
         elif isinstance(current, (ast.With, ast.AsyncWith)):
             for item in current.items:
-                for leaf in ast.walk(item.optional_vars) if item.optional_vars is not None else ():
+                for leaf in walk_nodes(item.optional_vars) if item.optional_vars is not None else ():
                     if isinstance(leaf, ast.Name):
                         verdicts.setdefault(leaf.id, []).append(False)
     return {
@@ -119,7 +119,7 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
             isinstance(value, ast.Name) and value.id in packed and len(target.elts) == _PACKED_FIELDS
         )
         for position, element in enumerate(target.elts):
-            for leaf in ast.walk(element):
+            for leaf in walk_nodes(element):
                 if isinstance(leaf, ast.Name):
                     host = unpacks_packed and position == _HOST_FIELD_POSITION and leaf is element
                     verdicts.setdefault(leaf.id, []).append(host)

@@ -4,6 +4,8 @@ nested in it, which run at another time (or never) and bind their own names."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
 #: Nodes that open a scope of their own.
@@ -34,16 +36,65 @@ def own_nodes(body: list[ast.stmt], nested: list[ast.AST] | None = None) -> list
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes(node)`` as a list, without the ``Load``/``Store``/``Del``
-    markers (leaves no one looks for: their ``ctx`` field is read instead). Read from the
-    fields directly: the stdlib's generators cost more than the walks built on them."""
+    markers (leaves no one looks for: their ``ctx`` field is read instead). Only the
+    fields that can hold nodes are read (see :func:`_node_fields`): the stdlib's
+    generators, and looking at every field of every node, cost more than the walks
+    built on them."""
     found: list[ast.AST] = []
-    for name in node._fields:
+    for name, many in _NODE_FIELDS[type(node)]:
         value = getattr(node, name, None)
-        if isinstance(value, list):
-            found.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+        if many is None:  # a field of unknown type: checked value by value
+            if isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+                found.append(value)
+        elif many:
+            found.extend(filter(None, value or ()))  # nodes are always true; ``None`` holes are not
+        elif value is not None:
             found.append(value)
     return found
+
+
+class _FieldTable(dict):
+    """Node type -> its fields that can hold nodes: (name, whether a list, or None: of
+    unknown type), read from the type on first use."""
+
+    def __missing__(self, node_type: type) -> tuple[tuple[str, bool | None], ...]:
+        fields = self[node_type] = _node_fields(node_type)
+        return fields
+
+
+_NODE_FIELDS = _FieldTable()
+#: ASDL types of fields that never hold a node (``expr_context``: the markers left out).
+_NOT_NODES = frozenset({"identifier", "string", "constant", "int", "expr_context"})
+_SIGNATURE = re.compile(r"\w+\((.*)\)")
+
+
+def _node_fields(node_type: type) -> tuple[tuple[str, bool | None], ...]:
+    """The fields of ``node_type`` that can hold nodes, from the ASDL signature CPython
+    gives as the class's docstring (``Call(expr func, expr* args, keyword* keywords)``);
+    every field, of unknown type, when the signature does not match the fields."""
+    match = _SIGNATURE.fullmatch(node_type.__doc__ or "")
+    declared = [part.rsplit(" ", 1) for part in match.group(1).split(", ")] if match and match.group(1) else []
+    if [name for _kind, name in declared] != list(node_type._fields):
+        return tuple((name, None) for name in node_type._fields)
+    return tuple((name, kind.endswith("*")) for kind, name in declared if kind.rstrip("*?") not in _NOT_NODES)
+
+
+def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk(node)`` (breadth first, nested scopes included) without the
+    ``Load``/``Store``/``Del`` markers, lazily: a search that stops at its first match
+    reads no further."""
+    found = [node]
+    for current in found:  # grows as it goes: a queue
+        yield current
+        found.extend(child_nodes(current))
+
+
+def field_values(node: ast.AST) -> list[object]:
+    """The values of ``node``'s fields that can hold nodes, in ``ast.iter_fields`` order
+    (names, strings and numbers left out)."""
+    return [getattr(node, name, None) for name, _many in _NODE_FIELDS[type(node)]]
 
 
 def all_nodes(node: ast.AST) -> list[ast.AST]:

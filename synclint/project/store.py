@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from stat import S_ISREG
 
+from synclint.collector import collector_paused
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_shallow, natural_root, project_files, project_root
@@ -177,7 +178,8 @@ def _summarize_bytes(data: bytes) -> FileSummary:
         text = data.decode(encoding)
     except (SyntaxError, UnicodeDecodeError, LookupError):  # the check reports it; the index skips it
         return _EMPTY
-    return summarize(text) or _EMPTY
+    with collector_paused():  # the file's ``ast`` tree is freed by reference counting
+        return summarize(text) or _EMPTY
 
 
 def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:

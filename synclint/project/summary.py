@@ -36,7 +36,7 @@ from synclint.project.rare_blocks import (
     root_name,
     tracing_only,
 )
-from synclint.project.scopes import all_nodes, child_nodes, function_nodes
+from synclint.project.scopes import all_nodes, child_nodes, field_values, function_nodes, walk_nodes
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 10
@@ -249,7 +249,7 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
 def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
     """The loader a ``while`` loop draws its batches from with ``next(it)``
     (``it = iter(loader)``; ``while True: batch = next(it)``), or None."""
-    for node in ast.walk(loop):
+    for node in walk_nodes(loop):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -272,7 +272,7 @@ _STEP_COUNTER = re.compile(
 def _is_periodic_guard(test: ast.AST) -> bool:
     """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
     (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
-    for node in ast.walk(test):
+    for node in walk_nodes(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             counter = (dotted(node.left) or "").rsplit(".", 1)[-1]
             if _STEP_COUNTER.search(counter):
@@ -656,7 +656,7 @@ class _CallWalker:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.loaders.add(target.id)
-        for field_name, value in ast.iter_fields(node):
+        for value in field_values(node):
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
                     self._statements(value, depth + 1)
@@ -830,7 +830,7 @@ def _returns_input_unchanged(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bo
                 else [current.target]
             )
             for target in targets:
-                for leaf in ast.walk(target) if target is not None else ():
+                for leaf in walk_nodes(target) if target is not None else ():
                     if isinstance(leaf, ast.Name) and leaf.id == first:
                         return False  # rebound: what is returned is not the input
                     if isinstance(leaf, ast.Subscript) and (dotted(leaf.value) or "") == first:
