@@ -50,7 +50,7 @@ ENV_CACHE_DIR = "SYNCLINT_CACHE_DIR"
 ENV_SOURCE_DIR = "SYNCLINT_OPS_SOURCE_DIR"
 
 _HEADERS = ("giou.h", "giou_host.h")
-_SOURCES = {"cpu": ("giou.cpp",), "cuda": ("giou_cuda.cu",)}
+_SOURCES = {"cpu": ("giou.cpp", "giou_eager.cpp"), "cuda": ("giou_cuda.cu",)}
 # -fopenmp-simd honours the kernels' `omp simd` loops without linking OpenMP;
 # -fno-trapping-math lets GCC if-convert (and so vectorise) the per-box math.
 # Neither changes a result: the kernels never rely on floating-point traps.

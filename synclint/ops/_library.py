@@ -20,11 +20,17 @@ C++/CUDA libraries (``cuda_ext/``) only add device kernels to these schemas.
 * ``synclint::giou_loss_scale_grad_(d_box!, grad)`` (a CPU kernel only):
   ``d_box *= grad`` in place, nothing at all when ``grad`` is 1; the eager
   path's backward.
+* ``synclint::giou_loss_eager(pred, target, valid?, counts?, reduction, eps)
+  -> loss`` (an AutogradCPU kernel only, ``cuda_ext/giou_eager.cpp``): the
+  eager CPU path, the loss with a C++ autograd node over the operators above.
+* ``synclint::giou_loss_differentiable_backward(grad, pred, target, valid?,
+  counts?, reduction, eps, output_mask) -> (grad_pred, grad_target)`` (a
+  Python ``CompositeImplicitAutograd`` kernel): the gradient as a composite
+  of differentiable ops, which that node calls under ``create_graph=True``.
 
 ``torch.compile`` sees ``giou_loss_forward`` with its registered autograd
 (:func:`register_autograd`); eager CPU calls that need a gradient go through
-:class:`EagerGIoULoss`, a plain ``autograd.Function`` over the fused forward
-(see :func:`eager_loss`).
+``giou_loss_eager`` (see :func:`eager_loss`).
 
 Registration is lazy (:func:`ensure_registered`, run before a kernel library
 is loaded): importing ``synclint.ops`` must stay cheap, and the fake-tensor
@@ -42,7 +48,14 @@ from synclint.ops._checks import check_inputs
 from synclint.ops.reference import giou_loss_reference
 
 NAMESPACE = "synclint"
-_OPS = ("giou_loss_forward", "giou_loss_backward", "giou_loss_forward_grad", "giou_loss_scale_grad_")
+_OPS = (
+    "giou_loss_forward",
+    "giou_loss_backward",
+    "giou_loss_forward_grad",
+    "giou_loss_scale_grad_",
+    "giou_loss_eager",
+    "giou_loss_differentiable_backward",
+)
 
 _library: torch.library.Library | None = None
 _lock = threading.Lock()
@@ -71,6 +84,15 @@ def ensure_registered() -> None:
             "str reduction, float eps, bool[2] output_mask) -> (Tensor, Tensor, Tensor, Tensor)"
         )
         lib.define("giou_loss_scale_grad_(Tensor(a!) d_box, Tensor grad) -> ()")
+        lib.define(
+            "giou_loss_eager(Tensor pred, Tensor target, Tensor? valid, Tensor? counts, str reduction, "
+            "float eps) -> Tensor"
+        )
+        lib.define(
+            "giou_loss_differentiable_backward(Tensor grad, Tensor pred, Tensor target, Tensor? valid, "
+            "Tensor? counts, str reduction, float eps, bool[2] output_mask) -> (Tensor, Tensor)"
+        )
+        lib.impl("giou_loss_differentiable_backward", _differentiable_backward, "CompositeImplicitAutograd")
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward", _forward_fake, lib=lib)
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_forward_grad", _forward_grad_fake, lib=lib)
         torch.library.register_fake(f"{NAMESPACE}::giou_loss_backward", _backward_fake, lib=lib)
@@ -165,8 +187,7 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, grad_loss, _grad_num_valid):
-    # (EagerGIoULoss saves two more tensors after these five.)
-    pred, target, valid, counts, num_valid, *_ = ctx.saved_tensors
+    pred, target, valid, counts, num_valid = ctx.saved_tensors
     need_pred, need_target = ctx.needs_input_grad[:2]
     if grad_loss is None:  # the loss did not reach what is differentiated
         return None, None, None, None, None, None
@@ -216,15 +237,25 @@ def _differentiable_grads(
     return grad_pred, grad_target
 
 
+def _differentiable_backward(grad, pred, target, valid, counts, reduction, eps, output_mask):
+    # giou_loss_differentiable_backward: the eager path's C++ node calls it
+    # under create_graph=True. A gradient not asked for comes back empty.
+    need_pred, need_target = output_mask
+    grads = _differentiable_grads(grad, pred, target, valid, counts, reduction, eps, need_pred, need_target)
+    return tuple(g if g is not None else box.new_empty(0) for g, box in zip(grads, (pred, target)))
+
+
 # ------------------------------------------------------------ eager CPU path
 # Outside torch.compile, a CPU call that needs a gradient skips the
-# torch.library autograd wrapper (about 0.06-0.25 ms of Python per
-# forward+backward, serial, so it also caps the gain from threads) and, for
-# "mean" and "sum", runs the fused forward: one pass computes the loss and its
-# gradient w.r.t. the boxes, and the backward hands that gradient over (no
+# torch.library autograd wrapper and any Python autograd.Function: one call
+# of giou_loss_eager, whose C++ autograd node (cuda_ext/giou_eager.cpp) runs,
+# for "mean" and "sum", the fused forward (one pass computes the loss and its
+# gradient w.r.t. the boxes) and hands that gradient over in the backward (no
 # copy), scaled in place by the upstream gradient unless that is 1 (no pass
-# at all: a plain `loss.backward()`). Under create_graph=True the backward is
-# the same differentiable composite as the registered one.
+# at all: a plain `loss.backward()`). What a Python autograd.Function costs
+# (its apply and its Python backward, 0.04-0.05 ms per forward+backward on
+# caches the kernel has just streamed through) is serial, so it also capped
+# the gain from threads.
 
 
 def eager_loss(
@@ -232,51 +263,5 @@ def eager_loss(
 ) -> Tensor:
     """The loss on CPU in eager mode (checked inputs, a loaded kernel)."""
     if torch.is_grad_enabled() and (pred.requires_grad or target.requires_grad):
-        return EagerGIoULoss.apply(pred, target, valid, counts, reduction, eps)
+        return torch.ops.synclint.giou_loss_eager(pred, target, valid, counts, reduction, eps)
     return torch.ops.synclint.giou_loss_forward(pred, target, valid, counts, reduction, eps)[0]
-
-
-class EagerGIoULoss(torch.autograd.Function):
-    """``giou_loss_forward`` (or the fused forward+gradient) with its backward, for eager CPU calls."""
-
-    @staticmethod
-    def forward(ctx, pred, target, valid, counts, reduction, eps):
-        ctx.reduction, ctx.eps = reduction, eps
-        ctx.fused = reduction != "none"  # "none": the per-box upstream gradient is needed first
-        if ctx.fused:
-            loss, num_valid, *d_boxes = _fused_forward(ctx, pred, target, valid, counts)
-            # Plain attributes, not saved tensors: the backward gives them
-            # away as the gradients (autograd then keeps them without a copy).
-            ctx.d_boxes = d_boxes
-        else:
-            loss, num_valid = torch.ops.synclint.giou_loss_forward(pred, target, valid, counts, reduction, eps)
-        ctx.save_for_backward(pred, target, valid, counts, num_valid)
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad_loss):
-        if not ctx.fused or torch.is_grad_enabled():  # the registered formula (composite under create_graph)
-            return _backward(ctx, grad_loss, None)
-        d_boxes = ctx.d_boxes
-        if d_boxes is None:  # a second backward through a retained graph: the same pass again
-            pred, target, valid, counts, _num_valid = ctx.saved_tensors
-            _, _, *d_boxes = _fused_forward(ctx, pred, target, valid, counts)
-        ctx.d_boxes = None  # handed over below, possibly scaled in place
-        return (
-            *(_scaled(d_box, grad_loss) if need else None for d_box, need in zip(d_boxes, ctx.needs_input_grad[:2])),
-            None, None, None, None,
-        )
-
-
-def _fused_forward(ctx, pred, target, valid, counts):
-    need = [bool(x) for x in ctx.needs_input_grad[:2]]
-    return torch.ops.synclint.giou_loss_forward_grad(pred, target, valid, counts, ctx.reduction, ctx.eps, need)
-
-
-def _scaled(d_box: Tensor, grad_loss: Tensor) -> Tensor:
-    """``grad_loss * d_box`` in ``grad_loss``'s dtype, in place where the dtypes agree."""
-    if d_box.dtype == grad_loss.dtype:
-        torch.ops.synclint.giou_loss_scale_grad_(d_box, grad_loss)
-        return d_box
-    # fp16/bf16 boxes: the gradient was computed in float32; one rounding, in one pass.
-    return torch.mul(d_box, grad_loss, out=torch.empty_like(d_box, dtype=grad_loss.dtype))
