@@ -63,15 +63,22 @@ class Directive:
     synclint: bool
 
 
+def _tokens(source: str) -> list[tokenize.TokenInfo] | None:
+    """The tokens of ``source``, None when it does not tokenize. ``newline=None``: lines end
+    at ``\r\n``, ``\r`` or ``\n``, as Python (and every finding's line number) counts them;
+    a file of lone ``\r`` is not one long line."""
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
 def directives(source: str) -> list[Directive]:
     """Every suppression comment of ``source``, in order."""
     if "synclint" not in source and "noqa" not in source:
         return []
-    try:
-        # ``newline=None``: lines end at ``\r\n``, ``\r`` or ``\n``, as Python (and every
-        # finding's line number) counts them; a file of lone ``\r`` is not one long line.
-        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    tokens = _tokens(source)
+    if tokens is None:
         return []
     found = []
     for token in tokens:
@@ -183,11 +190,8 @@ def unused_message(unused: list[str], unknown: list[str], synclint: bool) -> str
 def _comment_lines(source: str) -> set[int] | None:
     """Lines whose end is code, where a trailing comment can go (not inside a string,
     not after a backslash continuation); None when the source does not tokenize."""
-    try:
-        # ``newline=None``: lines end at ``\r\n``, ``\r`` or ``\n``, as Python (and every
-        # finding's line number) counts them; a file of lone ``\r`` is not one long line.
-        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    tokens = _tokens(source)
+    if tokens is None:
         return None
     ok: set[int] = set()
     for token in tokens:
