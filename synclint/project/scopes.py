@@ -100,10 +100,7 @@ def field_values(node: ast.AST) -> list[object]:
 def all_nodes(node: ast.AST) -> list[ast.AST]:
     """``ast.walk(node)`` (breadth first, nested scopes included) as a list, without the
     ``Load``/``Store``/``Del`` markers."""
-    found = [node]
-    for current in found:  # grows as it goes: a queue
-        found.extend(child_nodes(current))
-    return found
+    return list(walk_nodes(node))
 
 
 def function_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[ast.AST, ...]:
