@@ -35,9 +35,9 @@ from synclint.project import (
     is_type_stub,
 )
 from synclint.pruning import Pruned, prune, statement_tokens
-from synclint.sources import source_lines
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
+from synclint.sources import source_lines
 from synclint.suppression import audited, audits_suppressions, is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 

@@ -222,6 +222,8 @@ def _reader(node_type: type, which: int) -> tuple:
 
 def _children_property(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return tuple(node.children)
+
+
 # Per visitor class (weakly: rules define visitor classes inside functions):
 # node type -> the class's own hook function, or None.
 _hooks_by_class: WeakKeyDictionary[type, tuple[dict[type, object], dict[type, object]]] = WeakKeyDictionary()

@@ -52,7 +52,8 @@ class FileFacts:
     #: function: locals (``batch_sizes`` of a ``PackedSequence``) and parameters every
     #: project call site passes one.
     host_names: frozenset[tuple[str, str]] = frozenset()
-    #: Why the whole file is cold (test, benchmark or export code, from its path), or None.
+    #: Why the whole file is cold (a type stub, test, benchmark or export code, from its
+    #: path), or None.
     file_cold: str | None = None
 
     def function_context(self, qualname: str) -> Context:
