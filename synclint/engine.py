@@ -22,12 +22,13 @@ from pathlib import Path
 import libcst as cst
 
 from synclint.analysis.flow import FlowState
-from synclint.analysis.imports import ImportMap, collect_imports
+from synclint.analysis.imports import ImportMap, collect_imports, imports_from_tree
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
 from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
+from synclint.hidden_code import blank_hidden_functions
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
 from synclint.project import (
@@ -231,13 +232,19 @@ def check_module(
 
 
 def _check_text(
-    text: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None = None
+    text: str, path: str, rules: Sequence[type[Rule]], facts: FileFacts | None = None, skip_hidden: bool = False
 ) -> list[Finding]:
-    """Parse and check ``text``, leaving out the statements no rule can report on."""
+    """Parse and check ``text``, leaving out the statements no rule can report on and,
+    with ``skip_hidden``, the functions whose findings would all be hidden."""
     tree = _guard(text)
     if facts is None:  # no project around it: the file is its own project
         facts = facts_for_source(text, path, tree)
-    pruned = prune(text, tree, statement_tokens(tuple(rules))) if tree is not None else None
+    parsed, parsed_tree, imports = text, tree, None
+    blanked = blank_hidden_functions(text, tree, facts, tuple(rules)) if skip_hidden and tree is not None else None
+    if blanked is not None:
+        parsed, parsed_tree = blanked
+        imports = imports_from_tree(tree)  # resolved module-wide: a left-out function's imports count
+    pruned = prune(parsed, parsed_tree, statement_tokens(tuple(rules)), imports) if parsed_tree is not None else None
     if pruned is not None:
         try:
             module = _parse_guarded(pruned.source)
@@ -247,7 +254,8 @@ def _check_text(
             findings = _check_parsed(module, text, path, rules, pruned.source, pruned.tree, pruned, facts)
             if findings is not None:
                 return findings
-    return _check_parsed(_parse_guarded(text), text, path, rules, text, tree, facts=facts)  # type: ignore[return-value]
+    module = _parse_guarded(parsed)
+    return _check_parsed(module, text, path, rules, parsed, parsed_tree, facts=facts, imports=imports)  # type: ignore[return-value]
 
 
 def _check_parsed(
@@ -259,12 +267,14 @@ def _check_parsed(
     tree: ast.Module | None = None,
     pruned: Pruned | None = None,
     facts: FileFacts | None = None,
+    imports: ImportMap | None = None,
 ) -> list[Finding] | None:
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
-    top-level statements blanked when ``pruned``); None when the pruning was not exact."""
+    top-level statements blanked when ``pruned``, hidden functions when ``imports``
+    are given: those of all of ``source``); None when the pruning was not exact."""
     facts = facts or FileFacts()
     context, reports = analyse(
-        module, source, path, rules, tree, pruned.imports if pruned is not None else None, facts, include_cold=True
+        module, source, path, rules, tree, pruned.imports if pruned is not None else imports, facts, include_cold=True
     )
     if pruned is not None and not (
         pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
@@ -427,7 +437,7 @@ def check_source(
 
 
 def _check_source(
-    source: str | bytes, path: str, settings: Settings | None, facts: FileFacts | None
+    source: str | bytes, path: str, settings: Settings | None, facts: FileFacts | None, skip_hidden: bool = False
 ) -> list[Finding]:
     try:
         text = decode_source(source) if isinstance(source, bytes) else source
@@ -440,7 +450,7 @@ def _check_source(
             return audited(text, path, settings, check)
         if can_skip(text, rules):
             return []
-        return _check_text(text, path, rules, facts)
+        return _check_text(text, path, rules, facts, skip_hidden)
     except SourceError as error:
         return [error_finding(path, str(error), error.line, error.column)]
     except RecursionError:  # nesting the parser accepted but the analysis cannot walk
@@ -460,10 +470,16 @@ def _too_large(path: str, message: str, facts: FileFacts | None) -> Finding:
 
 
 def check_file(
-    path: str | Path, settings: Settings | None = None, facts: FileFacts | None = None, include_cold: bool = False
+    path: str | Path,
+    settings: Settings | None = None,
+    facts: FileFacts | None = None,
+    include_cold: bool = False,
+    skip_hidden: bool = False,
 ) -> list[Finding]:
     """Findings for one Python file (cold ones only with ``include_cold``);
-    unreadable or unparsable files yield one SL000 entry."""
+    unreadable or unparsable files yield one SL000 entry. ``skip_hidden``: leave out
+    of the analysis the functions whose findings would all be hidden (a default run's
+    results, not ``--include-cold``'s)."""
     from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, SourceTooLarge, message_of, read_source
 
     path = Path(path)
@@ -476,4 +492,4 @@ def check_file(
         return [error_finding(str(path), message_of(error))]
     if not data.strip():
         return []
-    return visible(_check_source(data, str(path), settings, facts), include_cold)
+    return visible(_check_source(data, str(path), settings, facts, skip_hidden), include_cold)

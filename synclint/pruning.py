@@ -101,10 +101,13 @@ def statement_tokens(rules: tuple[type, ...]) -> frozenset[str] | None:
     return tokens | {f".{method}" for method in methods}
 
 
-def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Pruned | None:
+def prune(
+    source: str, tree: ast.Module, tokens: frozenset[str] | None, imports: ImportMap | None = None
+) -> Pruned | None:
     """The pruned source, or None when nothing worth the trouble can be dropped.
 
-    ``tokens``: :func:`statement_tokens` of the enabled rules.
+    ``tokens``: :func:`statement_tokens` of the enabled rules; ``imports``: the module's
+    import map, when ``source`` is a part of the module (hidden functions blanked).
     """
     if tokens is None or len(tree.body) < 2:
         return None
@@ -114,7 +117,8 @@ def prune(source: str, tree: ast.Module, tokens: frozenset[str] | None) -> Prune
     if not _spans_are_whole_lines(spans, len(lines)):
         return None
     texts = ["".join(lines[start - 1 : end]) for start, end in spans]
-    imports = imports_from_tree(tree)  # the map the analysis resolves names with
+    if imports is None:
+        imports = imports_from_tree(tree)  # the map the analysis resolves names with
     if any(local.startswith("*") and _is_torch(full) for local, full in imports.aliases.items()):
         return None  # ``from torch import *``: any bare name may be torch
     torch_names = {local for local, full in imports.aliases.items() if _is_torch(full)}

@@ -78,6 +78,9 @@ def lint_files(
         return caches[id(own)]
 
     facts = _project_facts(files, options)
+    # Without --include-cold, functions whose findings would all be hidden are left out of
+    # the analysis: such results lack hidden findings, so they are cached apart.
+    skip_hidden = not options.include_cold
     # (path, its settings, cache key, project facts) of each file to analyse
     pending: list[tuple[str, Settings, str | None, FileFacts | None]] = []
     for file in files:
@@ -88,6 +91,8 @@ def lint_files(
         digest = _digest(file, own) if cache is not None else None
         if digest is not None and file_facts is not None:
             digest = f"{digest}|{file_facts.digest}"  # what the rest of the project says counts too
+        if digest is not None and skip_hidden:
+            digest = f"{digest}|shown"
         cached = cache.get(path, digest) if cache is not None and digest is not None else None
         if cached is not None:
             findings.extend(cached)
@@ -101,7 +106,8 @@ def lint_files(
         if options.progress is not None:
             options.progress(done, len(files))
 
-    results = _check_all([(path, own, file_facts) for path, own, _, file_facts in pending], options.jobs, one_done)
+    work = [(path, own, file_facts, skip_hidden) for path, own, _, file_facts in pending]
+    results = _check_all(work, options.jobs, one_done)
     for (path, own, digest, _facts), result in zip(pending, results):
         findings.extend(result)
         cache = cache_for(own)
@@ -155,10 +161,12 @@ def default_jobs() -> int:
 
 
 def _check_all(
-    work: list[tuple[str, Settings, FileFacts | None]], jobs: int | None, one_done: Callable[[], None] | None = None
+    work: list[tuple[str, Settings, FileFacts | None, bool]],
+    jobs: int | None,
+    one_done: Callable[[], None] | None = None,
 ) -> list[list[Finding]]:
-    """Findings per (path, settings, facts) (cold ones included), in the order of ``work``;
-    ``one_done()`` after each file."""
+    """Findings per (path, settings, facts, skip_hidden) (cold ones included, hidden
+    functions' unless ``skip_hidden``), in the order of ``work``; ``one_done()`` after each file."""
     jobs = min(jobs or default_jobs(), len(work))
     if jobs <= 1:
         results = []
@@ -181,8 +189,11 @@ def load_checker() -> None:
     import synclint.fixers.registry  # noqa: F401
 
 
-def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> list[Finding]:
-    """One file's findings, cold ones included; an unexpected exception becomes an SL000 entry."""
+def check_one(
+    path: str, settings: Settings, facts: FileFacts | None = None, skip_hidden: bool = False
+) -> list[Finding]:
+    """One file's findings, cold ones included (but for the functions whose findings would
+    all be hidden, with ``skip_hidden``); an unexpected exception becomes an SL000 entry."""
     try:
         with collector_paused():  # what a check allocates is freed by reference counting
             if path.endswith(".ipynb"):
@@ -192,7 +203,7 @@ def check_one(path: str, settings: Settings, facts: FileFacts | None = None) -> 
                 return check_notebook_source(data, path, settings, include_cold=True)
             from synclint.engine import check_file
 
-            return check_file(path, settings, facts, include_cold=True)
+            return check_file(path, settings, facts, include_cold=True, skip_hidden=skip_hidden)
     except OSError as error:
         return [error_finding(path, f"cannot read: {error.strerror or error}")]
     except Exception as error:  # a bug in synclint must not stop the run

@@ -53,3 +53,11 @@ def test_the_analysis_imports_neither_rules_nor_engine_nor_fixes():
 def test_rules_and_engine_import_neither_the_fix_loop_nor_the_notebook_adapter(folder):
     above = ("synclint.fixers.apply", "synclint.notebook", "synclint.runner", "synclint.cli", "synclint.reporters")
     assert [(f, n) for f, n in _imported_by(folder) if n.startswith(above)] == []
+
+
+@pytest.mark.parametrize("module", ["prefilter", "pruning", "hidden_code"])
+def test_what_the_engine_leaves_out_is_decided_below_the_rules(module):
+    # They read the rules they are given (tokens, hot_path_only), never import them.
+    above = ("synclint.rules", "synclint.engine", "synclint.fixers", "synclint.reporters", "synclint.notebook",
+             "synclint.runner", "synclint.cli")
+    assert [(f, n) for f, n in _imported_by(module) if n.startswith(above)] == []

@@ -25,17 +25,13 @@ from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
+from synclint.analysis.step_names import LOSS_NAME, STEP_NAME
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.project.rare_blocks import TRACING_CHECK
 from synclint.traversal import walk
 
 _COLLATE_NAME = re.compile(r"collate", re.IGNORECASE)
-_LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
-_STEP_NAME = re.compile(
-    r"^(training_step|train_step|train_one_epoch|train_epoch|step|validation_step|"
-    r"compute_loss|fit_one_batch|run_step|train_batch|eval_batch)$"
-)
 
 
 _TENSOR_SEQUENCE_ANNOTATION = re.compile(
@@ -224,10 +220,10 @@ class FlowState:
         cls = self.class_name or ""
         if function.name == "forward":
             return f"`{cls}.forward`" if cls else "`forward`"
-        if _LOSS_NAME.search(function.name) or _LOSS_NAME.search(cls):
+        if LOSS_NAME.search(function.name) or LOSS_NAME.search(cls):
             label = f"{cls}.{function.name}" if cls else function.name
             return f"loss `{label}`"
-        if _STEP_NAME.match(function.name):
+        if STEP_NAME.match(function.name):
             return f"training step `{function.name}`"
         return None
 

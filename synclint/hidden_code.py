@@ -1,0 +1,317 @@
+"""Leave out of the libcst parse the functions whose every finding would be hidden.
+
+A default ``check`` (no ``--include-cold``) shows no finding in cold code, nor,
+in a project whose steps the index found, in code that nothing reaches from
+them (see docs/faq.md). In a library that is most of the code: constructors,
+``reset_parameters``, ``extra_repr``, helpers that only tests or export code
+call. libcst's parser and the analysis are most of a cold run, so such
+functions are blanked before the parse, as :mod:`synclint.pruning` blanks
+top-level statements: line numbers, columns and the kept code do not move.
+
+A function defined at module level or in a class body (at any depth of
+classes) is **left out** when all of these hold:
+
+* **Its findings would be hidden.** The index gives it, and every function
+  nested in it, a cold context, or no context at all (unreached, in a project
+  the index saw whole) while it is not named like a step (``forward``, a
+  loss, ``training_step``: such code is shown even when unreached); and no
+  loop over batches inside it is hot.
+* **None would be shown for its own sake.** Its code mentions no accelerator
+  (a ``device=`` keyword, ``.cuda()``, ``"cuda:0"``, ``current_device``;
+  ``xpu``, ``npu`` and ``mps`` alike), nor a module-level name bound by a
+  statement that does: an op that syncs on every call is shown anywhere when
+  what it reads is visibly made on one. Nor does it hold a token of a rule
+  whose findings are shown in any context (an unpinned ``DataLoader``).
+* **Kept code learns nothing from it.** It declares no ``global`` or
+  ``nonlocal``. It binds no name that module-level code binds (fixes prove a
+  module-level name from all of its bindings in the module), and at module
+  level it is not named like an import (fixes decline on ``def torch``). No
+  attribute it binds on ``self`` (or registers as a buffer or parameter) is
+  named in kept code: a class's attribute kinds come from all of its
+  methods. And when it returns a value or annotates its return, kept code
+  never calls its name: what a function returns is known to its later
+  callers in the file.
+
+"Kept code" is every line not left out, closed transitively: a function that
+fails the last test stays, and what it names counts too. A class body left
+with no statement gets a ``pass`` in place of the first method left out.
+
+With ``--include-cold`` nothing is left out, and results of the two kinds of
+run are cached apart (``runner``). ``tests/test_hidden_code.py`` checks each
+condition both ways, and that the shown findings on every rule example and
+``examples/`` are the same with and without.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from synclint.analysis.step_names import names_a_step
+from synclint.project.facts import FileFacts
+from synclint.project.hotness import HOT
+from synclint.project.scopes import walk_nodes
+from synclint.sources import source_lines
+
+#: What code that makes or names a tensor or device on an accelerator must hold (see
+#: ``DeviceInference.made_on_accelerator``): a ``device=`` keyword, ``.cuda()``-style moves,
+#: ``"cuda:0"``-style strings, ``torch.cuda.current_device()``.
+_ACCELERATOR = re.compile(r"\b(?:cuda|xpu|npu|mps)|current_device|device\s*=(?!=)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_REGISTERS = frozenset({"register_buffer", "register_parameter"})
+
+
+@dataclass
+class _Candidate:
+    """A function that may be left out, and what kept code must not depend on."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    start: int  # first line (its first decorator's)
+    end: int
+    indent: str
+    text: str
+    #: attributes it binds on ``self`` or registers
+    attributes: set[str]
+    returns_value: bool
+    #: its class (which needs a ``pass`` if it loses every statement), or None
+    owner: ast.ClassDef | None
+
+
+def blank_hidden_functions(
+    source: str, tree: ast.Module, facts: FileFacts, rules: tuple[type, ...]
+) -> tuple[str, ast.Module] | None:
+    """``source`` with the hidden functions blanked, and its stdlib tree; None when
+    nothing is left out. ``tree``: the stdlib tree of ``source``; ``rules``: the enabled rules.
+    """
+    tokens = shown_anywhere_tokens(rules)
+    if tokens is None or not facts.whole_project or facts.file_cold is not None:
+        return None  # unreached code is shown; a cold file is left to the other checks
+    lines = source_lines(source, keepends=True)
+    module = _module_names(tree, lines)
+    candidates = [
+        candidate
+        for node, cls, owner in _definitions(tree.body, None, None)
+        if (candidate := _candidate(node, cls, owner, lines, facts, tokens, module)) is not None
+    ]
+    dropped = _close_over_kept_code(candidates, lines)
+    if not dropped:
+        return None
+    blanked = list(lines)
+    padded: set[int] = set()  # candidates whose first line holds the ``pass`` of an emptied class
+    for candidate in dropped:
+        for number in range(candidate.start - 1, candidate.end):
+            line = blanked[number]
+            blanked[number] = line[len(line.rstrip("\r\n")) :]
+    emptied = {id(c.owner) for c in dropped if c.owner is not None and _emptied(c.owner, dropped)}
+    for candidate in dropped:
+        if id(candidate.owner) in emptied:
+            emptied.discard(id(candidate.owner))
+            padded.add(id(candidate))
+            line = blanked[candidate.start - 1]
+            blanked[candidate.start - 1] = f"{candidate.indent}pass{line}"
+    return "".join(blanked), _tree_without(tree, dropped, padded)
+
+
+def _definitions(body: list[ast.stmt], cls: str | None, owner: ast.ClassDef | None) -> Iterator[tuple]:
+    """(function, its class's name, its class) at module level and in class bodies."""
+    for statement in body:
+        if isinstance(statement, _FUNCTIONS):
+            yield statement, cls, owner
+        elif isinstance(statement, ast.ClassDef):
+            yield from _definitions(statement.body, statement.name, statement)
+
+
+def _candidate(
+    node, cls: str | None, owner, lines: list[str], facts: FileFacts, tokens: frozenset[str], module: _ModuleNames
+) -> _Candidate | None:
+    """The function, if it passes the tests of the module docstring that concern it alone."""
+    # A definition always has whole lines to itself: nothing can precede ``def`` or ``@``
+    # on its first line, and what follows its body on the last line is part of the body.
+    start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    end = node.end_lineno or node.lineno
+    if not _hidden(facts, start, end, names_a_step(node.name, cls)):
+        return None
+    text = "".join(lines[start - 1 : end])
+    if any(token in text for token in tokens) or _ACCELERATOR.search(text):
+        return None
+    if module.on_accelerator and not module.on_accelerator.isdisjoint(_WORD.findall(text)):
+        return None
+    if owner is None and node.name in module.imported:
+        return None  # fixes decline on a module-level definition that rebinds an import
+    first = lines[start - 1]
+    indent = first[: len(first) - len(first.lstrip(" \t\f"))]
+    attributes: set[str] = set()
+    returns_value = node.returns is not None
+    for inner in walk_nodes(node):
+        kind = type(inner)
+        if kind is ast.Attribute and type(inner.ctx) is not ast.Load:
+            value = inner.value
+            if type(value) is ast.Name and value.id == "self":
+                attributes.add(inner.attr)
+        elif kind is ast.Call:
+            func = inner.func
+            if type(func) is ast.Attribute and func.attr in _REGISTERS and inner.args:
+                name = inner.args[0]
+                if type(name) is ast.Constant and type(name.value) is str:
+                    attributes.add(name.value)
+        elif kind is ast.Return and inner.value is not None:
+            returns_value = True
+        elif kind in (ast.Global, ast.Nonlocal):
+            return None  # binds names outside itself
+        elif inner is not node:
+            for name in _bound_names(inner):
+                if name in module.bound:
+                    return None  # fixes prove a module-level name from all of its bindings
+    return _Candidate(node, start, end, indent, text, attributes, returns_value, owner)
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """The names ``node`` itself binds (an assignment target, an import, a definition)."""
+    kind = type(node)
+    if kind is ast.Name:
+        if type(node.ctx) is not ast.Load:
+            yield node.id
+    elif kind is ast.alias:
+        yield (node.asname or node.name).split(".", 1)[0]
+    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        yield node.name
+    elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        if node.name:
+            yield node.name
+    elif kind is ast.MatchMapping and node.rest:
+        yield node.rest
+
+
+def _hidden(facts: FileFacts, start: int, end: int, named_step: bool) -> bool:
+    """Every finding on lines ``start`` to ``end`` would be hidden: each function there
+    is cold or unreached (the file's whole project has steps), and no hot loop over
+    batches lies inside. Unreached code is shown in a function named like a step."""
+    for first, last, _name, context in facts.functions:
+        if first > end:
+            break
+        if first >= start and last <= end and not context.is_cold and (named_step or context.is_hot or context.why):
+            return False
+    return not any(region.kind == HOT and first <= end and last >= start for first, last, region in facts.regions)
+
+
+@dataclass
+class _ModuleNames:
+    """What module-level code (outside definitions) binds."""
+
+    bound: set[str]
+    imported: set[str]
+    #: bound by statements that mention an accelerator: a function reading one may
+    #: read a tensor made on it
+    on_accelerator: set[str]
+
+
+def _module_names(tree: ast.Module, lines: list[str]) -> _ModuleNames:
+    names = _ModuleNames(set(), set(), set())
+    for statement in tree.body:
+        if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        text = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
+        on_accelerator = _ACCELERATOR.search(text) is not None
+        for node in walk_nodes(statement):
+            for name in _bound_names(node):
+                names.bound.add(name)
+                if type(node) is ast.alias:
+                    names.imported.add(name)
+                if on_accelerator:
+                    names.on_accelerator.add(name)
+    return names
+
+
+def _close_over_kept_code(candidates: list[_Candidate], lines: list[str]) -> list[_Candidate]:
+    """The candidates no kept code depends on: none of their ``self`` attributes is named
+    in kept code, and none that returns a value is called there (transitively)."""
+    needed = {name for c in candidates for name in c.attributes} | {c.node.name for c in candidates if c.returns_value}
+    if not needed:
+        return candidates
+    # ASCII word boundaries: a name next to any other character counts as mentioned.
+    mention = re.compile(r"\b(%s)\b(\s*\()?" % "|".join(sorted(needed)), re.ASCII)
+
+    def mentions(text: str, words: set[str], called: set[str]) -> None:
+        for match in mention.finditer(text):
+            words.add(match[1])
+            if match[2]:
+                called.add(match[1])
+
+    words: set[str] = set()
+    called: set[str] = set()
+    previous = 0
+    for candidate in sorted(candidates, key=lambda c: c.start):
+        mentions("".join(lines[previous : candidate.start - 1]), words, called)
+        previous = candidate.end
+    mentions("".join(lines[previous:]), words, called)
+    dropped = list(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for candidate in list(dropped):
+            if not candidate.attributes.isdisjoint(words) or (candidate.returns_value and candidate.node.name in called):
+                dropped.remove(candidate)
+                mentions(candidate.text, words, called)
+                changed = True
+    return dropped
+
+
+def _emptied(owner: ast.ClassDef, dropped: list[_Candidate]) -> bool:
+    """Whether every statement of the class body is left out."""
+    gone = {id(candidate.node) for candidate in dropped}
+    return all(id(statement) in gone for statement in owner.body)
+
+
+def _tree_without(tree: ast.Module, dropped: list[_Candidate], padded: set[int]) -> ast.Module:
+    """What CPython parses from the blanked source, built from ``tree`` without a parse:
+    the left-out definitions removed, a ``Pass`` where one was written, and the classes
+    that lost statements copied, ending where their last statement now ends.
+    ``tests/test_hidden_code.py`` compares it with a parse, positions included."""
+    gone = {id(candidate.node): candidate for candidate in dropped}
+    changed_classes = {id(candidate.owner) for candidate in dropped if candidate.owner is not None}
+
+    def without(body: list[ast.stmt]) -> list[ast.stmt]:
+        kept: list[ast.stmt] = []
+        for statement in body:
+            candidate = gone.get(id(statement))
+            if candidate is not None:
+                if id(candidate) in padded:
+                    column = len(candidate.indent)  # ASCII whitespace: characters are bytes
+                    kept.append(ast.Pass(lineno=candidate.start, col_offset=column,
+                                         end_lineno=candidate.start, end_col_offset=column + 4))
+                continue
+            if isinstance(statement, ast.ClassDef) and _holds(statement, changed_classes):
+                statement = copy.copy(statement)
+                statement.body = without(statement.body)
+                statement.end_lineno = statement.body[-1].end_lineno
+                statement.end_col_offset = statement.body[-1].end_col_offset
+            kept.append(statement)
+        return kept
+
+    return ast.Module(body=without(tree.body), type_ignores=tree.type_ignores)
+
+
+def _holds(cls: ast.ClassDef, changed_classes: set[int]) -> bool:
+    """Whether ``cls`` or a class nested in its body lost a statement."""
+    return id(cls) in changed_classes or any(
+        isinstance(statement, ast.ClassDef) and _holds(statement, changed_classes) for statement in cls.body
+    )
+
+
+@lru_cache(maxsize=64)
+def shown_anywhere_tokens(rules: tuple[type, ...]) -> frozenset[str] | None:
+    """Tokens of the rules whose findings are shown in any context (``hot_path_only``
+    is false); None when one of them declares none (any code may hold its findings)."""
+    tokens: set[str] = set()
+    for rule in rules:
+        if not getattr(rule, "hot_path_only", True):
+            declared = getattr(rule, "TOKENS", None)
+            if declared is None:
+                return None
+            tokens |= declared
+    return frozenset(tokens)

@@ -1,0 +1,261 @@
+"""Leaving hidden functions out of a default check never changes what it shows.
+
+Each case is checked both ways: the shown findings with the functions left out
+equal those of a full analysis filtered afterwards, and the functions really
+were left out (or kept, when kept code depends on them), so the comparison is
+not vacuous.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.engine import _check_text, select_rules, visible
+from synclint.guard import guarded_tree
+from synclint.hidden_code import blank_hidden_functions
+from synclint.project import facts_for_files
+from synclint.project.facts import facts_for_project
+from synclint.project.index import ProjectIndex
+from synclint.project.summary import summarize
+from synclint.rules import ALL_RULES
+from synclint.runner import RunOptions, lint_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = tuple(select_rules(None))
+
+MODEL = textwrap.dedent(
+    '''\
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader
+
+
+    def unreached(x):
+        return x.nonzero()
+
+
+    def unreached_on_device(n):
+        return torch.arange(n, device="cuda").nonzero()
+
+
+    def _make():
+        return torch.zeros(3)
+
+
+    def unreached_caller():
+        return _make().nonzero()
+
+
+    def unreached_loader(dataset):
+        return DataLoader(dataset, batch_size=8)
+
+
+    def unreached_global():
+        global STATE
+        STATE = torch.ones(1)
+
+
+    def scaled(x):
+        return x * 2
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.ones(3)
+            self.count = self._count()
+
+        def _count(self):
+            return torch.zeros(1)
+
+        def extra_repr(self):
+            return f"{self.scale.item()}"
+
+        def reset_cache(self):
+            self.cache = torch.zeros(2)
+            if self.cache.sum():
+                pass
+
+        def forward(self, x):
+            if x.sum() > 0:
+                x = x + 1
+            return scaled(x) * self.scale
+
+
+    class Unused:
+        def training_step(self, batch):
+            return batch.nonzero()
+
+        def helper(self, batch):
+            return batch.nonzero()
+
+
+    def train(model, loader):
+        for batch in loader:
+            model(batch)
+    '''
+)
+
+
+def _project(tmp_path: Path, source: str = MODEL) -> Path:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(source)
+    return package / "model.py"
+
+
+def _left_out(path: Path) -> set[str]:
+    """The functions (by first line's text) that the default check leaves out."""
+    source = path.read_text()
+    tree, _ = guarded_tree(source)
+    facts = facts_for_files([path])[str(path.resolve())]
+    blanked = blank_hidden_functions(source, tree, facts, RULES)
+    assert blanked is not None
+    text, blanked_tree = blanked
+    _assert_parsed_tree(text, blanked_tree)
+    before, after = source.splitlines(), text.splitlines()
+    assert len(before) == len(after)  # lines do not move
+    return {
+        line.strip()
+        for line, kept in zip(before, after)
+        if line.lstrip().startswith("def ") and kept.strip() in ("", "pass")
+    }
+
+
+def _assert_parsed_tree(text: str, tree) -> None:
+    """The tree built without a parse is the one CPython parses, positions included."""
+    assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(text), include_attributes=True)
+
+
+def _shown(paths, tmp_path: Path, **options) -> list:
+    return lint_paths(paths, Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, **options))
+
+
+def test_hidden_functions_are_left_out_and_what_kept_code_needs_stays(tmp_path):
+    left_out = _left_out(_project(tmp_path))
+    assert left_out == {
+        "def unreached(x):",
+        "def _make():",  # returns a value, but only left-out code calls it
+        "def unreached_caller():",
+        "def extra_repr(self):",  # cold; returns a value nobody calls
+        "def reset_cache(self):",  # binds `self.cache`, which no kept code names
+        "def helper(self, batch):",
+    }
+    # Kept: an op on a tensor made on the device (shown as a note), a DataLoader (shown
+    # anywhere), a `global`, a value kept code calls for (`self._count()`), attributes
+    # read by `forward` (`__init__`), a function named like a step, and the hot code.
+
+
+def test_shown_findings_are_those_of_a_full_analysis(tmp_path):
+    path = _project(tmp_path)
+    everything = _shown([path], tmp_path, include_cold=True)
+    shown = _shown([path], tmp_path)
+    assert shown == visible(everything)
+    codes = {(f.line, f.code) for f in everything}
+    # Not vacuous: a left-out function held a finding that only --include-cold shows ...
+    assert (7, "SL101") in codes and all(f.line != 7 for f in shown)
+    # ... and those kept for their own sake are shown.
+    assert {(f.line, f.code, f.severity) for f in shown} >= {
+        (11, "SL101", "info"),  # unreached, but the op reads a CUDA tensor
+        (23, "SL402", "warning"),
+        (53, "SL202", "warning"),  # forward
+        (60, "SL101", "warning"),  # training_step
+    }
+    assert (63, "SL101") in codes and all(f.line != 63 for f in shown)  # `Unused.helper`
+
+
+def test_include_cold_results_are_not_served_from_a_default_runs_cache(tmp_path):
+    path = _project(tmp_path)
+    cache = tmp_path / "cache"
+    default = lint_paths([path], Settings(root=tmp_path), RunOptions(jobs=1, cache_dir=cache))
+    with_cold = lint_paths([path], Settings(root=tmp_path), RunOptions(jobs=1, cache_dir=cache, include_cold=True))
+    assert len(with_cold) > len(default)
+    assert with_cold == _shown([path], tmp_path, include_cold=True)
+    assert lint_paths([path], Settings(root=tmp_path), RunOptions(jobs=1, cache_dir=cache)) == default
+
+
+def test_a_class_left_with_no_statement_gets_a_pass(tmp_path):
+    source = MODEL + textwrap.dedent(
+        '''
+
+        class Report:
+            def render(self, t):
+                return t.nonzero()
+
+            @staticmethod
+            def other(t):
+                return t.unique()
+
+
+        class Outer:
+            limit = 3
+
+            class Inner:
+                def shape(self, t):
+                    return t.nonzero()
+        '''
+    )
+    path = _project(tmp_path, source)
+    left_out = _left_out(path)
+    assert {"def render(self, t):", "def other(t):", "def shape(self, t):"} <= left_out
+    text, _ = blank_hidden_functions(source, guarded_tree(source)[0], facts_for_files([path])[str(path.resolve())], RULES)
+    assert "    pass\n" in text.split("class Report:")[1]
+    assert _shown([path], tmp_path) == visible(_shown([path], tmp_path, include_cold=True))
+
+
+def test_nothing_is_left_out_without_steps_or_in_a_cold_file(tmp_path):
+    # A library of helpers: nothing reaches anything, so unreached code is shown.
+    source = "import torch\n\ndef f(x):\n    return x.nonzero()\n"
+    path = _project(tmp_path, source)
+    facts = facts_for_files([path])[str(path.resolve())]
+    assert not facts.whole_project
+    assert blank_hidden_functions(source, guarded_tree(source)[0], facts, RULES) is None
+
+
+def _whole_project_facts(source: str):
+    """Facts for ``source`` as one piece of a project whose steps are elsewhere: code
+    nothing here reaches is unreached, so hidden."""
+    index = ProjectIndex({"/project/module.py": summarize(source)}, Path("/project"))
+    return facts_for_project(index, whole_project=True, split=True)["/project/module.py"]
+
+
+RULE_EXAMPLES = [
+    pytest.param(source, id=f"{rule.code}-{kind}-{index}")
+    for rule in ALL_RULES
+    for kind, sources in (("valid", rule.VALID), ("invalid", [example.code for example in rule.INVALID]))
+    for index, source in enumerate(sources)
+]
+
+
+@pytest.mark.parametrize("source", RULE_EXAMPLES)
+def test_rule_examples_show_the_same_findings(source):
+    facts = _whole_project_facts(source)
+    blanked = blank_hidden_functions(source, guarded_tree(source)[0], facts, RULES)
+    if blanked is not None:
+        _assert_parsed_tree(*blanked)
+    full = visible(_check_text(source, "module.py", RULES, facts))
+    skipped = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
+    assert skipped == full
+
+
+def test_examples_show_the_same_findings():
+    examples = ROOT / "examples"
+    settings = Settings(root=ROOT)
+    shown = lint_paths([examples], settings, RunOptions(jobs=1, use_cache=False))
+    full = lint_paths([examples], settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert shown and shown == visible(full)
+
+
+def test_the_rule_examples_comparison_is_not_vacuous():
+    left_alone = [
+        source
+        for (source,) in (param.values for param in RULE_EXAMPLES)
+        if blank_hidden_functions(source, guarded_tree(source)[0], _whole_project_facts(source), RULES) is None
+    ]
+    assert len(RULE_EXAMPLES) - len(left_alone) >= 100  # 117 of 270 leave a function out
