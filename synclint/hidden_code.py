@@ -17,7 +17,7 @@ classes) is **left out** when all of these hold:
   loss, ``training_step``: such code is shown even when unreached); and no
   loop over batches inside it is hot.
 * **None would be shown for its own sake.** Its code mentions no accelerator
-  (a ``device=`` keyword, ``.cuda()``, ``"cuda:0"``, ``current_device``;
+  (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"``, ``current_device``;
   ``xpu``, ``npu`` and ``mps`` alike), nor a module-level name bound by a
   statement that does: an op that syncs on every call is shown anywhere when
   what it reads is visibly made on one. Nor does it hold a token of a rule
@@ -32,8 +32,9 @@ classes) is **left out** when all of these hold:
   never calls its name: what a function returns is known to its later
   callers in the file.
 
-"Kept code" is every line not left out, closed transitively: a function that
-fails the last test stays, and what it names counts too. A class body left
+"Kept code" is every line not left out, less docstrings and comment lines
+(``>>> y = helper(x)`` in a docstring calls nothing), closed transitively: a
+function that fails the last test stays, and what it names counts too. A class body left
 with no statement gets a ``pass`` in place of the first method left out.
 
 With ``--include-cold`` nothing is left out, and results of the two kinds of
@@ -58,11 +59,18 @@ from synclint.project.scopes import walk_nodes
 from synclint.sources import source_lines
 
 #: What code that makes or names a tensor or device on an accelerator must hold (see
-#: ``DeviceInference.made_on_accelerator``): a ``device=`` keyword, ``.cuda()``-style moves,
-#: ``"cuda:0"``-style strings, ``torch.cuda.current_device()``.
+#: ``DeviceInference.made_on_accelerator``): a ``device=`` keyword argument, ``.cuda()``-style
+#: moves, ``"cuda:0"``-style strings, ``torch.cuda.current_device()``. Text matching this
+#: is then read node by node (:func:`_on_accelerator`): ``device=None`` in a signature is no
+#: keyword argument.
 _ACCELERATOR = re.compile(r"\b(?:cuda|xpu|npu|mps)|current_device|device\s*=(?!=)")
+_ACCELERATOR_NAMES = frozenset({"cuda", "xpu", "npu", "mps", "current_device"})
+_ACCELERATOR_PREFIXES = ("cuda", "xpu", "npu", "mps")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (ast.Module, ast.ClassDef, *_FUNCTIONS)
+#: Fields holding the statements of a block (``handlers`` and ``cases`` hold blocks).
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 
 
@@ -98,7 +106,7 @@ def blank_hidden_functions(
         for node, cls, owner in _definitions(tree.body, None, None)
         if (candidate := _candidate(node, cls, owner, lines, facts, tokens, module)) is not None
     ]
-    dropped = _close_over_kept_code(candidates, lines)
+    dropped = _close_over_kept_code(candidates, lines, tree)
     if not dropped:
         return None
     blanked = list(lines)
@@ -137,7 +145,7 @@ def _candidate(
     if not _hidden(facts, start, end, names_a_step(node.name, cls)):
         return None
     text = "".join(lines[start - 1 : end])
-    if any(token in text for token in tokens) or _ACCELERATOR.search(text):
+    if any(token in text for token in tokens) or (_ACCELERATOR.search(text) and _on_accelerator(node)):
         return None
     if module.on_accelerator and not module.on_accelerator.isdisjoint(_WORD.findall(text)):
         return None
@@ -168,6 +176,27 @@ def _candidate(
                 if name in module.bound:
                     return None  # fixes prove a module-level name from all of its bindings
     return _Candidate(node, start, end, indent, text, attributes, returns_value, owner)
+
+
+def _on_accelerator(root: ast.AST) -> bool:
+    """Whether ``root`` may make or name a tensor or device on an accelerator: a
+    ``device=`` keyword argument, a name or attribute ``cuda`` (``xpu``, ``npu``, ``mps``,
+    ``current_device``), or a string (or f-string) starting with one."""
+    for node in walk_nodes(root):
+        kind = type(node)
+        if kind is ast.keyword:
+            if node.arg == "device":
+                return True
+        elif kind is ast.Attribute:
+            if node.attr in _ACCELERATOR_NAMES:
+                return True
+        elif kind is ast.Name:
+            if node.id in _ACCELERATOR_NAMES:
+                return True
+        elif kind is ast.Constant:
+            if type(node.value) is str and node.value.startswith(_ACCELERATOR_PREFIXES):
+                return True
+    return False
 
 
 def _bound_names(node: ast.AST) -> Iterator[str]:
@@ -216,7 +245,7 @@ def _module_names(tree: ast.Module, lines: list[str]) -> _ModuleNames:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
             continue
         text = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
-        on_accelerator = _ACCELERATOR.search(text) is not None
+        on_accelerator = _ACCELERATOR.search(text) is not None and _on_accelerator(statement)
         for node in walk_nodes(statement):
             for name in _bound_names(node):
                 names.bound.add(name)
@@ -227,12 +256,15 @@ def _module_names(tree: ast.Module, lines: list[str]) -> _ModuleNames:
     return names
 
 
-def _close_over_kept_code(candidates: list[_Candidate], lines: list[str]) -> list[_Candidate]:
+def _close_over_kept_code(candidates: list[_Candidate], lines: list[str], tree: ast.Module) -> list[_Candidate]:
     """The candidates no kept code depends on: none of their ``self`` attributes is named
-    in kept code, and none that returns a value is called there (transitively)."""
+    in kept code, and none that returns a value is called there (transitively).
+    Docstrings and comment lines are prose, not code (``>>> mask = causal_lower_right(...)``)."""
     needed = {name for c in candidates for name in c.attributes} | {c.node.name for c in candidates if c.returns_value}
     if not needed:
         return candidates
+    prose = _docstring_lines(tree, lines)
+    lines = ["" if number in prose or line.lstrip().startswith("#") else line for number, line in enumerate(lines, 1)]
     # ASCII word boundaries: a name next to any other character counts as mentioned.
     mention = re.compile(r"\b(%s)\b(\s*\()?" % "|".join(sorted(needed)), re.ASCII)
 
@@ -256,9 +288,41 @@ def _close_over_kept_code(candidates: list[_Candidate], lines: list[str]) -> lis
         for candidate in list(dropped):
             if not candidate.attributes.isdisjoint(words) or (candidate.returns_value and candidate.node.name in called):
                 dropped.remove(candidate)
-                mentions(candidate.text, words, called)
+                mentions("".join(lines[candidate.start - 1 : candidate.end]), words, called)
                 changed = True
     return dropped
+
+
+def _docstring_lines(tree: ast.Module, lines: list[str]) -> set[int]:
+    """The lines of docstrings that have their lines to themselves (module, classes,
+    functions at any depth); only statement lists are walked."""
+    found: set[int] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        body = getattr(node, "body", None)
+        if type(body) is not list:
+            continue
+        first = body[0] if body and isinstance(node, _DEFINITIONS) else None
+        if (
+            type(first) is ast.Expr
+            and type(first.value) is ast.Constant
+            and type(first.value.value) is str
+            and not lines[first.lineno - 1][: first.col_offset].strip()  # (the offset counts UTF-8 bytes:
+            and _ends_line(lines[first.end_lineno - 1], first.end_col_offset)  # whitespace before it is ASCII)
+        ):
+            found.update(range(first.lineno, first.end_lineno + 1))
+        for field in _BLOCKS:
+            children = getattr(node, field, None)
+            if type(children) is list:
+                stack.extend(child for child in children if not isinstance(child, ast.expr))
+    return found
+
+
+def _ends_line(line: str, end_column: int) -> bool:
+    """Only spaces or a comment after the UTF-8 offset ``end_column`` of ``line``."""
+    rest = line.encode("utf-8")[end_column:].decode("utf-8", "replace").strip()
+    return not rest or rest.startswith("#")
 
 
 def _emptied(owner: ast.ClassDef, dropped: list[_Candidate]) -> bool:

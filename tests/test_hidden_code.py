@@ -259,3 +259,33 @@ def test_the_rule_examples_comparison_is_not_vacuous():
         if blank_hidden_functions(source, guarded_tree(source)[0], _whole_project_facts(source), RULES) is None
     ]
     assert len(RULE_EXAMPLES) - len(left_alone) >= 100  # 117 of 270 leave a function out
+
+
+def test_prose_and_signatures_do_not_keep_a_function(tmp_path):
+    source = MODEL + textwrap.dedent(
+        '''
+
+        def _helper(t):
+            return t.nonzero()
+
+
+        def documented(t, device=None):
+            """Calls the helper: ``_helper(t)``.
+
+            >>> _helper(torch.ones(2))
+            """
+            # _helper(t) is only named here
+            return t.unique()
+
+
+        def on_device(t):
+            return t.to(device="cuda").unique()
+        '''
+    )
+    path = _project(tmp_path, source)
+    left_out = _left_out(path)
+    # ``device=None`` is a default, not a tensor made on a device; docstrings and comments
+    # are prose: ``_helper`` is not called by kept code.
+    assert {"def _helper(t):", "def documented(t, device=None):"} <= left_out
+    assert "def on_device(t):" not in left_out  # a `device=` keyword argument: kept
+    assert _shown([path], tmp_path) == visible(_shown([path], tmp_path, include_cold=True))
