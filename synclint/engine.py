@@ -239,11 +239,27 @@ def _check_text(
     tree = _guard(text)
     if facts is None:  # no project around it: the file is its own project
         facts = facts_for_source(text, path, tree)
-    parsed, parsed_tree, imports = text, tree, None
     blanked = blank_hidden_functions(text, tree, facts, tuple(rules)) if skip_hidden and tree is not None else None
     if blanked is not None:
-        parsed, parsed_tree = blanked
-        imports = imports_from_tree(tree)  # resolved module-wide: a left-out function's imports count
+        # Imports are resolved module-wide: a left-out function's imports count.
+        findings = _check_variant(text, path, rules, facts, *blanked, imports_from_tree(tree))
+        if findings is not None:
+            return findings
+    return _check_variant(text, path, rules, facts, text, tree)  # type: ignore[return-value]
+
+
+def _check_variant(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    facts: FileFacts,
+    parsed: str,
+    parsed_tree: ast.Module | None,
+    imports: ImportMap | None = None,
+) -> list[Finding] | None:
+    """The findings of ``text`` from ``parsed``: ``text`` itself, or ``text`` with hidden
+    functions blanked when ``imports`` (the whole module's) are given. Top-level statements
+    are pruned when exact. None when a blanked variant cannot stand for the whole module."""
     pruned = prune(parsed, parsed_tree, statement_tokens(tuple(rules)), imports) if parsed_tree is not None else None
     if pruned is not None:
         try:
@@ -254,8 +270,13 @@ def _check_text(
             findings = _check_parsed(module, text, path, rules, pruned.source, pruned.tree, pruned, facts)
             if findings is not None:
                 return findings
-    module = _parse_guarded(parsed)
-    return _check_parsed(module, text, path, rules, parsed, parsed_tree, facts=facts, imports=imports)  # type: ignore[return-value]
+    try:
+        module = _parse_guarded(parsed)
+    except SourceError:
+        if imports is None:
+            raise
+        return None  # (the guard passed the whole file: report what it says)
+    return _check_parsed(module, text, path, rules, parsed, parsed_tree, facts=facts, imports=imports)
 
 
 def _check_parsed(
@@ -271,14 +292,17 @@ def _check_parsed(
 ) -> list[Finding] | None:
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``, hidden functions when ``imports``
-    are given: those of all of ``source``); None when the pruning was not exact."""
+    are given: those of all of ``source``); None when the pruning was not exact, or a
+    finding outside functions carries a fix (fixes there look for names across the
+    whole module) in a source that is not all of the module."""
     facts = facts or FileFacts()
     context, reports = analyse(
         module, source, path, rules, tree, pruned.imports if pruned is not None else imports, facts, include_cold=True
     )
-    if pruned is not None and not (
-        pruned.is_exact(context.flow) and not any(r.fix is not None and r.at_module_level for r in reports)
-    ):
+    partial = pruned is not None or imports is not None
+    if pruned is not None and not pruned.is_exact(context.flow):
+        return None
+    if partial and any(r.fix is not None and r.at_module_level for r in reports):
         return None
     if not reports:
         return []

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
-from synclint.engine import _check_text, select_rules, visible
+from synclint.analysis.imports import imports_from_tree
+from synclint.engine import _check_text, _check_variant, select_rules, visible
 from synclint.guard import guarded_tree
 from synclint.hidden_code import blank_hidden_functions
 from synclint.project import facts_for_files
@@ -289,3 +290,28 @@ def test_prose_and_signatures_do_not_keep_a_function(tmp_path):
     assert {"def _helper(t):", "def documented(t, device=None):"} <= left_out
     assert "def on_device(t):" not in left_out  # a `device=` keyword argument: kept
     assert _shown([path], tmp_path) == visible(_shown([path], tmp_path, include_cold=True))
+
+
+def test_a_fix_outside_functions_gets_the_whole_module():
+    # Fixes at module level look for names across the whole module, left-out functions too.
+    source = textwrap.dedent(
+        '''\
+        import torch
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(dataset)
+        device = "cuda"
+
+
+        def unreached(x):
+            return x.nonzero()
+        '''
+    )
+    facts = _whole_project_facts(source)
+    tree = guarded_tree(source)[0]
+    blanked = blank_hidden_functions(source, tree, facts, RULES)
+    assert blanked is not None and "nonzero" not in blanked[0]
+    assert _check_variant(source, "module.py", RULES, facts, *blanked, imports_from_tree(tree)) is None
+    shown = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
+    assert [(f.line, f.code, f.fix is not None) for f in shown] == [(4, "SL402", True)]
+    assert shown == visible(_check_text(source, "module.py", RULES, facts))
