@@ -154,9 +154,9 @@ def is_host_transfer(call: cst.Call) -> bool:
                 return False
             if "cpu" in (dotted_name(value) or "").lower():
                 return False  # ``.to(cpu_device)``: a read-back, not an upload
-            name = dotted_name(value) or ""
-            if name.rsplit(".", 1)[-1] in _DTYPE_NAMES:
-                return False
+            last = (dotted_name(value) or "").rsplit(".", 1)[-1]
+            if last in _DTYPE_NAMES or last.endswith("_dtype"):
+                return False  # a cast: ``.to(torch.float16)``, ``.to(self.img_dtype)``
             return True
     return False
 

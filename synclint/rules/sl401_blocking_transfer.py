@@ -59,6 +59,8 @@ class BlockingTransfer(Rule):
         "import torch\nfor i in range(3):\n    w = w.to(device)\n",
         "import torch\nfor x, y in loader:\n    x = x.cuda(non_blocking=True)\n",
         "import torch\nfor x in items:\n    x = x.to(device)\n",
+        # A cast of a batch already on the device (named as a dtype).
+        "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
     )
     INVALID = (
         # Loader batches of unknown type: flagged, but no fix (a custom `.to` may not take
