@@ -239,12 +239,13 @@ def _check_text(
     tree = _guard(text)
     if facts is None:  # no project around it: the file is its own project
         facts = facts_for_source(text, path, tree)
-    blanked = blank_hidden_functions(text, tree, facts, tuple(rules)) if skip_hidden and tree is not None else None
-    if blanked is not None:
-        # Imports are resolved module-wide: a left-out function's imports count.
-        findings = _check_variant(text, path, rules, facts, *blanked, imports_from_tree(tree))
-        if findings is not None:
-            return findings
+    if skip_hidden and tree is not None:
+        imports = imports_from_tree(tree)  # resolved module-wide: a left-out function's imports count
+        blanked = blank_hidden_functions(text, tree, facts, tuple(rules), imports)
+        if blanked is not None:
+            findings = _check_variant(text, path, rules, facts, *blanked, imports)
+            if findings is not None:
+                return findings
     return _check_variant(text, path, rules, facts, text, tree)  # type: ignore[return-value]
 
 
@@ -293,8 +294,8 @@ def _check_parsed(
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``, hidden functions when ``imports``
     are given: those of all of ``source``); None when the pruning was not exact, or a
-    finding outside functions carries a fix (fixes there look for names across the
-    whole module) in a source that is not all of the module."""
+    fixer was asked about a finding outside the statements of functions (fixes there
+    look for names across the whole module) in a source that is not all of the module."""
     facts = facts or FileFacts()
     context, reports = analyse(
         module, source, path, rules, tree, pruned.imports if pruned is not None else imports, facts, include_cold=True
@@ -302,7 +303,7 @@ def _check_parsed(
     partial = pruned is not None or imports is not None
     if pruned is not None and not pruned.is_exact(context.flow):
         return None
-    if partial and any(r.fix is not None and r.at_module_level for r in reports):
+    if partial and any(r.fix_read_the_module for r in reports):
         return None
     if not reports:
         return []
