@@ -17,25 +17,40 @@ classes) is **left out** when all of these hold:
   loss, ``training_step``: such code is shown even when unreached); and no
   loop over batches inside it is hot.
 * **None would be shown for its own sake.** Its code mentions no accelerator
-  (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"``, ``current_device``;
-  ``xpu``, ``npu`` and ``mps`` alike), nor a module-level name bound by a
-  statement that does: an op that syncs on every call is shown anywhere when
-  what it reads is visibly made on one. Nor does it hold a token of a rule
-  whose findings are shown in any context (an unpinned ``DataLoader``).
+  (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"`` or a string spelled
+  with escapes, ``current_device``, an import of one; ``xpu``, ``npu`` and
+  ``mps`` alike), nor a name that may stand for one: bound at module level by a
+  statement that mentions one or reads such a name (``TARGET = DEVICE``), or
+  imported from an accelerator's module anywhere in the file (the analysis
+  resolves imports module-wide). An op that syncs on every call is shown
+  anywhere when what it reads is visibly made on one. Nor does it hold a token
+  of a rule whose findings are shown in any context (an unpinned
+  ``DataLoader``), or a name imported as one (``DataLoader as Loader``).
 * **Kept code learns nothing from it.** It declares no ``global`` or
   ``nonlocal``. It binds no name that module-level code binds (fixes prove a
   module-level name from all of its bindings in the module), and at module
-  level it is not named like an import (fixes decline on ``def torch``). No
-  attribute it binds on ``self`` (or registers as a buffer or parameter) is
-  named in kept code: a class's attribute kinds come from all of its
-  methods. And when it returns a value or annotates its return, kept code
-  never calls its name: what a function returns is known to its later
-  callers in the file.
+  level its own name is none of those, nor an import's, nor ``torch`` (fixes
+  decline on ``def torch``). No attribute it binds on ``self`` (or registers
+  as a buffer or parameter, by position or keyword) is named in kept code: a
+  class's attribute kinds come from all of its methods. And when it returns a
+  value or annotates its return, kept code never calls its name (a comment or
+  a continued line may come before the parenthesis): what a function returns
+  is known to its later callers in the file.
+* **The whole file's analysis would not fail on it.** It nests at most
+  ``_MAX_DEPTH`` levels (deeper code may exhaust the stack: the file's one
+  SL000 must stay). A file holding a form feed is left whole: libcst rejects
+  some that CPython accepts.
 
 "Kept code" is every line not left out, less docstrings and comment lines
 (``>>> y = helper(x)`` in a docstring calls nothing), closed transitively: a
-function that fails the last test stays, and what it names counts too. A class body left
-with no statement gets a ``pass`` in place of the first method left out.
+function that fails the last test stays, and what it names counts too. Names
+are compared as Python reads them (NFKC-normalised; a name next to an ASCII
+letter, digit or underscore is another name). A class body left with no
+statement gets a ``pass`` in place of the first method left out.
+
+Fixers asked about code outside the statements of functions (module level, a
+class body, a lambda) look for names module-wide; the engine then analyses the
+whole file (``Report.fix_read_the_module``).
 
 With ``--include-cold`` nothing is left out, and results of the two kinds of
 run are cached apart (``runner``). ``tests/test_hidden_code.py`` checks each
@@ -57,7 +72,7 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.step_names import names_a_step
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
-from synclint.project.scopes import walk_nodes
+from synclint.project.scopes import child_nodes, walk_nodes
 from synclint.sources import source_lines
 
 #: What may stand between two tokens of one expression: whitespace, a comment, a
@@ -77,6 +92,10 @@ _WORD = re.compile(r"\w+")
 #: Roots of the modules fixes name or import (``proofs.module_prefix``): a module-level
 #: definition of one makes them decline.
 _FIX_MODULES = frozenset({"torch"})
+#: Levels of syntax a function may nest and still be left out. Far deeper than real code
+#: (a 600-term sum nests 600 levels), the whole file's analysis may run out of stack and
+#: report SL000 instead: code that deep must reach the analysis of the default run too.
+_MAX_DEPTH = 100
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (ast.Module, ast.ClassDef, *_FUNCTIONS)
 #: Fields holding the statements of a block (``handlers`` and ``cases`` hold blocks).
@@ -171,28 +190,39 @@ def _candidate(
     indent = first[: len(first) - len(first.lstrip(" \t\f"))]
     attributes: set[str] = set()
     returns_value = node.returns is not None
-    for inner in walk_nodes(node):
-        kind = type(inner)
-        if kind is ast.Attribute and type(inner.ctx) is not ast.Load:
-            value = inner.value
-            if type(value) is ast.Name and value.id == "self":
-                attributes.add(inner.attr)
-        elif kind is ast.Call:
-            func = inner.func
-            if type(func) is ast.Attribute and func.attr in _REGISTERS:
-                # The collector reads the first argument, ``name=`` included.
-                for name in [*inner.args[:1], *(k.value for k in inner.keywords)]:
-                    if type(name) is ast.Constant and type(name.value) is str:
-                        attributes.add(name.value)
-        elif kind is ast.Return and inner.value is not None:
-            returns_value = True
-        elif kind in (ast.Global, ast.Nonlocal):
-            return None  # binds names outside itself
-        elif inner is not node:
-            for name in _bound_names(inner):
-                if name in module.bound:
-                    return None  # fixes prove a module-level name from all of its bindings
+    for depth, level in enumerate(_levels(node)):
+        if depth > _MAX_DEPTH:
+            return None
+        for inner in level:
+            kind = type(inner)
+            if kind is ast.Attribute and type(inner.ctx) is not ast.Load:
+                value = inner.value
+                if type(value) is ast.Name and value.id == "self":
+                    attributes.add(inner.attr)
+            elif kind is ast.Call:
+                func = inner.func
+                if type(func) is ast.Attribute and func.attr in _REGISTERS:
+                    # The collector reads the first argument, ``name=`` included.
+                    for name in [*inner.args[:1], *(k.value for k in inner.keywords)]:
+                        if type(name) is ast.Constant and type(name.value) is str:
+                            attributes.add(name.value)
+            elif kind is ast.Return and inner.value is not None:
+                returns_value = True
+            elif kind in (ast.Global, ast.Nonlocal):
+                return None  # binds names outside itself
+            elif inner is not node:
+                for name in _bound_names(inner):
+                    if name in module.bound:
+                        return None  # fixes prove a module-level name from all of its bindings
     return _Candidate(node, start, end, indent, text, attributes, returns_value, owner)
+
+
+def _levels(root: ast.AST) -> Iterator[list[ast.AST]]:
+    """The nodes of ``root`` level by level (``[root]``, its children, theirs, ...)."""
+    level = [root]
+    while level:
+        yield level
+        level = [child for node in level for child in child_nodes(node)]
 
 
 def _on_accelerator(root: ast.AST) -> bool:

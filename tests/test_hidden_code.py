@@ -9,6 +9,7 @@ not vacuous.
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from pathlib import Path
 
@@ -435,3 +436,20 @@ def test_a_form_feed_libcst_rejects_is_not_blanked_away():
     shown = visible(_check_source(source, "module.py", None, facts, skip_hidden=True))
     assert [f.code for f in shown] == ["SL000"]
     assert shown == visible(_check_source(source, "module.py", None, facts))
+
+
+def test_code_too_deep_for_the_analysis_is_not_blanked_away():
+    # The whole file's analysis runs out of stack on the 800-term sum (one SL000): leaving
+    # the function out would show the findings of the rest instead.
+    chain = " + ".join(["t"] * 800)
+    source = f"import torch\n\n\ndef unreached(t):\n    return ({chain}).nonzero()\n\n\ndef forward(x):\n    return x.nonzero()\n"
+    facts = _whole_project_facts(source)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # CPython's default, whatever ran before
+    try:
+        full = visible(_check_source(source, "module.py", None, facts))
+        skipped = visible(_check_source(source, "module.py", None, facts, skip_hidden=True))
+    finally:
+        sys.setrecursionlimit(saved)
+    assert [(f.code, f.message) for f in full] == [("SL000", "cannot analyse: nested too deeply (RecursionError)")]
+    assert skipped == full
