@@ -13,9 +13,9 @@ classes) is **left out** when all of these hold:
 
 * **Its findings would be hidden.** The index gives it, and every function
   nested in it, a cold context, or no context at all (unreached, in a project
-  the index saw whole) while it is not named like a step (``forward``, a
-  loss, ``training_step``: such code is shown even when unreached); and no
-  loop over batches inside it is hot.
+  the index saw whole) while neither it nor a function nested in it is named
+  like a step (``forward``, a loss, ``training_step``, ``step``: such code is
+  shown even when unreached); and no loop over batches inside it is hot.
 * **None would be shown for its own sake.** Its code mentions no accelerator
   (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"`` or a string spelled
   with escapes, ``current_device``, an import of one; ``xpu``, ``npu`` and
@@ -28,9 +28,9 @@ classes) is **left out** when all of these hold:
   ``DataLoader``), or a name imported as one (``DataLoader as Loader``).
 * **Kept code learns nothing from it.** It declares no ``global`` or
   ``nonlocal``. It binds no name that module-level code binds (fixes prove a
-  module-level name from all of its bindings in the module), and at module
-  level its own name is none of those, nor an import's, nor ``torch`` (fixes
-  decline on ``def torch``). No attribute it binds on ``self`` (or registers
+  module-level name from all of its bindings in the module); at module level
+  its own name is none of those, nor an import's, nor ``torch`` (fixes decline
+  on ``def torch``). No attribute it binds on ``self`` (or registers
   as a buffer or parameter, by position or keyword) is named in kept code: a
   class's attribute kinds come from all of its methods. And when it returns a
   value or annotates its return, kept code never calls its name (a comment or
@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from synclint.analysis.imports import ImportMap, imports_from_tree
-from synclint.analysis.step_names import names_a_step
+from synclint.analysis.step_names import LOSS_NAME, names_a_step
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
 from synclint.project.scopes import child_nodes, walk_nodes
@@ -184,8 +184,8 @@ def _candidate(
         return None
     if module.telling and not module.telling.isdisjoint(_WORD.findall(_normalised(text))):
         return None
-    if owner is None and (node.name in module.imported or node.name in module.bound or node.name in _FIX_MODULES):
-        return None  # fixes decline on a module-level name bound by a definition too (``def torch``)
+    if owner is None and (node.name in module.bound or node.name in module.imported or node.name in _FIX_MODULES):
+        return None  # fixes prove a module-level name from all of its bindings, and decline on ``def torch``
     first = lines[start - 1]
     indent = first[: len(first) - len(first.lstrip(" \t\f"))]
     attributes: set[str] = set()
@@ -269,13 +269,26 @@ def _bound_names(node: ast.AST) -> Iterator[str]:
 def _hidden(facts: FileFacts, start: int, end: int, named_step: bool) -> bool:
     """Every finding on lines ``start`` to ``end`` would be hidden: each function there
     is cold or unreached (the file's whole project has steps), and no hot loop over
-    batches lies inside. Unreached code is shown in a function named like a step."""
-    for first, last, _name, context in facts.functions:
+    batches lies inside. Unreached code is shown in a function named like a step
+    (``named_step``: the one defined at ``start``; a nested ``def step`` too)."""
+    for first, last, name, context in facts.functions:
         if first > end:
             break
-        if first >= start and last <= end and not context.is_cold and (named_step or context.is_hot or context.why):
+        if (
+            first >= start
+            and last <= end
+            and not context.is_cold
+            and (named_step or context.is_hot or context.why or _named_like_a_step(name))
+        ):
             return False
     return not any(region.kind == HOT and first <= end and last >= start for first, last, region in facts.regions)
+
+
+def _named_like_a_step(qualname: str) -> bool:
+    """:func:`names_a_step` for a function the index names ``outer.Cls.inner``, taking
+    every enclosing name for its class (the analysis takes the innermost class's)."""
+    *enclosing, name = qualname.split(".")
+    return names_a_step(name, None) or any(LOSS_NAME.search(part) for part in enclosing)
 
 
 @dataclass

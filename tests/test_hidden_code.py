@@ -364,6 +364,9 @@ SHOWN_ONLY_THROUGH_OTHER_FUNCTIONS = {
         + _ON_DEVICE.format(target="here()"),
         [(9, "SL101", "info", False)],
     ),
+    # A function named like a step, nested in one nothing reaches: shown.
+    "nested-step": ("import torch\n\n\ndef build():\n    def step(x):\n        return x.nonzero()\n    return step\n",
+                    [(6, "SL101", "warning", False)]),
     # A rule shown anywhere, its token imported under another name.
     "loader-alias": (
         'import torch\nfrom torch.utils.data import DataLoader as Loader\nDEVICE = "cuda"\n\n\n'
