@@ -239,13 +239,12 @@ def _check_text(
     tree = _guard(text)
     if facts is None:  # no project around it: the file is its own project
         facts = facts_for_source(text, path, tree)
-    if skip_hidden and tree is not None:
-        imports = imports_from_tree(tree)  # resolved module-wide: a left-out function's imports count
-        blanked = blank_hidden_functions(text, tree, facts, tuple(rules), imports)
-        if blanked is not None:
-            findings = _check_variant(text, path, rules, facts, *blanked, imports)
-            if findings is not None:
-                return findings
+    blanked = blank_hidden_functions(text, tree, facts, tuple(rules)) if skip_hidden and tree is not None else None
+    if blanked is not None:
+        # Imports are resolved module-wide: a left-out function's imports count.
+        findings = _check_variant(text, path, rules, facts, *blanked, imports_from_tree(tree))
+        if findings is not None:
+            return findings
     return _check_variant(text, path, rules, facts, text, tree)  # type: ignore[return-value]
 
 

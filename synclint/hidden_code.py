@@ -120,11 +120,10 @@ class _Candidate:
 
 
 def blank_hidden_functions(
-    source: str, tree: ast.Module, facts: FileFacts, rules: tuple[type, ...], imports: ImportMap | None = None
+    source: str, tree: ast.Module, facts: FileFacts, rules: tuple[type, ...]
 ) -> tuple[str, ast.Module] | None:
     """``source`` with the hidden functions blanked, and its stdlib tree; None when
-    nothing is left out. ``tree``: the stdlib tree of ``source``; ``rules``: the enabled
-    rules; ``imports``: the module's import map (``imports_from_tree(tree)``).
+    nothing is left out. ``tree``: the stdlib tree of ``source``; ``rules``: the enabled rules.
     """
     tokens = shown_anywhere_tokens(rules)
     if tokens is None or not facts.whole_project or facts.file_cold is not None:
@@ -135,7 +134,7 @@ def blank_hidden_functions(
         # whole file's syntax error into findings.
         return None
     lines = source_lines(source, keepends=True)
-    module = _module_names(tree, lines, imports or imports_from_tree(tree), tokens)
+    module = _module_names(tree, lines, imports_from_tree(tree), tokens)
     candidates = [
         candidate
         for node, cls, owner in _definitions(tree.body, None, None)
