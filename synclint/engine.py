@@ -293,8 +293,8 @@ def _check_parsed(
     """Findings for ``module``, parsed from ``parsed_source`` (``source`` with some
     top-level statements blanked when ``pruned``, hidden functions when ``imports``
     are given: those of all of ``source``); None when the pruning was not exact, or a
-    finding outside functions carries a fix (fixes there look for names across the
-    whole module) in a source that is not all of the module."""
+    fixer was asked about a finding outside the statements of functions (fixes there
+    look for names across the whole module) in a source that is not all of the module."""
     facts = facts or FileFacts()
     context, reports = analyse(
         module, source, path, rules, tree, pruned.imports if pruned is not None else imports, facts, include_cold=True
@@ -302,7 +302,7 @@ def _check_parsed(
     partial = pruned is not None or imports is not None
     if pruned is not None and not pruned.is_exact(context.flow):
         return None
-    if partial and any(r.fix is not None and r.at_module_level for r in reports):
+    if partial and any(r.fix_read_the_module for r in reports):
         return None
     if not reports:
         return []

@@ -13,29 +13,44 @@ classes) is **left out** when all of these hold:
 
 * **Its findings would be hidden.** The index gives it, and every function
   nested in it, a cold context, or no context at all (unreached, in a project
-  the index saw whole) while it is not named like a step (``forward``, a
-  loss, ``training_step``: such code is shown even when unreached); and no
-  loop over batches inside it is hot.
+  the index saw whole) while neither it nor a function nested in it is named
+  like a step (``forward``, a loss, ``training_step``, ``step``: such code is
+  shown even when unreached); and no loop over batches inside it is hot.
 * **None would be shown for its own sake.** Its code mentions no accelerator
-  (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"``, ``current_device``;
-  ``xpu``, ``npu`` and ``mps`` alike), nor a module-level name bound by a
-  statement that does: an op that syncs on every call is shown anywhere when
-  what it reads is visibly made on one. Nor does it hold a token of a rule
-  whose findings are shown in any context (an unpinned ``DataLoader``).
+  (a ``device=`` keyword argument, ``.cuda()``, ``"cuda:0"`` or a string spelled
+  with escapes, ``current_device``, an import of one; ``xpu``, ``npu`` and
+  ``mps`` alike), nor a name that may stand for one: bound at module level by a
+  statement that mentions one or reads such a name (``TARGET = DEVICE``), or
+  imported from an accelerator's module anywhere in the file (the analysis
+  resolves imports module-wide). An op that syncs on every call is shown
+  anywhere when what it reads is visibly made on one. Nor does it hold a token
+  of a rule whose findings are shown in any context (an unpinned
+  ``DataLoader``), or a name imported as one (``DataLoader as Loader``).
 * **Kept code learns nothing from it.** It declares no ``global`` or
   ``nonlocal``. It binds no name that module-level code binds (fixes prove a
-  module-level name from all of its bindings in the module), and at module
-  level it is not named like an import (fixes decline on ``def torch``). No
-  attribute it binds on ``self`` (or registers as a buffer or parameter) is
-  named in kept code: a class's attribute kinds come from all of its
-  methods. And when it returns a value or annotates its return, kept code
-  never calls its name: what a function returns is known to its later
-  callers in the file.
+  module-level name from all of its bindings in the module); at module level
+  its own name is none of those, nor an import's, nor ``torch`` (fixes decline
+  on ``def torch``). No attribute it binds on ``self`` (or registers
+  as a buffer or parameter, by position or keyword) is named in kept code: a
+  class's attribute kinds come from all of its methods. And when it returns a
+  value or annotates its return, kept code never calls its name (a comment or
+  a continued line may come before the parenthesis): what a function returns
+  is known to its later callers in the file.
+* **The whole file's analysis would not fail on it.** It nests at most
+  ``_MAX_DEPTH`` levels (deeper code may exhaust the stack: the file's one
+  SL000 must stay). A file holding a form feed is left whole: libcst rejects
+  some that CPython accepts.
 
 "Kept code" is every line not left out, less docstrings and comment lines
 (``>>> y = helper(x)`` in a docstring calls nothing), closed transitively: a
-function that fails the last test stays, and what it names counts too. A class body left
-with no statement gets a ``pass`` in place of the first method left out.
+function that fails the last test stays, and what it names counts too. Names
+are compared as Python reads them (NFKC-normalised; a name next to an ASCII
+letter, digit or underscore is another name). A class body left with no
+statement gets a ``pass`` in place of the first method left out.
+
+Fixers asked about code outside the statements of functions (module level, a
+class body, a lambda) look for names module-wide; the engine then analyses the
+whole file (``Report.fix_read_the_module``).
 
 With ``--include-cold`` nothing is left out, and results of the two kinds of
 run are cached apart (``runner``). ``tests/test_hidden_code.py`` checks each
@@ -48,25 +63,39 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from synclint.analysis.step_names import names_a_step
+from synclint.analysis.imports import ImportMap, imports_from_tree
+from synclint.analysis.step_names import LOSS_NAME, names_a_step
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
-from synclint.project.scopes import walk_nodes
+from synclint.project.scopes import child_nodes, walk_nodes
 from synclint.sources import source_lines
 
+#: What may stand between two tokens of one expression: whitespace, a comment, a
+#: backslash that continues the line (``helper  # why`` then ``(x)`` on the next line).
+#: A comment must run to its line's end, so each text has one way to match (no backtracking).
+_GAP = r"(?:\s|\\|#[^\r\n]*[\r\n])*"
 #: What code that makes or names a tensor or device on an accelerator must hold (see
 #: ``DeviceInference.made_on_accelerator``): a ``device=`` keyword argument, ``.cuda()``-style
-#: moves, ``"cuda:0"``-style strings, ``torch.cuda.current_device()``. Text matching this
-#: is then read node by node (:func:`_on_accelerator`): ``device=None`` in a signature is no
-#: keyword argument.
-_ACCELERATOR = re.compile(r"\b(?:cuda|xpu|npu|mps)|current_device|device\s*=(?!=)")
+#: moves, ``"cuda:0"``-style strings (or a string spelled with escapes, ``"\x63uda"``),
+#: ``torch.cuda.current_device()``. Text matching this is then read node by node
+#: (:func:`_on_accelerator`): ``device=None`` in a signature is no keyword argument.
+_ACCELERATOR = re.compile(r"\b(?:cuda|xpu|npu|mps)|current_device|device%s=(?!=)|\\(?:[xuUN]|[0-7])" % _GAP)
 _ACCELERATOR_NAMES = frozenset({"cuda", "xpu", "npu", "mps", "current_device"})
 _ACCELERATOR_PREFIXES = ("cuda", "xpu", "npu", "mps")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Names as Python reads them (after NFKC normalisation, :func:`_normalised`).
+_WORD = re.compile(r"\w+")
+#: Roots of the modules fixes name or import (``proofs.module_prefix``): a module-level
+#: definition of one makes them decline.
+_FIX_MODULES = frozenset({"torch"})
+#: Levels of syntax a function may nest and still be left out. Far deeper than real code
+#: (a 600-term sum nests 600 levels), the whole file's analysis may run out of stack and
+#: report SL000 instead: code that deep must reach the analysis of the default run too.
+_MAX_DEPTH = 100
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (ast.Module, ast.ClassDef, *_FUNCTIONS)
 #: Fields holding the statements of a block (``handlers`` and ``cases`` hold blocks).
@@ -99,8 +128,13 @@ def blank_hidden_functions(
     tokens = shown_anywhere_tokens(rules)
     if tokens is None or not facts.whole_project or facts.file_cold is not None:
         return None  # unreached code is shown; a cold file is left to the other checks
+    if "\f" in source:
+        # libcst's tokenizer rejects some form feeds that CPython accepts ("no matching
+        # outer block for dedent"): blanking the line that holds one would turn the
+        # whole file's syntax error into findings.
+        return None
     lines = source_lines(source, keepends=True)
-    module = _module_names(tree, lines)
+    module = _module_names(tree, lines, imports_from_tree(tree), tokens)
     candidates = [
         candidate
         for node, cls, owner in _definitions(tree.body, None, None)
@@ -147,44 +181,59 @@ def _candidate(
     text = "".join(lines[start - 1 : end])
     if any(token in text for token in tokens) or (_ACCELERATOR.search(text) and _on_accelerator(node)):
         return None
-    if module.on_accelerator and not module.on_accelerator.isdisjoint(_WORD.findall(text)):
+    if module.telling and not module.telling.isdisjoint(_WORD.findall(_normalised(text))):
         return None
-    if owner is None and node.name in module.imported:
-        return None  # fixes decline on a module-level definition that rebinds an import
+    if owner is None and (node.name in module.bound or node.name in module.imported or node.name in _FIX_MODULES):
+        return None  # fixes prove a module-level name from all of its bindings, and decline on ``def torch``
     first = lines[start - 1]
     indent = first[: len(first) - len(first.lstrip(" \t\f"))]
     attributes: set[str] = set()
     returns_value = node.returns is not None
-    for inner in walk_nodes(node):
-        kind = type(inner)
-        if kind is ast.Attribute and type(inner.ctx) is not ast.Load:
-            value = inner.value
-            if type(value) is ast.Name and value.id == "self":
-                attributes.add(inner.attr)
-        elif kind is ast.Call:
-            func = inner.func
-            if type(func) is ast.Attribute and func.attr in _REGISTERS and inner.args:
-                name = inner.args[0]
-                if type(name) is ast.Constant and type(name.value) is str:
-                    attributes.add(name.value)
-        elif kind is ast.Return and inner.value is not None:
-            returns_value = True
-        elif kind in (ast.Global, ast.Nonlocal):
-            return None  # binds names outside itself
-        elif inner is not node:
-            for name in _bound_names(inner):
-                if name in module.bound:
-                    return None  # fixes prove a module-level name from all of its bindings
+    for depth, level in enumerate(_levels(node)):
+        if depth > _MAX_DEPTH:
+            return None
+        for inner in level:
+            kind = type(inner)
+            if kind is ast.Attribute and type(inner.ctx) is not ast.Load:
+                value = inner.value
+                if type(value) is ast.Name and value.id == "self":
+                    attributes.add(inner.attr)
+            elif kind is ast.Call:
+                func = inner.func
+                if type(func) is ast.Attribute and func.attr in _REGISTERS:
+                    # The collector reads the first argument, ``name=`` included.
+                    for name in [*inner.args[:1], *(k.value for k in inner.keywords)]:
+                        if type(name) is ast.Constant and type(name.value) is str:
+                            attributes.add(name.value)
+            elif kind is ast.Return and inner.value is not None:
+                returns_value = True
+            elif kind in (ast.Global, ast.Nonlocal):
+                return None  # binds names outside itself
+            elif inner is not node:
+                for name in _bound_names(inner):
+                    if name in module.bound:
+                        return None  # fixes prove a module-level name from all of its bindings
     return _Candidate(node, start, end, indent, text, attributes, returns_value, owner)
+
+
+def _levels(root: ast.AST) -> Iterator[list[ast.AST]]:
+    """The nodes of ``root`` level by level (``[root]``, its children, theirs, ...)."""
+    level = [root]
+    while level:
+        yield level
+        level = [child for node in level for child in child_nodes(node)]
 
 
 def _on_accelerator(root: ast.AST) -> bool:
     """Whether ``root`` may make or name a tensor or device on an accelerator: a
     ``device=`` keyword argument, a name or attribute ``cuda`` (``xpu``, ``npu``, ``mps``,
-    ``current_device``), or a string (or f-string) starting with one."""
+    ``current_device``), an import of one, or a string (or f-string) starting with one."""
     for node in walk_nodes(root):
         kind = type(node)
-        if kind is ast.keyword:
+        if kind is ast.alias or kind is ast.ImportFrom:
+            if _names_accelerator(node.name if kind is ast.alias else node.module or ""):
+                return True
+        elif kind is ast.keyword:
             if node.arg == "device":
                 return True
         elif kind is ast.Attribute:
@@ -219,13 +268,26 @@ def _bound_names(node: ast.AST) -> Iterator[str]:
 def _hidden(facts: FileFacts, start: int, end: int, named_step: bool) -> bool:
     """Every finding on lines ``start`` to ``end`` would be hidden: each function there
     is cold or unreached (the file's whole project has steps), and no hot loop over
-    batches lies inside. Unreached code is shown in a function named like a step."""
-    for first, last, _name, context in facts.functions:
+    batches lies inside. Unreached code is shown in a function named like a step
+    (``named_step``: the one defined at ``start``; a nested ``def step`` too)."""
+    for first, last, name, context in facts.functions:
         if first > end:
             break
-        if first >= start and last <= end and not context.is_cold and (named_step or context.is_hot or context.why):
+        if (
+            first >= start
+            and last <= end
+            and not context.is_cold
+            and (named_step or context.is_hot or context.why or _named_like_a_step(name))
+        ):
             return False
     return not any(region.kind == HOT and first <= end and last >= start for first, last, region in facts.regions)
+
+
+def _named_like_a_step(qualname: str) -> bool:
+    """:func:`names_a_step` for a function the index names ``outer.Cls.inner``, taking
+    every enclosing name for its class (the analysis takes the innermost class's)."""
+    *enclosing, name = qualname.split(".")
+    return names_a_step(name, None) or any(LOSS_NAME.search(part) for part in enclosing)
 
 
 @dataclass
@@ -234,26 +296,53 @@ class _ModuleNames:
 
     bound: set[str]
     imported: set[str]
-    #: bound by statements that mention an accelerator: a function reading one may
-    #: read a tensor made on it
-    on_accelerator: set[str]
+    #: Names whose mention may make a finding shown: bound at module level by statements
+    #: that mention an accelerator or read such a name (``TARGET = DEVICE`` after
+    #: ``DEVICE = "cuda"``: a function reading one may read a tensor made on it), and
+    #: names imported (anywhere in the module: the analysis resolves them module-wide)
+    #: from an accelerator's module or as a rule's token (``DataLoader as Loader``).
+    telling: set[str]
 
 
-def _module_names(tree: ast.Module, lines: list[str]) -> _ModuleNames:
+def _module_names(tree: ast.Module, lines: list[str], imports: ImportMap, tokens: frozenset[str]) -> _ModuleNames:
     names = _ModuleNames(set(), set(), set())
+    statements = []  # (names it binds, names it reads, whether it mentions an accelerator)
     for statement in tree.body:
         if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
             continue
         text = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
-        on_accelerator = _ACCELERATOR.search(text) is not None and _on_accelerator(statement)
+        bound: set[str] = set()
         for node in walk_nodes(statement):
             for name in _bound_names(node):
-                names.bound.add(name)
+                bound.add(name)
                 if type(node) is ast.alias:
                     names.imported.add(name)
-                if on_accelerator:
-                    names.on_accelerator.add(name)
+        names.bound |= bound
+        mentions = _ACCELERATOR.search(text) is not None and _on_accelerator(statement)
+        statements.append((bound, set(_WORD.findall(_normalised(text))), mentions))
+    names.telling = {
+        local
+        for local, full in imports.aliases.items()
+        if _names_accelerator(full) or any(token in full for token in tokens)
+    }
+    changed = True
+    while changed:  # until no statement reads a name the last round added
+        changed = False
+        for bound, read, mentions in statements:
+            if not bound <= names.telling and (mentions or not read.isdisjoint(names.telling)):
+                names.telling |= bound
+                changed = True
     return names
+
+
+def _names_accelerator(dotted: str) -> bool:
+    """``torch.cuda.current_device``, ``torch.xpu``: a dotted name through an accelerator's module."""
+    return not _ACCELERATOR_NAMES.isdisjoint(dotted.split("."))
+
+
+def _normalised(text: str) -> str:
+    """``text`` with identifiers as Python reads them: NFKC-normalised (``ﬁle`` is ``file``)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
 def _close_over_kept_code(candidates: list[_Candidate], lines: list[str], tree: ast.Module) -> list[_Candidate]:
@@ -264,9 +353,16 @@ def _close_over_kept_code(candidates: list[_Candidate], lines: list[str], tree: 
     if not needed:
         return candidates
     prose = _docstring_lines(tree, lines)
-    lines = ["" if number in prose or line.lstrip().startswith("#") else line for number, line in enumerate(lines, 1)]
-    # ASCII word boundaries: a name next to any other character counts as mentioned.
-    mention = re.compile(r"\b(%s)\b(\s*\()?" % "|".join(sorted(needed)), re.ASCII)
+    lines = [
+        "" if number in prose or line.lstrip().startswith("#") else _normalised(line)
+        for number, line in enumerate(lines, 1)
+    ]
+    # A name next to any character but an ASCII letter, digit or underscore counts as
+    # mentioned (``maß)``, where ``\b`` would see no boundary); a call may have a comment or
+    # a continued line before its parenthesis.
+    mention = re.compile(
+        r"(?<![0-9A-Za-z_])(%s)(?![0-9A-Za-z_])(%s\()?" % ("|".join(map(re.escape, sorted(needed))), _GAP)
+    )
 
     def mentions(text: str, words: set[str], called: set[str]) -> None:
         for match in mention.finditer(text):

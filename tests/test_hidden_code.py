@@ -9,6 +9,7 @@ not vacuous.
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from synclint.config import Settings
 from synclint.analysis.imports import imports_from_tree
-from synclint.engine import _check_text, _check_variant, select_rules, visible
+from synclint.engine import _check_source, _check_text, _check_variant, select_rules, visible
 from synclint.guard import guarded_tree
 from synclint.hidden_code import blank_hidden_functions
 from synclint.project import facts_for_files
@@ -315,3 +316,143 @@ def test_a_fix_outside_functions_gets_the_whole_module():
     shown = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
     assert [(f.line, f.code, f.fix is not None) for f in shown] == [(4, "SL402", True)]
     assert shown == visible(_check_text(source, "module.py", RULES, facts))
+
+
+# -- what kept code reads of left-out code, through channels the first tests missed ---------
+
+_ON_DEVICE = "\n\ndef unreached(n):\n    return torch.arange(n).to({target}).nonzero()\n"
+_TENSOR_ATTRIBUTE = textwrap.dedent(
+    '''\
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def {method}(self, t):
+            {body}
+
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            if self.{attribute} > 0:
+                x = x + 1
+            return x
+    '''
+)
+_FORWARD_FIX = textwrap.dedent(
+    '''\
+
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            {line}
+            return x
+    '''
+)
+SHOWN_ONLY_THROUGH_OTHER_FUNCTIONS = {
+    # A module-level alias of an accelerator name: the op's operand is proven on the device.
+    "accelerator-alias": ('import torch\nDEVICE = "cuda"\nTARGET = DEVICE' + _ON_DEVICE.format(target="TARGET"),
+                          [(6, "SL101", "info", False)]),
+    "device-from-an-alias": ('import torch\nNAME = "cuda"\nDEV = torch.device(NAME)' + _ON_DEVICE.format(target="DEV"),
+                             [(6, "SL101", "info", False)]),
+    # An accelerator spelled with escapes, or imported (anywhere: imports are resolved module-wide).
+    "escaped-accelerator": ("import torch" + _ON_DEVICE.format(target='"\\x63uda"'), [(4, "SL101", "info", False)]),
+    "imported-current-device": (
+        "import torch\n\n\ndef setup():\n    from torch.cuda import current_device as here\n"
+        + _ON_DEVICE.format(target="here()"),
+        [(9, "SL101", "info", False)],
+    ),
+    # A function named like a step, nested in one nothing reaches: shown.
+    "nested-step": ("import torch\n\n\ndef build():\n    def step(x):\n        return x.nonzero()\n    return step\n",
+                    [(6, "SL101", "warning", False)]),
+    # A rule shown anywhere, its token imported under another name.
+    "loader-alias": (
+        'import torch\nfrom torch.utils.data import DataLoader as Loader\nDEVICE = "cuda"\n\n\n'
+        "def unreached(dataset):\n    return Loader(dataset)\n",
+        [(7, "SL402", "warning", True)],
+    ),
+    # Attribute kinds: a buffer registered by keyword, a name `\b` does not delimit, a
+    # name Python normalises (NFKC: `ﬁle` is `file`), a call split before its parenthesis.
+    "buffer-by-keyword": (
+        _TENSOR_ATTRIBUTE.format(method="reset", body='self.register_buffer(name="scale", tensor=torch.relu(t))',
+                                 attribute="scale"),
+        [(14, "SL202", "warning", False)],
+    ),
+    "non-ascii-attribute": (
+        _TENSOR_ATTRIBUTE.format(method="reset", body="self.maß = torch.relu(t)", attribute="maß"),
+        [(14, "SL202", "warning", False)],
+    ),
+    "normalised-attribute": (
+        _TENSOR_ATTRIBUTE.format(method="reset", body="self.ﬁle = torch.relu(t)", attribute="ﬁle"),
+        [(14, "SL202", "warning", False)],
+    ),
+    "call-continued-on-the-next-line": (
+        _TENSOR_ATTRIBUTE.format(method="_count", body="return torch.relu(t)", attribute="count").replace(
+            "nn.Parameter(torch.ones(3))\n", "nn.Parameter(torch.ones(3))\n        self.count = self._count \\\n            (self.weight)\n"
+        ),
+        [(16, "SL202", "warning", False)],
+    ),
+    # Fixes: proofs that read module-level definitions, and fixers that look module-wide
+    # from a lambda or a class body inside a function.
+    "definition-rebinding-a-module-name": (
+        "import torch\n\ndev = torch.device(NAME)\n\n\ndef dev():\n    pass\n"
+        + _FORWARD_FIX.format(line="y = torch.tensor([1.0, 2.0]).to(dev)"),
+        [(12, "SL403", "warning", False)],
+    ),
+    "definition-named-torch": (
+        "from torch import Tensor\n\n\ndef torch():\n    pass\n\n\ndef forward(m: Tensor):\n    return m.nonzero().max()\n",
+        [(9, "SL101", "warning", False)],
+    ),
+    "lambda": (
+        "import torch\n\n\ndef unreached():\n    reps = torch.full((4,), 2)\n    return reps\n"
+        + _FORWARD_FIX.format(line="f = lambda: torch.repeat_interleave(reps)"),
+        [(11, "SL104", "warning", True)],
+    ),
+    "class-body-in-a-function": (
+        "import torch\n\n\ndef unreached(t):\n    inds = t + 1\n    return inds.unique()\n"
+        + _FORWARD_FIX.format(
+            line="class Local:\n            inds = torch.nonzero(x == 9, as_tuple=True)\n            x[inds] = -1"
+        ),
+        [(12, "SL101", "warning", False)],
+    ),
+}
+
+
+@pytest.mark.parametrize("source, expected", SHOWN_ONLY_THROUGH_OTHER_FUNCTIONS.values(),
+                         ids=SHOWN_ONLY_THROUGH_OTHER_FUNCTIONS.keys())
+def test_what_kept_code_reads_of_other_functions_keeps_them(source, expected):
+    facts = _whole_project_facts(source)
+    full = visible(_check_text(source, "module.py", RULES, facts))
+    skipped = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
+    assert [(f.line, f.code, f.severity, f.fix is not None) for f in full] == expected
+    assert skipped == full
+
+
+def test_a_form_feed_libcst_rejects_is_not_blanked_away():
+    # CPython accepts the form feed before `def f`; libcst's tokenizer does not. Leaving the
+    # method out would turn the file's SL000 into findings.
+    source = "import torch\n\nclass A:\n\f    def f(self, t):\n        return t.nonzero()\n\n\ndef forward(x):\n    return x.nonzero()\n"
+    facts = _whole_project_facts(source)
+    assert blank_hidden_functions(source, guarded_tree(source)[0], facts, RULES) is None
+    shown = visible(_check_source(source, "module.py", None, facts, skip_hidden=True))
+    assert [f.code for f in shown] == ["SL000"]
+    assert shown == visible(_check_source(source, "module.py", None, facts))
+
+
+def test_code_too_deep_for_the_analysis_is_not_blanked_away():
+    # The whole file's analysis runs out of stack on the 800-term sum (one SL000): leaving
+    # the function out would show the findings of the rest instead.
+    chain = " + ".join(["t"] * 800)
+    source = f"import torch\n\n\ndef unreached(t):\n    return ({chain}).nonzero()\n\n\ndef forward(x):\n    return x.nonzero()\n"
+    facts = _whole_project_facts(source)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # CPython's default, whatever ran before
+    try:
+        full = visible(_check_source(source, "module.py", None, facts))
+        skipped = visible(_check_source(source, "module.py", None, facts, skip_hidden=True))
+    finally:
+        sys.setrecursionlimit(saved)
+    assert [(f.code, f.message) for f in full] == [("SL000", "cannot analyse: nested too deeply (RecursionError)")]
+    assert skipped == full

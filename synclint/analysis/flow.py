@@ -57,7 +57,7 @@ _QUIET_REGION_TYPES = frozenset({cst.Raise, cst.Assert, cst.If, cst.FunctionDef}
 #: Statements whose body may not run: assignments in them do not prove host-ness.
 #: (``with`` bodies always run: ``with torch.no_grad(): out = model(x).cpu()``.)
 _BRANCHES = (cst.If, cst.Try, cst.TryStar, cst.Match)
-_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
+_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
 _LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem, cst.Return}
 
 
@@ -127,6 +127,7 @@ class FlowState:
         # Code that runs once, not per step: ``__init__``, ``__repr__``.
         self._cold_roots: set[int] = set()
         self._cold_depth = 0
+        self._lambda_depth = 0
         #: Blocks of branches (``if`` bodies, ``else``, ``except`` handlers): host-ness
         #: assigned in one holds to its end, not after it (``if mps: x = x.cpu()``
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
@@ -193,6 +194,13 @@ class FlowState:
     @property
     def in_loop(self) -> bool:
         return bool(self.scope.loops)
+
+    @property
+    def in_function_body(self) -> bool:
+        """In the statements of a function, as the fixers see it: not at module level,
+        nor in a class body (even one inside a function), nor in a lambda. Elsewhere a fix
+        looks for names in the whole module (``fixers.tree.enclosing_function`` is None)."""
+        return self.function is not None and self.scope.kind == "function" and not self._lambda_depth
 
     def qualname(self) -> str:
         """``Cls.method`` / ``outer.inner`` for the innermost function or class."""
@@ -320,6 +328,8 @@ class FlowState:
             self._enter_function(node)
         elif isinstance(node, cst.ClassDef):
             self._enter_class(node)
+        elif node_type is cst.Lambda:
+            self._lambda_depth += 1
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
         elif isinstance(node, (cst.For, cst.While)):
@@ -390,6 +400,8 @@ class FlowState:
             self._record_return_kind(self.scopes.pop())
         elif isinstance(node, cst.ClassDef):
             self.scopes.pop()
+        elif type(node) is cst.Lambda:
+            self._lambda_depth -= 1
         elif isinstance(node, cst.Return):
             if node.value is not None and self.scope.kind == "function":
                 kind = self.kind_of(node.value)

@@ -40,8 +40,10 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: FixProposal | None = None
-    #: Outside every function: a fix here may look for free names module-wide.
-    at_module_level: bool = False
+    #: A fixer was asked about this finding outside the statements of every function
+    #: (module level, a class body, a lambda: ``FlowState.in_function_body``), where fixes
+    #: look for names module-wide: what it offered or declined may depend on all of the module.
+    fix_read_the_module: bool = False
     #: Why the reported code does not run per step, as the traversal saw it
     #: (an error path, a constructor, the data pipeline), or None.
     cold: str | None = None
@@ -125,6 +127,7 @@ class Rule:
     def __init__(self, context: RuleContext) -> None:
         self.context = context
         self._declined: list[str] = []  # set by propose_fix, read by the next report
+        self._fix_asked = False  # set by propose_fix, read by the next report
 
     def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None, cold: str | None = None) -> None:
         """Record a finding; the engine gives it its context (hot, unknown or cold).
@@ -146,8 +149,10 @@ class Rule:
             cold = "construction or setup"  # constructors and reprs run once, not per step
         named_step = flow.hot_path() is not None
         proven = self.syncs_every_call and cold is None and self._operand_proven(node)
+        read_the_module = self._fix_asked and not flow.in_function_body
+        self._fix_asked = False
         self.context.reports.append(
-            Report(type(self), node, message, fix, flow.function is None, cold, named_step, proven)
+            Report(type(self), node, message, fix, read_the_module, cold, named_step, proven)
         )
 
     def _operand_proven(self, node: cst.CSTNode) -> bool:
@@ -170,6 +175,7 @@ class Rule:
         from synclint.fixers.base import Declined
 
         proposal = propose(self, node)
+        self._fix_asked = True
         self._declined = [proposal.reason] if isinstance(proposal, Declined) else []
         return None if isinstance(proposal, Declined) else proposal
 
