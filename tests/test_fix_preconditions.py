@@ -275,3 +275,36 @@ def test_padded_batch_count_used_elsewhere_declines():
         "    return acc / max(total, 1)\n", "    stats = {'boxes': total}\n    return acc / max(total, 1), stats\n"
     )
     assert fix(source, "SL301") == source
+
+
+# -- names are proven in the scope they are read from -------------------------------------------
+
+NESTED_LOCAL = (
+    "import torch\n"
+    "def training_step(v):\n"
+    "    def inner():\n"
+    "        dev = 'cuda'\n"
+    "        return dev\n"
+    "    return torch.tensor(v).to(dev)\n"
+)
+
+
+def test_a_nested_functions_local_proves_nothing_about_the_outer_name():
+    """`dev` in `training_step` is the module's (`inner`'s is its own): moving the device
+    into the factory on the strength of `inner`'s string rewrote a call on an unknown name."""
+    assert fix(NESTED_LOCAL) == NESTED_LOCAL
+
+
+def test_a_lambda_reads_its_functions_names():
+    source = (
+        "import torch\n"
+        "def training_step(x):\n"
+        "    reps = torch.full((3,), 2)\n"
+        "    f = lambda: torch.repeat_interleave(x, reps)\n"
+        "    return f()\n"
+    )
+    fixed = fix(source, "SL104")
+    assert "torch.repeat_interleave(x, reps, output_size=3 * 2)" in fixed
+    x = torch.arange(3)
+    run = lambda code: (exec(code, namespace := {}), namespace["training_step"](x))[1]  # noqa: E731
+    assert torch.equal(run(source), run(fixed))

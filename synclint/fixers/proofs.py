@@ -194,29 +194,60 @@ def device_proof(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0
 
 
 def _name_bound_to_device(rule, name: str, at: cst.CSTNode, depth: int) -> bool:
-    function = tree.enclosing_function(rule, at)
-    if function is not None:
-        if any(p.name.value == name for p in _params(function.params)):
-            return False  # a caller passes anything
-        scope: cst.CSTNode = function.body
-    else:
-        scope = rule.context.module
+    scope = binding_scope(rule, name, at)
+    if scope is None or declared_elsewhere(scope, name):
+        return False  # a parameter (a caller passes anything), a class body, `global`/`nonlocal`
     values = []
-    for node in tree.walk(scope):
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
-            if tree.binds(node, name) and function is not None:
-                continue
+    for node in tree.scope_nodes(scope):
         if tree._binds_here(node, name):
             if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
                 assign = tree.parent(rule, node)
                 if isinstance(assign, cst.Assign):
                     values.append(assign.value)
                     continue
-            return False  # bound some other way: a loop, a tuple, an import, `global`
-    if function is not None and not values:
-        # Only the module binds it; a module-level name must be proven there.
-        return _name_bound_to_device(rule, name, rule.context.module, depth) if _module_binds_only(rule, name) else False
+            return False  # bound some other way: a loop, a tuple, an import, a `def`
+    if scope is not rule.context.module and not values:
+        # A free name: the module's, unless a function around this one binds it.
+        if _bound_by_outer_function(rule, name, scope) or not _module_binds_only(rule, name):
+            return False
+        return _name_bound_to_device(rule, name, rule.context.module, depth)
     return bool(values) and all(device_proof(rule, v, at, depth + 1) for v in values)
+
+
+def binding_scope(rule, name: str, at: cst.CSTNode) -> cst.CSTNode | None:
+    """The block whose bindings say what ``name`` holds at ``at``: the body of the
+    innermost function around it (a lambda's free names are its function's), else the
+    module. None when one scope cannot tell: ``name`` is a parameter (of that function,
+    or of a lambda on the way), or a class body lies on the way."""
+    for ancestor in tree.ancestors(rule, at):
+        if isinstance(ancestor, cst.Lambda):
+            if any(p.name.value == name for p in _params(ancestor.params)):
+                return None
+        elif isinstance(ancestor, cst.ClassDef):
+            return None
+        elif isinstance(ancestor, cst.FunctionDef):
+            return None if any(p.name.value == name for p in _params(ancestor.params)) else ancestor.body
+    return rule.context.module
+
+
+def declared_elsewhere(scope: cst.CSTNode, name: str) -> bool:
+    """``global name`` or ``nonlocal name`` anywhere in ``scope`` (a nested function's
+    rebinds this scope's name, or the name is the module's)."""
+    return any(
+        isinstance(node, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in node.names)
+        for node in tree.walk(scope)
+    )
+
+
+def _bound_by_outer_function(rule, name: str, scope: cst.CSTNode) -> bool:
+    """A function around the one whose body is ``scope`` binds ``name`` (a closure)."""
+    for ancestor in tree.ancestors(rule, scope):
+        if isinstance(ancestor, cst.FunctionDef) and ancestor.body is not scope and (
+            any(p.name.value == name for p in _params(ancestor.params))
+            or any(tree._binds_here(node, name) for node in tree.scope_nodes(ancestor.body))
+        ):
+            return True
+    return False
 
 
 def _module_binds_only(rule, name: str) -> bool:
@@ -399,17 +430,16 @@ def zero_dim(rule, node: cst.BaseExpression, at: cst.CSTNode, depth: int = 0, as
 
 
 def all_bindings(rule, name: str, at: cst.CSTNode) -> list[cst.BaseExpression] | None:
-    """The values of every ``name = value`` in the function around ``at`` (module-level
-    code: the module). None when the name is a parameter, or is bound any other way
-    (a loop target, ``+=``, unpacking, an import, ``global``), or not bound at all."""
-    function = tree.enclosing_function(rule, at)
-    if function is not None and any(p.name.value == name for p in _params(function.params)):
+    """The values of every ``name = value`` in the scope ``name`` is read from at ``at``
+    (:func:`binding_scope`: the function around it, else the module; a nested function's
+    own locals are not this scope's). None when the name is a parameter, is bound any
+    other way (a loop target, ``+=``, unpacking, an import, a ``def``, ``global`` or
+    ``nonlocal``), or is not bound in that scope at all (a closure or module name)."""
+    scope = binding_scope(rule, name, at)
+    if scope is None or declared_elsewhere(scope, name):
         return None
-    scope = function.body if function is not None else rule.context.module
     values: list[cst.BaseExpression] = []
-    for node in tree.walk(scope):
-        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
-            return None
+    for node in tree.scope_nodes(scope):
         if not tree._binds_here(node, name):
             continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):

@@ -21,6 +21,8 @@ from synclint.traversal import TRIVIA
 from synclint.traversal import walk as fast_walk
 
 _FUNCTIONS = (cst.FunctionDef, cst.Lambda)
+#: Nodes that open a namespace of their own.
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
 class _ParentMap(cst.CSTVisitor):
@@ -253,6 +255,26 @@ def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 _walk = walk
+
+
+class _ScopeCollector(cst.CSTVisitor):
+    def __init__(self, scope: cst.CSTNode) -> None:
+        super().__init__()
+        self.scope = scope
+        self.nodes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.append(node)
+        return node is self.scope or not isinstance(node, _SCOPES)
+
+
+def scope_nodes(scope: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of ``scope`` (a module or a function's body) that belong to its own
+    namespace: a nested function, lambda or class is listed (a ``def`` binds its name
+    here), what is inside it is not (its bindings are its own)."""
+    collector = _ScopeCollector(scope)
+    fast_walk(scope, collector, TRIVIA)
+    return collector.nodes
 
 
 def mutates(statement: cst.CSTNode, names: set[str], qualify=None) -> bool:
