@@ -143,3 +143,45 @@ def test_comparison_methods_are_tensor_evidence_unless_pandas_is_imported(prelud
 )
 def test_kinds_flow_through_functions_of_the_same_module(body: str, expected: Kind):
     assert kind("import torch\nfrom torch import Tensor\n" + body + "\n") is expected
+
+
+def test_a_function_collects_its_evidence_only_when_a_name_needs_it(monkeypatch):
+    from synclint.analysis import evidence
+
+    collected = []
+    collect = evidence.collect_evidence
+
+    def spy(root, imports):
+        collected.append(getattr(getattr(root, "name", None), "value", "<module>"))
+        return collect(root, imports)
+
+    monkeypatch.setattr(evidence, "collect_evidence", spy)
+    source = (
+        "import torch\n"
+        "def bound():\n    x = torch.zeros(3)\n    return x\n"
+        "def unbound(x):\n    y = x.view(-1)\n    probe(x)\n"
+    )
+    # ``x`` of ``unbound`` is a parameter of unknown kind: ``x.view(...)``, its evidence, decides.
+    assert kind(source) is Kind.TENSOR
+    assert collected == ["unbound"]
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "Tensor", "torch.Tensor", "torch .Tensor", "torch. Tensor", "Optional[Tensor]", "Optional[ Tensor ]",
+        "Tuple[Tensor, Tensor]", "Tuple[Tensor ,Tensor,]", "Dict[str, List[torch.Tensor]]", "Tuple[int, ...]",
+        "List['Tensor']", "(Tensor)", "Optional[(Tensor)]", "Tuple[\n    Tensor,\n    Tensor,\n]", "Tensor | None",
+        "Tuple[*Ts]", "Callable[[Tensor], Tensor]", "Tensor[0:2]",
+    ],
+)
+def test_annotations_read_without_code_generation_read_the_same(annotation):
+    from synclint.analysis.flow import _RENDERER, _annotation_text, _plain_code
+
+    node = cst.parse_module(f"def f(x: {annotation}): ...\n").body[0].params.params[0].annotation.annotation
+    generated = _RENDERER.code_for_node(node)
+    assert _plain_code(node) in (None, generated)
+    assert _annotation_text(node) == generated
+    plain = {"Tensor", "torch.Tensor", "torch .Tensor", "Optional[ Tensor ]", "Tuple[Tensor ,Tensor,]"}
+    if annotation in plain:
+        assert _plain_code(node) == generated  # read from the nodes

@@ -567,6 +567,43 @@ def test_a_huge_tree_is_split_below_its_root(tmp_path: Path, monkeypatch):
         layout._file_count.cache_clear()
 
 
+def test_the_file_count_that_splits_a_tree_skips_what_the_project_leaves_out(tmp_path: Path):
+    from synclint.project import layout
+
+    for folder in ("pkg", "pkg/sub", "pkg/__pycache__", "pkg/.hidden", "build", "env"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.py").write_text("")
+        (tmp_path / folder / "notes.txt").write_text("")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("")  # a virtualenv
+    (tmp_path / "top.py").write_text("")
+    layout._file_count.cache_clear()
+    try:
+        listed = layout.project_files(tmp_path)
+        assert [p.relative_to(tmp_path).as_posix() for p in listed] == ["pkg/m.py", "pkg/sub/m.py", "top.py"]
+        assert layout._file_count(tmp_path) == len(listed)
+    finally:
+        layout._file_count.cache_clear()
+
+
+def test_the_index_is_built_with_the_collector_paused(project: Path, monkeypatch):
+    import gc
+
+    from synclint.project import store
+
+    enabled_while_building = []
+    facts_for_project = store.facts_for_project
+
+    def spy(*args, **kwargs):
+        enabled_while_building.append(gc.isenabled())
+        return facts_for_project(*args, **kwargs)
+
+    monkeypatch.setattr(store, "facts_for_project", spy)
+    assert gc.isenabled()
+    facts = facts_for_files(sorted(project.rglob("*.py")))
+    assert facts and enabled_while_building == [False]
+    assert gc.isenabled()  # as it was
+
+
 def test_cli_include_cold_and_the_context_in_every_format(project: Path):
     import json
 

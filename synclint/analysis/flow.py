@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from synclint.analysis.evidence import collect_evidence
+from synclint.analysis.evidence import Evidence
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference
@@ -66,7 +66,8 @@ class Scope:
     kind: str  # "module" | "class" | "function"
     name: str
     node: cst.CSTNode
-    evidence: dict[str, Kind]
+    #: What the scope's own code does with each name (collected when first asked for).
+    evidence: Evidence | dict[str, Kind]
     env: dict[str, Kind] = field(default_factory=dict)
     self_attributes: dict[str, Kind] | None = field(default_factory=dict)
     loops: list[cst.CSTNode] = field(default_factory=list)
@@ -92,6 +93,9 @@ class Scope:
     #: Function scopes: names on the host for the rest of the body
     #: (after ``if x.is_cuda: return ...``).
     narrowed: set[str] = field(default_factory=set)
+    #: Function scopes: what the project index says of the function, once asked
+    #: (rules ask at every call they look at).
+    index_context: Context | None = None
 
 
 class FlowState:
@@ -114,7 +118,7 @@ class FlowState:
         self.inference = KindInference(weakref.proxy(self))
         self.devices = DeviceInference(weakref.proxy(self))
         self.scopes: list[Scope] = [
-            Scope("module", "<module>", module, collect_evidence(module, imports))
+            Scope("module", "<module>", module, Evidence(module, imports))
         ]
         self.scopes[0].returns = self._annotated_returns(module.body)
         #: Every kind each module-level name was bound to (the env keeps only the last).
@@ -215,9 +219,12 @@ class FlowState:
     def index_context(self) -> Context:
         """What the project's call graph says of the innermost function (hot, unknown, cold)."""
         for index in range(len(self.scopes) - 1, 0, -1):
-            if self.scopes[index].kind == "function":
-                name = ".".join(scope.name for scope in self.scopes[1 : index + 1])
-                return self.facts.function_context(name)
+            function = self.scopes[index]
+            if function.kind == "function":
+                if function.index_context is None:
+                    name = ".".join(scope.name for scope in self.scopes[1 : index + 1])
+                    function.index_context = self.facts.function_context(name)
+                return function.index_context
         return UNKNOWN_CONTEXT
 
     def hot_path(self) -> str | None:
@@ -580,7 +587,7 @@ class FlowState:
 
     # -- scopes -------------------------------------------------------------------------
     def _enter_function(self, node: cst.FunctionDef) -> None:
-        scope = Scope("function", node.name.value, node, collect_evidence(node, self.imports))
+        scope = Scope("function", node.name.value, node, Evidence(node, self.imports))
         in_class = self.scope.kind == "class"
         is_forward = (
             in_class
@@ -849,12 +856,64 @@ _RENDERER = cst.Module(body=[])
 def _annotation_text(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
-    if isinstance(node, cst.Name) and not node.lpar:
-        return node.value  # what code generation gives, without it (most annotations)
+    plain = _plain_code(node)
+    if plain is not None:
+        return plain  # what code generation gives, without it (most annotations)
     try:
         return _RENDERER.code_for_node(node)
     except Exception:  # pragma: no cover - defensive: odd annotation nodes
         return dotted_name(node)
+
+
+def _plain_code(node: cst.BaseExpression) -> str | None:
+    """The code of a name, a dotted name or a subscript of them (``torch.Tensor``,
+    ``Optional[Tuple[Tensor, int]]``) on one line and without parentheses, exactly as code
+    generation writes it; None for anything else (then generated)."""
+    node_type = type(node)
+    if node.lpar:
+        return None
+    if node_type is cst.Name:
+        return node.value
+    if node_type is cst.Attribute:
+        value = _plain_code(node.value)
+        dot = node.dot
+        if value is None or type(dot) is not cst.Dot:
+            return None
+        before, after = _space(dot.whitespace_before), _space(dot.whitespace_after)
+        if before is None or after is None:
+            return None
+        return f"{value}{before}.{after}{node.attr.value}"
+    if node_type is cst.Subscript:
+        value = _plain_code(node.value)
+        opening, closing = _space(node.lbracket.whitespace_after), _space(node.rbracket.whitespace_before)
+        if value is None or opening is None or closing is None:
+            return None
+        parts = [value, "[", opening]
+        last = len(node.slice) - 1
+        for position, element in enumerate(node.slice):
+            index = element.slice
+            if type(index) is not cst.Index or index.star is not None:
+                return None
+            code = _plain_code(index.value)
+            comma = element.comma
+            if code is None:
+                return None
+            parts.append(code)
+            if type(comma) is cst.Comma:
+                before, after = _space(comma.whitespace_before), _space(comma.whitespace_after)
+                if before is None or after is None:
+                    return None
+                parts += (before, ",", after)
+            elif position != last:
+                return None  # (code generation would add a comma of its own)
+        parts += (closing, "]")
+        return "".join(parts)
+    return None
+
+
+def _space(whitespace: cst.BaseParenthesizableWhitespace) -> str | None:
+    """Whitespace on the line (None: a line break, written by code generation)."""
+    return whitespace.value if type(whitespace) is cst.SimpleWhitespace else None
 
 
 @contextmanager

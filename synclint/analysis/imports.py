@@ -10,7 +10,6 @@ import everywhere, which is what real training code relies on.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 import libcst as cst
 
@@ -185,13 +184,34 @@ def imports_from_tree(tree: ast.Module) -> ImportMap:
     return imports
 
 
-def _imports_in_order(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports_in_order(statements: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
     """Import statements at any depth, in source order (later bindings win, as in the walk)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    _collect_imports(statements, found)
+    return found
+
+
+def _collect_imports(statements: list, found: list) -> None:
     for statement in statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            yield statement
+        kind = type(statement)
+        if kind is ast.Import or kind is ast.ImportFrom:
+            found.append(statement)
             continue
-        for field in ("body", "handlers", "orelse", "finalbody", "cases"):
+        for field in _BLOCKS[kind]:
             children = getattr(statement, field, None)
             if isinstance(children, list):
-                yield from _imports_in_order(children)
+                _collect_imports(children, found)
+
+
+class _BlockFields(dict):
+    """Node type -> its fields that hold statements (or handlers, cases), read once per
+    type: simple statements, most of a module, have none to look at."""
+
+    def __missing__(self, kind: type) -> tuple[str, ...]:
+        fields = self[kind] = tuple(
+            name for name in ("body", "handlers", "orelse", "finalbody", "cases") if name in kind._fields
+        )
+        return fields
+
+
+_BLOCKS = _BlockFields()

@@ -52,6 +52,9 @@ class ProjectIndex:
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
+        #: Each file's :meth:`relative_parts`: asked once per call site that passes a host tensor.
+        self._relative_parts: dict[str, tuple[str, ...]] = {}
+        self._natural_root: Path | None = None
         for key in sorted(summaries):
             file = Path(key)
             names = module_names(file, root)
@@ -64,10 +67,16 @@ class ProjectIndex:
     # -- lookups ---------------------------------------------------------------------
     def relative_parts(self, key: str) -> tuple[str, ...]:
         """The file's path inside the project root (before a huge tree was split), as parts."""
-        try:
-            return Path(key).relative_to(natural_root(self.root)).parts
-        except ValueError:
-            return Path(key).parts[-1:]
+        parts = self._relative_parts.get(key)
+        if parts is None:
+            if self._natural_root is None:
+                self._natural_root = natural_root(self.root)  # looks for marker files upwards
+            try:
+                parts = Path(key).relative_to(self._natural_root).parts
+            except ValueError:
+                parts = Path(key).parts[-1:]
+            self._relative_parts[key] = parts
+        return parts
 
     def function(self, fid: FunctionId) -> FunctionSummary | None:
         entry = self.entries.get(fid[0])

@@ -72,7 +72,7 @@ def natural_root(directory: Path) -> Path:
 @lru_cache(maxsize=1024)
 def _file_count(root: Path) -> int:
     count = 0
-    for _ in _walk(root):
+    for _ in _walk_names(root):  # names, not paths: building a Path per file cost most of the count
         count += 1
         if count > MAX_PROJECT_FILES:
             break
@@ -126,11 +126,18 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
 
 
 def _walk(root: Path) -> Iterator[Path]:
+    for directory, name in _walk_names(root):
+        yield Path(directory, name)
+
+
+def _walk_names(root: Path) -> Iterator[tuple[str, str]]:
+    """(directory, file name) of each Python file of the project under ``root``."""
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = [
             d for d in dirnames
-            if d not in _SKIPPED_DIRS and not d.startswith(".") and not (Path(directory, d) / "pyvenv.cfg").exists()
+            if d not in _SKIPPED_DIRS and not d.startswith(".")
+            and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         ]
         for name in filenames:
             if name.endswith(".py"):
-                yield Path(directory, name)
+                yield directory, name

@@ -49,7 +49,18 @@ def facts_for_files(
     ``cache_directory``: where summaries and facts are cached (None: no cache);
     ``jobs``: processes for summarising the files the cache does not know;
     ``meanwhile``: called (once at most) while such processes work, with this process idle.
+
+    The collector is paused throughout: the index's summaries and facts stay alive for
+    the whole run, so collections in the middle of building them (several, a full one
+    among them, for a package such as torch's ``nn``) would traverse them for nothing.
     """
+    with collector_paused():
+        return _facts_for_files(files, cache_directory, jobs, meanwhile)
+
+
+def _facts_for_files(
+    files: Iterable[str | Path], cache_directory: Path | None, jobs: int, meanwhile: Callable[[], None] | None
+) -> dict[str, FileFacts]:
     by_root: dict[tuple[Path, bool], list[str]] = {}
     for file in files:
         key = resolved_key(file)
@@ -138,8 +149,9 @@ def _project_facts(
         summaries.setdefault(key, _EMPTY)
     split = root != natural_root(root) or is_shallow(root, root)
     facts = facts_for_project(ProjectIndex(summaries, root), split=split)
-    _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-                                                      for key, value in facts.items()}})
+    if base is not None:  # (without a cache, pickling every file's facts is wasted work)
+        _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                                                          for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}
 
 
