@@ -524,29 +524,9 @@ void for_each_item(int64_t num_items, const Fn& fn) {
   });
 }
 
-// The inputs of one call, contiguous, with the grid of work items over them.
-struct Boxes {
-  ValidityMode mode;
-  at::Tensor pred, target, valid, counts;
-  Grid grid;
-
-  Boxes(const at::Tensor& pred_in, const at::Tensor& target_in, const std::optional<at::Tensor>& valid_in,
-        const std::optional<at::Tensor>& counts_in)
-      : mode(check_inputs(pred_in, target_in, valid_in, counts_in)),
-        pred(pred_in.contiguous()),
-        target(target_in.contiguous()),
-        valid(valid_in.has_value() ? valid_in->contiguous() : at::Tensor()),
-        counts(counts_in.has_value() ? counts_in->contiguous() : at::Tensor()),
-        grid(images(pred_in), slots_per_image(pred_in)) {}
-
-  static int64_t images(const at::Tensor& pred) {
-    const int64_t slots = slots_per_image(pred);
-    return slots > 0 ? pred.numel() / 4 / slots : 0;
-  }
-};
-
-// A box-sized kernel output whose storage is reused from one call to the
-// next on the same thread once the caller has let go of it.
+// A box-sized tensor (a kernel output, or the contiguous copy of a strided
+// input) whose storage is reused from one call to the next on the same
+// thread once nothing references it any more.
 //
 // The eager path's gradient is a new box-sized tensor every training step
 // (4 MiB for B = 1024, N = 256, fp32), freed when the step drops it
@@ -560,17 +540,21 @@ struct Boxes {
 // had allocated: 6% of dense fwd+bwd steps at 1 thread and 59% at 2 threads
 // in two runs, each such step 0.7-0.8 ms slower (docs/giou.md).
 //
+// A permuted detection head (`head.view(B, 4, N).permute(0, 2, 1)`) or an
+// expanded target cost one more such block per call, for its contiguous copy.
+//
 // The storage of the last tensor an output returned on this thread is kept
 // (a strong reference to the storage, not to the tensor, so autograd can
 // still adopt the returned tensor as `.grad` without a copy). The next call
 // writes into it when it holds the same number of bytes and nothing else
 // references it: no tensor, storage or weak reference (a caller still holding
 // the last gradient, a view of it or its storage gets a fresh tensor, as
-// before). Every element of these outputs is written by the kernels, so a
-// reused storage gives the same result bit for bit. The cost: each output
-// keeps at most one buffer per calling thread alive after the caller
-// dropped it, until the next call or the thread's exit.
-class RecycledOutput {
+// before). Every element of these outputs is written by the kernels (and
+// of a copy by the copy), so a reused storage gives the same result bit for
+// bit. The cost: each output and each input copy keeps at most one buffer
+// per calling thread alive after the caller dropped it, until the next call
+// or the thread's exit.
+class RecycledBuffer {
  public:
   // An uninitialised contiguous CPU tensor of `sizes`.
   at::Tensor empty(at::IntArrayRef sizes, const at::TensorOptions& options) {
@@ -600,6 +584,44 @@ class RecycledOutput {
   c10::intrusive_ptr<c10::StorageImpl> last_;
 };
 
+// `tensor` itself when contiguous, else its contiguous copy in `buffer`.
+at::Tensor contiguous(const at::Tensor& tensor, RecycledBuffer& buffer) {
+  if (tensor.is_contiguous()) return tensor;
+  return buffer.empty(tensor.sizes(), tensor.options()).copy_(tensor);
+}
+
+// The inputs of one call, contiguous, with the grid of work items over them.
+struct Boxes {
+  ValidityMode mode;
+  at::Tensor pred, target, valid, counts;
+  Grid grid;
+
+  Boxes(const at::Tensor& pred_in, const at::Tensor& target_in, const std::optional<at::Tensor>& valid_in,
+        const std::optional<at::Tensor>& counts_in)
+      : mode(check_inputs(pred_in, target_in, valid_in, counts_in)),
+        pred(contiguous(pred_in, pred_copy())),
+        target(contiguous(target_in, target_copy())),
+        valid(valid_in.has_value() ? valid_in->contiguous() : at::Tensor()),
+        counts(counts_in.has_value() ? counts_in->contiguous() : at::Tensor()),
+        grid(images(pred_in), slots_per_image(pred_in)) {}
+
+  // The copies live only during one kernel call: the next call on this
+  // thread (of any of the kernels) finds them unreferenced.
+  static RecycledBuffer& pred_copy() {
+    thread_local RecycledBuffer buffer;
+    return buffer;
+  }
+  static RecycledBuffer& target_copy() {
+    thread_local RecycledBuffer buffer;
+    return buffer;
+  }
+
+  static int64_t images(const at::Tensor& pred) {
+    const int64_t slots = slots_per_image(pred);
+    return slots > 0 ? pred.numel() / 4 / slots : 0;
+  }
+};
+
 // The forward's outputs from its per-item partials, added in item order (the
 // same answer for any thread count): (loss, num_valid).
 std::tuple<at::Tensor, at::Tensor> finish_forward(const std::vector<Partial>& partials, Reduction reduction,
@@ -627,7 +649,7 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   const Boxes in(pred_in, target_in, valid_in, counts_in);
   const Reduction reduction = parse_reduction(reduction_name);
   const auto box_shape = in.pred.sizes().slice(0, in.pred.dim() - 1);
-  thread_local RecycledOutput recycled_per_box;
+  thread_local RecycledBuffer recycled_per_box;
   at::Tensor per_box = reduction == Reduction::None ? recycled_per_box.empty(box_shape, in.pred.options()) : at::Tensor();
   std::vector<Partial> partials(in.grid.num_items);
 
@@ -716,7 +738,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_gra
   const Reduction reduction = parse_reduction(reduction_name);
   TORCH_CHECK(reduction != Reduction::None, "giou_loss_forward_grad: reduction must be 'mean' or 'sum'");
   const auto math_options = in.pred.options().dtype(at::toOpMathType(in.pred.scalar_type()));
-  thread_local RecycledOutput recycled_d_pred, recycled_d_target;
+  thread_local RecycledBuffer recycled_d_pred, recycled_d_target;
   at::Tensor d_pred = output_mask[0] ? recycled_d_pred.empty(in.pred.sizes(), math_options)
                                      : in.pred.new_empty({0}, math_options);
   at::Tensor d_target = output_mask[1] ? recycled_d_target.empty(in.target.sizes(), math_options)
@@ -778,7 +800,7 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cpu(
   check_backward_inputs(grad_loss_in, pred_in, num_valid, reduction);
   const at::Tensor grad_loss = grad_loss_in.to(in.pred.scalar_type()).contiguous();
   // Unrequested gradients come back as empty tensors (autograd maps them to None).
-  thread_local RecycledOutput recycled_grad_pred, recycled_grad_target;
+  thread_local RecycledBuffer recycled_grad_pred, recycled_grad_target;
   at::Tensor grad_pred =
       output_mask[0] ? recycled_grad_pred.empty(in.pred.sizes(), in.pred.options()) : in.pred.new_empty({0});
   at::Tensor grad_target =

@@ -784,6 +784,20 @@ def test_box_outputs_reuse_a_dropped_storage_and_never_a_referenced_one(mode, cp
     assert torch.equal(reused, want)
 
 
+def test_strided_inputs_match_their_contiguous_copies_call_after_call(cpu_kernel):
+    # A permuted head and an expanded target are copied into buffers the
+    # next call reuses: each call's copy must replace the last one's values.
+    _, target, counts, _ = padded_batch()
+    for seed in range(3):
+        pred = random_boxes(*target.shape[:-1], seed=seed)
+        head = pred.permute(0, 2, 1).contiguous().permute(0, 2, 1)
+        wide = target[:1].expand_as(target)
+        for cnt in (None, counts):
+            got = _library.giou_loss_forward_grad(head, wide, None, cnt, "sum", 1e-7, [True, True])
+            want = _library.giou_loss_forward_grad(pred, wide.contiguous(), None, cnt, "sum", 1e-7, [True, True])
+            assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
 def test_eager_steps_write_each_gradient_into_the_last_dropped_one(cpu_kernel):
     # The usual step: `.grad = None` (or zero_grad()) drops the last
     # gradient, and the next step's lands in the same storage.
