@@ -537,15 +537,16 @@ void for_each_item(int64_t num_items, const Fn& fn) {
 // heap grew by the block's size in most steps, first-touching 1024 fresh
 // pages (a page fault each, the kernel zeroing them), and was trimmed back
 // every few steps. Which steps paid depended on everything else the process
-// had allocated: 6% of dense fwd+bwd steps at 1 thread and 59% at 2 threads
-// in two runs, each such step 0.7-0.8 ms slower (docs/giou.md).
+// had allocated: of 2000 dense fwd+bwd steps, 1% at 1 thread and 58% at 2
+// threads in one process (those 0.77 ms slower in the median), 5-9% at 1
+// thread in another (docs/giou.md).
 //
 // A permuted detection head (`head.view(B, 4, N).permute(0, 2, 1)`) or an
 // expanded target cost one more such block per call, for its contiguous copy.
 //
-// The storage of the last tensor an output returned on this thread is kept
+// The storage of the last tensor a buffer gave out on this thread is kept
 // (a strong reference to the storage, not to the tensor, so autograd can
-// still adopt the returned tensor as `.grad` without a copy). The next call
+// still adopt a returned gradient as `.grad` without a copy). The next call
 // writes into it when it holds the same number of bytes and nothing else
 // references it: no tensor, storage or weak reference (a caller still holding
 // the last gradient, a view of it or its storage gets a fresh tensor, as
@@ -650,7 +651,8 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   const Reduction reduction = parse_reduction(reduction_name);
   const auto box_shape = in.pred.sizes().slice(0, in.pred.dim() - 1);
   thread_local RecycledBuffer recycled_per_box;
-  at::Tensor per_box = reduction == Reduction::None ? recycled_per_box.empty(box_shape, in.pred.options()) : at::Tensor();
+  at::Tensor per_box =
+      reduction == Reduction::None ? recycled_per_box.empty(box_shape, in.pred.options()) : at::Tensor();
   std::vector<Partial> partials(in.grid.num_items);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.pred.scalar_type(), "giou_loss_forward_cpu", [&] {
