@@ -12,6 +12,7 @@
 // The node calls the kernels through the dispatcher, not directly, so
 // profilers and dispatch modes see the same operators as before. Schemas:
 // synclint/ops/_library.py.
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty_like.h>
@@ -40,11 +41,19 @@ c10::TypedOperatorHandle<Signature> find_op(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
 }
 
+// The kernels' operators have no autograd formula of their own (this node is
+// theirs), so their calls from it skip the autograd keys. Otherwise each one
+// went through autograd's boxed not-implemented fallback (arguments and
+// results packed into a stack) before reaching the kernel. Dispatch modes and
+// profilers still see the calls (the Python key is below autograd).
+using BelowAutograd = at::AutoDispatchBelowADInplaceOrView;
+
 std::tuple<Tensor, Tensor> forward_op(const Tensor& pred, const Tensor& target, const OptionalTensor& valid,
                                       const OptionalTensor& counts, c10::string_view reduction, double eps) {
   static const auto op = find_op<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const OptionalTensor&,
                                                             const OptionalTensor&, c10::string_view, double)>(
       "synclint::giou_loss_forward");
+  const BelowAutograd below_autograd;
   return op.call(pred, target, valid, counts, reduction, eps);
 }
 
@@ -55,6 +64,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> forward_grad_op(const Tensor& pred, c
       find_op<std::tuple<Tensor, Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const OptionalTensor&,
                                                          const OptionalTensor&, c10::string_view, double, Mask)>(
           "synclint::giou_loss_forward_grad");
+  const BelowAutograd below_autograd;
   return op.call(pred, target, valid, counts, reduction, eps, mask);
 }
 
@@ -65,6 +75,7 @@ std::tuple<Tensor, Tensor> backward_op(const Tensor& grad, const Tensor& pred, c
       find_op<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const OptionalTensor&,
                                          const OptionalTensor&, const Tensor&, c10::string_view, double, Mask)>(
           "synclint::giou_loss_backward");
+  const BelowAutograd below_autograd;
   return op.call(grad, pred, target, valid, counts, num_valid, reduction, eps, mask);
 }
 
@@ -82,6 +93,7 @@ std::tuple<Tensor, Tensor> differentiable_backward_op(const Tensor& grad, const 
 
 void scale_grad_op(Tensor& d_box, const Tensor& grad) {
   static const auto op = find_op<void(Tensor&, const Tensor&)>("synclint::giou_loss_scale_grad_");
+  const BelowAutograd below_autograd;
   op.call(d_box, grad);
 }
 

@@ -751,6 +751,68 @@ def test_eager_backward_hands_the_fused_gradient_over_without_a_copy(cpu_kernel)
     assert leaf.grad.data_ptr() == fused.address
 
 
+def fused_gradient(pred, target, **validity):
+    return _library.giou_loss_forward_grad(
+        pred, target, validity.get("valid"), validity.get("counts"), "mean", 1e-7, [True, False]
+    )[2]
+
+
+@pytest.mark.parametrize("mode", VALIDITY_MODES)
+def test_box_outputs_reuse_a_dropped_storage_and_never_a_referenced_one(mode, cpu_kernel):
+    # A box-sized output is written into the storage of the previous call's
+    # once nothing references it any more, not into fresh heap pages every
+    # step; every element is written again (absent slots included), so stale
+    # values cannot show.
+    pred, target, counts, present = padded_batch()
+    validity = validity_kwargs(mode, counts, present)
+    want = fused_gradient(pred, target, **validity)
+    held = fused_gradient(pred, target, **validity)
+    assert held.data_ptr() != want.data_ptr()  # `want` is still referenced
+    for keep in (lambda t: t[1:], lambda t: t.untyped_storage()):  # a view, the storage object
+        kept = keep(held)
+        address, held = held.data_ptr(), None
+        held = fused_gradient(pred, target, **validity)
+        assert held.data_ptr() != address
+        del kept
+    address = held.data_ptr()
+    held.fill_(float("nan"))
+    del held
+    # Memory the allocator had freed would be handed to the next request.
+    same_size = torch.empty_like(want)
+    reused = fused_gradient(pred, target, **validity)
+    assert reused.data_ptr() == address != same_size.data_ptr()
+    assert torch.equal(reused, want)
+
+
+def test_strided_inputs_match_their_contiguous_copies_call_after_call(cpu_kernel):
+    # A permuted head and an expanded target are copied into buffers the
+    # next call reuses: each call's copy must replace the last one's values.
+    _, target, counts, _ = padded_batch()
+    for seed in range(3):
+        pred = random_boxes(*target.shape[:-1], seed=seed)
+        head = pred.permute(0, 2, 1).contiguous().permute(0, 2, 1)
+        wide = target[:1].expand_as(target)
+        for cnt in (None, counts):
+            got = _library.giou_loss_forward_grad(head, wide, None, cnt, "sum", 1e-7, [True, True])
+            want = _library.giou_loss_forward_grad(pred, wide.contiguous(), None, cnt, "sum", 1e-7, [True, True])
+            assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_eager_steps_write_each_gradient_into_the_last_dropped_one(cpu_kernel):
+    # The usual step: `.grad = None` (or zero_grad()) drops the last
+    # gradient, and the next step's lands in the same storage.
+    pred, target, _, _ = padded_batch()
+    leaf = pred.clone().requires_grad_()
+    ops.giou_loss(leaf, target).backward()
+    address, want = leaf.grad.data_ptr(), leaf.grad.clone()
+    for _ in range(2):
+        leaf.grad = None
+        same_size = torch.empty_like(want)  # where freed memory would go
+        ops.giou_loss(leaf, target).backward()
+        assert leaf.grad.data_ptr() == address != same_size.data_ptr()
+        assert torch.equal(leaf.grad, want)
+
+
 @pytest.fixture
 def restore_recursion_limit():
     # Inductor raises the process-wide recursion limit to 2000 when it
