@@ -550,7 +550,9 @@ void for_each_item(int64_t num_items, const Fn& fn) {
 // writes into it when it holds the same number of bytes and nothing else
 // references it: no tensor, storage or weak reference (a caller still holding
 // the last gradient, a view of it or its storage gets a fresh tensor, as
-// before). Every element of these outputs is written by the kernels (and
+// before), and only while the storage still holds the memory it was given (not
+// after `share_memory_()` moved it in place to memory another process may map).
+// Every element of these outputs is written by the kernels (and
 // of a copy by the copy), so a reused storage gives the same result bit for
 // bit. The cost: each output and each input copy keeps at most one buffer
 // per calling thread alive after the caller dropped it, until the next call
@@ -563,6 +565,8 @@ class RecycledBuffer {
     if (!reusable(nbytes)) {
       at::Tensor fresh = at::empty(sizes, options);
       last_ = c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(fresh.storage().unsafeGetStorageImpl());
+      data_ = last_->data_ptr().get();
+      deleter_ = last_->data_ptr().get_deleter();
       return fresh;
     }
     at::Tensor reused = at::detail::make_tensor<c10::TensorImpl>(
@@ -576,6 +580,11 @@ class RecycledBuffer {
     if (!last_ || last_->nbytes() != nbytes || nbytes == 0) return false;
     // This reference alone (the weak count is 1 while any strong one exists).
     if (last_.use_count() != 1 || last_.weak_use_count() != 1) return false;
+    // Still the memory the allocator gave: a storage whose data was swapped in
+    // place (into shared memory another process may map) is not ours to write.
+    // (Python's `share_memory_()` also leaves a storage object holding a
+    // reference, so the count above already refuses it; C++ callers may not.)
+    if (last_->data_ptr().get() != data_ || last_->data_ptr().get_deleter() != deleter_) return false;
     // The caller's last reference may have been dropped on another thread
     // (a release decrement): order its last reads of the buffer before our writes.
     std::atomic_thread_fence(std::memory_order_acquire);
@@ -583,6 +592,8 @@ class RecycledBuffer {
   }
 
   c10::intrusive_ptr<c10::StorageImpl> last_;
+  const void* data_ = nullptr;
+  c10::DeleterFnPtr deleter_ = nullptr;
 };
 
 // `tensor` itself when contiguous, else its contiguous copy in `buffer`.
