@@ -22,7 +22,7 @@ from pathlib import Path
 import libcst as cst
 
 from synclint.analysis.flow import FlowState
-from synclint.analysis.imports import ImportMap, collect_imports, imports_from_tree
+from synclint.analysis.imports import ImportMap, collect_imports
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
@@ -240,9 +240,8 @@ def _check_text(
     if facts is None:  # no project around it: the file is its own project
         facts = facts_for_source(text, path, tree)
     blanked = blank_hidden_functions(text, tree, facts, tuple(rules)) if skip_hidden and tree is not None else None
-    if blanked is not None:
-        # Imports are resolved module-wide: a left-out function's imports count.
-        findings = _check_variant(text, path, rules, facts, *blanked, imports_from_tree(tree))
+    if blanked is not None:  # (with the whole module's imports: a left-out function's count)
+        findings = _check_variant(text, path, rules, facts, *blanked)
         if findings is not None:
             return findings
     return _check_variant(text, path, rules, facts, text, tree)  # type: ignore[return-value]

@@ -67,6 +67,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.step_names import LOSS_NAME, names_a_step
@@ -119,9 +120,17 @@ class _Candidate:
     owner: ast.ClassDef | None
 
 
+class Blanked(NamedTuple):
+    """A module's source with its hidden functions blanked."""
+
+    source: str
+    tree: ast.Module  # CPython's tree of ``source``
+    imports: ImportMap  # the whole module's (imports are resolved module-wide)
+
+
 def blank_hidden_functions(
     source: str, tree: ast.Module, facts: FileFacts, rules: tuple[type, ...]
-) -> tuple[str, ast.Module] | None:
+) -> Blanked | None:
     """``source`` with the hidden functions blanked, and its stdlib tree; None when
     nothing is left out. ``tree``: the stdlib tree of ``source``; ``rules``: the enabled rules.
     """
@@ -134,7 +143,8 @@ def blank_hidden_functions(
         # whole file's syntax error into findings.
         return None
     lines = source_lines(source, keepends=True)
-    module = _module_names(tree, lines, imports_from_tree(tree), tokens)
+    imports = imports_from_tree(tree)
+    module = _module_names(tree, lines, imports, tokens)
     candidates = [
         candidate
         for node, cls, owner in _definitions(tree.body, None, None)
@@ -156,7 +166,7 @@ def blank_hidden_functions(
             padded.add(id(candidate))
             line = blanked[candidate.start - 1]
             blanked[candidate.start - 1] = f"{candidate.indent}pass{line}"
-    return "".join(blanked), _tree_without(tree, dropped, padded)
+    return Blanked("".join(blanked), _tree_without(tree, dropped, padded), imports)
 
 
 def _definitions(body: list[ast.stmt], cls: str | None, owner: ast.ClassDef | None) -> Iterator[tuple]:

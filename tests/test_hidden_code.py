@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
-from synclint.analysis.imports import imports_from_tree
 from synclint.engine import _check_source, _check_text, _check_variant, select_rules, visible
 from synclint.guard import guarded_tree
 from synclint.hidden_code import blank_hidden_functions
@@ -119,7 +118,7 @@ def _left_out(path: Path) -> set[str]:
     facts = facts_for_files([path])[str(path.resolve())]
     blanked = blank_hidden_functions(source, tree, facts, RULES)
     assert blanked is not None
-    text, blanked_tree = blanked
+    text, blanked_tree = blanked.source, blanked.tree
     _assert_parsed_tree(text, blanked_tree)
     before, after = source.splitlines(), text.splitlines()
     assert len(before) == len(after)  # lines do not move
@@ -206,7 +205,7 @@ def test_a_class_left_with_no_statement_gets_a_pass(tmp_path):
     path = _project(tmp_path, source)
     left_out = _left_out(path)
     assert {"def render(self, t):", "def other(t):", "def shape(self, t):"} <= left_out
-    text, _ = blank_hidden_functions(source, guarded_tree(source)[0], facts_for_files([path])[str(path.resolve())], RULES)
+    text = blank_hidden_functions(source, guarded_tree(source)[0], facts_for_files([path])[str(path.resolve())], RULES).source
     assert "    pass\n" in text.split("class Report:")[1]
     assert _shown([path], tmp_path) == visible(_shown([path], tmp_path, include_cold=True))
 
@@ -240,7 +239,7 @@ def test_rule_examples_show_the_same_findings(source):
     facts = _whole_project_facts(source)
     blanked = blank_hidden_functions(source, guarded_tree(source)[0], facts, RULES)
     if blanked is not None:
-        _assert_parsed_tree(*blanked)
+        _assert_parsed_tree(blanked.source, blanked.tree)
     full = visible(_check_text(source, "module.py", RULES, facts))
     skipped = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
     assert skipped == full
@@ -312,7 +311,7 @@ def test_a_fix_outside_functions_gets_the_whole_module():
     tree = guarded_tree(source)[0]
     blanked = blank_hidden_functions(source, tree, facts, RULES)
     assert blanked is not None and "nonzero" not in blanked[0]
-    assert _check_variant(source, "module.py", RULES, facts, *blanked, imports_from_tree(tree)) is None
+    assert _check_variant(source, "module.py", RULES, facts, *blanked) is None
     shown = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
     assert [(f.line, f.code, f.fix is not None) for f in shown] == [(4, "SL402", True)]
     assert shown == visible(_check_text(source, "module.py", RULES, facts))
