@@ -68,7 +68,26 @@ class DeviceInference:
             return self.on_host(node.expression)
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            with self.flow.comprehension_bindings(node):
+                return self.on_host(node.elt)  # ``[p.cpu() for p in ps]``
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self._elements_on_host(node.elements)
         return False
+
+    def _elements_on_host(self, elements) -> bool:
+        """A list or tuple display holding tensors, every one of them on the host, beside
+        Python values only (an element of unknown kind may be a device tensor)."""
+        found = False
+        for element in elements:
+            value = element.value
+            kind = self.flow.kind_of(value)
+            if kind is Kind.PYTHON and not isinstance(element, cst.StarredElement):
+                continue
+            if not (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE) or not self.on_host(value):
+                return False
+            found = True
+        return found
 
     def made_on_accelerator(self, node: cst.BaseExpression, factories: bool = True) -> bool:
         """A tensor visibly made on an accelerator: a torch factory with a ``device=`` that

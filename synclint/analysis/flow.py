@@ -430,7 +430,8 @@ class FlowState:
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
-            on_host = kind.is_tensor and self.devices.on_host(node.value)
+            # (A list of host tensors lives on the host too: ``qs = [p.cpu() for p in ps]``.)
+            on_host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE) and self.devices.on_host(node.value)
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)

@@ -74,6 +74,8 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor):\n    return max((x,))\n",
         "import torch\ndef f():\n    a, b = torch.zeros(()), torch.ones(())\n    return max(a, b), max((a, b))\n",
         "import pandas as pd\nimport torch\ndef f(frames):\n    return max(s.abs().max() for s in frames)\n",
+        # A named list of host tensors compares on the host (its `.cpu()` is SL201's).
+        "import torch\ndef f(ps: list[torch.Tensor]):\n    qs = [p.detach().cpu() for p in ps]\n    return max(qs), max(*qs)\n",
         "import numpy as np\na = np.zeros(3)\nif a.any():\n    pass\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
         "        return {k: v for k, v in outputs.items() if k != 'aux'}\n",
@@ -93,6 +95,7 @@ class TensorTruthiness(Rule):
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max(0.0, *ps)\n", 3, 12),
         Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    return max([*ps])\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, y: torch.Tensor):\n    return max((x.sum(), y.sum()))\n", 3, 12),
+        Invalid("import torch\ndef f(ps: list[torch.Tensor]):\n    norms = [p.norm() for p in ps]\n    return max(norms)\n", 4, 12),
         Invalid("import numpy as np\nimport torch\ndef f(ts):\n    return max(t.data.abs().max() for t in ts)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return 1 if x.any() else 0\n", 3, 17),
         Invalid("import torch\ndef f(x: torch.Tensor, n: int):\n    if n > 0 and x.any():\n        return 1\n", 3, 18),
@@ -194,4 +197,6 @@ class TensorTruthiness(Rule):
                 return False
             with self.context.flow.comprehension_bindings(iterable):
                 return not self.context.on_host(iterable.elt)
-        return self.context.kind_of(iterable) is Kind.TENSOR_SEQUENCE or self.context.is_device_tensor(iterable)
+        if self.context.kind_of(iterable) is Kind.TENSOR_SEQUENCE:
+            return not self.context.on_host(iterable)  # ``qs = [p.cpu() for p in ps]; max(qs)``
+        return self.context.is_device_tensor(iterable)
