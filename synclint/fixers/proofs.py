@@ -112,12 +112,12 @@ def shadowed_at(rule, node: cst.CSTNode, name: str) -> bool:
     an assignment, a loop variable, a nested import), or a class body does."""
     for ancestor in tree.ancestors(rule, node):
         if isinstance(ancestor, cst.FunctionDef):
-            if any(p.name.value == name for p in _params(ancestor.params)):
+            if has_param(ancestor.params, name):
                 return True
             if any(tree.binds(s, name) for s in ancestor.body.body if not isinstance(s, cst.FunctionDef)):
                 return True
         elif isinstance(ancestor, cst.Lambda):
-            if any(p.name.value == name for p in _params(ancestor.params)):
+            if has_param(ancestor.params, name):
                 return True
         elif isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             if tree.binds(ancestor.for_in, name):
@@ -132,6 +132,11 @@ def _params(params: cst.Parameters) -> list[cst.Param]:
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
     return every
+
+
+def has_param(params: cst.Parameters, name: str) -> bool:
+    """Whether a function or lambda with ``params`` takes a parameter called ``name``."""
+    return any(p.name.value == name for p in _params(params))
 
 
 def module_prefix(rule, at: cst.CSTNode, module: str = "torch") -> tuple[str, tuple[str, ...]] | Declined:
@@ -221,12 +226,12 @@ def binding_scope(rule, name: str, at: cst.CSTNode) -> cst.CSTNode | None:
     or of a lambda on the way), or a class body lies on the way."""
     for ancestor in tree.ancestors(rule, at):
         if isinstance(ancestor, cst.Lambda):
-            if any(p.name.value == name for p in _params(ancestor.params)):
+            if has_param(ancestor.params, name):
                 return None
         elif isinstance(ancestor, cst.ClassDef):
             return None
         elif isinstance(ancestor, cst.FunctionDef):
-            return None if any(p.name.value == name for p in _params(ancestor.params)) else ancestor.body
+            return None if has_param(ancestor.params, name) else ancestor.body
     return rule.context.module
 
 
@@ -243,7 +248,7 @@ def _bound_by_outer_function(rule, name: str, scope: cst.CSTNode) -> bool:
     """A function around the one whose body is ``scope`` binds ``name`` (a closure)."""
     for ancestor in tree.ancestors(rule, scope):
         if isinstance(ancestor, cst.FunctionDef) and ancestor.body is not scope and (
-            any(p.name.value == name for p in _params(ancestor.params))
+            has_param(ancestor.params, name)
             or any(tree._binds_here(node, name) for node in tree.scope_nodes(ancestor.body))
         ):
             return True
@@ -515,7 +520,7 @@ def _elementwise_box_function(rule, function: cst.FunctionDef) -> bool:
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
             return False
         name = small.targets[0].target.value
-        if name in positive or any(p.name.value == name for p in _params(params)):
+        if name in positive or has_param(params, name):
             return False  # rebinding: keep the one-binding reading simple
         if not _elementwise_box_expression(rule, small.value, positive):
             return False

@@ -27,7 +27,7 @@ from synclint.analysis.inference import keyword, positional
 from synclint.fixers import fixer, tree
 from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.keywords import set_keyword
-from synclint.fixers.proofs import _params, all_bindings
+from synclint.fixers.proofs import all_bindings, has_param
 
 
 @fixer("SL104")
@@ -98,5 +98,5 @@ def _stable_reference(rule, node: cst.BaseExpression, at: cst.CSTNode) -> bool:
     if function is None:
         return False
     bindings = [n for n in tree.walk(function.body) if tree._binds_here(n, node.value)]
-    is_parameter = any(p.name.value == node.value for p in _params(function.params))
+    is_parameter = has_param(function.params, node.value)
     return len(bindings) == (0 if is_parameter else 1)  # `batch = batch[:1]` after the count

@@ -34,7 +34,7 @@ import libcst as cst
 from synclint.fixers import fixer, tree
 from synclint.fixers.base import Declined, FixProposal
 from synclint.fixers.patterns import is_boolean, torch_name
-from synclint.fixers.proofs import derived_from, floating, is_tensor, zero_dim
+from synclint.fixers.proofs import derived_from, floating, has_param, is_tensor, zero_dim
 
 
 @fixer("SL202")
@@ -133,10 +133,7 @@ def _bound_before(rule, node: cst.If, name: str) -> bool:
         if isinstance(ancestor, cst.FunctionDef):
             if any(_declares_outer(s, name) for s in tree.walk(ancestor.body)):
                 return False  # `global` / `nonlocal`: the value lives elsewhere
-            params = ancestor.params
-            every = [*params.posonly_params, *params.params, *params.kwonly_params]
-            every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-            return any(p.name.value == name for p in every)
+            return has_param(ancestor.params, name)
         child = ancestor
     return False
 
