@@ -73,7 +73,7 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.step_names import LOSS_NAME, names_a_step
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
-from synclint.project.scopes import child_nodes, walk_nodes
+from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
 from synclint.sources import source_lines
 
 #: What may stand between two tokens of one expression: whitespace, a comment, a
@@ -220,7 +220,7 @@ def _candidate(
             elif kind in (ast.Global, ast.Nonlocal):
                 return None  # binds names outside itself
             elif inner is not node:
-                for name in _bound_names(inner):
+                for name in names_bound_by(inner):
                     if name in module.bound:
                         return None  # fixes prove a module-level name from all of its bindings
     return _Candidate(node, start, end, indent, text, attributes, returns_value, owner)
@@ -256,23 +256,6 @@ def _on_accelerator(root: ast.AST) -> bool:
             if type(node.value) is str and node.value.startswith(_ACCELERATOR_PREFIXES):
                 return True
     return False
-
-
-def _bound_names(node: ast.AST) -> Iterator[str]:
-    """The names ``node`` itself binds (an assignment target, an import, a definition)."""
-    kind = type(node)
-    if kind is ast.Name:
-        if type(node.ctx) is not ast.Load:
-            yield node.id
-    elif kind is ast.alias:
-        yield (node.asname or node.name).split(".", 1)[0]
-    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        yield node.name
-    elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
-        if node.name:
-            yield node.name
-    elif kind is ast.MatchMapping and node.rest:
-        yield node.rest
 
 
 def _hidden(facts: FileFacts, start: int, end: int, named_step: bool) -> bool:
@@ -323,7 +306,7 @@ def _module_names(tree: ast.Module, lines: list[str], imports: ImportMap, tokens
         text = "".join(lines[statement.lineno - 1 : statement.end_lineno or statement.lineno])
         bound: set[str] = set()
         for node in walk_nodes(statement):
-            for name in _bound_names(node):
+            for name in names_bound_by(node):
                 bound.add(name)
                 if type(node) is ast.alias:
                     names.imported.add(name)

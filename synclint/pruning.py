@@ -43,7 +43,7 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
-from synclint.project.scopes import child_nodes, walk_nodes
+from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
 from synclint.sources import source_lines
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -353,18 +353,7 @@ def _bindings_anywhere(root: ast.AST) -> set[str]:
             # Only a walrus in a comprehension binds in the enclosing scope.
             stack.extend(n for n in walk_nodes(node) if isinstance(n, ast.NamedExpr))
             continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            bound.add(node.target.id)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".", 1)[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
+        bound.update(names_bound_by(node))
         stack.extend(child_nodes(node))
     return bound
 

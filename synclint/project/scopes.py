@@ -91,6 +91,25 @@ def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
         found.extend(child_nodes(current))
 
 
+def names_bound_by(node: ast.AST) -> Iterator[str]:
+    """The names ``node`` itself binds, not its children (an assignment target, an import
+    alias, a definition, an ``except ... as``, a capture pattern); a walrus binds through
+    its target ``Name``."""
+    kind = type(node)
+    if kind is ast.Name:
+        if type(node.ctx) is not ast.Load:
+            yield node.id
+    elif kind is ast.alias:
+        yield (node.asname or node.name).split(".", 1)[0]
+    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        yield node.name
+    elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        if node.name:
+            yield node.name
+    elif kind is ast.MatchMapping and node.rest:
+        yield node.rest
+
+
 def field_values(node: ast.AST) -> list[object]:
     """The values of ``node``'s fields that can hold nodes, in ``ast.iter_fields`` order
     (names, strings and numbers left out)."""
