@@ -22,6 +22,8 @@ class TensorTruthiness(Rule):
     `bool(a < b)`. With `key=` the key's results are compared: a named function
     (`key=len`) is taken to return Python values, a lambda is judged by its body
     (`key=lambda t: t.numel()` compares ints, `key=lambda t: t.sum()` tensors).
+    Tensors on the host compare without waiting: `max(p.cpu() for p in ps)`, or
+    a name bound to such a list, is not flagged (its `.cpu()` is SL201's).
 
     ## Why is this bad?
     Python calls `Tensor.__bool__`, which reads the value back to the host:

@@ -14,7 +14,9 @@ class BlockingTransfer(Rule):
     ## What it does
     Finds `.to(device)` and `.cuda()` calls on the values a `for` loop takes
     from a data loader (`for x, y in train_loader:`, `for step, batch in
-    enumerate(loader):`) that do not pass `non_blocking=True`.
+    enumerate(loader):`) that do not pass `non_blocking=True`. A `.to()` whose
+    argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
+    is a cast or a read-back, not an upload, and is not flagged.
 
     ## Why is this bad?
     A blocking copy makes the host wait until the copy is done — and a copy
