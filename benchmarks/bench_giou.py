@@ -282,9 +282,11 @@ def run(kind: str, args, device, dtype, sync, thread_counts: list[int]) -> None:
         report_device_time(forms, form_at, thread_counts[0], pred, bound_bytes, copies)
 
 
-def graph_ms(step: Callable[[], None], replays: int = 200) -> float:
+def graph_ms(step: Callable[[], None], max_replays: int = 200, budget_s: float = 0.5) -> float:
     """Device time of one ``step``: captured in a CUDA graph and replayed, so the
-    host's launch and dispatch overhead is gone. A step that syncs cannot be captured."""
+    host's launch and dispatch overhead is gone. A step that syncs cannot be captured.
+    Replays fill ``budget_s`` (at least 5, at most ``max_replays``): the per-sample loop
+    takes ~0.2 s a replay, and 200 of them would spend the GPU lease on one row."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -294,9 +296,14 @@ def graph_ms(step: Callable[[], None], replays: int = 200) -> float:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         step()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
     for _ in range(5):
         graph.replay()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    end.record()
+    end.synchronize()
+    warm_s = start.elapsed_time(end) / 5 / 1e3
+    replays = max(5, min(max_replays, int(budget_s / max(warm_s, 1e-9))))
     start.record()
     for _ in range(replays):
         graph.replay()

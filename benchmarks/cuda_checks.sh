@@ -3,6 +3,7 @@
 #
 #   bash benchmarks/cuda_checks.sh tests    # pytest -m cuda (every CUDA test)
 #   bash benchmarks/cuda_checks.sh bench    # bench_giou on CUDA, synclint run on the seeds
+#   BENCH_ARGS='--rounds 7' bash benchmarks/cuda_checks.sh bench   # fewer rounds (a short lease)
 #
 # Logs go to $OUT (or ./cuda-checks/ when OUT is unset). Wheels for packages the
 # machine lacks may be put in .whl/ (they are installed into /tmp/site first).
@@ -29,7 +30,7 @@ tests)
         | tee "$out/pytest_cuda.log"
     ;;
 bench)
-    python3 benchmarks/bench_giou.py --device cuda --threads 0 --loop 2>&1 | tee "$out/bench_giou_cuda.log"
+    python3 benchmarks/bench_giou.py --device cuda --threads 0 --loop ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_giou_cuda.log"
     for f in examples/seed_segmentation.py examples/seed_detection.py examples/fixed/*.py; do
         echo "== synclint run --device cuda $f"
         python3 -m synclint run --device cuda --report "$out/run_$(basename "$f" .py).json" "$f" 2>&1 | tail -40
