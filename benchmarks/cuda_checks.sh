@@ -33,7 +33,7 @@ bench)
     python3 benchmarks/bench_giou.py --device cuda --threads 0 --loop ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_giou_cuda.log"
     for f in examples/seed_segmentation.py examples/seed_detection.py examples/fixed/*.py; do
         echo "== synclint run --device cuda $f"
-        python3 -m synclint run --device cuda --report "$out/run_$(basename "$f" .py).json" "$f" 2>&1 | tail -40
+        python3 -m synclint run --device cuda --report "$out/run_$(echo "${f%.py}" | tr / _).json" "$f" 2>&1 | tail -40
     done 2>&1 | tee "$out/run_cuda.log"
     ;;
 esac
