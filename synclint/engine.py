@@ -33,7 +33,7 @@ from synclint.positions import positions_for
 from synclint.prefilter import can_skip
 from synclint.project import (
     AT_CALL_SITES, COLD, HOT, PROVEN_SYNC, TYPE_STUB, UNKNOWN, UNREACHED, Context, FileFacts, facts_for_source, is_hidden,
-    is_type_stub,
+    is_type_stub, outside_the_program,
 )
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
@@ -349,13 +349,16 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     they flag: cold when the traversal saw an error path, a constructor or the
     data pipeline, else what the project index says of the line. Rules whose
     hazard matters wherever the code runs (an unpinned DataLoader built in
-    ``__init__``) are never cold nor hidden. Unknown code needs evidence in a
+    ``__init__``) are not cold there, but are in code outside the program's steps
+    altogether (tests, benchmarks, export tools). Unknown code needs evidence in a
     project whose steps the index found (see docs/faq.md).
     """
     if report.cold is not None:
         return Context(COLD, report.cold)
     context = facts.context_at(line)
     if not report.rule.hot_path_only and not context.is_hot:
+        if context.kind == COLD and outside_the_program(context.why):
+            return context
         return Context(UNKNOWN, "")  # shown wherever it is: the rule is not about per-step cost
     if context.kind == UNKNOWN:
         if report.named_step:

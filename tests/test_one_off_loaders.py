@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
+from synclint.config import Settings
 from synclint.engine import check_source
+from synclint.runner import RunOptions, lint_paths
 
 SOURCE = '''
 import torch
@@ -45,3 +48,75 @@ def test_loaders_iterated_where_built_in_code_that_runs_once_are_cold():
         ("SL402", 19, 18): "cold",  # iterated directly
         ("SL402", 24, 16): "unknown",  # handed back to the caller (though only __init__ calls it)
     }
+
+
+PROJECT = {
+    "pyproject.toml": "[project]\nname = 'pkg'\n",
+    "pkg/__init__.py": "",
+    "pkg/train.py": """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def make_loader(data):
+            return DataLoader(data, batch_size=8)
+
+        def upload(array):
+            return torch.from_numpy(array).to("cuda", non_blocking=True)
+        """,
+    "pkg/testing.py": """
+        from torch.utils.data import DataLoader
+
+        def tiny_loader(data):
+            return DataLoader(data, batch_size=2)
+
+        DEVICE = "cuda"
+        """,
+    "tests/test_train.py": """
+        import torch
+        from torch.utils.data import DataLoader
+        from pkg.testing import tiny_loader
+
+        def test_loader(data, array):
+            loader = DataLoader(data)
+            batch = torch.from_numpy(array).to("cuda", non_blocking=True)
+            return loader, tiny_loader(data), batch
+        """,
+    "benchmarks/throughput.py": """
+        from torch.utils.data import DataLoader
+
+        def run(data):
+            return DataLoader(data, batch_size=64)
+
+        DEVICE = "cuda"
+        """,
+}
+
+
+def test_loader_rules_are_quiet_in_tests_benchmarks_and_helpers_only_tests_call(tmp_path):
+    # SL402 and SL404 are not about per-step cost (a loader built once, in __init__,
+    # still copies every batch), so setup code does not hide them; but a loader that a
+    # test, a benchmark or a test-only helper builds is no part of the training program.
+    # (mosaicml/composer: 68 of its 85 SL402 findings were in tests/.)
+    for name, text in PROJECT.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    settings = Settings(root=tmp_path)
+
+    def found(include_cold: bool) -> list[tuple[str, int, int, str, str | None, str]]:
+        findings = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False, include_cold=include_cold))
+        return [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.column, f.code, f.context, f.why)
+                for f in findings]
+
+    assert found(False) == [
+        ("pkg/train.py", 6, 12, "SL402", "unknown", ""),
+        ("pkg/train.py", 9, 12, "SL404", "unknown", ""),
+    ]
+    assert found(True) == [
+        ("benchmarks/throughput.py", 5, 12, "SL402", "cold", "test or benchmark code"),
+        ("pkg/testing.py", 5, 12, "SL402", "cold", "called only from test code"),
+        ("pkg/train.py", 6, 12, "SL402", "unknown", ""),
+        ("pkg/train.py", 9, 12, "SL404", "unknown", ""),
+        ("tests/test_train.py", 7, 14, "SL402", "cold", "test code"),
+        ("tests/test_train.py", 8, 13, "SL404", "cold", "test code"),
+    ]

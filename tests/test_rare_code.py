@@ -380,3 +380,135 @@ def test_a_block_the_step_s_calls_never_enter_is_cold():
     assert found[(15, "SL201")][0] == "hot"
     # a public method: callers outside the project may pass ``check=True``
     assert found[(27, "SL201")][0] == "hot"
+
+
+# -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------
+
+ONE_SHOT_FLAG = """
+    import torch
+    class SSL(torch.nn.Module):
+        def forward(self, x):
+            y = x * 2
+            if self.need_to_synchronize_fsdp_streams:
+                torch.cuda.synchronize()
+                self.need_to_synchronize_fsdp_streams = False
+            if self.warm:
+                torch.cuda.synchronize()
+                if x.shape[0] > 1:
+                    self.warm = False
+            first = True
+            for part in y:
+                if first:
+                    torch.cuda.synchronize()
+                    first = False
+            return y
+"""
+
+
+def test_a_block_that_clears_its_own_flag_on_the_object_runs_once():
+    # dinov2 ssl_meta_arch.fsdp_synchronize_streams: synchronises on the first step only.
+    found = _found(ONE_SHOT_FLAG)
+    assert found[(7, "SL501")] == ("cold", "once (a one-shot flag the block clears)")
+    assert found[(10, "SL501")][0] == "hot"  # cleared only under a condition
+    assert found[(16, "SL501")][0] == "hot"  # a local flag: set again on every call
+
+
+PERIODIC_COUNTERS = """
+    import torch
+    def train(model, loader, cfg, iteration=0, iter_num=0):
+        for batch in loader:
+            loss = model(batch).sum()
+            loss.backward()
+            if cfg.eval_period > 0 and (iteration + 1) % cfg.eval_period == 0:
+                torch.cuda.synchronize()
+            if iter_num % 100 == 0 or iter_num == 0:
+                print(f"loss {loss.item():.4f}")
+            if (iteration - 1) % 2 == 0 or loss.item() > 1:
+                pass
+            iteration += 1
+            iter_num += 1
+"""
+
+
+def test_periodic_guards_on_an_offset_counter_or_a_counter_with_a_suffix():
+    # dinov2 train.py `(iteration + 1) % eval_period == 0`; litgpt `iter_num % 100 == 0`.
+    found = _found(PERIODIC_COUNTERS)
+    assert found[(8, "SL501")] == ("cold", "periodic (logging every N steps)")
+    assert found[(10, "SL201")] == ("cold", "periodic (logging every N steps)")
+    assert found[(11, "SL201")][0] == "hot"  # the test itself runs every step
+
+
+def test_an_onnx_export_branch_is_not_an_eager_step():
+    # dinov2 depther `if torch.onnx.is_in_onnx_export(): count_mat.cpu()`.
+    source = """
+        import torch
+        class Depther(torch.nn.Module):
+            def forward(self, x):
+                count = (x > 0).float()
+                if torch.onnx.is_in_onnx_export():
+                    count = torch.from_numpy(count.cpu().numpy()).to(x.device)
+                if torch.jit.is_tracing():
+                    print(count.sum().item())
+                return x / count
+    """
+    found = _found(source)
+    tracing = ("cold", "TorchScript, tracing or ONNX export only (not an eager step)")
+    assert found[(7, "SL201")] == tracing
+    assert found[(9, "SL201")] == tracing
+
+
+SHAPE_NUMBERS = """
+    import torch
+    def padding(filt: torch.Tensor):
+        _, _, h, w = filt.shape
+        if h % 2 == 0:
+            raise IndexError(h)
+        n, c = filt.shape[:2]
+        if n:
+            pass
+        rows, cols = filt
+        if rows.sum():
+            pass
+        return int(torch.div(h, 2)), int(torch.div(w, 2)), int(torch.div(filt, 2).sum())
+    class Blur(torch.nn.Module):
+        def forward(self, x):
+            return padding(x)
+"""
+
+
+def test_names_unpacked_from_a_shape_are_python_ints_and_their_quotient_a_host_tensor():
+    # composer blurpool `_, _, h, w = filt.shape; int(torch.div(h, 2))`.
+    findings = check_source(textwrap.dedent(SHAPE_NUMBERS), "example.py", include_cold=True)
+    assert [(f.line, f.column, f.code, f.context) for f in findings] == [
+        (11, 8, "SL202", "hot"),  # unpacking a tensor gives tensors
+        (13, 56, "SL201", "hot"),  # only the third: the quotient of a tensor
+    ]
+
+
+def test_export_modules_are_cold_by_their_own_name(tmp_path):
+    # segment-anything `segment_anything/utils/onnx.py` (SamOnnxModel, built only by
+    # scripts/export_onnx_model.py to trace the model once).
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    model = textwrap.dedent("""
+        import torch
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x.max().item()
+    """)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name in ("pkg/__init__.py", "pkg/utils/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    for name in ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py"):
+        (tmp_path / name).write_text(model)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
+        ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
+        ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
+        ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
+    ]

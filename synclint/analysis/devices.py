@@ -208,6 +208,10 @@ class DeviceInference:
                 return bool(node.args) and self.on_host(node.args[0].value)
             if short in FACTORY_FUNCTIONS or short == "from_numpy":
                 return device is None or _is_cpu(device.value)
+            if short in _NUMBER_ARITHMETIC and device is None:
+                positional = [a.value for a in node.args if a.keyword is None and not a.star]
+                if len(positional) == 2 and all(self.flow.kind_of(a) is Kind.PYTHON for a in positional):
+                    return True  # ``torch.div(h, 2)`` of two Python numbers: a CPU tensor
             first = node.args[0].value if node.args else None
             return first is not None and self.on_host(first)
         func = node.func
@@ -219,6 +223,13 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
+
+
+#: The torch functions that take two Python numbers (anything else must be a tensor,
+#: so a Python value there is a number) and return a CPU tensor of them.
+_NUMBER_ARITHMETIC = frozenset(
+    {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide"}
+)
 
 
 def _names_cpu(node: cst.BaseExpression) -> bool:

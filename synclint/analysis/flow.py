@@ -22,7 +22,7 @@ import libcst as cst
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import DeviceInference
-from synclint.analysis.inference import KindInference
+from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 from synclint.analysis.step_names import LOSS_NAME, STEP_NAME
@@ -125,12 +125,15 @@ class FlowState:
         self.module_bindings: dict[str, set[Kind]] = {}
         self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
-        # messages, branches taken only under TorchScript/tracing, ONNX helpers.
+        # messages, ONNX helpers (branches taken only under TorchScript or a tracer are
+        # ``_tracing_roots``).
         self._error_roots: set[int] = set()
         self._error_depth = 0
         # Code that runs once, not per step: ``__init__``, ``__repr__``.
         self._cold_roots: set[int] = set()
         self._cold_depth = 0
+        self._tracing_roots: set[int] = set()  # bodies of ``if torch.jit.is_tracing():``
+        self._tracing_depth = 0
         self._lambda_depth = 0
         #: Blocks of branches (``if`` bodies, ``else``, ``except`` handlers): host-ness
         #: assigned in one holds to its end, not after it (``if mps: x = x.cpu()``
@@ -308,6 +311,11 @@ class FlowState:
         return self._error_depth > 0
 
     @property
+    def in_tracing_path(self) -> bool:
+        """Code that runs only under TorchScript, a tracer or an ONNX export."""
+        return self._tracing_depth > 0
+
+    @property
     def in_cold_path(self) -> bool:
         """Code that runs once rather than per step (constructors, reprs)."""
         return self._cold_depth > 0
@@ -323,12 +331,14 @@ class FlowState:
             self.narrowed_host.append(self._host_narrowing[id(node)])
         if self._python_narrowing and id(node) in self._python_narrowing:
             self.narrowed_python.append(self._python_narrowing[id(node)])
-        if self._error_roots or self._cold_roots:
+        if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
                 self._error_depth += 1
             if node_id in self._cold_roots:
                 self._cold_depth += 1
+            if node_id in self._tracing_roots:
+                self._tracing_depth += 1
         if node_type not in _ENTERED:
             return
         if isinstance(node, cst.FunctionDef):
@@ -356,7 +366,7 @@ class FlowState:
         elif isinstance(node, cst.Assert) and node.msg is not None:
             self._error_roots.add(id(node.msg))
         elif isinstance(node, cst.If) and _is_tracing_check(node.test):
-            self._error_roots.add(id(node.body))
+            self._tracing_roots.add(id(node.body))
         if isinstance(node, cst.If):
             guarded = _none_guard(node.test)
             if guarded is not None and node.orelse is None:
@@ -391,7 +401,7 @@ class FlowState:
         if self._python_narrowing and id(node) in self._python_narrowing:
             del self._python_narrowing[id(node)]
             self.narrowed_python.pop()
-        if self._error_roots or self._cold_roots:
+        if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
                 self._error_roots.discard(node_id)
@@ -399,6 +409,9 @@ class FlowState:
             if node_id in self._cold_roots:
                 self._cold_roots.discard(node_id)
                 self._cold_depth -= 1
+            if node_id in self._tracing_roots:
+                self._tracing_roots.discard(node_id)
+                self._tracing_depth -= 1
         if type(node) not in _LEFT:
             return
         if isinstance(node, cst.If):
@@ -518,6 +531,8 @@ class FlowState:
             return [self.kind_of(e.value) for e in value.elements]
         if isinstance(value, cst.Call) and self.inference.values_indices_call(value):
             return [Kind.TENSOR, Kind.INT_TENSOR] + [Kind.UNKNOWN] * (n - 2)
+        if value is not None and is_shape(value):
+            return [Kind.PYTHON] * n  # ``_, _, h, w = x.shape``: Python ints
         if kind is Kind.TENSOR_TUPLE:
             return [Kind.INT_TENSOR] * n
         if kind.is_tensor:

@@ -67,7 +67,11 @@ _PREDICATES = frozenset({"has", "exists", "contains"})
 #: only array library is torch, the receiver is a tensor.
 
 
-def _is_shape(node: cst.BaseExpression) -> bool:
+def is_shape(node: cst.BaseExpression) -> bool:
+    """``x.shape``, ``x.size()``, ``x.stride()``, or a slice of one (``x.shape[:2]``):
+    a tuple of Python ints, whatever ``x`` is."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+        return is_shape(node.value)
     if isinstance(node, cst.Attribute):
         return node.attr.value == "shape"
     return (
@@ -237,7 +241,7 @@ class KindInference:
         base = self.kind_of(node.value)
         if base.is_tensor:
             return base
-        if base is Kind.PYTHON and _is_shape(node.value):
+        if base is Kind.PYTHON and is_shape(node.value):
             return Kind.PYTHON  # x.shape[0], x.size()[1]
         if base is Kind.TENSOR_TUPLE:
             return Kind.INT_TENSOR

@@ -75,6 +75,22 @@ _STRONGLY_COLD = frozenset(
 )
 
 
+#: Cold reasons that put code outside the training or inference program itself (its
+#: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
+#: program, which runs once but builds what every step uses.
+_OUTSIDE_THE_PROGRAM = frozenset(
+    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code", "type stub"}
+)
+
+
+def outside_the_program(why: str) -> bool:
+    """Whether a cold context's ``why`` says the code is no part of the program's steps at
+    all (itself, or only called from such code). A hazard that matters wherever the
+    program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
+    base = why.removeprefix("called only from ").split(" (")[0]
+    return base in _OUTSIDE_THE_PROGRAM
+
+
 def _called_only_from(why: str) -> str:
     """The why of a function only cold code calls, named after the root of the chain:
     "called only from test or benchmark code", never "called only from called only
@@ -91,12 +107,16 @@ def _weakly_cold(name: str, why: str) -> bool:
 
 
 def _cold_directory(parts: tuple[str, ...]) -> str | None:
-    """Test, benchmark and export code by the directories it lives in (inside the project)."""
+    """Test, benchmark and export code by the directories it lives in (inside the project),
+    and export modules by their own name (``utils/onnx.py``, ``export_onnx_model.py``)."""
     for part in parts[:-1]:
         if part in _TEST_DIRS:
             return "test or benchmark code"
         if part in _EXPORT_DIRS:
             return "export code"
+    stem = parts[-1].rsplit(".", 1)[0] if parts else ""
+    if stem in _EXPORT_DIRS or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
+        return "export code"
     return None
 
 

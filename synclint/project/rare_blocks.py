@@ -22,9 +22,10 @@ import re
 
 from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, own_nodes, walk_nodes
 
-#: Calls that say the code runs under TorchScript or a tracer, not in an eager step
-#: (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``, ``torchvision._is_tracing()``).
-TRACING_CHECK = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing)$")
+#: Calls that say the code runs under TorchScript, a tracer or an ONNX export, not in an
+#: eager step (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``,
+#: ``torchvision._is_tracing()``, ``torch.onnx.is_in_onnx_export()``).
+TRACING_CHECK = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing|is_in_onnx_export)$")
 #: Calls whose result says whether tensor data is valid (finite, in range).
 _VALIDITY_METHODS = frozenset({"all", "any"})
 _VALIDITY_FUNCTIONS = frozenset({"isfinite", "isnan", "isinf", "isposinf", "isneginf"})
@@ -110,6 +111,21 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
         elif is_or and missing is None and not _is_staleness_check(condition):
             return False
     return filled
+
+
+def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
+    """``if self.need_sync: ...; self.need_sync = False``: a one-shot flag in state that
+    outlives the call, cleared unconditionally by the block it guards, so the block runs
+    once (until something sets the flag again), not every step. A local flag
+    (``if first: ...; first = False``) is left alone: it is set again on every call."""
+    if not (isinstance(test, ast.Attribute) and root_name(test) in persistent):
+        return False
+    flag = ast.dump(_as_store(test))
+    for statement in body:  # the block's own statements: a clearing under a condition may not run
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and not statement.value.value:
+            if any(ast.dump(target) == flag for target in statement.targets):
+                return True
+    return False
 
 
 def _fills(missing: tuple[str, ast.AST], pairs, kept, persistent: set[str]) -> bool:

@@ -27,6 +27,7 @@ from synclint.project.argument_syncs import (
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
+    clears_its_flag,
     constant_truth,
     ends_in_raise,
     handles_invalid_data,
@@ -264,7 +265,7 @@ def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
 
 _STEP_COUNTER = re.compile(
     r"(^|_)(step|steps|iter|iters|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
-    r"num_updates|global_step|count|counter)$",
+    r"num_updates|global_step|count|counter)(_?(num|no|idx|index|id))?$",  # ``iter_num``, ``step_idx``
     re.I,
 )
 
@@ -274,7 +275,10 @@ def _is_periodic_guard(test: ast.AST) -> bool:
     (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
     for node in walk_nodes(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            counter = (dotted(node.left) or "").rsplit(".", 1)[-1]
+            left = node.left
+            while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
+                left = left.left  # ``(iteration + 1) % eval_period == 0``
+            counter = (dotted(left) or "").rsplit(".", 1)[-1]
             if _STEP_COUNTER.search(counter):
                 return True
         if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
@@ -681,10 +685,12 @@ class _CallWalker:
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
+        if clears_its_flag(node.test, node.body, self.persistent):
+            return "once (a one-shot flag the block clears)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):
-            return "TorchScript or tracing only (not an eager step)"
+            return "TorchScript, tracing or ONNX export only (not an eager step)"
         return None
 
     def _branch(self, body, why: str | None, depth: int) -> None:

@@ -112,8 +112,9 @@ class Rule:
     #: True for rules about ops that wait for the device (SL1xx, SL2xx): they stay
     #: quiet on host tensors and in data-pipeline code (``Dataset.__getitem__``).
     device_sync: ClassVar[bool] = False
-    #: False for rules whose hazard matters wherever the code runs (a DataLoader
-    #: built in ``__init__`` still needs ``pin_memory``).
+    #: False for rules whose hazard matters wherever the program runs the code (a
+    #: DataLoader built in ``__init__`` still needs ``pin_memory``); tests, benchmarks
+    #: and export tools are still no part of the program (``outside_the_program``).
     hot_path_only: ClassVar[bool] = True
     #: Every finding is an op that makes the host wait whenever its operand lives on a
     #: device (``.item()``, ``nonzero``), whatever code
@@ -143,6 +144,8 @@ class Rule:
             pass
         elif flow.in_error_path:
             cold = "error path"  # code that only runs to build an error message
+        elif flow.in_tracing_path:
+            cold = "TorchScript, tracing or ONNX export only (not an eager step)"
         elif self.hot_path_only and flow.in_data_pipeline:
             cold = "data pipeline"  # loader workers handle host tensors: nothing to wait for
         elif self.hot_path_only and flow.in_cold_path:

@@ -13,7 +13,12 @@ class UnpinnedLoader(Rule):
 
     ## What it does
     Finds `torch.utils.data.DataLoader` constructions that do not pass
-    `pin_memory=True`, in files that mention CUDA.
+    `pin_memory=True`, in files that mention CUDA. A loader is built once, so
+    setup code (`__init__`, a `build_*` helper) does not hide the finding:
+    the training loader copies every batch wherever it was made. Loaders that
+    tests, benchmarks, export tools or test-only helpers build are left alone
+    (shown with `--include-cold`), and so are one-off passes: a loader
+    iterated where it is built, in code that runs once.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
