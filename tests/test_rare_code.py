@@ -512,3 +512,44 @@ def test_export_modules_are_cold_by_their_own_name(tmp_path):
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
         ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
     ]
+
+
+LOOP_LOCAL_FILL = """
+    import torch
+    def extract_features(model, data_loader, use_cuda=True):
+        features = None
+        for samples, index in data_loader:
+            feats = model(samples.cuda(non_blocking=True))
+            if index.numel() and features is None:
+                features = torch.zeros(len(data_loader.dataset), feats.shape[-1])
+                if use_cuda:
+                    features = features.cuda(non_blocking=True)
+            if features is None or feats.sum() > 0:
+                features = torch.zeros(3).cuda()
+            cache = None
+            if cache is None:
+                cache = torch.zeros(3).cuda()
+        return features
+"""
+
+
+def test_a_local_filled_when_still_none_inside_a_loop_runs_on_the_first_pass_only():
+    # dino eval_knn.extract_features: the feature matrix is allocated on the first batch.
+    found = _found(LOOP_LOCAL_FILL)
+    assert found[(10, "SL403")] == ("cold", "first pass of its loop only (fills a local that is still None)")
+    assert found[(12, "SL403")][0] == "hot"  # `or`: taken whenever the other test holds
+    assert found[(15, "SL403")][0] == "hot"  # set back to None on every pass
+
+
+def test_a_throughput_benchmark_is_not_a_step():
+    # Swin-Transformer main.py `throughput()`: times one batch, then returns.
+    source = """
+        import torch
+        @torch.no_grad()
+        def throughput(data_loader, model):
+            for images, _ in data_loader:
+                model(images.cuda(non_blocking=True))
+                torch.cuda.synchronize()
+                return
+    """
+    assert _found(source) == {(7, "SL501"): ("cold", "export, plotting or benchmarking code")}

@@ -128,6 +128,39 @@ def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -
     return False
 
 
+def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
+    """``for batch in loader: ... if features is None: features = torch.zeros(...)``: a
+    local filled on the loop's first pass (``is None``, alone or in an ``and``), by a
+    statement of the block itself, and never set back to None in the loop: the block runs
+    once per loop, not once per iteration."""
+    name = next((c.left.id for c in _conditions(node.test) if _is_none_test(c) and isinstance(c.left, ast.Name)), None)
+    if name is None or (isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)):
+        return False
+    filled = any(
+        isinstance(statement, ast.Assign)
+        and any(isinstance(target, ast.Name) and target.id == name for target in statement.targets)
+        and not (isinstance(statement.value, ast.Constant) and statement.value.value is None)
+        for statement in node.body
+    )
+    if not filled:
+        return False
+    for other in own_nodes(loop.body):  # the loop's own statements, nested blocks included
+        if isinstance(other, ast.Assign) and isinstance(other.value, ast.Constant) and other.value.value is None:
+            if any(isinstance(target, ast.Name) and target.id == name for target in other.targets):
+                return False  # ``features = None`` again: filled on other passes too
+    return True
+
+
+def _is_none_test(condition: ast.AST) -> bool:
+    return (
+        isinstance(condition, ast.Compare)
+        and len(condition.ops) == 1
+        and isinstance(condition.ops[0], ast.Is)
+        and isinstance(condition.comparators[0], ast.Constant)
+        and condition.comparators[0].value is None
+    )
+
+
 def _fills(missing: tuple[str, ast.AST], pairs, kept, persistent: set[str]) -> bool:
     """The block stores what the condition says is missing into state that outlives the call."""
     kind, target = missing

@@ -28,6 +28,7 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
     clears_its_flag,
+    fills_loop_local,
     constant_truth,
     ends_in_raise,
     handles_invalid_data,
@@ -66,7 +67,7 @@ _LOGGING = re.compile(
     r"(^|_)(logging|logger|tensorboard|wandb|training_log)(_|$)|"
     r"^_?log_(metrics|stats|info|scalars?|images?|step|losses?|results?|values?|dict|hparams|grad_norm|memory|throughput)$"
 )
-_COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|warmup|warm_up|demo)(_|$)", re.I)
+_COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|throughput|warmup|warm_up|demo)(_|$)", re.I)
 #: Opt-in debugging aids: ``_maybe_dump_logits``, ``_debug_dump_patches`` (not ``debugmodel``).
 _DEBUG_WORDS = re.compile(r"(^|_)(dump|debug)(_|$)", re.I)
 _DATASET_BASE = re.compile(r"(^|\.)(\w*Dataset|IterableDataset|Sampler)$")
@@ -534,6 +535,8 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
+        #: The loops around the statement being read (innermost last).
+        self.loops: list[ast.AST] = []
         #: Names every assignment of which (so far) is visibly a tensor.
         self.tensor_names: set[str] = set()
         self._not_tensor: set[str] = set()
@@ -587,6 +590,7 @@ class _CallWalker:
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
+            self.loops.append(node)
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
@@ -597,6 +601,7 @@ class _CallWalker:
                     self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
                 self._statements(node.body, depth + 1)
+            self.loops.pop()
             self._statements(node.orelse, depth + 1)
             return
         if isinstance(node, ast.If):
@@ -687,6 +692,8 @@ class _CallWalker:
             return "once per key (lazy initialisation: a cache filled on a miss)"
         if clears_its_flag(node.test, node.body, self.persistent):
             return "once (a one-shot flag the block clears)"
+        if self.loops and fills_loop_local(node, self.loops[-1]):
+            return "first pass of its loop only (fills a local that is still None)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):

@@ -127,6 +127,11 @@ class PerSampleLoop(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # One module per iteration (litgpt's MoE: each expert has its own weights).
+        "import torch\nfrom torch import nn\nclass MoE(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(n))\n        self.gate = nn.Linear(4, n)\n"
+        "    def forward(self, x):\n        masks = self.gate(x) > 0\n        for mask, expert in zip(masks, self.experts):\n"
+        "            x = x + expert(x) * mask.float()\n        return x\n",
         "import torch\nfor i in range(10):\n    layers.append(torch.nn.Linear(2, 2))\n",
         "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
@@ -219,6 +224,8 @@ class PerSampleLoop(Rule):
             if name == "range" and len(iterable.args) == 1:
                 return "indexed" if self._is_batch_size(iterable.args[0].value) else None
             if name in ("enumerate", "zip"):
+                if any(self.context.kind_of(a.value) is Kind.MODULE for a in iterable.args):
+                    return None  # ``zip(masks, self.experts)``: one module per iteration (MoE experts, layers)
                 if any(self._is_sample_sequence(a.value) for a in iterable.args):
                     return "direct"
                 if name == "enumerate" and iterable.args and self.context.is_device_tensor(iterable.args[0].value):
