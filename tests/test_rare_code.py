@@ -503,14 +503,21 @@ def test_export_modules_are_cold_by_their_own_name(tmp_path):
     for name in ("pkg/__init__.py", "pkg/utils/__init__.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
-    for name in ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py"):
+    names = ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py",
+             "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py")
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    tool = "a checkpoint conversion or inspection tool"  # gpt-neox tools/ckpts
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
         ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
+        ("tools/convert_raw_llama_weights_to_neox.py", "SL201", "cold", tool),
+        ("tools/inspect_checkpoints.py", "SL201", "cold", tool),
     ]
 
 
@@ -553,3 +560,29 @@ def test_a_throughput_benchmark_is_not_a_step():
                 return
     """
     assert _found(source) == {(7, "SL501"): ("cold", "export, plotting or benchmarking code")}
+
+
+def test_a_cache_rebuilt_in_the_else_branch_when_missing_or_too_small_runs_once_per_size():
+    # gpt-neox AliBi: `if self.cached_seq_len is not None and self.cached_seq_len >= n: reuse`.
+    source = """
+        import torch
+        class Alibi(torch.nn.Module):
+            def forward(self, x):
+                n = x.shape[-1]
+                if self.cached_seq_len is not None and self.cached_seq_len >= n:
+                    a = self.cached_matrix
+                else:
+                    a = torch.arange(n).to(x.device)
+                    self.cached_seq_len = n
+                    self.cached_matrix = a
+                if self.cached_matrix is not None and self.training:
+                    b = self.cached_matrix
+                else:
+                    b = torch.arange(n).to(x.device)
+                    self.cached_matrix = b
+                return a + b
+    """
+    assert _found(source) == {
+        (9, "SL403"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
+        (15, "SL403"): ("hot", "`Alibi.forward`"),  # `self.training`: every training step rebuilds it
+    }

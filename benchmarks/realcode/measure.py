@@ -11,6 +11,10 @@ Inputs (all in this folder):
                      findings are sampled for precision, and the sample seed.
   precision.jsonl    judged findings, keyed by repo/commit/path/line/rule.
   torch_sample.jsonl judged findings on the installed torch package.
+  heldout.json       held-out sets: codebases never used to tune the analysis
+                     when their sample was drawn (each set says which synclint
+                     commit drew it, and whether later changes were tuned on it).
+  heldout.jsonl      the held-out sets' judged findings (one per sampled finding).
 
 SRC holds the fetched repositories as the `fetch` tool lays them out
 (`SRC/<owner>+<name>/repo`, a bare git dir), or already extracted trees
@@ -19,7 +23,7 @@ files only) under --work and reused.
 
 Usage:
   python benchmarks/realcode/measure.py SRC --synclint PATH [--python PY]
-      [--work DIR] [--only recall,precision,torch] [--json OUT]
+      [--work DIR] [--only recall,precision,torch,heldout] [--json OUT]
       [--dump-unjudged OUT]
 
 --synclint is the directory put first on PYTHONPATH (a synclint checkout); the
@@ -49,8 +53,11 @@ ARCHIVE_PATHSPECS = ["*.py", "*.pyi", "*.toml", "*.cfg", "*.ini"]
 # ----------------------------------------------------------------- sources
 
 
-def tree_for(src: Path, work: Path, repo: str, commit: str) -> Path:
-    """An extracted tree of repo@commit (Python and config files only)."""
+SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
+
+
+def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Path:
+    """An extracted tree of repo@commit (Python and config files only, or ``suffixes``)."""
     slug = repo.replace("/", "+")
     ready = src / f"{slug}@{commit}"
     if ready.is_dir():
@@ -71,7 +78,7 @@ def tree_for(src: Path, work: Path, repo: str, commit: str) -> Path:
     wanted = [
         line.split(" ", 1)[1]
         for line in listing
-        if line.split(" ", 1)[1].endswith((".py", ".pyi", ".toml", ".cfg", ".ini"))
+        if line.split(" ", 1)[1].endswith(suffixes)
     ]
     for start in range(0, len(wanted), 2000):
         chunk = wanted[start : start + 2000]
@@ -283,6 +290,46 @@ def measure_torch(args, py, synclint_dir) -> dict:
     return result
 
 
+def measure_heldout(args, py, synclint_dir) -> dict:
+    """Each held-out set's judged findings against what synclint reports now: the judged
+    ones still reported (TRUE/FALSE), the ones gone, and how many findings there are.
+    Precision now = TRUE / judged among those still reported (findings that appeared
+    since the draw are not judged: re-draw a new set to measure them)."""
+    config = json.loads((HERE / "heldout.json").read_text())
+    verdicts = collections.defaultdict(list)
+    for line in (HERE / "heldout.jsonl").read_text().splitlines():
+        if line.strip():
+            v = json.loads(line)
+            verdicts[v["set"]].append(v)
+    stored = args.previous.get("heldout", {}) if args.previous else {}
+    result = {}
+    for hs in config["sets"]:
+        current, counts = set(), {}
+        for cb in hs["codebases"]:
+            prior = stored.get(hs["name"], {}).get("findings", {}).get(cb["repo"])
+            if prior is not None:
+                findings = prior
+            else:
+                root = tree_for(args.src, args.work / "heldout", cb["repo"], cb["commit"],
+                                SOURCE_SUFFIXES + tuple(hs.get("extra_suffixes", ())))
+                findings = run_synclint(py, synclint_dir, root, cb["paths"])
+            counts[cb["repo"]] = findings
+            current |= {key(cb["repo"], cb["commit"], f["path"], f["line"], f["code"]) for f in findings}
+        tally = collections.Counter()
+        for v in verdicts[hs["name"]]:
+            reported = key(v["repo"], v["commit"], v["path"], v["line"], v["rule"]) in current
+            tally[("reported" if reported else "gone", v["verdict"])] += 1
+        kept_true, kept_false = tally[("reported", "TRUE")], tally[("reported", "FALSE")]
+        result[hs["name"]] = dict(
+            drawn_at=hs["drawn_at"], tuned_on=hs.get("tuned_on", False), judged=len(verdicts[hs["name"]]),
+            at_draw=hs.get("at_draw"), reported_true=kept_true, reported_false=kept_false,
+            gone={verdict: n for (where, verdict), n in tally.items() if where == "gone"},
+            precision_now=kept_true / (kept_true + kept_false) if kept_true + kept_false else 0.0,
+            findings_now={repo: len(f) for repo, f in counts.items()}, findings=counts,
+        )
+    return result
+
+
 # ----------------------------------------------------------------- report
 
 
@@ -292,7 +339,7 @@ def main() -> None:
     parser.add_argument("--synclint", required=True, help="synclint checkout to put on PYTHONPATH")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work", type=Path, default=Path("/tmp/realcode/trees"))
-    parser.add_argument("--only", default="recall,precision,torch")
+    parser.add_argument("--only", default="recall,precision,torch,heldout")
     parser.add_argument("--torch-dir", default=None)
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     parser.add_argument("--dump-unjudged", type=Path, default=None,
@@ -333,6 +380,14 @@ def main() -> None:
         print(f"  random {t['sampled']} (seed {t['seed']}): {t['true']}/{t['judged']} TRUE = {t['precision']:.3f}; "
               f"needs judging {len(t['unjudged'])}")
         unjudged += t["unjudged"]
+    if "heldout" in parts:
+        h = out["heldout"] = measure_heldout(args, args.python, synclint_dir)
+        for name, r in h.items():
+            tuned = "; later changes were tuned on it" if r["tuned_on"] else ""
+            print(f"\nHeld-out set {name} (drawn by {r['drawn_at'][:7]}{tuned}): at the draw {r['at_draw']}; "
+                  f"now {r['reported_true']}/{r['reported_true'] + r['reported_false']} TRUE among the judged "
+                  f"findings still reported = {r['precision_now']:.3f}; gone {r['gone']}; "
+                  f"findings now {sum(r['findings_now'].values())}")
     for f in unjudged:
         print(f"  needs judging: {f['repo']} {f['path']}:{f['line']} {f['code']}")
     if args.dump_unjudged:

@@ -17,6 +17,8 @@ the project does not call itself).
 
 from __future__ import annotations
 
+import re
+
 from collections import deque
 from dataclasses import dataclass
 
@@ -79,7 +81,8 @@ _STRONGLY_COLD = frozenset(
 #: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
-    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code", "type stub"}
+    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code", "type stub",
+     "a checkpoint conversion or inspection tool"}
 )
 
 
@@ -117,7 +120,15 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
     if stem in _EXPORT_DIRS or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"
+    if _CONVERSION_TOOL.match(stem):
+        return CONVERSION_TOOL
     return None
+
+
+#: ``convert_raw_llama_weights_to_neox.py``, ``convert_checkpoint.py``,
+#: ``inspect_checkpoints.py``: scripts run once over saved weights, on the host.
+_CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
+CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 
 
 #: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.

@@ -128,6 +128,42 @@ def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -
     return False
 
 
+def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
+    """``if self.cached is not None and self.cached_len >= n: a = self.cached`` ``else:
+    ... self.cached = a``: the ``else`` rebuilds a cache that outlives the call when it is
+    missing or no longer fits, so it runs once per size, not every step. Every other
+    clause of the test must compare that state with something (``self.training`` alone
+    would send every training step to the ``else``)."""
+    if not node.orelse:
+        return False
+    conditions = _conditions(node.test)
+    if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or):
+        return False
+    present = [c.left for c in conditions if _is_present_test(c) and root_name(c.left) in persistent]
+    if not present:
+        return False
+    for condition in conditions:
+        if _is_present_test(condition):
+            continue
+        if not (isinstance(condition, ast.Compare) and any(
+                isinstance(side, ast.Attribute) and root_name(side) in persistent
+                for side in (condition.left, *condition.comparators))):
+            return False
+    stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
+    return any(ast.dump(_as_store(target)) in stored for target in present)
+
+
+def _is_present_test(condition: ast.AST) -> bool:
+    """``x is not None``."""
+    return (
+        isinstance(condition, ast.Compare)
+        and len(condition.ops) == 1
+        and isinstance(condition.ops[0], ast.IsNot)
+        and isinstance(condition.comparators[0], ast.Constant)
+        and condition.comparators[0].value is None
+    )
+
+
 def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     """``for batch in loader: ... if features is None: features = torch.zeros(...)``: a
     local filled on the loop's first pass (``is None``, alone or in an ``and``), by a

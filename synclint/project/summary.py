@@ -35,6 +35,7 @@ from synclint.project.rare_blocks import (
     is_lazy_initialisation,
     other_backend_check,
     parameter_guards,
+    refills_in_else,
     root_name,
     tracing_only,
 )
@@ -618,7 +619,12 @@ class _CallWalker:
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
                 self._branch(node.body, self._rare_branch(node), depth)
-            self._branch(node.orelse, "error path" if ends_in_raise(node.orelse) else None, depth)
+            if ends_in_raise(node.orelse):
+                self._branch(node.orelse, "error path", depth)
+            elif refills_in_else(node, self.persistent):
+                self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
+            else:
+                self._branch(node.orelse, None, depth)
             return
         if isinstance(node, (ast.Try, *_TRY_STAR)):
             # An except clause runs only when the body raised: an error path (a diagnostic
