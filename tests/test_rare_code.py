@@ -536,6 +536,8 @@ LOOP_LOCAL_FILL = """
             cache = None
             if cache is None:
                 cache = torch.zeros(3).cuda()
+            if index.numel() and (features is None or feats.sum() > 0):
+                features = torch.ones(3).cuda()
         return features
 """
 
@@ -546,6 +548,7 @@ def test_a_local_filled_when_still_none_inside_a_loop_runs_on_the_first_pass_onl
     assert found[(10, "SL403")] == ("cold", "first pass of its loop only (fills a local that is still None)")
     assert found[(12, "SL403")][0] == "hot"  # `or`: taken whenever the other test holds
     assert found[(15, "SL403")][0] == "hot"  # set back to None on every pass
+    assert found[(17, "SL403")][0] == "hot"  # `is None` inside an `or` under the `and`
 
 
 def test_a_throughput_benchmark_is_not_a_step():

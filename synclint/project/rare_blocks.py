@@ -169,8 +169,11 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     local filled on the loop's first pass (``is None``, alone or in an ``and``), by a
     statement of the block itself, and never set back to None in the loop: the block runs
     once per loop, not once per iteration."""
-    name = next((c.left.id for c in _conditions(node.test) if _is_none_test(c) and isinstance(c.left, ast.Name)), None)
-    if name is None or (isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)):
+    test = node.test
+    # ``x is None`` must be the test or one clause of a top-level ``and`` (not inside an ``or``).
+    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    name = next((c.left.id for c in clauses if _is_none_test(c) and isinstance(c.left, ast.Name)), None)
+    if name is None:
         return False
     filled = any(
         isinstance(statement, ast.Assign)
