@@ -70,7 +70,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from synclint.analysis.imports import ImportMap, imports_from_tree
-from synclint.analysis.step_names import LOSS_NAME, names_a_step
+from synclint.analysis.step_names import names_a_step
+from synclint.project.loss_names import is_loss_class
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
 from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
@@ -280,7 +281,7 @@ def _named_like_a_step(qualname: str) -> bool:
     """:func:`names_a_step` for a function the index names ``outer.Cls.inner``, taking
     every enclosing name for its class (the analysis takes the innermost class's)."""
     *enclosing, name = qualname.split(".")
-    return names_a_step(name, None) or any(LOSS_NAME.search(part) for part in enclosing)
+    return names_a_step(name, None) or any(is_loss_class(part) for part in enclosing)
 
 
 @dataclass

@@ -589,3 +589,48 @@ def test_a_cache_rebuilt_in_the_else_branch_when_missing_or_too_small_runs_once_
         (9, "SL403"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
         (15, "SL403"): ("hot", "`Alibi.forward`"),  # `self.training`: every training step rebuilds it
     }
+
+
+def test_loss_names_are_read_word_by_word():
+    # DiT's `LossAwareSampler.update_with_local_losses` (never called) was a "loss" root.
+    from synclint.project.loss_names import is_loss_class, is_loss_function
+
+    assert [is_loss_function(n) for n in ("compute_loss", "bbox_loss", "_loss", "criterion", "giouloss",
+                                          "update_with_local_losses", "log_loss", "lossless_compress")] == [
+        True, True, True, True, True, False, False, False]
+    assert [is_loss_class(n) for n in ("DiceLoss", "SetCriterion", "FocalLossV2", "CrossEntropyLoss2d",
+                                       "FastRCNNLossComputation", "LossAwareSampler", "LossMeter")] == [
+        True, True, True, True, True, False, False]
+    source = """
+        import torch
+        class LossAwareSampler:
+            def update_with_local_losses(self, local_ts, local_losses):
+                batch_sizes = [torch.tensor([0], dtype=torch.int32, device=local_ts.device)]
+                return max(x.item() for x in batch_sizes)
+        class DiceLoss(torch.nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+    """
+    found = _found(source)
+    assert found[(5, "SL403")][0] == "unknown"  # no longer a "loss" root
+    assert found[(9, "SL201")][0] == "hot"
+
+
+def test_a_tick_counter_is_a_schedule_and_a_train_flag_of_forward_is_a_python_bool():
+    # edm `cur_tick % snapshot_ticks == 0`; DiT `LabelEmbedder.forward(self, labels, train)`.
+    source = """
+        import torch
+        def training_loop(net, loader, snapshot_ticks=50, cur_tick=0):
+            for images in loader:
+                loss = net(images).sum()
+                loss.backward()
+                if snapshot_ticks is not None and cur_tick % snapshot_ticks == 0:
+                    print(loss.item())
+                cur_tick += 1
+        class LabelEmbedder(torch.nn.Module):
+            def forward(self, labels, train):
+                if train and self.dropout_prob > 0:
+                    labels = labels + 1
+                return labels
+    """
+    assert _found(source) == {(8, "SL201"): ("cold", "periodic (logging every N steps)")}

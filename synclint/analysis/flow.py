@@ -25,7 +25,8 @@ from synclint.analysis.devices import DeviceInference
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
-from synclint.analysis.step_names import LOSS_NAME, STEP_NAME
+from synclint.analysis.step_names import STEP_NAME
+from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.project.rare_blocks import TRACING_CHECK
@@ -45,7 +46,7 @@ _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
 #: ``forward`` parameters that name sizes, positions and flags, not tensors
 #: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``).
 _SIZE_LIKE_NAME = re.compile(
-    r"^([BCDHLNTW]|[hwijk]|size|shape|dim|height|width|scale|stride|padding|mode|training|"
+    r"^([BCDHLNTW]|[hwijk]|size|shape|dim|height|width|scale|stride|padding|mode|training|train|deterministic|"
     r"num_\w+|n_\w+|\w+_(size|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
@@ -238,7 +239,7 @@ class FlowState:
         cls = self.class_name or ""
         if function.name == "forward":
             return f"`{cls}.forward`" if cls else "`forward`"
-        if LOSS_NAME.search(function.name) or LOSS_NAME.search(cls):
+        if is_loss_function(function.name) or (cls and is_loss_class(cls)):
             label = f"{cls}.{function.name}" if cls else function.name
             return f"loss `{label}`"
         if STEP_NAME.match(function.name):

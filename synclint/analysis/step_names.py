@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-LOSS_NAME = re.compile(r"loss|criterion|objective", re.IGNORECASE)
+from synclint.project.loss_names import is_loss_class, is_loss_function
+
 STEP_NAME = re.compile(
     r"^(training_step|train_step|train_one_epoch|train_epoch|step|validation_step|"
     r"compute_loss|fit_one_batch|run_step|train_batch|eval_batch)$"
@@ -21,6 +22,7 @@ def names_a_step(function: str, cls: str | None) -> bool:
     """``forward``, a loss (by its name or its class's), or a training step."""
     return (
         function == "forward"
-        or bool(LOSS_NAME.search(function) or STEP_NAME.match(function))
-        or (cls is not None and bool(LOSS_NAME.search(cls)))
+        or is_loss_function(function)
+        or bool(STEP_NAME.match(function))
+        or (cls is not None and is_loss_class(cls))
     )

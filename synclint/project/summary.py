@@ -25,6 +25,7 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.host_returns import HostCondition, host_condition
+from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
     clears_its_flag,
@@ -50,7 +51,6 @@ LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOADER_NAME = LOADER_NAME
 #: A call that yields batches: ``self._iter_batches()``, ``iter_batches(...)``, ``get_batches()``.
 _BATCHES_CALL = re.compile(r"(^|_)batches$", re.I)
-_LOSS_NAME = re.compile(r"loss|criterion|objective", re.I)
 _STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
      "compute_loss", "run_step", "fit_one_batch", "training_step_end", "train_batch", "eval_batch"}
@@ -267,7 +267,7 @@ def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
 
 _STEP_COUNTER = re.compile(
     r"(^|_)(step|steps|iter|iters|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
-    r"num_updates|global_step|count|counter)(_?(num|no|idx|index|id))?$",  # ``iter_num``, ``step_idx``
+    r"num_updates|global_step|count|counter|tick|ticks)(_?(num|no|idx|index|id))?$",  # ``iter_num``, ``cur_tick``
     re.I,
 )
 
@@ -497,10 +497,10 @@ class _Builder:
                 root = f"`{label}`"
             elif name == "step" and cls is not None and is_optimizer_class(cls):
                 root = f"optimizer step `{label}`"
-            elif name == "__call__" and cls is not None and _LOSS_NAME.search(cls_name):
+            elif name == "__call__" and cls is not None and is_loss_class(cls_name):
                 root = f"loss `{label}`"
-            elif _LOSS_NAME.search(name) and not name.startswith("_") or (
-                cls is not None and _LOSS_NAME.search(cls_name) and name in ("forward", "__call__")
+            elif is_loss_function(name) and not name.startswith("_") or (
+                cls is not None and is_loss_class(cls_name) and name in ("forward", "__call__")
             ):
                 root = f"loss `{label}`"
         return root, cold, data
