@@ -65,3 +65,16 @@ def test_every_cli_option_is_documented(command):
         if name.startswith("--") and name != "--help"
     ]
     assert [o for o in options if f"`{o}" not in text and f"{o} " not in text] == []
+
+
+def test_the_tensor_method_names_match_the_installed_torch():
+    # synclint/analysis/tensor_methods.py is generated from torch.Tensor (the checker never
+    # imports torch); the dev extras pin the torch it was generated from.
+    torch = pytest.importorskip("torch")
+    spec = importlib.util.spec_from_file_location("gen_tensor_methods", ROOT / "scripts" / "gen_tensor_methods.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from synclint.analysis.tensor_methods import TENSOR_ATTRIBUTE_NAMES
+
+    assert set(module.tensor_attribute_names()) == TENSOR_ATTRIBUTE_NAMES, (
+        f"run python scripts/gen_tensor_methods.py (torch {torch.__version__})")

@@ -634,3 +634,25 @@ def test_a_tick_counter_is_a_schedule_and_a_train_flag_of_forward_is_a_python_bo
                 return labels
     """
     assert _found(source) == {(8, "SL201"): ("cold", "periodic (logging every N steps)")}
+
+
+def test_a_method_no_tensor_has_says_the_receiver_was_not_a_tensor():
+    # llm-foundry adaptive_lion: `if state["moment_tracker"].insert_observation(moment_norm):`
+    # (optimizer state entries are taken for tensors; this one is an outlier detector).
+    source = """
+        import math
+        import torch
+        class Lion(torch.optim.Optimizer):
+            def step(self):
+                for p in self.params:
+                    state = self.state[p]
+                    moment_norm = math.sqrt(torch.linalg.vector_norm(state["exp_avg"]) ** 2)
+                    if state["moment_tracker"].insert_observation(moment_norm):
+                        pass
+                    if state["exp_avg"].abs().max() > 1:
+                        pass
+    """
+    assert {key: context for key, (context, _why) in _found(source).items()} == {
+        (8, "SL201"): "hot",  # math.sqrt reads the norm back
+        (11, "SL202"): "hot",  # a tensor method: still a tensor
+    }

@@ -75,11 +75,13 @@ def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str,
         ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--format=%(objectname) %(path)", commit],
         check=True, capture_output=True, text=True,
     ).stdout.splitlines()
-    wanted = [
-        line.split(" ", 1)[1]
-        for line in listing
-        if line.split(" ", 1)[1].endswith(suffixes)
-    ]
+    entries = [line.split(" ", 1) for line in listing if line.split(" ", 1)[1].endswith(suffixes)]
+    # ``cat-file --batch-check`` answers "<object> missing" for a blob the mirror lacks.
+    checked = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch-check"],
+        input="".join(f"{obj}\n" for obj, _path in entries), check=True, capture_output=True, text=True,
+    ).stdout.splitlines()
+    wanted = [path for (obj, path), answer in zip(entries, checked) if not answer.endswith(" missing")]
     for start in range(0, len(wanted), 2000):
         chunk = wanted[start : start + 2000]
         proc = subprocess.run(

@@ -37,6 +37,7 @@ from synclint.analysis.kinds import (
     classify_torch_callable,
     join,
 )
+from synclint.analysis.tensor_methods import TENSOR_ATTRIBUTE_NAMES
 
 if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
@@ -429,6 +430,10 @@ class KindInference:
     def _tensor_method_kind(self, receiver: Kind, method: str, node: cst.Call) -> Kind:
         if method in CONTAINER_METHODS:
             return Kind.UNKNOWN  # the "tensor" was a guess: it is a container
+        if method not in TENSOR_ATTRIBUTE_NAMES:
+            # No tensor has it (``state["tracker"].insert_observation(x)`` on an optimizer
+            # state entry): the "tensor" was a guess, and nothing says what this returns.
+            return Kind.UNKNOWN
         if method in NON_TENSOR_METHODS:
             return Kind.NUMPY if method == "numpy" else Kind.PYTHON
         if method == "nonzero":
