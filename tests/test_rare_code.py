@@ -656,3 +656,40 @@ def test_a_method_no_tensor_has_says_the_receiver_was_not_a_tensor():
         (8, "SL201"): "hot",  # math.sqrt reads the norm back
         (11, "SL202"): "hot",  # a tensor method: still a tensor
     }
+
+
+def test_a_method_called_on_an_attribute_of_unknown_class_resolves_to_the_one_method_of_that_name(tmp_path):
+    # improved-diffusion: TrainLoop.forward_backward calls
+    # self.schedule_sampler.update_with_local_losses(...) (the sampler a constructor argument):
+    # hot there; DiT ships the same sampler and never calls it.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    sampler = textwrap.dedent("""
+        import torch
+        class LossAwareSampler:
+            def update_with_local_losses(self, local_ts, local_losses):
+                sizes = [torch.tensor([0], dtype=torch.int32, device=local_ts.device)]
+                return max(x.item() for x in sizes)
+    """)
+    trainer = textwrap.dedent("""
+        class TrainLoop:
+            def __init__(self, model, data, schedule_sampler=None):
+                self.model, self.data, self.schedule_sampler = model, data, schedule_sampler
+            def train_step(self, batch):
+                losses = self.model(batch)
+                self.schedule_sampler.update_with_local_losses(batch, losses)
+    """)
+    for project, files in (("used", {"sampler.py": sampler, "train.py": trainer}), ("unused", {"sampler.py": sampler})):
+        for name, text in files.items():
+            (tmp_path / project / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / project / name).write_text(text)
+    (tmp_path / "unused" / "train.py").write_text("def train_step(model, batch):\n    return model(batch).sum()\n")
+    for project, expected in (("used", "hot"), ("unused", None)):
+        root = tmp_path / project
+        found = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False))
+        assert [(Path(f.path).name, f.line, f.code, f.context) for f in found] == (
+            [("sampler.py", 5, "SL403", "hot"), ("sampler.py", 6, "SL201", "hot")] if expected else []
+        )
