@@ -261,7 +261,16 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             if callee not in contexts and all(
                 caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
             ):
-                contexts[callee] = Context(COLD, _called_only_from(contexts[fid].why))
+                why = _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
+                contexts[callee] = Context(COLD, _called_only_from(why))
                 cold_queue.append(callee)
     return contexts
+
+
+def _program_why(caller_whys: list[str], default: str) -> str:
+    """The cold reason to name a function after, among those of its (all cold) callers:
+    one inside the program when there is one. A helper that a test and the trainer's
+    ``__init__`` both call builds the training loader: "called only from test code"
+    would hide rules that matter in setup code too (see :func:`outside_the_program`)."""
+    return next((why for why in caller_whys if not outside_the_program(why)), default)
 
