@@ -524,21 +524,21 @@ def test_export_modules_are_cold_by_their_own_name(tmp_path):
 LOOP_LOCAL_FILL = """
     import torch
     def extract_features(model, data_loader, use_cuda=True):
-        features = None
+        features = scores = counts = None
         for samples, index in data_loader:
             feats = model(samples.cuda(non_blocking=True))
             if index.numel() and features is None:
                 features = torch.zeros(len(data_loader.dataset), feats.shape[-1])
                 if use_cuda:
                     features = features.cuda(non_blocking=True)
-            if features is None or feats.sum() > 0:
-                features = torch.zeros(3).cuda()
+            if scores is None or feats.sum() > 0:
+                scores = torch.zeros(3).cuda()
             cache = None
             if cache is None:
                 cache = torch.zeros(3).cuda()
-            if index.numel() and (features is None or feats.sum() > 0):
-                features = torch.ones(3).cuda()
-        return features
+            if index.numel() and (counts is None or feats.sum() > 0):
+                counts = torch.ones(3).cuda()
+        return features, scores, counts
 """
 
 
@@ -589,3 +589,31 @@ def test_a_cache_rebuilt_in_the_else_branch_when_missing_or_too_small_runs_once_
         (9, "SL403"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
         (15, "SL403"): ("hot", "`Alibi.forward`"),  # `self.training`: every training step rebuilds it
     }
+
+
+REBOUND_EVERY_PASS = """
+    import torch
+    def train(model, loader, optimizer):
+        hidden = None
+        for input_ids, labels in loader:
+            input_ids = input_ids.cuda(non_blocking=True)
+            mask = model.mask_for(input_ids)
+            if mask is None:
+                mask = torch.ones(int(input_ids.max().item()))
+            if labels is None:
+                labels = input_ids.argmax().item()
+            if hidden is None:
+                hidden = torch.zeros(int(input_ids.sum().item()))
+            out = model(input_ids, mask, hidden)
+            if out.isnan().any():
+                hidden, cell = None, None
+"""
+
+
+def test_a_local_the_loop_binds_again_is_not_filled_on_the_first_pass_only():
+    # ``if x is None: x = ...`` runs on one pass only when nothing else in the loop binds
+    # ``x``: a value taken from each batch (or the loop's own target) may be None every time.
+    found = _found(REBOUND_EVERY_PASS)
+    assert found[(9, "SL201")] == ("hot", "the loop over `loader` in `train`")  # `mask = model.mask_for(...)` each pass
+    assert found[(11, "SL201")] == ("hot", "the loop over `loader` in `train`")  # the loop's target
+    assert found[(13, "SL201")] == ("hot", "the loop over `loader` in `train`")  # reset through a tuple

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
-from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, own_nodes, walk_nodes
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
 
 #: Calls that say the code runs under TorchScript, a tracer or an ONNX export, not in an
 #: eager step (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``,
@@ -167,8 +167,9 @@ def _is_present_test(condition: ast.AST) -> bool:
 def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     """``for batch in loader: ... if features is None: features = torch.zeros(...)``: a
     local filled on the loop's first pass (``is None``, alone or in an ``and``), by a
-    statement of the block itself, and never set back to None in the loop: the block runs
-    once per loop, not once per iteration."""
+    statement of the block itself, and bound nowhere else in the loop: the block runs
+    once per loop, not once per iteration. A name the loop binds again (its target,
+    ``mask = batch.get("mask")``, ``hidden, cell = None, None``) may be None on every pass."""
     test = node.test
     # ``x is None`` must be the test or one clause of a top-level ``and`` (not inside an ``or``).
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
@@ -183,11 +184,12 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     )
     if not filled:
         return False
-    for other in own_nodes(loop.body):  # the loop's own statements, nested blocks included
-        if isinstance(other, ast.Assign) and isinstance(other.value, ast.Constant) and other.value.value is None:
-            if any(isinstance(target, ast.Name) and target.id == name for target in other.targets):
-                return False  # ``features = None`` again: filled on other passes too
-    return True
+    target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+    if target is not None and any(name in names_bound_by(part) for part in walk_nodes(target)):
+        return False  # ``for images, masks in loader: if masks is None:``: a new value every pass
+    block = {id(part) for part in own_nodes(node.body)}
+    # The loop's own statements, nested blocks included: any other binding may be None again.
+    return not any(id(other) not in block and name in names_bound_by(other) for other in own_nodes(loop.body))
 
 
 def _is_none_test(condition: ast.AST) -> bool:
