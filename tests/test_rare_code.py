@@ -617,3 +617,21 @@ def test_a_local_the_loop_binds_again_is_not_filled_on_the_first_pass_only():
     assert found[(9, "SL201")] == ("hot", "the loop over `loader` in `train`")  # `mask = model.mask_for(...)` each pass
     assert found[(11, "SL201")] == ("hot", "the loop over `loader` in `train`")  # the loop's target
     assert found[(13, "SL201")] == ("hot", "the loop over `loader` in `train`")  # reset through a tuple
+
+
+def test_a_local_filled_on_the_first_pass_of_a_loop_inside_a_step_runs_every_step():
+    # Once per loop is once per step when the loop is not the one over batches: a mask
+    # built on the first layer of a forward (T5's ``position_bias``) is built every call.
+    source = """
+        import torch
+        class Encoder(torch.nn.Module):
+            def forward(self, x, lengths):
+                mask = None
+                for layer in self.layers:
+                    if mask is None:
+                        max_len = int(lengths.max())
+                        mask = torch.arange(max_len, device=x.device)[None] < lengths[:, None]
+                    x = layer(x, mask)
+                return x
+    """
+    assert _found(source) == {(8, "SL201"): ("hot", "`Encoder.forward`")}

@@ -536,8 +536,9 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
-        #: The loops around the statement being read (innermost last).
-        self.loops: list[ast.AST] = []
+        #: The loops around the statement being read (innermost last), each with whether
+        #: it is a loop over batches.
+        self.loops: list[tuple[ast.AST, bool]] = []
         #: Names every assignment of which (so far) is visibly a tensor.
         self.tensor_names: set[str] = set()
         self._not_tensor: set[str] = set()
@@ -591,7 +592,7 @@ class _CallWalker:
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
-            self.loops.append(node)
+            self.loops.append((node, bool(loader)))
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
@@ -698,7 +699,9 @@ class _CallWalker:
             return "once per key (lazy initialisation: a cache filled on a miss)"
         if clears_its_flag(node.test, node.body, self.persistent):
             return "once (a one-shot flag the block clears)"
-        if self.loops and fills_loop_local(node, self.loops[-1]):
+        # Once per loop is once per step unless the loop is the one over batches (a mask
+        # built on the first layer of a ``forward`` is built on every call).
+        if self.loops and self.loops[-1][1] and fills_loop_local(node, self.loops[-1][0]):
             return "first pass of its loop only (fills a local that is still None)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
