@@ -635,3 +635,36 @@ def test_a_local_filled_on_the_first_pass_of_a_loop_inside_a_step_runs_every_ste
                 return x
     """
     assert _found(source) == {(8, "SL201"): ("hot", "`Encoder.forward`")}
+
+
+def test_a_cache_rebuilt_in_the_else_branch_when_its_key_changes_is_not_once_per_size():
+    # ``>=``: the cache only grows, so it is rebuilt once per new largest size. ``==`` on a
+    # key that changes every step (the weight's version after each optimizer step, the
+    # step itself) rebuilds it every step.
+    source = """
+        import torch
+        class StandardizedLinear(torch.nn.Module):
+            def forward(self, x, step):
+                if self.cached is not None and self.cached_version == self.weight._version:
+                    w = self.cached
+                else:
+                    w = self.weight / self.weight.std().item()
+                    self.cached = w
+                    self.cached_version = self.weight._version
+                if self.table is not None and x.shape[0] < self.table_len:
+                    t = self.table
+                else:
+                    t = torch.arange(int(x.max().item()))
+                    self.table, self.table_len = t, x.shape[0]
+                if self.table is not None and self.table_len < x.shape[0]:
+                    t = self.table
+                else:
+                    t = torch.arange(int(x.min().item()))
+                    self.table = t
+                return x @ w + t
+    """
+    assert _found(source) == {
+        (8, "SL201"): ("hot", "`StandardizedLinear.forward`"),
+        (14, "SL201"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
+        (19, "SL201"): ("hot", "`StandardizedLinear.forward`"),  # reused while smaller: rebuilt once it is not
+    }

@@ -132,8 +132,10 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     """``if self.cached is not None and self.cached_len >= n: a = self.cached`` ``else:
     ... self.cached = a``: the ``else`` rebuilds a cache that outlives the call when it is
     missing or no longer fits, so it runs once per size, not every step. Every other
-    clause of the test must compare that state with something (``self.training`` alone
-    would send every training step to the ``else``)."""
+    clause of the test must say that state is at least as large as something
+    (``self.cached_len >= n``): ``self.training`` alone would send every training step
+    to the ``else``, and ``self.version == w._version`` every step that changed the key;
+    only a cache that grows is rebuilt rarely."""
     if not node.orelse:
         return False
     conditions = _conditions(node.test)
@@ -145,12 +147,22 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     for condition in conditions:
         if _is_present_test(condition):
             continue
-        if not (isinstance(condition, ast.Compare) and any(
-                isinstance(side, ast.Attribute) and root_name(side) in persistent
-                for side in (condition.left, *condition.comparators))):
+        larger = _larger_side(condition)
+        if not (isinstance(larger, ast.Attribute) and root_name(larger) in persistent):
             return False
     stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
     return any(ast.dump(_as_store(target)) in stored for target in present)
+
+
+def _larger_side(condition: ast.AST) -> ast.AST | None:
+    """The side ``a >= b`` or ``b < a`` says is the larger (``a``), or None."""
+    if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1):
+        return None
+    if isinstance(condition.ops[0], (ast.Gt, ast.GtE)):
+        return condition.left
+    if isinstance(condition.ops[0], (ast.Lt, ast.LtE)):
+        return condition.comparators[0]
+    return None
 
 
 def _is_present_test(condition: ast.AST) -> bool:
