@@ -668,3 +668,31 @@ def test_a_cache_rebuilt_in_the_else_branch_when_its_key_changes_is_not_once_per
         (14, "SL201"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
         (19, "SL201"): ("hot", "`StandardizedLinear.forward`"),  # reused while smaller: rebuilt once it is not
     }
+
+
+def test_a_flag_the_file_sets_again_outside_the_constructor_is_not_one_shot():
+    # fairseq FP16Optimizer: ``backward`` sets ``self._needs_sync = True`` every step and the
+    # grads copy clears it: the block runs every step. dinov2's flag is set in __init__ only.
+    source = """
+        import torch
+        class Trainer:
+            def __init__(self):
+                self.warmed = True
+                self.grads_pending = False
+            def backward(self, loss):
+                loss.backward()
+                self.grads_pending = True
+            def step(self):
+                if self.grads_pending:
+                    torch.cuda.synchronize()
+                    self.grads_pending = False
+                if self.warmed:
+                    torch.cuda.synchronize()
+                    self.warmed = False
+            def train(self, loader):
+                for batch in loader:
+                    self.backward(self.model(batch.cuda(non_blocking=True)))
+                    self.step()
+    """
+    hot = ("hot", "the loop over `loader` in `Trainer.train` -> `Trainer.step`")
+    assert _found(source) == {(12, "SL501"): hot, (15, "SL501"): ("cold", "once (a one-shot flag the block clears)")}

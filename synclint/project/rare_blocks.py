@@ -113,12 +113,13 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
     return filled
 
 
-def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
+def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str], rearmed: frozenset[str]) -> bool:
     """``if self.need_sync: ...; self.need_sync = False``: a one-shot flag in state that
-    outlives the call, cleared unconditionally by the block it guards, so the block runs
-    once (until something sets the flag again), not every step. A local flag
-    (``if first: ...; first = False``) is left alone: it is set again on every call."""
-    if not (isinstance(test, ast.Attribute) and root_name(test) in persistent):
+    outlives the call, cleared unconditionally by the block it guards, and set by nothing
+    in the file but a constructor (``rearmed``: see :func:`rearmed_flags`), so the block
+    runs once, not every step. A local flag (``if first: ...; first = False``) is left
+    alone: it is set again on every call."""
+    if not (isinstance(test, ast.Attribute) and root_name(test) in persistent) or test.attr in rearmed:
         return False
     flag = ast.dump(_as_store(test))
     for statement in body:  # the block's own statements: a clearing under a condition may not run
@@ -126,6 +127,30 @@ def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -
             if any(ast.dump(target) == flag for target in statement.targets):
                 return True
     return False
+
+
+#: Where setting a flag makes it one-shot rather than re-arms it.
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__setstate__"})
+
+
+def rearmed_flags(tree: ast.Module) -> frozenset[str]:
+    """The attributes ``tree`` sets to anything but a false constant outside constructors
+    (fairseq's ``backward`` sets ``self._needs_sync = True`` every step for the block that
+    clears it): a flag among them is not one-shot, wherever the setting runs."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _CONSTRUCTORS:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and not (
+            isinstance(node.value, ast.Constant) and not node.value.value
+        ):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                found.update(part.attr for part in walk_nodes(target)
+                             if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store))
+        stack.extend(child_nodes(node))
+    return frozenset(found)
 
 
 def refills_in_else(node: ast.If, persistent: set[str]) -> bool:

@@ -35,6 +35,7 @@ from synclint.project.rare_blocks import (
     is_lazy_initialisation,
     other_backend_check,
     parameter_guards,
+    rearmed_flags,
     refills_in_else,
     root_name,
     tracing_only,
@@ -374,11 +375,14 @@ class _Builder:
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
         self.redefined: list[FunctionSummary] = []
+        #: Attributes the file sets again outside constructors (no one-shot flags).
+        self.rearmed_flags: frozenset[str] = frozenset()
 
     # -- module ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
         top = FunctionSummary("<module>", "<module>", None, 1, last)
+        self.rearmed_flags = rearmed_flags(tree)
         self.functions[top.qualname] = top
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
@@ -697,7 +701,7 @@ class _CallWalker:
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
-        if clears_its_flag(node.test, node.body, self.persistent):
+        if clears_its_flag(node.test, node.body, self.persistent, self.builder.rearmed_flags):
             return "once (a one-shot flag the block clears)"
         # Once per loop is once per step unless the loop is the one over batches (a mask
         # built on the first layer of a ``forward`` is built on every call).
