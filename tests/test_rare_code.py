@@ -696,3 +696,25 @@ def test_a_flag_the_file_sets_again_outside_the_constructor_is_not_one_shot():
     """
     hot = ("hot", "the loop over `loader` in `Trainer.train` -> `Trainer.step`")
     assert _found(source) == {(12, "SL501"): hot, (15, "SL501"): ("cold", "once (a one-shot flag the block clears)")}
+
+
+def test_a_tracing_check_or_an_eager_condition_is_an_eager_branch():
+    # pytorch_geometric scatter: ``if ... or is_in_onnx_export() or not src.is_cuda:`` is the
+    # eager path whenever the other clause holds; only every clause a tracing check is not.
+    source = """
+        import torch
+        class Pool(torch.nn.Module):
+            def forward(self, src, keep_vars=False):
+                if torch.onnx.is_in_onnx_export() or not self.training:
+                    print(src.sum().item())
+                if torch.jit.is_tracing() or keep_vars:
+                    print(src.max().item())
+                if torch.jit.is_scripting() or torch.onnx.is_in_onnx_export():
+                    print(src.min().item())
+                return src
+    """
+    assert _found(source) == {
+        (6, "SL201"): ("hot", "`Pool.forward`"),
+        (8, "SL201"): ("hot", "`Pool.forward`"),
+        (10, "SL201"): ("cold", "TorchScript, tracing or ONNX export only (not an eager step)"),
+    }

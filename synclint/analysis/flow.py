@@ -752,10 +752,10 @@ def _none_guard(test: cst.BaseExpression) -> str | None:
 
 
 def _is_tracing_check(test: cst.BaseExpression) -> bool:
-    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated)."""
+    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated). Every
+    clause of an ``or`` must be one: ``if is_in_onnx_export() or not x.is_cuda:`` is taken
+    in eager steps too (an ``and`` asks as much, which may leave such a branch hot)."""
     if isinstance(test, cst.BooleanOperation):
-        if isinstance(test.operator, cst.Or):
-            return _is_tracing_check(test.left) or _is_tracing_check(test.right)
         return _is_tracing_check(test.left) and _is_tracing_check(test.right)
     return (
         isinstance(test, cst.Call)

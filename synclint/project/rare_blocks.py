@@ -416,10 +416,11 @@ def _mentions_device(node: ast.AST) -> bool:
 def tracing_only(test: ast.AST) -> bool:
     """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated): the
     body runs only under TorchScript or a tracer (``torch.compiler.is_compiling()``
-    runs in compiled steps, so it does not count)."""
+    runs in compiled steps, so it does not count). Every clause of an ``or`` must be one
+    (``if is_in_onnx_export() or not src.is_cuda:`` is taken in eager steps too); an
+    ``and`` asks as much, which may leave such a branch hot."""
     if isinstance(test, ast.BoolOp):
-        parts = [tracing_only(value) for value in test.values]
-        return any(parts) if isinstance(test.op, ast.Or) else all(parts)
+        return all(tracing_only(value) for value in test.values)
     if not isinstance(test, ast.Call):
         return False
     name = _dotted_text(test.func)
