@@ -718,3 +718,21 @@ def test_a_tracing_check_or_an_eager_condition_is_an_eager_branch():
         (8, "SL201"): ("hot", "`Pool.forward`"),
         (10, "SL201"): ("cold", "TorchScript, tracing or ONNX export only (not an eager step)"),
     }
+
+
+def test_a_number_a_tensor_was_added_to_is_a_tensor():
+    # ``loss = 0; loss += criterion(...)`` makes ``loss`` a device tensor: its quotient by a
+    # number is no host tensor (``torch.div`` of two Python numbers is), and reading it syncs.
+    source = """
+        import torch
+        def train(model, heads, criterion, loader, optimizer):
+            for x, y in loader:
+                feats = model(x.cuda(non_blocking=True))
+                loss = 0
+                for head in heads:
+                    loss += criterion(head(feats), y.cuda(non_blocking=True))
+                loss = torch.div(loss, len(heads))
+                loss.backward()
+                print(loss.item())
+    """
+    assert _found(source) == {(11, "SL201"): ("hot", "the loop over `loader` in `train`")}

@@ -462,9 +462,16 @@ class FlowState:
             self.bind(node.target, kind, node.value)
         elif isinstance(node, cst.AugAssign):
             if isinstance(node.target, cst.Name):
-                current = self.lookup(node.target.value)
+                name = node.target.value
+                current = self.lookup(name)
                 if current is Kind.UNKNOWN:
                     self.bind(node.target, self.kind_of(node.value))
+                elif current is Kind.PYTHON and (added := self.kind_of(node.value)) is not Kind.PYTHON:
+                    # ``loss = 0; loss += criterion(...)``: a number plus a tensor (or a value of
+                    # unknown kind) is no longer known to be a number
+                    self.bind(node.target, added)
+                    on_host = added.is_tensor and self.devices.on_host(node.value)
+                    (self.scope.host.add if on_host else self.scope.host.discard)(name)
         elif isinstance(node, cst.NamedExpr):
             self.bind(node.target, self.kind_of(node.value), node.value)
         elif isinstance(node, cst.WithItem) and node.asname is not None:
