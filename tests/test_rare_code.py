@@ -736,3 +736,28 @@ def test_a_number_a_tensor_was_added_to_is_a_tensor():
                 print(loss.item())
     """
     assert _found(source) == {(11, "SL201"): ("hot", "the loop over `loader` in `train`")}
+
+
+def test_a_gradient_accumulation_boundary_is_the_optimizer_step_not_a_logging_interval():
+    # ``(i + 1) % accumulation_steps == 0`` (ConvNeXt's ``update_freq``, MAE's ``accum_iter``)
+    # guards the optimizer step itself: it runs on every training step.
+    source = """
+        import torch
+        def train(model, criterion, loader, optimizer, args, accumulation_steps=4):
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+                loss.backward()
+                if (i + 1) % accumulation_steps == 0:
+                    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    if torch.isfinite(norm):
+                        optimizer.step()
+                if i % args.accum_freq == 0:
+                    print(norm.item())
+                if i % args.grad_accum == 0 and i % args.log_every == 0:
+                    print(loss.item())
+    """
+    assert _found(source) == {
+        (9, "SL202"): ("hot", "the loop over `loader` in `train`"),
+        (12, "SL201"): ("hot", "the loop over `loader` in `train`"),  # ``freq`` of the accumulation
+        (14, "SL201"): ("cold", "periodic (logging every N steps)"),
+    }

@@ -273,10 +273,16 @@ _STEP_COUNTER = re.compile(
 )
 
 
+#: The divisor of a gradient accumulation boundary (``accum_iter``, ``update_freq``,
+#: ``gradient_accumulation_steps``, ``args.accum_freq``).
+_ACCUMULATION = re.compile(r"accum|update_freq", re.I)
+
+
 def _is_periodic_guard(test: ast.AST) -> bool:
     """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
-    (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
-    for node in walk_nodes(test):
+    (``if H % patch != 0:`` is shape arithmetic, not a schedule; ``(i + 1) %
+    accumulation_steps == 0`` guards the optimizer step, which is the training step)."""
+    for node in _schedule_parts(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             left = node.left
             while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
@@ -289,6 +295,21 @@ def _is_periodic_guard(test: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
     return False
+
+
+def _schedule_parts(test: ast.AST) -> list[ast.AST]:
+    """The nodes of ``test`` (breadth first), less the gradient accumulation boundaries in it
+    (``i % args.accum_freq``: its ``freq`` says nothing of logging)."""
+    found: list[ast.AST] = []
+    queue = [test]
+    for node in queue:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _ACCUMULATION.search(
+            (dotted(node.right) or "").rsplit(".", 1)[-1]
+        ):
+            continue
+        found.append(node)
+        queue.extend(child_nodes(node))
+    return found
 
 
 def _exits_unless_periodic(node: ast.If) -> bool:
