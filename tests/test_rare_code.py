@@ -761,3 +761,43 @@ def test_a_gradient_accumulation_boundary_is_the_optimizer_step_not_a_logging_in
         (12, "SL201"): ("hot", "the loop over `loader` in `train`"),  # ``freq`` of the accumulation
         (14, "SL201"): ("cold", "periodic (logging every N steps)"),
     }
+
+
+def test_a_module_named_tracing_holds_checks_eager_steps_call(tmp_path):
+    # detectron2 ``utils/tracing.py``: ``assert_fx_safe``, which ``ROIPooler.forward`` calls
+    # every step, skips its check only under a tracer. A ``tracing/`` folder is export code;
+    # a module of that name is not.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": "",
+        "pkg/utils/tracing.py": """
+            import torch
+
+            def assert_fx_safe(condition, message):
+                if torch.jit.is_scripting() or torch.jit.is_tracing():
+                    return
+                assert condition.item(), message
+        """,
+        "pkg/model.py": """
+            import torch
+            from pkg.utils.tracing import assert_fx_safe
+
+            class Pooler(torch.nn.Module):
+                def forward(self, x, boxes):
+                    assert_fx_safe((boxes[:, 2] >= boxes[:, 0]).all(), "inverted boxes")
+                    return x
+        """,
+    }
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code, f.context, f.why) for f in findings] == [
+        ("pkg/utils/tracing.py", 7, "SL201", "hot", "`Pooler.forward` -> `assert_fx_safe`"),
+    ]

@@ -68,6 +68,9 @@ def is_hidden(kind: str | None, why: str) -> bool:
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
 _EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
+#: Export modules by their own name. Not ``tracing.py``: it holds the checks eager code
+#: calls every step (detectron2's ``assert_fx_safe``, skipped only under a tracer).
+_EXPORT_MODULES = _EXPORT_DIRS - {"tracing"}
 
 
 _STRONGLY_COLD = frozenset(
@@ -118,7 +121,7 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
         if part in _EXPORT_DIRS:
             return "export code"
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
-    if stem in _EXPORT_DIRS or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
+    if stem in _EXPORT_MODULES or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"
     if _CONVERSION_TOOL.match(stem):
         return CONVERSION_TOOL
