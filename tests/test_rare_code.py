@@ -801,3 +801,20 @@ def test_a_module_named_tracing_holds_checks_eager_steps_call(tmp_path):
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code, f.context, f.why) for f in findings] == [
         ("pkg/utils/tracing.py", 7, "SL201", "hot", "`Pooler.forward` -> `assert_fx_safe`"),
     ]
+
+
+def test_a_cache_rebuilt_without_growing_the_size_it_is_checked_against_is_rebuilt_every_time():
+    # ``self.max_len`` is never raised: every input longer than it rebuilds the table.
+    source = """
+        import torch
+        class Positions(torch.nn.Module):
+            def forward(self, x):
+                n = x.shape[1]
+                if self.table is not None and self.max_len >= n:
+                    t = self.table[:n]
+                else:
+                    t = torch.arange(int(x.max().item()))
+                    self.table = t
+                return x + t
+    """
+    assert _found(source) == {(9, "SL201"): ("hot", "`Positions.forward`")}

@@ -160,7 +160,7 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     clause of the test must say that state is at least as large as something
     (``self.cached_len >= n``): ``self.training`` alone would send every training step
     to the ``else``, and ``self.version == w._version`` every step that changed the key;
-    only a cache that grows is rebuilt rarely."""
+    only a cache that grows (the ``else`` stores that size too) is rebuilt rarely."""
     if not node.orelse:
         return False
     conditions = _conditions(node.test)
@@ -169,13 +169,15 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     present = [c.left for c in conditions if _is_present_test(c) and root_name(c.left) in persistent]
     if not present:
         return False
+    stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
     for condition in conditions:
         if _is_present_test(condition):
             continue
         larger = _larger_side(condition)
         if not (isinstance(larger, ast.Attribute) and root_name(larger) in persistent):
             return False
-    stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
+        if ast.dump(_as_store(larger)) not in stored:
+            return False  # the size it is checked against never grows: rebuilt on every larger input
     return any(ast.dump(_as_store(target)) in stored for target in present)
 
 
