@@ -113,13 +113,13 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
     return filled
 
 
-def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str], rearmed: frozenset[str]) -> bool:
+def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
     """``if self.need_sync: ...; self.need_sync = False``: a one-shot flag in state that
-    outlives the call, cleared unconditionally by the block it guards, and set by nothing
-    in the file but a constructor (``rearmed``: see :func:`rearmed_flags`), so the block
-    runs once, not every step. A local flag (``if first: ...; first = False``) is left
+    outlives the call, cleared unconditionally by the block it guards, so the block runs
+    once, not every step, unless something sets the flag again (the caller asks
+    :func:`rearmed_flags`). A local flag (``if first: ...; first = False``) is left
     alone: it is set again on every call."""
-    if not (isinstance(test, ast.Attribute) and root_name(test) in persistent) or test.attr in rearmed:
+    if not (isinstance(test, ast.Attribute) and root_name(test) in persistent):
         return False
     flag = ast.dump(_as_store(test))
     for statement in body:  # the block's own statements: a clearing under a condition may not run

@@ -396,14 +396,21 @@ class _Builder:
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
         self.redefined: list[FunctionSummary] = []
-        #: Attributes the file sets again outside constructors (no one-shot flags).
-        self.rearmed_flags: frozenset[str] = frozenset()
+        self._tree: ast.Module | None = None
+        self._rearmed: frozenset[str] | None = None
+
+    def rearmed_flags(self) -> frozenset[str]:
+        """The attributes the file sets again outside constructors (no one-shot flags),
+        read once per file, and only for a file with a block that clears a flag."""
+        if self._rearmed is None:
+            self._rearmed = rearmed_flags(self._tree) if self._tree is not None else frozenset()
+        return self._rearmed
 
     # -- module ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
         top = FunctionSummary("<module>", "<module>", None, 1, last)
-        self.rearmed_flags = rearmed_flags(tree)
+        self._tree = tree
         self.functions[top.qualname] = top
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
@@ -722,7 +729,7 @@ class _CallWalker:
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
-        if clears_its_flag(node.test, node.body, self.persistent, self.builder.rearmed_flags):
+        if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
             return "once (a one-shot flag the block clears)"
         # Once per loop is once per step unless the loop is the one over batches (a mask
         # built on the first layer of a ``forward`` is built on every call).
