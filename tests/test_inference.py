@@ -112,6 +112,9 @@ T = "import torch\nimport numpy as np\nimport pandas as pd\n"
         # flow: a later assignment overrides
         ("x = torch.randn(3)\nx = x.tolist()\nprobe(x)", Kind.PYTHON),
         ("x = np.zeros(3)\nx = torch.from_numpy(x)\nprobe(x)", Kind.TENSOR),
+        # a number plus a tensor is a tensor (``loss = 0; loss += criterion(...)``)
+        ("loss = 0\nloss += torch.randn(3).sum()\nprobe(loss)", Kind.TENSOR),
+        ("n = 0\nn += 1\nprobe(n)", Kind.PYTHON),
         # import aliases
         ("import torch as T\nprobe(T.isnan(T.zeros(2)))", Kind.BOOL_TENSOR),
         ("from torch import isnan as isn\nprobe(isn(y))", Kind.BOOL_TENSOR),

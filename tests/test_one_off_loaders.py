@@ -120,3 +120,42 @@ def test_loader_rules_are_quiet_in_tests_benchmarks_and_helpers_only_tests_call(
         ("tests/test_train.py", 7, 14, "SL402", "cold", "test code"),
         ("tests/test_train.py", 8, 13, "SL404", "cold", "test code"),
     ]
+
+
+def test_a_loader_helper_that_training_setup_also_calls_is_part_of_the_program(tmp_path):
+    # The helper's callers are all cold (a test, and the trainer's constructor), but only
+    # one of them is outside the program: the loader the trainer keeps copies every batch.
+    # (Which caller is seen first must not matter: `tests/` sorts before `train.py`.)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/data.py": """
+            from torch.utils.data import DataLoader
+
+            def make_loader(data):
+                return DataLoader(data, batch_size=32)
+
+            DEVICE = "cuda"
+            """,
+        "train.py": """
+            from pkg.data import make_loader
+
+            class Trainer:
+                def __init__(self, data, model):
+                    self.loader = make_loader(data)
+                    self.model = model
+            """,
+        "tests/test_data.py": """
+            from pkg.data import make_loader
+
+            def test_make_loader():
+                assert make_loader([1, 2])
+            """,
+    }
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.column, f.code, f.context, f.why)
+            for f in findings] == [("pkg/data.py", 5, 12, "SL402", "unknown", "")]

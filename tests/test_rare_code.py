@@ -524,21 +524,21 @@ def test_export_modules_are_cold_by_their_own_name(tmp_path):
 LOOP_LOCAL_FILL = """
     import torch
     def extract_features(model, data_loader, use_cuda=True):
-        features = None
+        features = scores = counts = None
         for samples, index in data_loader:
             feats = model(samples.cuda(non_blocking=True))
             if index.numel() and features is None:
                 features = torch.zeros(len(data_loader.dataset), feats.shape[-1])
                 if use_cuda:
                     features = features.cuda(non_blocking=True)
-            if features is None or feats.sum() > 0:
-                features = torch.zeros(3).cuda()
+            if scores is None or feats.sum() > 0:
+                scores = torch.zeros(3).cuda()
             cache = None
             if cache is None:
                 cache = torch.zeros(3).cuda()
-            if index.numel() and (features is None or feats.sum() > 0):
-                features = torch.ones(3).cuda()
-        return features
+            if index.numel() and (counts is None or feats.sum() > 0):
+                counts = torch.ones(3).cuda()
+        return features, scores, counts
 """
 
 
@@ -589,6 +589,235 @@ def test_a_cache_rebuilt_in_the_else_branch_when_missing_or_too_small_runs_once_
         (9, "SL403"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
         (15, "SL403"): ("hot", "`Alibi.forward`"),  # `self.training`: every training step rebuilds it
     }
+
+
+REBOUND_EVERY_PASS = """
+    import torch
+    def train(model, loader, optimizer):
+        hidden = None
+        for input_ids, labels in loader:
+            input_ids = input_ids.cuda(non_blocking=True)
+            mask = model.mask_for(input_ids)
+            if mask is None:
+                mask = torch.ones(int(input_ids.max().item()))
+            if labels is None:
+                labels = input_ids.argmax().item()
+            if hidden is None:
+                hidden = torch.zeros(int(input_ids.sum().item()))
+            out = model(input_ids, mask, hidden)
+            if out.isnan().any():
+                hidden, cell = None, None
+"""
+
+
+def test_a_local_the_loop_binds_again_is_not_filled_on_the_first_pass_only():
+    # ``if x is None: x = ...`` runs on one pass only when nothing else in the loop binds
+    # ``x``: a value taken from each batch (or the loop's own target) may be None every time.
+    found = _found(REBOUND_EVERY_PASS)
+    assert found[(9, "SL201")] == ("hot", "the loop over `loader` in `train`")  # `mask = model.mask_for(...)` each pass
+    assert found[(11, "SL201")] == ("hot", "the loop over `loader` in `train`")  # the loop's target
+    assert found[(13, "SL201")] == ("hot", "the loop over `loader` in `train`")  # reset through a tuple
+
+
+def test_a_local_filled_on_the_first_pass_of_a_loop_inside_a_step_runs_every_step():
+    # Once per loop is once per step when the loop is not the one over batches: a mask
+    # built on the first layer of a forward (T5's ``position_bias``) is built every call.
+    source = """
+        import torch
+        class Encoder(torch.nn.Module):
+            def forward(self, x, lengths):
+                mask = None
+                for layer in self.layers:
+                    if mask is None:
+                        max_len = int(lengths.max())
+                        mask = torch.arange(max_len, device=x.device)[None] < lengths[:, None]
+                    x = layer(x, mask)
+                return x
+    """
+    assert _found(source) == {(8, "SL201"): ("hot", "`Encoder.forward`")}
+
+
+def test_a_cache_rebuilt_in_the_else_branch_when_its_key_changes_is_not_once_per_size():
+    # ``>=``: the cache only grows, so it is rebuilt once per new largest size. ``==`` on a
+    # key that changes every step (the weight's version after each optimizer step, the
+    # step itself) rebuilds it every step.
+    source = """
+        import torch
+        class StandardizedLinear(torch.nn.Module):
+            def forward(self, x, step):
+                if self.cached is not None and self.cached_version == self.weight._version:
+                    w = self.cached
+                else:
+                    w = self.weight / self.weight.std().item()
+                    self.cached = w
+                    self.cached_version = self.weight._version
+                if self.table is not None and x.shape[0] < self.table_len:
+                    t = self.table
+                else:
+                    t = torch.arange(int(x.max().item()))
+                    self.table, self.table_len = t, x.shape[0]
+                if self.table is not None and self.table_len < x.shape[0]:
+                    t = self.table
+                else:
+                    t = torch.arange(int(x.min().item()))
+                    self.table = t
+                return x @ w + t
+    """
+    assert _found(source) == {
+        (8, "SL201"): ("hot", "`StandardizedLinear.forward`"),
+        (14, "SL201"): ("cold", "once per size (a cache rebuilt when missing or too small)"),
+        (19, "SL201"): ("hot", "`StandardizedLinear.forward`"),  # reused while smaller: rebuilt once it is not
+    }
+
+
+def test_a_flag_the_file_sets_again_outside_the_constructor_is_not_one_shot():
+    # fairseq FP16Optimizer: ``backward`` sets ``self._needs_sync = True`` every step and the
+    # grads copy clears it: the block runs every step. dinov2's flag is set in __init__ only.
+    source = """
+        import torch
+        class Trainer:
+            def __init__(self):
+                self.warmed = True
+                self.grads_pending = False
+            def backward(self, loss):
+                loss.backward()
+                self.grads_pending = True
+            def step(self):
+                if self.grads_pending:
+                    torch.cuda.synchronize()
+                    self.grads_pending = False
+                if self.warmed:
+                    torch.cuda.synchronize()
+                    self.warmed = False
+            def train(self, loader):
+                for batch in loader:
+                    self.backward(self.model(batch.cuda(non_blocking=True)))
+                    self.step()
+    """
+    hot = ("hot", "the loop over `loader` in `Trainer.train` -> `Trainer.step`")
+    assert _found(source) == {(12, "SL501"): hot, (15, "SL501"): ("cold", "once (a one-shot flag the block clears)")}
+
+
+def test_a_tracing_check_or_an_eager_condition_is_an_eager_branch():
+    # pytorch_geometric scatter: ``if ... or is_in_onnx_export() or not src.is_cuda:`` is the
+    # eager path whenever the other clause holds; only every clause a tracing check is not.
+    source = """
+        import torch
+        class Pool(torch.nn.Module):
+            def forward(self, src, keep_vars=False):
+                if torch.onnx.is_in_onnx_export() or not self.training:
+                    print(src.sum().item())
+                if torch.jit.is_tracing() or keep_vars:
+                    print(src.max().item())
+                if torch.jit.is_scripting() or torch.onnx.is_in_onnx_export():
+                    print(src.min().item())
+                return src
+    """
+    assert _found(source) == {
+        (6, "SL201"): ("hot", "`Pool.forward`"),
+        (8, "SL201"): ("hot", "`Pool.forward`"),
+        (10, "SL201"): ("cold", "TorchScript, tracing or ONNX export only (not an eager step)"),
+    }
+
+
+def test_a_number_a_tensor_was_added_to_is_a_tensor():
+    # ``loss = 0; loss += criterion(...)`` makes ``loss`` a device tensor: its quotient by a
+    # number is no host tensor (``torch.div`` of two Python numbers is), and reading it syncs.
+    source = """
+        import torch
+        def train(model, heads, criterion, loader, optimizer):
+            for x, y in loader:
+                feats = model(x.cuda(non_blocking=True))
+                loss = 0
+                for head in heads:
+                    loss += criterion(head(feats), y.cuda(non_blocking=True))
+                loss = torch.div(loss, len(heads))
+                loss.backward()
+                print(loss.item())
+    """
+    assert _found(source) == {(11, "SL201"): ("hot", "the loop over `loader` in `train`")}
+
+
+def test_a_gradient_accumulation_boundary_is_the_optimizer_step_not_a_logging_interval():
+    # ``(i + 1) % accumulation_steps == 0`` (ConvNeXt's ``update_freq``, MAE's ``accum_iter``)
+    # guards the optimizer step itself: it runs on every training step.
+    source = """
+        import torch
+        def train(model, criterion, loader, optimizer, args, accumulation_steps=4):
+            for i, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+                loss.backward()
+                if (i + 1) % accumulation_steps == 0:
+                    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    if torch.isfinite(norm):
+                        optimizer.step()
+                if i % args.accum_freq == 0:
+                    print(norm.item())
+                if i % args.grad_accum == 0 and i % args.log_every == 0:
+                    print(loss.item())
+    """
+    assert _found(source) == {
+        (9, "SL202"): ("hot", "the loop over `loader` in `train`"),
+        (12, "SL201"): ("hot", "the loop over `loader` in `train`"),  # ``freq`` of the accumulation
+        (14, "SL201"): ("cold", "periodic (logging every N steps)"),
+    }
+
+
+def test_a_module_named_tracing_holds_checks_eager_steps_call(tmp_path):
+    # detectron2 ``utils/tracing.py``: ``assert_fx_safe``, which ``ROIPooler.forward`` calls
+    # every step, skips its check only under a tracer. A ``tracing/`` folder is export code;
+    # a module of that name is not.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": "",
+        "pkg/utils/tracing.py": """
+            import torch
+
+            def assert_fx_safe(condition, message):
+                if torch.jit.is_scripting() or torch.jit.is_tracing():
+                    return
+                assert condition.item(), message
+        """,
+        "pkg/model.py": """
+            import torch
+            from pkg.utils.tracing import assert_fx_safe
+
+            class Pooler(torch.nn.Module):
+                def forward(self, x, boxes):
+                    assert_fx_safe((boxes[:, 2] >= boxes[:, 0]).all(), "inverted boxes")
+                    return x
+        """,
+    }
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code, f.context, f.why) for f in findings] == [
+        ("pkg/utils/tracing.py", 7, "SL201", "hot", "`Pooler.forward` -> `assert_fx_safe`"),
+    ]
+
+
+def test_a_cache_rebuilt_without_growing_the_size_it_is_checked_against_is_rebuilt_every_time():
+    # ``self.max_len`` is never raised: every input longer than it rebuilds the table.
+    source = """
+        import torch
+        class Positions(torch.nn.Module):
+            def forward(self, x):
+                n = x.shape[1]
+                if self.table is not None and self.max_len >= n:
+                    t = self.table[:n]
+                else:
+                    t = torch.arange(int(x.max().item()))
+                    self.table = t
+                return x + t
+    """
+    assert _found(source) == {(9, "SL201"): ("hot", "`Positions.forward`")}
 
 
 def test_loss_names_are_read_word_by_word():

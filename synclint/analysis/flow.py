@@ -463,9 +463,16 @@ class FlowState:
             self.bind(node.target, kind, node.value)
         elif isinstance(node, cst.AugAssign):
             if isinstance(node.target, cst.Name):
-                current = self.lookup(node.target.value)
+                name = node.target.value
+                current = self.lookup(name)
                 if current is Kind.UNKNOWN:
                     self.bind(node.target, self.kind_of(node.value))
+                elif current is Kind.PYTHON and (added := self.kind_of(node.value)) is not Kind.PYTHON:
+                    # ``loss = 0; loss += criterion(...)``: a number plus a tensor (or a value of
+                    # unknown kind) is no longer known to be a number
+                    self.bind(node.target, added)
+                    on_host = added.is_tensor and self.devices.on_host(node.value)
+                    (self.scope.host.add if on_host else self.scope.host.discard)(name)
         elif isinstance(node, cst.NamedExpr):
             self.bind(node.target, self.kind_of(node.value), node.value)
         elif isinstance(node, cst.WithItem) and node.asname is not None:
@@ -753,10 +760,10 @@ def _none_guard(test: cst.BaseExpression) -> str | None:
 
 
 def _is_tracing_check(test: cst.BaseExpression) -> bool:
-    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated)."""
+    """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated). Every
+    clause of an ``or`` must be one: ``if is_in_onnx_export() or not x.is_cuda:`` is taken
+    in eager steps too (an ``and`` asks as much, which may leave such a branch hot)."""
     if isinstance(test, cst.BooleanOperation):
-        if isinstance(test.operator, cst.Or):
-            return _is_tracing_check(test.left) or _is_tracing_check(test.right)
         return _is_tracing_check(test.left) and _is_tracing_check(test.right)
     return (
         isinstance(test, cst.Call)

@@ -68,6 +68,9 @@ def is_hidden(kind: str | None, why: str) -> bool:
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
 _EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
+#: Export modules by their own name. Not ``tracing.py``: it holds the checks eager code
+#: calls every step (detectron2's ``assert_fx_safe``, skipped only under a tracer).
+_EXPORT_MODULES = _EXPORT_DIRS - {"tracing"}
 
 
 _STRONGLY_COLD = frozenset(
@@ -118,7 +121,7 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
         if part in _EXPORT_DIRS:
             return "export code"
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
-    if stem in _EXPORT_DIRS or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
+    if stem in _EXPORT_MODULES or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"
     if _CONVERSION_TOOL.match(stem):
         return CONVERSION_TOOL
@@ -261,7 +264,16 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
             if callee not in contexts and all(
                 caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
             ):
-                contexts[callee] = Context(COLD, _called_only_from(contexts[fid].why))
+                why = _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
+                contexts[callee] = Context(COLD, _called_only_from(why))
                 cold_queue.append(callee)
     return contexts
+
+
+def _program_why(caller_whys: list[str], default: str) -> str:
+    """The cold reason to name a function after, among those of its (all cold) callers:
+    one inside the program when there is one. A helper that a test and the trainer's
+    ``__init__`` both call builds the training loader: "called only from test code"
+    would hide rules that matter in setup code too (see :func:`outside_the_program`)."""
+    return next((why for why in caller_whys if not outside_the_program(why)), default)
 

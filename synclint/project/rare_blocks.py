@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
-from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, own_nodes, walk_nodes
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
 
 #: Calls that say the code runs under TorchScript, a tracer or an ONNX export, not in an
 #: eager step (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``,
@@ -116,8 +116,9 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
 def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:
     """``if self.need_sync: ...; self.need_sync = False``: a one-shot flag in state that
     outlives the call, cleared unconditionally by the block it guards, so the block runs
-    once (until something sets the flag again), not every step. A local flag
-    (``if first: ...; first = False``) is left alone: it is set again on every call."""
+    once, not every step, unless something sets the flag again (the caller asks
+    :func:`rearmed_flags`). A local flag (``if first: ...; first = False``) is left
+    alone: it is set again on every call."""
     if not (isinstance(test, ast.Attribute) and root_name(test) in persistent):
         return False
     flag = ast.dump(_as_store(test))
@@ -128,12 +129,38 @@ def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -
     return False
 
 
+#: Where setting a flag makes it one-shot rather than re-arms it.
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__setstate__"})
+
+
+def rearmed_flags(tree: ast.Module) -> frozenset[str]:
+    """The attributes ``tree`` sets to anything but a false constant outside constructors
+    (fairseq's ``backward`` sets ``self._needs_sync = True`` every step for the block that
+    clears it): a flag among them is not one-shot, wherever the setting runs."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _CONSTRUCTORS:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and not (
+            isinstance(node.value, ast.Constant) and not node.value.value
+        ):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                found.update(part.attr for part in walk_nodes(target)
+                             if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store))
+        stack.extend(child_nodes(node))
+    return frozenset(found)
+
+
 def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     """``if self.cached is not None and self.cached_len >= n: a = self.cached`` ``else:
     ... self.cached = a``: the ``else`` rebuilds a cache that outlives the call when it is
     missing or no longer fits, so it runs once per size, not every step. Every other
-    clause of the test must compare that state with something (``self.training`` alone
-    would send every training step to the ``else``)."""
+    clause of the test must say that state is at least as large as something
+    (``self.cached_len >= n``): ``self.training`` alone would send every training step
+    to the ``else``, and ``self.version == w._version`` every step that changed the key;
+    only a cache that grows (the ``else`` stores that size too) is rebuilt rarely."""
     if not node.orelse:
         return False
     conditions = _conditions(node.test)
@@ -142,15 +169,27 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     present = [c.left for c in conditions if _is_present_test(c) and root_name(c.left) in persistent]
     if not present:
         return False
+    stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
     for condition in conditions:
         if _is_present_test(condition):
             continue
-        if not (isinstance(condition, ast.Compare) and any(
-                isinstance(side, ast.Attribute) and root_name(side) in persistent
-                for side in (condition.left, *condition.comparators))):
+        larger = _larger_side(condition)
+        if not (isinstance(larger, ast.Attribute) and root_name(larger) in persistent):
             return False
-    stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
+        if ast.dump(_as_store(larger)) not in stored:
+            return False  # the size it is checked against never grows: rebuilt on every larger input
     return any(ast.dump(_as_store(target)) in stored for target in present)
+
+
+def _larger_side(condition: ast.AST) -> ast.AST | None:
+    """The side ``a >= b`` or ``b < a`` says is the larger (``a``), or None."""
+    if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1):
+        return None
+    if isinstance(condition.ops[0], (ast.Gt, ast.GtE)):
+        return condition.left
+    if isinstance(condition.ops[0], (ast.Lt, ast.LtE)):
+        return condition.comparators[0]
+    return None
 
 
 def _is_present_test(condition: ast.AST) -> bool:
@@ -167,8 +206,9 @@ def _is_present_test(condition: ast.AST) -> bool:
 def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     """``for batch in loader: ... if features is None: features = torch.zeros(...)``: a
     local filled on the loop's first pass (``is None``, alone or in an ``and``), by a
-    statement of the block itself, and never set back to None in the loop: the block runs
-    once per loop, not once per iteration."""
+    statement of the block itself, and bound nowhere else in the loop: the block runs
+    once per loop, not once per iteration. A name the loop binds again (its target,
+    ``mask = batch.get("mask")``, ``hidden, cell = None, None``) may be None on every pass."""
     test = node.test
     # ``x is None`` must be the test or one clause of a top-level ``and`` (not inside an ``or``).
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
@@ -183,11 +223,12 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     )
     if not filled:
         return False
-    for other in own_nodes(loop.body):  # the loop's own statements, nested blocks included
-        if isinstance(other, ast.Assign) and isinstance(other.value, ast.Constant) and other.value.value is None:
-            if any(isinstance(target, ast.Name) and target.id == name for target in other.targets):
-                return False  # ``features = None`` again: filled on other passes too
-    return True
+    target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+    if target is not None and any(name in names_bound_by(part) for part in walk_nodes(target)):
+        return False  # ``for images, masks in loader: if masks is None:``: a new value every pass
+    block = {id(part) for part in own_nodes(node.body)}
+    # The loop's own statements, nested blocks included: any other binding may be None again.
+    return not any(id(other) not in block and name in names_bound_by(other) for other in own_nodes(loop.body))
 
 
 def _is_none_test(condition: ast.AST) -> bool:
@@ -377,10 +418,11 @@ def _mentions_device(node: ast.AST) -> bool:
 def tracing_only(test: ast.AST) -> bool:
     """``if torch.jit.is_scripting() or torchvision._is_tracing():`` (not negated): the
     body runs only under TorchScript or a tracer (``torch.compiler.is_compiling()``
-    runs in compiled steps, so it does not count)."""
+    runs in compiled steps, so it does not count). Every clause of an ``or`` must be one
+    (``if is_in_onnx_export() or not src.is_cuda:`` is taken in eager steps too); an
+    ``and`` asks as much, which may leave such a branch hot."""
     if isinstance(test, ast.BoolOp):
-        parts = [tracing_only(value) for value in test.values]
-        return any(parts) if isinstance(test.op, ast.Or) else all(parts)
+        return all(tracing_only(value) for value in test.values)
     if not isinstance(test, ast.Call):
         return False
     name = _dotted_text(test.func)

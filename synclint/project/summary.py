@@ -36,6 +36,7 @@ from synclint.project.rare_blocks import (
     is_lazy_initialisation,
     other_backend_check,
     parameter_guards,
+    rearmed_flags,
     refills_in_else,
     root_name,
     tracing_only,
@@ -272,10 +273,16 @@ _STEP_COUNTER = re.compile(
 )
 
 
+#: The divisor of a gradient accumulation boundary (``accum_iter``, ``update_freq``,
+#: ``gradient_accumulation_steps``, ``args.accum_freq``).
+_ACCUMULATION = re.compile(r"accum|update_freq", re.I)
+
+
 def _is_periodic_guard(test: ast.AST) -> bool:
     """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
-    (``if H % patch != 0:`` is shape arithmetic, not a schedule)."""
-    for node in walk_nodes(test):
+    (``if H % patch != 0:`` is shape arithmetic, not a schedule; ``(i + 1) %
+    accumulation_steps == 0`` guards the optimizer step, which is the training step)."""
+    for node in _schedule_parts(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             left = node.left
             while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
@@ -288,6 +295,21 @@ def _is_periodic_guard(test: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
     return False
+
+
+def _schedule_parts(test: ast.AST) -> list[ast.AST]:
+    """The nodes of ``test`` (breadth first), less the gradient accumulation boundaries in it
+    (``i % args.accum_freq``: its ``freq`` says nothing of logging)."""
+    found: list[ast.AST] = []
+    queue = [test]
+    for node in queue:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _ACCUMULATION.search(
+            (dotted(node.right) or "").rsplit(".", 1)[-1]
+        ):
+            continue
+        found.append(node)
+        queue.extend(child_nodes(node))
+    return found
 
 
 def _exits_unless_periodic(node: ast.If) -> bool:
@@ -374,11 +396,21 @@ class _Builder:
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
         self.redefined: list[FunctionSummary] = []
+        self._tree: ast.Module | None = None
+        self._rearmed: frozenset[str] | None = None
+
+    def rearmed_flags(self) -> frozenset[str]:
+        """The attributes the file sets again outside constructors (no one-shot flags),
+        read once per file, and only for a file with a block that clears a flag."""
+        if self._rearmed is None:
+            self._rearmed = rearmed_flags(self._tree) if self._tree is not None else frozenset()
+        return self._rearmed
 
     # -- module ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
         top = FunctionSummary("<module>", "<module>", None, 1, last)
+        self._tree = tree
         self.functions[top.qualname] = top
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
@@ -536,8 +568,9 @@ class _CallWalker:
         self.loaders = set(loaders)
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
-        #: The loops around the statement being read (innermost last).
-        self.loops: list[ast.AST] = []
+        #: The loops around the statement being read (innermost last), each with whether
+        #: it is a loop over batches.
+        self.loops: list[tuple[ast.AST, bool]] = []
         #: Names every assignment of which (so far) is visibly a tensor.
         self.tensor_names: set[str] = set()
         self._not_tensor: set[str] = set()
@@ -591,7 +624,7 @@ class _CallWalker:
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
-            self.loops.append(node)
+            self.loops.append((node, bool(loader)))
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
@@ -696,9 +729,11 @@ class _CallWalker:
             return "error path"
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
-        if clears_its_flag(node.test, node.body, self.persistent):
+        if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
             return "once (a one-shot flag the block clears)"
-        if self.loops and fills_loop_local(node, self.loops[-1]):
+        # Once per loop is once per step unless the loop is the one over batches (a mask
+        # built on the first layer of a ``forward`` is built on every call).
+        if self.loops and self.loops[-1][1] and fills_loop_local(node, self.loops[-1][0]):
             return "first pass of its loop only (fills a local that is still None)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
