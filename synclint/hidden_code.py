@@ -71,9 +71,9 @@ from typing import NamedTuple
 
 from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.step_names import names_a_step
-from synclint.project.loss_names import is_loss_class
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import HOT
+from synclint.project.loss_names import is_loss_class
 from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
 from synclint.sources import source_lines
 

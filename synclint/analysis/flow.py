@@ -26,9 +26,9 @@ from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 from synclint.analysis.step_names import STEP_NAME
-from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
+from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.rare_blocks import TRACING_CHECK
 from synclint.traversal import walk
 

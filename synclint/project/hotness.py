@@ -18,7 +18,6 @@ the project does not call itself).
 from __future__ import annotations
 
 import re
-
 from collections import deque
 from dataclasses import dataclass
 
@@ -80,12 +79,26 @@ _STRONGLY_COLD = frozenset(
 )
 
 
+#: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
+TYPE_STUB = "type stub (never runs)"
+
+#: ``convert_raw_llama_weights_to_neox.py``, ``convert_checkpoint.py``,
+#: ``inspect_checkpoints.py``: scripts run once over saved weights, on the host.
+_CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
+CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
+
+
+def _root_reason(why: str) -> str:
+    """``called only from test code (...)`` -> ``test code``."""
+    return why.removeprefix("called only from ").split(" (")[0]
+
+
 #: Cold reasons that put code outside the training or inference program itself (its
 #: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
-    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code", "type stub",
-     "a checkpoint conversion or inspection tool"}
+    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
+     _root_reason(TYPE_STUB), CONVERSION_TOOL}
 )
 
 
@@ -93,8 +106,7 @@ def outside_the_program(why: str) -> bool:
     """Whether a cold context's ``why`` says the code is no part of the program's steps at
     all (itself, or only called from such code). A hazard that matters wherever the
     program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
-    base = why.removeprefix("called only from ").split(" (")[0]
-    return base in _OUTSIDE_THE_PROGRAM
+    return _root_reason(why) in _OUTSIDE_THE_PROGRAM
 
 
 def _called_only_from(why: str) -> str:
@@ -126,16 +138,6 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
     if _CONVERSION_TOOL.match(stem):
         return CONVERSION_TOOL
     return None
-
-
-#: ``convert_raw_llama_weights_to_neox.py``, ``convert_checkpoint.py``,
-#: ``inspect_checkpoints.py``: scripts run once over saved weights, on the host.
-_CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
-CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
-
-
-#: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
-TYPE_STUB = "type stub (never runs)"
 
 
 def is_type_stub(path: str) -> bool:

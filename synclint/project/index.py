@@ -235,14 +235,14 @@ class ProjectIndex:
                 if attr_class is not None:
                     return self._call_target_of_instance(attr_class)
                 return None
+            if "." in more:
+                return None
             attr_class = self.module_attr_class(key, cls, name)
-            if attr_class is not None and "." not in more:
+            if attr_class is not None:
                 return self.method(attr_class[0], attr_class[1], more)
-            if attr_class is None and "." not in more:
-                # ``self.schedule_sampler.update_with_local_losses(...)``, the attribute's
-                # class unknown (a constructor argument): the one project method of that name.
-                return self.unique_method(more)
-            return None
+            # ``self.schedule_sampler.update_with_local_losses(...)``, the attribute's class
+            # unknown (a constructor argument): the one project method of that name.
+            return self.unique_method(more)
         if head == "super" and cls is not None and rest and "." not in rest:
             return self.method(key, cls, rest, skip_own=True)
         kind, found, qualname = self.resolve_dotted(key, function.qualname, target)

@@ -26,6 +26,8 @@ from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, 
 #: eager step (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``,
 #: ``torchvision._is_tracing()``, ``torch.onnx.is_in_onnx_export()``).
 TRACING_CHECK = re.compile(r"(^|\.)(_?is_tracing|is_scripting|is_compiling|_is_fx_tracing|is_in_onnx_export)$")
+#: Why code under such a check is cold (the index's regions and the rules' own reports).
+TRACING_ONLY = "TorchScript, tracing or ONNX export only (not an eager step)"
 #: Calls whose result says whether tensor data is valid (finite, in range).
 _VALIDITY_METHODS = frozenset({"all", "any"})
 _VALIDITY_FUNCTIONS = frozenset({"isfinite", "isnan", "isinf", "isposinf", "isneginf"})
@@ -123,10 +125,15 @@ def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -
         return False
     flag = ast.dump(_as_store(test))
     for statement in body:  # the block's own statements: a clearing under a condition may not run
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and not statement.value.value:
+        if isinstance(statement, ast.Assign) and _false_constant(statement.value):
             if any(ast.dump(target) == flag for target in statement.targets):
                 return True
     return False
+
+
+def _false_constant(node: ast.AST | None) -> bool:
+    """``False``, ``None``, ``0``, ``""``."""
+    return isinstance(node, ast.Constant) and not node.value
 
 
 #: Where setting a flag makes it one-shot rather than re-arms it.
@@ -143,9 +150,7 @@ def rearmed_flags(tree: ast.Module) -> frozenset[str]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _CONSTRUCTORS:
             continue
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and not (
-            isinstance(node.value, ast.Constant) and not node.value.value
-        ):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and not _false_constant(node.value):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 found.update(part.attr for part in walk_nodes(target)
                              if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store))
@@ -166,12 +171,12 @@ def refills_in_else(node: ast.If, persistent: set[str]) -> bool:
     conditions = _conditions(node.test)
     if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or):
         return False
-    present = [c.left for c in conditions if _is_present_test(c) and root_name(c.left) in persistent]
+    present = [c.left for c in conditions if _compares_to_none(c, ast.IsNot) and root_name(c.left) in persistent]
     if not present:
         return False
     stored = {ast.dump(target) for target, _value in _assignments(node.orelse)}
     for condition in conditions:
-        if _is_present_test(condition):
+        if _compares_to_none(condition, ast.IsNot):
             continue
         larger = _larger_side(condition)
         if not (isinstance(larger, ast.Attribute) and root_name(larger) in persistent):
@@ -192,17 +197,6 @@ def _larger_side(condition: ast.AST) -> ast.AST | None:
     return None
 
 
-def _is_present_test(condition: ast.AST) -> bool:
-    """``x is not None``."""
-    return (
-        isinstance(condition, ast.Compare)
-        and len(condition.ops) == 1
-        and isinstance(condition.ops[0], ast.IsNot)
-        and isinstance(condition.comparators[0], ast.Constant)
-        and condition.comparators[0].value is None
-    )
-
-
 def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     """``for batch in loader: ... if features is None: features = torch.zeros(...)``: a
     local filled on the loop's first pass (``is None``, alone or in an ``and``), by a
@@ -212,7 +206,7 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     test = node.test
     # ``x is None`` must be the test or one clause of a top-level ``and`` (not inside an ``or``).
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    name = next((c.left.id for c in clauses if _is_none_test(c) and isinstance(c.left, ast.Name)), None)
+    name = next((c.left.id for c in clauses if _compares_to_none(c, ast.Is) and isinstance(c.left, ast.Name)), None)
     if name is None:
         return False
     filled = any(
@@ -231,11 +225,12 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     return not any(id(other) not in block and name in names_bound_by(other) for other in own_nodes(loop.body))
 
 
-def _is_none_test(condition: ast.AST) -> bool:
+def _compares_to_none(condition: ast.AST, op: type[ast.cmpop]) -> bool:
+    """``x is None`` (``op`` ``ast.Is``) or ``x is not None`` (``ast.IsNot``)."""
     return (
         isinstance(condition, ast.Compare)
         and len(condition.ops) == 1
-        and isinstance(condition.ops[0], ast.Is)
+        and isinstance(condition.ops[0], op)
         and isinstance(condition.comparators[0], ast.Constant)
         and condition.comparators[0].value is None
     )

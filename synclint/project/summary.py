@@ -28,10 +28,11 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
+    TRACING_ONLY,
     clears_its_flag,
-    fills_loop_local,
     constant_truth,
     ends_in_raise,
+    fills_loop_local,
     handles_invalid_data,
     is_lazy_initialisation,
     other_backend_check,
@@ -738,7 +739,7 @@ class _CallWalker:
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):
-            return "TorchScript, tracing or ONNX export only (not an eager step)"
+            return TRACING_ONLY
         return None
 
     def _branch(self, body, why: str | None, depth: int) -> None:

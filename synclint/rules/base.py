@@ -17,6 +17,7 @@ import libcst as cst
 
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import SyncOp
+from synclint.project.rare_blocks import TRACING_ONLY
 
 if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
@@ -145,7 +146,7 @@ class Rule:
         elif flow.in_error_path:
             cold = "error path"  # code that only runs to build an error message
         elif flow.in_tracing_path:
-            cold = "TorchScript, tracing or ONNX export only (not an eager step)"
+            cold = TRACING_ONLY
         elif self.hot_path_only and flow.in_data_pipeline:
             cold = "data pipeline"  # loader workers handle host tensors: nothing to wait for
         elif self.hot_path_only and flow.in_cold_path:
