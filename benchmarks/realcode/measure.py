@@ -57,13 +57,17 @@ SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
 
 
 def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Path:
-    """An extracted tree of repo@commit (Python and config files only, or ``suffixes``)."""
+    """An extracted tree of repo@commit (Python and config files only, or ``suffixes``),
+    with an empty ``.git`` directory at its top, as a clone has: synclint finds a project's
+    root from markers such as ``.git``, and without one a folder of scripts that is not a
+    package (``demo/``, ``tools/``) would be indexed as a project of its own."""
     slug = repo.replace("/", "+")
     ready = src / f"{slug}@{commit}"
     if ready.is_dir():
         return ready
     dest = work / f"{slug}@{commit[:12]}"
     if (dest / ".extracted").exists():
+        (dest / ".git").mkdir(exist_ok=True)
         return dest
     git_dir = src / slug / "repo"
     if not git_dir.is_dir():
@@ -92,6 +96,7 @@ def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str,
             raise SystemExit(f"git archive failed for {repo}@{commit}: {proc.stderr.decode()[:500]}")
         with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
             tar.extractall(dest, filter="data")
+    (dest / ".git").mkdir(exist_ok=True)
     (dest / ".extracted").write_text(commit)
     return dest
 
