@@ -363,23 +363,129 @@ GUARDED = """
             if check:
                 return torch.ones(1, device=self.device).item()
 
+        def public_fast(self, fast=False):
+            if not fast:
+                return torch.ones(1, device=self.device).item()
+
+        def public_no_default(self, check):
+            if check:
+                return torch.ones(1, device=self.device).item()
+
         def step(self, x):
             self.public_check()
+            self.public_fast(fast=True)
+            self.public_no_default(False)
             return self(x)
     """
 
 
 def test_a_block_the_step_s_calls_never_enter_is_cold():
     found = _found(GUARDED)
-    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201"), (27, "SL201")]
+    assert sorted(found) == [(9, "SL201"), (11, "SL201"), (13, "SL201"), (15, "SL201"), (27, "SL201"), (31, "SL201"),
+                             (35, "SL201")]
     # ``is_joined_rank=False`` from forward: only the join hook takes the ``if`` branch.
     assert found[(9, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `is_joined_rank=False`)")
     assert found[(11, "SL201")][0] == "hot"  # the else branch is the step's
     # ``flag`` keeps its false default in the step's call
     assert found[(13, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
     assert found[(15, "SL201")][0] == "hot"
-    # a public method: callers outside the project may pass ``check=True``
+    # A public method's opt-in mode (``check=True``, against its default) that no call of
+    # the step asks for: callers outside the project would have to ask for it too.
+    assert found[(27, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `check=False`)")
+    # but a block the default runs stays hot (outside callers run it), and so does one
+    # guarded by a parameter without a constant default
+    assert found[(31, "SL201")][0] == "hot"
+    assert found[(35, "SL201")][0] == "hot"
+
+
+MODES = """
+    import torch
+
+
+    class Head(torch.nn.Module):
+        def forward(self, preds, gts):
+            try:
+                return self.get_assignments(preds, gts)
+            except RuntimeError:
+                torch.cuda.empty_cache()
+                return self.get_assignments(preds, gts, mode="cpu")
+
+        def get_assignments(self, preds, gts, mode="gpu"):
+            if mode == "cpu":
+                preds = preds.cpu()
+            if "gpu" != mode:
+                gts = gts.cpu()
+            cost = preds @ gts.T
+            if mode == "gpu":
+                cost.sum().item()
+            return permute(cost, 4)
+
+        def _masked(self, x, mask=None):
+            if mask is None:
+                return x.sum().item()
+            if mask is not None and self.training:
+                return mask.sum().item()
+            return x
+
+        def loss(self, x):
+            return self._masked(x, torch.isfinite(x))
+
+
+    def permute(counts, alignment, use_cpu=False):
+        if use_cpu:
+            return fill_cpu(counts)
+        return counts.cumsum(0)
+
+
+    def fill_cpu(counts):
+        return [int(c.item()) for c in counts]
+    """
+
+
+def test_a_mode_or_an_optional_argument_the_step_never_passes_is_cold():
+    found = _found(MODES)
+    # YOLOX's ``get_assignments``: ``mode="cpu"`` only from the out-of-memory handler
+    why = "not on the step's path (its calls from the step pass `mode='gpu'`)"
+    assert found[(15, "SL201")] == ("cold", why)
+    assert found[(17, "SL201")] == ("cold", why)  # ``"gpu" != mode``, constant first
+    assert found[(20, "SL201")][0] == "hot"  # the default's own block
+    # torchtune's ``generate_permute_indices(..., use_cpu=False)``: the CPU reference
+    # implementation runs only in the block, so it is cold as well
+    assert found[(41, "SL201")] == (
+        "cold", "called only where it runs rarely: not on the step's path (its calls from the step pass `use_cpu=False`)"
+    )
+    # a tensor is never None: the default's block is skipped, the mask's is not
+    assert found[(25, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `mask=a tensor`)")
     assert found[(27, "SL201")][0] == "hot"
+
+
+CHAINED_MODES = """
+    import torch
+
+
+    def _inner(x, flag=False):
+        if flag:
+            return x.sum().item()
+        return x
+
+
+    def _outer(x, use=False):
+        if use:
+            _inner(x, flag=True)
+        return _inner(x)
+
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return _outer(x)
+    """
+
+
+def test_a_call_in_a_skipped_block_does_not_decide_what_the_step_passes():
+    # ``_inner(x, flag=True)`` sits in ``_outer``'s block that the step never enters: the
+    # step's only call of ``_inner`` leaves ``flag`` false.
+    found = _found(CHAINED_MODES)
+    assert found[(7, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
 
 
 # -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------
@@ -485,7 +591,7 @@ def test_names_unpacked_from_a_shape_are_python_ints_and_their_quotient_a_host_t
     ]
 
 
-def test_export_modules_are_cold_by_their_own_name(tmp_path):
+def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path):
     # segment-anything `segment_anything/utils/onnx.py` (SamOnnxModel, built only by
     # scripts/export_onnx_model.py to trace the model once).
     from pathlib import Path
@@ -504,19 +610,25 @@ def test_export_modules_are_cold_by_their_own_name(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     names = ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py",
-             "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py")
+             "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py",
+             # Mask2Former's demo/predictor.py and demo_video/, a script's image_demo.py
+             "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     tool = "a checkpoint conversion or inspection tool"  # gpt-neox tools/ckpts
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("demo/predictor.py", "SL201", "cold", "demo code"),
+        ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
+        ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
         ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
         ("tools/convert_raw_llama_weights_to_neox.py", "SL201", "cold", tool),
+        ("tools/image_demo.py", "SL201", "cold", "demo code"),
         ("tools/inspect_checkpoints.py", "SL201", "cold", tool),
     ]
 

@@ -213,3 +213,39 @@ class Sub(Base):
         return expected_size(x, torch.tensor([1, 2, 3]))
 '''
     assert _codes(source) == [("SL201", 6, 12)]
+
+
+LOADER_FIELDS = """
+import torch
+def evaluation(model, data_loader, device):
+    result = []
+    for n, (image, question, question_id) in enumerate(data_loader):
+        image = image.to(device, non_blocking=True)
+        answers = model(image, question)
+        for answer, ques_id in zip(answers, question_id):
+            result.append(int(ques_id.item()))
+        print(image.sum().item(), question_id.sum().item())
+    for batch in data_loader:
+        x = batch.to(device)
+        y = batch.cpu()
+        z = model(x).cpu()
+    for batch in data_loader:
+        x = batch.to(torch.float16)
+        y = batch.cpu()
+    for batch in data_loader:
+        y = batch.cpu()
+    return result
+"""
+
+
+def test_what_a_loop_over_a_loader_moves_to_the_device_shows_its_batches_are_on_the_host():
+    # BLIP's train_vqa.evaluation: the loop moves the images and reads `question_id`, a
+    # field the loader's default collate built and nothing moved, per answer.
+    found = [(f.line, f.column, f.code) for f in check_source(LOADER_FIELDS, "vqa.py", include_cold=True)]
+    assert found == [
+        (10, 15, "SL201"),  # the moved images are on the device
+        (12, 13, "SL401"),
+        (14, 13, "SL201"),  # the model's output
+        (17, 13, "SL201"),  # a cast is no move: nothing says where the batch is
+        (19, 13, "SL201"),  # nor a loop that moves nothing
+    ]

@@ -15,8 +15,8 @@ import pytest
 from synclint.fixers.apply import fix_text
 from tests.lsp_client import LspClient, apply_text_edits
 
-LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device)\n    n = y.nonzero()\n"
-FIXED = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device, non_blocking=True)\n    n = y.nonzero()\n"
+LOADER = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device)\n    n = x.nonzero()\n"
+FIXED = "import torch\nfor x, y in loader:\n    x: torch.Tensor  # a proven tensor: the safe fix needs one\n    x = x.to(device, non_blocking=True)\n    n = x.nonzero()\n"
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_change_and_save_publish_fresh_diagnostics(client: LspClient, tmp_path: 
     assert len(client.diagnostics(uri)) == 2
     client.notify(  # the server asks for full text sync: each change carries the whole text
         "textDocument/didChange",
-        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LOADER.replace("    n = y.nonzero()\n", "")}]},
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LOADER.replace("    n = x.nonzero()\n", "")}]},
     )
     assert [d["code"] for d in client.diagnostics(uri)] == ["SL401"]
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
@@ -228,7 +228,7 @@ def test_a_burst_of_edits_is_checked_once_at_its_last_version(client: LspClient,
     assert len(client.diagnostics(uri)) == 2
     text = LOADER
     for version in range(2, 7):  # five edits in a row, each appending a hazard line
-        text += f"    z{version} = y.nonzero()\n"
+        text += f"    z{version} = x.nonzero()\n"
         client.notify(
             "textDocument/didChange",
             {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},

@@ -8,6 +8,7 @@ a factory without ``device=`` (``torch.tensor(values)``, ``torch.from_numpy``),
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -230,6 +231,32 @@ class DeviceInference:
 _NUMBER_ARITHMETIC = frozenset(
     {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide"}
 )
+
+
+#: A device by its name: ``device``, ``self.device``, ``args.device``, ``local_device``, ``dev``.
+_DEVICE_NAME = re.compile(r"(^|[._])(\w*_)?(device|dev)$")
+
+
+def moves_to_a_device(call: cst.Call) -> bool:
+    """``x.cuda()``, ``x.to(device)``, ``x.to(self.device, non_blocking=True)``: a copy to a
+    device that is not (by its spelling) the CPU. ``x.to(torch.float16)`` is a cast, and
+    ``x.to(device)`` of a name that says nothing (``x.to(target)``) proves nothing."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value in _ACCELERATOR_MOVES:
+        return True
+    if func.attr.value != "to":
+        return False
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if device is None and call.args and call.args[0].keyword is None:
+        device = call.args[0].value
+    if device is None or _names_cpu(device):
+        return False
+    if isinstance(device, cst.SimpleString):
+        value = device.evaluated_value
+        return isinstance(value, str) and value.startswith(_ACCELERATOR_PREFIXES)
+    return bool(_DEVICE_NAME.search(dotted_name(device) or ""))
 
 
 def _names_cpu(node: cst.BaseExpression) -> bool:

@@ -21,7 +21,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.imports import ImportMap, dotted_name
-from synclint.analysis.devices import DeviceInference
+from synclint.analysis.devices import DeviceInference, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
@@ -82,6 +82,9 @@ class Scope:
     opaque: set[str] = field(default_factory=set)
     #: Names bound to data loaders or wrappers of them (``pbar = tqdm(loader)``).
     loaders: set[str] = field(default_factory=set)
+    #: Host names that hold what a loader yields (a batch the loop moves to the device):
+    #: on the host, but not "built without a device" — moving them is the loop's job.
+    loader_batches: set[str] = field(default_factory=set)
     #: Module and class scopes: what their functions return (``-> Tensor``, or the
     #: kinds of their ``return`` values once the function has been analysed).
     returns: dict[str, Kind] = field(default_factory=dict)
@@ -353,6 +356,7 @@ class FlowState:
         elif isinstance(node, (cst.For, cst.While)):
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
+                self._bind_host_batch(node)
             self.scope.loops.append(node)
         elif isinstance(node, _COMPREHENSIONS):
             # The element is visited before the ``for`` clauses: bind targets first,
@@ -454,6 +458,7 @@ class FlowState:
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
+                    self.scope.loader_batches.discard(target.target.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
         elif isinstance(node, cst.AnnAssign):
@@ -569,8 +574,30 @@ class FlowState:
         names = [n.value for n in target_name_nodes(target)]
         if kind is Kind.UNKNOWN:
             self.scope.opaque.update(names)
-        if kind.is_tensor and self.devices.on_host(iterable):
+        # The items of a host tensor, or of a host batch's field of unknown kind (a tensor
+        # of ids from a loader), live on the host; a name bound anew loses what it held.
+        if (kind.is_tensor or kind is Kind.UNKNOWN) and self.devices.on_host(iterable):
             self.scope.host.update(names)
+        else:
+            self.scope.host.difference_update(names)
+        self.scope.loader_batches.difference_update(names)
+
+    def _bind_host_batch(self, node: cst.For) -> None:
+        """``for n, (image, question, qid) in enumerate(loader): image = image.to(device)``:
+        a loader's workers build host tensors, and a loop that moves some of what it yields
+        to a device says it gets them there; what it does not move (``qid``) stays on the
+        host, and what it moves is on the host until rebound. (A dataset that makes CUDA
+        tensors itself leaves nothing for the loop to move.)"""
+        if not self.is_loader(node.iter):
+            return
+        names = {name.value for name in target_name_nodes(node.target)}
+        if names and _moves_any(node.body, names):
+            self.scope.host.update(names)
+            self.scope.loader_batches.update(names)
+
+    def is_loader_batch(self, name: str) -> bool:
+        """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""
+        return name in self.scope.loader_batches
 
     def _iteration_kind(self, iterable: cst.BaseExpression) -> Kind:
         """Kind of the loop variable for ``for x in iterable``."""
@@ -834,6 +861,33 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     if found is None:
         return None
     return found[0], found[1] != negated
+
+
+class _MoveScan(cst.CSTVisitor):
+    """Whether a block moves one of ``names`` (or an item of one: ``batch["x"]``) to a device."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Attribute) and moves_to_a_device(node):
+            moved = node.func.value
+            while isinstance(moved, cst.Subscript):
+                moved = moved.value
+            if isinstance(moved, cst.Name) and moved.value in self.names:
+                self.found = True
+        return not self.found
+
+
+def _moves_any(body: cst.BaseSuite, names: set[str]) -> bool:
+    scan = _MoveScan(names)
+    body.visit(scan)
+    return scan.found
 
 
 def target_name_nodes(target: cst.BaseExpression):

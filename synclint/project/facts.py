@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
-from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, compute_contexts, file_context
+from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import FileSummary, FunctionSummary
@@ -96,14 +96,14 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     ``whole_project``: the index holds a project, not one source on its own;
     ``split``: it holds one piece of a project too big to index at once.
     """
-    contexts = compute_contexts(index)
+    contexts, skipped = contexts_and_skipped_blocks(index)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).
     whole_project = whole_project and (split or any(context.is_hot for context in contexts.values()))
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, whole_project)
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project)
     return result
 
 
@@ -136,48 +136,6 @@ def _reports_at_calls(index: ProjectIndex, contexts, fid, function) -> bool:
     return not context.is_cold or context.why.startswith(("called only", "data pipeline"))
 
 
-def _blocks_the_step_skips(index: ProjectIndex, key: str, summary: FileSummary, contexts) -> list:
-    """Blocks of a private helper that its calls from hot code never enter: ``if is_joined_rank:``
-    where every hot call passes ``is_joined_rank=False`` (or leaves a false default). Other
-    callers (a join hook) may take the block, but not once per step. Public functions and
-    steps are left alone: code outside the project calls them with other values."""
-    found = []
-    callers = index.callers()
-    for qualname, function in summary.functions.items():
-        sites = callers.get((key, qualname)) if function.param_guards else None
-        if not sites or function.root is not None or not _private(function.name):
-            continue  # a step, or public API: callers outside the project may pass anything
-        owners = index.call_owners()
-        hot = [(call, plain) for call, plain in sites
-               if call.quiet is None and contexts.get(owners[id(call)], UNKNOWN_CONTEXT).is_hot]
-        if not hot or not all(plain for _call, plain in hot):
-            continue  # (arguments line up with parameters only in plain calls)
-        hot = [call for call, _plain in hot]
-        params = list(function.params)
-        if function.cls is not None and params[:1] in (["self"], ["cls"]):
-            params = params[1:]
-        for first, last, param, needs in function.param_guards:
-            if param not in params:
-                continue
-            truths = {_truth_passed(call, params.index(param), param, function.defaults) for call in hot}
-            if truths == {not needs}:
-                why = f"not on the step's path (its calls from the step pass `{param}={not needs}`)"
-                found.append((first, last, Context(COLD, why)))
-    return found
-
-
-def _private(name: str) -> bool:
-    return name.startswith("_") and not name.startswith("__")
-
-
-def _truth_passed(call, position: int, param: str, defaults: dict[str, bool]) -> bool | None:
-    """The truth of what ``call`` passes for the parameter (its default when it passes nothing)."""
-    for where, truth in call.constants:
-        if where in (position, param, "*"):
-            return truth
-    return defaults.get(param)
-
-
 def _regions(function: FunctionSummary) -> list[tuple[int, int, Context]]:
     """The hot and cold blocks the summary found in ``function``."""
     where = "module code" if function.qualname == "<module>" else f"`{function.qualname}`"
@@ -187,7 +145,7 @@ def _regions(function: FunctionSummary) -> list[tuple[int, int, Context]]:
     ]
 
 
-def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, whole_project: bool) -> FileFacts:
+def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -226,7 +184,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, w
     host_when = {spelled: condition for spelled, condition in host_when.items() if spelled not in unsure}
     # One spelling that runs several functions (an override) decides nothing.
     argument_syncs = {spelled: syncs for spelled, syncs in argument_syncs.items() if syncs and len(callees_of[spelled]) == 1}
-    regions += _blocks_the_step_skips(index, key, summary, contexts)
+    regions += [(first, last, Context(COLD, why))
+                for qualname in summary.functions for first, last, why in skipped.get((key, qualname), ())]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
     host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)

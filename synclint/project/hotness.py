@@ -22,6 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
@@ -87,6 +88,12 @@ TYPE_STUB = "type stub (never runs)"
 _CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
 CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 
+#: ``demo/``, ``demo_video/``, ``demos/``, ``demo.py``, ``image_demo.py``: scripts that show
+#: a model on a few inputs (Mask2Former's ``demo/predictor.py`` draws each prediction),
+#: not the program's training or inference steps.
+_DEMO = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
+DEMO_CODE = "demo code"
+
 
 def _root_reason(why: str) -> str:
     """``called only from test code (...)`` -> ``test code``."""
@@ -98,7 +105,7 @@ def _root_reason(why: str) -> str:
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL}
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE}
 )
 
 
@@ -125,14 +132,19 @@ def _weakly_cold(name: str, why: str) -> bool:
 
 
 def _cold_directory(parts: tuple[str, ...]) -> str | None:
-    """Test, benchmark and export code by the directories it lives in (inside the project),
-    and export modules by their own name (``utils/onnx.py``, ``export_onnx_model.py``)."""
+    """Test, benchmark, export and demo code by the directories it lives in (inside the
+    project), and export, conversion and demo modules by their own name (``utils/onnx.py``,
+    ``export_onnx_model.py``, ``demo.py``)."""
     for part in parts[:-1]:
         if part in _TEST_DIRS:
             return "test or benchmark code"
         if part in _EXPORT_DIRS:
             return "export code"
+        if _DEMO.match(part):
+            return DEMO_CODE
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
+    if _DEMO.match(stem):
+        return DEMO_CODE
     if stem in _EXPORT_MODULES or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"
     if _CONVERSION_TOOL.match(stem):
@@ -161,8 +173,47 @@ def _short(qualname: str) -> str:
     return f"`{qualname}`"
 
 
-def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
-    """The context of every function in the project."""
+#: Rounds of taking the calls in skipped blocks out of the hot graph (see
+#: :func:`contexts_and_skipped_blocks`); one more round is needed only when a helper's
+#: skipped block holds the only hot call of another helper with its own guarded blocks.
+_MAX_SKIP_ROUNDS = 4
+
+
+def contexts_and_skipped_blocks(index: ProjectIndex) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
+    """The context of every function, and the blocks the step's calls never enter
+    (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
+    hot no more than a call on an error path does, which can leave the step's calls of
+    another function all passing one value: so the two are computed until they agree."""
+    skipped: dict[FunctionId, SkippedBlocks] = {}
+    quiet: dict[int, str] = {}
+    contexts = compute_contexts(index)
+    for _round in range(_MAX_SKIP_ROUNDS):
+        found = blocks_the_step_skips(index, contexts, quiet)
+        if found == skipped:
+            break
+        skipped = found
+        quiet = _calls_in(index, skipped)
+        contexts = compute_contexts(index, quiet)
+    return contexts, skipped
+
+
+def _calls_in(index: ProjectIndex, skipped: dict[FunctionId, SkippedBlocks]) -> dict[int, str]:
+    """The calls (by identity) made in the skipped blocks, with the blocks' why."""
+    quiet: dict[int, str] = {}
+    calls = index.resolved_calls()
+    for fid, blocks in skipped.items():
+        for call, _callee in calls.get(fid, ()):
+            for first, last, why in blocks:
+                if first <= call.line <= last:
+                    quiet[id(call)] = why
+                    break
+    return quiet
+
+
+def compute_contexts(index: ProjectIndex, quiet_calls: dict[int, str] | None = None) -> dict[FunctionId, Context]:
+    """The context of every function in the project. ``quiet_calls``: calls (by identity)
+    that make nothing hot beyond those the summaries know, with why."""
+    quiet_calls = quiet_calls or {}
     contexts: dict[FunctionId, Context] = {}
     cold_own: dict[FunctionId, str] = {}
     hot_roots: list[tuple[FunctionId, list[str]]] = []
@@ -192,8 +243,9 @@ def compute_contexts(index: ProjectIndex) -> dict[FunctionId, Context]:
                 data_roots.append((fid, function.data_root))
             edges = []
             for call, callee in calls.get(fid, ()):
-                edges.append((callee, call.quiet))
-                if call.batch_loop is not None and call.quiet is None and fid not in cold_own:
+                quiet = call.quiet or quiet_calls.get(id(call))
+                edges.append((callee, quiet))
+                if call.batch_loop is not None and quiet is None and fid not in cold_own:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
                     loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
             for name in function.data_callbacks:

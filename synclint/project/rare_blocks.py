@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import NamedTuple
 
 from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
 
@@ -352,28 +353,101 @@ def _unpacked(target: ast.AST) -> list[ast.AST]:
     return [target]
 
 
-def constant_truth(node: ast.AST | None) -> bool | None:
-    """The truth of a constant argument or default (``False``, ``None``, ``0``, ``"x"``), or None."""
-    if isinstance(node, ast.Constant) and not isinstance(node.value, bytes):
-        return bool(node.value)
-    return None
+#: Longest string constant kept as an argument's value (longer ones are messages, not modes).
+_MAX_CONSTANT_TEXT = 64
 
 
-def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> list[tuple[int, int, str, bool]]:
-    """Blocks that run only for some value of a parameter: ``if is_joined_rank: ...``
-    runs when it is true, its ``else`` and the body of ``if not flag:`` when it is false.
-    (first line, last line, parameter, the truth the block needs); not in nested functions."""
+def constant_value(node: ast.AST | None) -> tuple[()] | tuple[object]:
+    """``(value,)`` of a constant argument or default that can select a branch (``False``,
+    ``None``, ``0``, ``"cpu"``), else ``()``: an empty tuple tells "not a constant" apart
+    from the constant ``None``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, str, type(None))):
+        if not isinstance(node.value, str) or len(node.value) <= _MAX_CONSTANT_TEXT:
+            return (node.value,)
+    return ()
+
+
+class ParamGuard(NamedTuple):
+    """A block that runs only for some values of a parameter: ``if is_joined_rank:``
+    (``test`` "truth"), ``if mask is not None:`` ("none"), ``if mode == "cpu":`` ("eq",
+    against ``constant``). ``needs``: the test's outcome the block runs on."""
+
+    first: int
+    last: int
+    param: str
+    test: str
+    constant: object
+    needs: bool
+
+    def entered(self, value: object) -> bool:
+        """Whether a call passing ``value`` for the parameter runs the block."""
+        if self.test == "truth":
+            outcome = bool(value)
+        elif self.test == "none":
+            outcome = value is None
+        else:
+            outcome = value == self.constant
+        return outcome == self.needs
+
+
+def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> list[ParamGuard]:
+    """Blocks that run only for some value of a parameter the body never rebinds:
+    ``if is_joined_rank: ...`` runs when it is true, its ``else`` and the body of
+    ``if not flag:`` when it is false; the body of ``if a and mode == "cpu":`` only when
+    ``mode == "cpu"``, the ``else`` of ``if a or b:`` only when neither holds. Not in
+    nested functions."""
     found = []
     for current in function_nodes(node):
-        if isinstance(current, ast.If):
-            test, needs = current.test, True
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test, needs = test.operand, False
-            if isinstance(test, ast.Name) and test.id in params:
-                for block, truth in ((current.body, needs), (current.orelse, not needs)):
-                    if block:
-                        found.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno, test.id, truth))
-    return sorted(found)
+        if not isinstance(current, ast.If):
+            continue
+        test = current.test
+        if isinstance(test, ast.BoolOp):
+            # The body of an ``and`` needs every clause to hold; the ``else`` of an ``or``, none.
+            conjunction = isinstance(test.op, ast.And)
+            block = current.body if conjunction else current.orelse
+            for clause in test.values:
+                guard = _parameter_test(clause, params)
+                if guard is not None and block:
+                    param, kind, constant, needs = guard
+                    found.append(_guard(block, param, kind, constant, needs if conjunction else not needs))
+            continue
+        guard = _parameter_test(test, params)
+        if guard is None:
+            continue
+        param, kind, constant, needs = guard
+        for block, outcome in ((current.body, needs), (current.orelse, not needs)):
+            if block:
+                found.append(_guard(block, param, kind, constant, outcome))
+    return found
+
+
+def _guard(block: list[ast.stmt], param: str, kind: str, constant: object, needs: bool) -> ParamGuard:
+    return ParamGuard(block[0].lineno, block[-1].end_lineno or block[-1].lineno, param, kind, constant, needs)
+
+
+def _parameter_test(test: ast.AST, params: frozenset[str]) -> tuple[str, str, object, bool] | None:
+    """(parameter, test, constant, outcome needed for the test to hold) of ``p``, ``not p``,
+    ``p is None``, ``p is not None``, ``p == "cpu"``, ``p != 0`` (either side), or None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _parameter_test(test.operand, params)
+        return None if inner is None else (*inner[:3], not inner[3])
+    if isinstance(test, ast.Name):
+        return (test.id, "truth", None, True) if test.id in params else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.Constant) and isinstance(right, ast.Name):
+        left, right = right, left  # ``"cpu" == mode``
+    if not (isinstance(left, ast.Name) and left.id in params):
+        return None
+    value = constant_value(right)
+    if not value:
+        return None
+    if isinstance(op, (ast.Is, ast.IsNot)) and value[0] is None:
+        return (left.id, "none", None, isinstance(op, ast.Is))
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        return (left.id, "eq", value[0], isinstance(op, ast.Eq))
+    return None
 
 
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.

@@ -29,8 +29,9 @@ from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
 from synclint.project.rare_blocks import (
     TRACING_ONLY,
+    ParamGuard,
     clears_its_flag,
-    constant_truth,
+    constant_value,
     ends_in_raise,
     fills_loop_local,
     handles_invalid_data,
@@ -110,9 +111,10 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     host_args: tuple[int | str, ...] = ()
     #: Arguments that pass on a parameter of the caller unchanged: (position or keyword, parameter).
     forwarded: tuple[tuple[int | str, str], ...] = ()
-    #: Every argument's truth when it is a constant (``is_joined_rank=False``), else None:
-    #: (position or keyword, truth); ``("*", None)`` when ``*args``/``**kwargs`` pass more.
-    constants: tuple[tuple[int | str, bool | None], ...] = ()
+    #: Every argument, with its value when it is a constant (``is_joined_rank=False``,
+    #: ``mode="cpu"``): (position or keyword, ``(value,)``, or ``()`` for anything else);
+    #: ``("*", ())`` when ``*args``/``**kwargs`` pass more.
+    constants: tuple[tuple[int | str, tuple[()] | tuple[object]], ...] = ()
 
 
 class Region(NamedTuple):
@@ -155,10 +157,10 @@ class FunctionSummary:
     kept_params: frozenset[str] = frozenset()
     #: Names holding a ``PackedSequence`` (whose ``batch_sizes`` is a host tensor).
     packed: frozenset[str] = frozenset()
-    #: Blocks run only for some truth of a parameter: (first, last, parameter, truth needed).
-    param_guards: tuple[tuple[int, int, str, bool], ...] = ()
-    #: The truth of parameters' constant defaults.
-    defaults: dict[str, bool] = field(default_factory=dict)
+    #: Blocks run only for some values of a parameter (``if mode == "cpu":``).
+    param_guards: tuple[ParamGuard, ...] = ()
+    #: Parameters' constant defaults (``mode="gpu"``), for the guards' parameters.
+    defaults: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -469,9 +471,7 @@ class _Builder:
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
                      *zip(args.kwonlyargs, args.kw_defaults)]
-            summary.defaults = {
-                arg.arg: truth for arg, default in pairs if (truth := constant_truth(default)) is not None
-            }
+            summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
@@ -800,9 +800,9 @@ class _CallWalker:
         forwarded = tuple(
             (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
         )
-        constants = tuple((where, constant_truth(arg)) for where, arg in arguments)
+        constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
-            constants += (("*", None),)  # ``*args`` / ``**kwargs``: what is passed is unknown
+            constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants))
 
     def _is_host(self, node: ast.AST) -> bool:

@@ -14,6 +14,10 @@ from synclint.traversal import walk
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
+#: Loop variables that name pieces of a tensor split for memory, not samples:
+#: ``for student_chunk, label_chunk in zip(student_logits, labels)`` (torchtune's chunked
+#: distillation loss walks ``num_output_chunks`` slices of the sequence).
+_PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?)(_|$)", re.I)
 
 
 _BUILTINS = frozenset(
@@ -136,6 +140,10 @@ class PerSampleLoop(Rule):
         "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
         "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
+        # Chunks of the sequence (torchtune's chunked distillation loss), not samples.
+        "import torch\ndef loss(student_logits, labels, n):\n    labels = [t.reshape(-1) for t in labels.tensor_split(n, dim=1)]\n"
+        "    total = 0.0\n    for student_chunk, label_chunk in zip(student_logits, labels):\n"
+        "        total += torch.nn.functional.cross_entropy(student_chunk, label_chunk)\n    return total\n",
         "import torch\ndef f(targets):\n    n = len(targets)\n    for i in range(n):\n        print(i)\n",
         "import torch\nfor epoch in range(5):\n    train(model)\n",
         "import torch\ndef f(q, k, v):\n    for x in [q, k, v]:\n        x.mul_(2)\n",
@@ -219,6 +227,8 @@ class PerSampleLoop(Rule):
         iterable = node.iter
         if self.context.flow.is_loader(iterable):
             return None  # a loader yields whole batches
+        if any(_PIECE_NAME.search(name.value) for name in _names(node.target)):
+            return None  # chunks of every sample, not one sample each
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             name = iterable.func.value
             if name == "range" and len(iterable.args) == 1:

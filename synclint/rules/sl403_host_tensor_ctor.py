@@ -185,7 +185,12 @@ class HostTensorCtor(Rule):
         if not self.context.is_hot or not is_host_transfer(node):
             return
         inner = node.func.value  # type: ignore[union-attr]
-        if isinstance(inner, cst.Name) and self.context.is_tensor(inner) and self.context.on_host(inner):
+        if (
+            isinstance(inner, cst.Name)
+            and self.context.is_tensor(inner)
+            and self.context.on_host(inner)
+            and not self.context.flow.is_loader_batch(inner.value)  # moving a batch: SL401's business
+        ):
             self.report(
                 node,
                 f"`{inner.value}` lives in host memory (built without a device), so moving it is a "
