@@ -1034,3 +1034,48 @@ def test_a_method_called_on_an_attribute_of_unknown_class_resolves_to_the_one_me
         assert [(Path(f.path).name, f.line, f.code, f.context) for f in found] == (
             [("sampler.py", 5, "SL403", "hot"), ("sampler.py", 6, "SL201", "hot")] if expected else []
         )
+
+
+FIRST_BATCH_FLAG = """
+    import torch
+    def generate(self, model, loader, device):
+        lp = self.log_progress("generate", loader, total=len(loader))
+        first_batch = True
+        for batch in lp:
+            x = batch.to(device)
+            wm = model(x)
+            y = batch.cpu()
+            if first_batch and self.is_rank_zero():
+                dump(wm.cpu())
+            first = True
+            if first:
+                dump(wm.cpu())
+            first = False
+            first_batch = False
+        return wm
+    def evaluate(self, model, loader):
+        first = True
+        for i, batch in enumerate(loader):
+            wm = model(batch.cuda())
+            if first:
+                dump(wm.cpu())
+            first = i == 0
+        warm = True
+        for batch in loader:
+            wm = model(batch.cuda())
+            if warm:
+                dump(wm.cpu())
+                continue
+            warm = False
+"""
+
+
+def test_a_block_the_loop_over_batches_clears_the_flag_of_runs_on_its_first_pass():
+    # audiocraft's WatermarkSolver.generate: spectrograms of the first batch only; and the
+    # loop over a progress wrapper of the loader shows the batch is on the host (it moves it).
+    found = _found(FIRST_BATCH_FLAG)
+    assert (9, "SL201") not in found  # `batch.cpu()`: the batch the loop moved is a host tensor
+    assert found[(11, "SL201")] == ("cold", "first pass of its loop only (a flag the loop clears)")
+    assert found[(14, "SL201")][0] == "hot"  # set true again on every pass
+    assert found[(23, "SL201")][0] == "hot"  # set to another value than false
+    assert found[(29, "SL201")][0] == "hot"  # a `continue` skips the clearing

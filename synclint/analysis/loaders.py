@@ -18,7 +18,9 @@ def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
     if isinstance(node, cst.Attribute):
         return bool(_LOADER_NAME.search(node.attr.value))
     if isinstance(node, cst.Call):
-        return any(is_loader(arg.value, known) for arg in node.args[:1]) or is_loader(node.func, known)
+        # ``tqdm(loader)``, ``enumerate(loader)``, ``self.log_progress(stage, loader)``: as
+        # the project index reads loops over batches (``summary.is_batch_iterable``).
+        return any(is_loader(arg.value, known) for arg in node.args[:2]) or is_loader(node.func, known)
     return False
 
 

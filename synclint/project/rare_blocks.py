@@ -226,6 +226,45 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     return not any(id(other) not in block and name in names_bound_by(other) for other in own_nodes(loop.body))
 
 
+def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
+    """``for batch in loader: ... if first_batch and is_main(): dump(...) ... first_batch =
+    False``: a local flag (the test, or a clause of a top-level ``and``) that the loop sets
+    false unconditionally (a statement of the loop's body or of the block itself) and never
+    sets to anything else: the block runs on the loop's first pass only (per call of the
+    function, which runs a whole pass over the batches). Not when the loop binds the flag
+    as its target, nor when a ``continue`` may skip the clearing."""
+    test = node.test
+    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    flags = {clause.id for clause in clauses if isinstance(clause, ast.Name)}
+    if not flags or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    cleared = {
+        target.id
+        for statement in [*loop.body, *node.body]
+        if isinstance(statement, ast.Assign) and _false_constant(statement.value)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    } & flags
+    if not cleared:
+        return False
+    parts = own_nodes(loop.body)
+    if any(isinstance(part, ast.Continue) for part in parts):
+        return False  # the clearing after it may be skipped
+    clearing = {
+        id(target) for part in parts
+        if isinstance(part, ast.Assign) and _false_constant(part.value) for target in part.targets
+    }
+    # Any other binding in the loop (its target, ``first = i == 0``, a ``global``) may set it again.
+    target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+    rebound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
+    for part in parts:
+        if isinstance(part, (ast.Global, ast.Nonlocal)):
+            rebound.update(part.names)
+        elif id(part) not in clearing:
+            rebound.update(names_bound_by(part))
+    return bool(cleared - rebound)
+
+
 def _compares_to_none(condition: ast.AST, op: type[ast.cmpop]) -> bool:
     """``x is None`` (``op`` ``ast.Is``) or ``x is not None`` (``ast.IsNot``)."""
     return (

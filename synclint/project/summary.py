@@ -31,6 +31,7 @@ from synclint.project.rare_blocks import (
     TRACING_ONLY,
     ParamGuard,
     clears_its_flag,
+    clears_loop_flag,
     constant_value,
     ends_in_raise,
     fills_loop_local,
@@ -736,6 +737,8 @@ class _CallWalker:
         # built on the first layer of a ``forward`` is built on every call).
         if self.loops and self.loops[-1][1] and fills_loop_local(node, self.loops[-1][0]):
             return "first pass of its loop only (fills a local that is still None)"
+        if self.loops and self.loops[-1][1] and clears_loop_flag(node, self.loops[-1][0]):
+            return "first pass of its loop only (a flag the loop clears)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):
