@@ -475,8 +475,40 @@ CHAINED_MODES = """
         return _inner(x)
 
 
+    def soft_nms(x: torch.Tensor, gaussian=True):
+        if gaussian:
+            decay = x
+        else:
+            decay = x[x > 0]
+        return decay
+
+
+    def batched_soft_nms(x, gaussian=True):
+        return soft_nms(x, gaussian=gaussian)
+
+
+    def soft_nms_2(x: torch.Tensor, gaussian=True):
+        if not gaussian:
+            return x[x > 0]
+        return x
+
+
+    def soft_nms_3(x: torch.Tensor, gaussian=True):
+        if gaussian:
+            return x
+        keep = x[x > 0]
+        return keep
+
+
+    def batched_soft_nms_2(x, gaussian=False):
+        return soft_nms_2(x, gaussian=gaussian)
+
+
     class Net(torch.nn.Module):
         def forward(self, x):
+            batched_soft_nms(x, gaussian=True)
+            batched_soft_nms_2(x, gaussian=True)
+            soft_nms_3(x)
             return _outer(x)
     """
 
@@ -486,6 +518,13 @@ def test_a_call_in_a_skipped_block_does_not_decide_what_the_step_passes():
     # step's only call of ``_inner`` leaves ``flag`` false.
     found = _found(CHAINED_MODES)
     assert found[(7, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
+    # efficientdet's batched_soft_nms(..., method_gaussian=True) passes the flag on to
+    # soft_nms: the linear decay is an opt-in of both public functions
+    assert found[(21, "SL103")] == ("cold", "not on the step's path (its calls from the step pass `gaussian=True`)")
+    # unless a function on the way runs it by default
+    assert found[(31, "SL103")][0] == "hot"
+    # what follows `if gaussian: return x` needs `gaussian` false
+    assert found[(38, "SL103")] == ("cold", "not on the step's path (its calls from the step pass `gaussian=True`)")
 
 
 # -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------

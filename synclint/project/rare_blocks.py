@@ -457,6 +457,26 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
         for block, outcome in ((current.body, needs), (current.orelse, not needs)):
             if block:
                 found.append(_guard(block, param, kind, constant, outcome))
+    # ``if gaussian: return fast(x)`` with no ``else``: what follows it in its block runs
+    # only when the test fails.
+    for block in _statement_lists(node):
+        for position, statement in enumerate(block[:-1]):
+            if isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Return):
+                guard = _parameter_test(statement.test, params)
+                if guard is not None:
+                    param, kind, constant, needs = guard
+                    found.append(_guard(block[position + 1:], param, kind, constant, not needs))
+    return found
+
+
+def _statement_lists(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[ast.stmt]]:
+    """The function's body and every block nested in it (not in nested functions)."""
+    found = [node.body]
+    for current in function_nodes(node):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(current, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and current is not node:
+                found.append(block)
     return found
 
 

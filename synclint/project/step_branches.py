@@ -19,6 +19,7 @@ pass. Steps (``forward``, losses) are left alone: their callers are outside the 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
@@ -38,47 +39,79 @@ def blocks_the_step_skips(
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
     blocks (by identity), which make nothing hot."""
+    passes = _StepCalls(index, contexts, quiet_calls)
     found: dict[FunctionId, SkippedBlocks] = {}
-    callers = index.callers()
-    owners = index.call_owners()
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
             if not function.param_guards or function.root is not None:
                 continue  # a step: what its callers pass is outside the project
-            hot = [
-                (call, plain)
-                for call, plain in callers.get((key, qualname), ())
-                if call.quiet is None and id(call) not in quiet_calls and _is_hot(contexts.get(owners[id(call)]))
-            ]
-            if not hot or not all(plain for _call, plain in hot):
-                continue  # (arguments line up with parameters only in plain calls)
-            blocks = _skipped(function, [call for call, _plain in hot])
+            blocks = []
+            for guard in function.param_guards:
+                values = passes.values((key, qualname), function, guard)
+                if values is None or any(_may_enter(guard, value) for value in values):
+                    continue
+                shown = " or ".join(sorted({"a tensor" if value is _TENSOR else repr(value) for value in values}))
+                why = f"not on the step's path (its calls from the step pass `{guard.param}={shown}`)"
+                blocks.append((guard.first, guard.last, why))
             if blocks:
-                found[(key, qualname)] = blocks
+                found[(key, qualname)] = tuple(blocks)
     return found
+
+
+#: How many functions a flag may be passed on through (``batched_soft_nms(...,
+#: method_gaussian=True)`` -> ``soft_nms(..., method_gaussian=method_gaussian)``).
+_MAX_FORWARDS = 3
+
+
+class _StepCalls:
+    """What the step's calls pass for a parameter, through callers that pass it on."""
+
+    def __init__(self, index: ProjectIndex, contexts: Mapping[FunctionId, object], quiet_calls: Mapping[int, str]):
+        self.index = index
+        self.contexts = contexts
+        self.quiet_calls = quiet_calls
+        self.callers = index.callers()
+        self.owners = index.call_owners()
+
+    def values(self, fid: FunctionId, function: FunctionSummary, guard: ParamGuard, param: str | None = None,
+               depth: int = 0) -> list[object] | None:
+        """The values the calls of ``fid`` from hot code pass for ``param`` (the guard's
+        own parameter at first), or None when one is unknown, a call does not line up
+        with the parameters, or a public function's default could run the block."""
+        param = param or guard.param
+        params = list(function.params)
+        if function.cls is not None and params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        if param not in params or param not in function.kept_params:
+            return None
+        if not _private(function.name) and (param not in function.defaults or guard.entered(function.defaults[param])):
+            return None  # not an opt-in mode: callers outside the project may run it by default
+        hot = [
+            (call, plain)
+            for call, plain in self.callers.get(fid, ())
+            if call.quiet is None and id(call) not in self.quiet_calls and _is_hot(self.contexts.get(self.owners[id(call)]))
+        ]
+        if not hot or not all(plain for _call, plain in hot):
+            return None  # (arguments line up with parameters only in plain calls)
+        found: list[object] = []
+        for call, _plain in hot:
+            value = _passed(call, params.index(param), param, function.defaults)
+            if isinstance(value, _Forwarded):
+                owner = self.owners[id(call)]
+                caller = self.index.function(owner)
+                if caller is None or caller.root is not None or depth >= _MAX_FORWARDS:
+                    return None
+                passed_on = self.values(owner, caller, guard, value.param, depth + 1)
+                if passed_on is None:
+                    return None
+                found += passed_on
+            else:
+                found.append(value)
+        return found
 
 
 def _is_hot(context: object) -> bool:
     return context is not None and getattr(context, "is_hot", False)
-
-
-def _skipped(function: FunctionSummary, hot: list[CallSite]) -> SkippedBlocks:
-    params = list(function.params)
-    if function.cls is not None and params[:1] in (["self"], ["cls"]):
-        params = params[1:]
-    public = not _private(function.name)
-    blocks = []
-    for guard in function.param_guards:
-        if guard.param not in params:
-            continue
-        passed = [_passed(call, params.index(guard.param), guard.param, function.defaults) for call in hot]
-        if any(_may_enter(guard, value) for value in passed):
-            continue
-        if public and (guard.param not in function.defaults or guard.entered(function.defaults[guard.param])):
-            continue  # not an opt-in mode: callers outside the project may run it by default
-        values = " or ".join(sorted({"a tensor" if value is _TENSOR else repr(value) for value in passed}))
-        blocks.append((guard.first, guard.last, f"not on the step's path (its calls from the step pass `{guard.param}={values}`)"))
-    return tuple(blocks)
 
 
 def _may_enter(guard: ParamGuard, value: object) -> bool:
@@ -89,15 +122,24 @@ def _may_enter(guard: ParamGuard, value: object) -> bool:
     return guard.entered(value)
 
 
+class _Forwarded(NamedTuple):
+    """An argument that passes on the caller's own parameter unchanged."""
+
+    param: str
+
+
 def _passed(call: CallSite, position: int, param: str, defaults: Mapping[str, object]) -> object:
     """What ``call`` passes for the parameter: a constant's value (the default when it
-    passes nothing), :data:`_TENSOR`, or :data:`_UNKNOWN`."""
+    passes nothing), :data:`_TENSOR`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN`."""
     for where, value in call.constants:
         if where == "*":
             return _UNKNOWN  # ``*args`` / ``**kwargs``: it may pass the parameter
         if where in (position, param):
             if value:
                 return value[0]
+            forwarded = next((name for at, name in call.forwarded if at == where), None)
+            if forwarded is not None:
+                return _Forwarded(forwarded)
             return _TENSOR if where in call.tensor_args else _UNKNOWN
     return defaults.get(param, _UNKNOWN)
 

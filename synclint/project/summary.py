@@ -160,7 +160,7 @@ class FunctionSummary:
     packed: frozenset[str] = frozenset()
     #: Blocks run only for some values of a parameter (``if mode == "cpu":``).
     param_guards: tuple[ParamGuard, ...] = ()
-    #: Parameters' constant defaults (``mode="gpu"``), for the guards' parameters.
+    #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
 
 
@@ -468,7 +468,7 @@ class _Builder:
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
-        if summary.param_guards:
+        if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
                      *zip(args.kwonlyargs, args.kw_defaults)]
