@@ -14,10 +14,11 @@ from synclint.traversal import walk
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
 _IOU_NAME = re.compile(r"iou", re.I)
-#: Loop variables that name pieces of a tensor split for memory, not samples:
-#: ``for student_chunk, label_chunk in zip(student_logits, labels)`` (torchtune's chunked
-#: distillation loss walks ``num_output_chunks`` slices of the sequence).
-_PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?)(_|$)", re.I)
+#: Loop variables that name pieces of every sample, not samples: chunks of a tensor split
+#: for memory (``for student_chunk, label_chunk in zip(student_logits, labels)``, torchtune's
+#: chunked distillation loss) and levels of a feature pyramid (``for lvl, (H_, W_) in
+#: enumerate(spatial_shapes)``, GroundingDINO's proposals per level).
+_PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?|lvl|levels?)(_|$)", re.I)
 
 
 _BUILTINS = frozenset(
@@ -140,6 +141,10 @@ class PerSampleLoop(Rule):
         "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
         "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
+        # Levels of a feature pyramid, not samples.
+        "import torch\ndef proposals(memory, spatial_shapes: torch.Tensor):\n    out = []\n"
+        "    for lvl, (h, w) in enumerate(spatial_shapes):\n        out.append(torch.zeros(h, w, device=memory.device))\n"
+        "    return out\n",
         # Chunks of the sequence (torchtune's chunked distillation loss), not samples.
         "import torch\ndef loss(student_logits, labels, n):\n    labels = [t.reshape(-1) for t in labels.tensor_split(n, dim=1)]\n"
         "    total = 0.0\n    for student_chunk, label_chunk in zip(student_logits, labels):\n"
