@@ -488,6 +488,75 @@ def test_a_call_in_a_skipped_block_does_not_decide_what_the_step_passes():
     assert found[(7, "SL201")] == ("cold", "not on the step's path (its calls from the step pass `flag=False`)")
 
 
+UNSEEN_CALLERS = """
+    import functools
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scaled = functools.partial(_scale, check=True)
+
+        def forward(self, x, mask):
+            if self.ckpt:
+                x = checkpoint(self._inner, x, mask)
+            else:
+                x = self._inner(x)
+            clip = lambda t: _clip(t, strict=True)
+            return self._pad(clip(self.scaled(_scale(_clip(x)))), 0, check=True)
+
+        def _inner(self, x, mask=None):
+            if mask is not None:
+                return mask.sum().item()
+            return x
+
+        def _pad(self, x, *sizes, check=False):
+            if check:
+                return x.sum().item()
+            return x
+
+
+    def _scale(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
+    def _clip(x, strict=False):
+        if strict:
+            return x.sum().item()
+        return x
+
+
+    def _rebound(x, flag=False):
+        def enable():
+            nonlocal flag
+            flag = True
+        enable()
+        if flag:
+            return x.sum().item()
+        return x
+
+
+    class Other(torch.nn.Module):
+        def forward(self, x):
+            return _rebound(x)
+    """
+
+
+def test_a_block_whose_callers_the_index_cannot_see_keeps_its_context():
+    # The step calls each helper plainly with the block's default, but also reaches it
+    # where no call shows the arguments: a function passed as a value (``checkpoint``,
+    # ``functools.partial``), a lambda, a keyword-only flag after ``*sizes`` (``0`` is a
+    # size), a parameter a nested function rebinds.
+    found = _found(UNSEEN_CALLERS)
+    assert {line: context for (line, _code), (context, _why) in found.items()} == {
+        22: "hot", 27: "hot", 33: "hot", 39: "hot", 49: "hot"
+    }
+
+
 # -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------
 
 ONE_SHOT_FLAG = """

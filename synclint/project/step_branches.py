@@ -14,6 +14,9 @@ parameter's constant default: an opt-in mode (``use_cpu=True``, a ``mask`` passe
 instead of ``None``) that none of the step's calls asks for. A block the default runs
 (``if not fast:`` with ``fast=False``) stays hot, whatever the project's own calls
 pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
+So are functions the project passes as values (``checkpoint(self._inner, x, mask)``,
+``functools.partial``, hooks, calls in lambdas): whoever calls them passes arguments no
+call the index reads shows (:mod:`synclint.project.value_references`).
 """
 
 from __future__ import annotations
@@ -37,14 +40,16 @@ def blocks_the_step_skips(
 ) -> dict[FunctionId, SkippedBlocks]:
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
-    blocks (by identity), which make nothing hot."""
+    blocks (by identity), which make nothing hot. A function passed as a value
+    (``checkpoint(self._inner, x, mask)``) is left alone: its calls are not all it is passed."""
     found: dict[FunctionId, SkippedBlocks] = {}
     callers = index.callers()
     owners = index.call_owners()
+    passed_as_values = index.passed_as_values()
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            if not function.param_guards or function.root is not None:
-                continue  # a step: what its callers pass is outside the project
+            if not function.param_guards or function.root is not None or function.name in passed_as_values:
+                continue  # a step (what its callers pass is outside the project), or called unseen
             hot = [
                 (call, plain)
                 for call, plain in callers.get((key, qualname), ())
@@ -71,7 +76,9 @@ def _skipped(function: FunctionSummary, hot: list[CallSite]) -> SkippedBlocks:
     for guard in function.param_guards:
         if guard.param not in params:
             continue
-        passed = [_passed(call, params.index(guard.param), guard.param, function.defaults) for call in hot]
+        # A keyword-only parameter has no position: ``f(x, 0, check=True)`` passes ``0`` to ``*sizes``.
+        position = None if guard.param in function.keyword_only else params.index(guard.param)
+        passed = [_passed(call, position, guard.param, function.defaults) for call in hot]
         if any(_may_enter(guard, value) for value in passed):
             continue
         if public and (guard.param not in function.defaults or guard.entered(function.defaults[guard.param])):
@@ -89,7 +96,7 @@ def _may_enter(guard: ParamGuard, value: object) -> bool:
     return guard.entered(value)
 
 
-def _passed(call: CallSite, position: int, param: str, defaults: Mapping[str, object]) -> object:
+def _passed(call: CallSite, position: int | None, param: str, defaults: Mapping[str, object]) -> object:
     """What ``call`` passes for the parameter: a constant's value (the default when it
     passes nothing), :data:`_TENSOR`, or :data:`_UNKNOWN`."""
     for where, value in call.constants:

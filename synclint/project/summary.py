@@ -44,9 +44,10 @@ from synclint.project.rare_blocks import (
     tracing_only,
 )
 from synclint.project.scopes import all_nodes, child_nodes, field_values, function_nodes, walk_nodes
+from synclint.project.value_references import names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -161,6 +162,8 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``), for the guards' parameters.
     defaults: dict[str, object] = field(default_factory=dict)
+    #: Parameters only a keyword can pass (after ``*`` or ``*args``), for the guards' parameters.
+    keyword_only: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -187,6 +190,9 @@ class FileSummary:
     #: Earlier definitions of a name the file defines again (``if PT2: def scatter ...
     #: else: def scatter ...``): calls reach the name, so each takes its context.
     redefined: tuple[FunctionSummary, ...] = ()
+    #: Names of what it passes as values, to be called elsewhere (``checkpoint(self._inner, x)``):
+    #: see :mod:`synclint.project.value_references`.
+    passed_as_values: frozenset[str] = frozenset()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -207,7 +213,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
-    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined))
+    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
+                       names_passed_as_values(tree))
 
 
 def is_test_file(path: str) -> bool:
@@ -472,6 +479,7 @@ class _Builder:
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
+            summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary

@@ -1,0 +1,52 @@
+"""Functions a file hands on as values, to be called where no call the index reads shows
+their arguments.
+
+``checkpoint(self._inner, x, mask)``, ``functools.partial(_scale, check=True)``,
+``self.register_forward_hook(self._hook)``, ``fn = self._impl``: whoever ends up calling
+them (``torch.utils.checkpoint``, the partial, the hook machinery) passes arguments the
+project's own calls do not show. A call in a lambda (``lambda t: _clip(t, strict=True)``)
+is not read as a call either (a lambda runs when, and as often as, whoever holds it
+decides). What such a function's calls from the step pass is therefore not all it is
+passed (see :mod:`synclint.project.step_branches`).
+
+Names are kept by their last part (``_inner`` for ``self._inner``): the index matches
+them against function names, erring towards "called where it cannot see".
+"""
+
+from __future__ import annotations
+
+import ast
+
+from synclint.project.scopes import walk_nodes
+
+#: Statements and expressions whose ``value`` hands a function on: ``fn = f``,
+#: ``return f``, ``yield f``, ``(fn := f)``.
+_VALUE_HOLDERS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr)
+
+
+def names_passed_as_values(tree: ast.AST) -> frozenset[str]:
+    """The last part of every name or attribute ``tree`` passes as an argument, assigns,
+    returns or puts in a container, and of every function a lambda in it calls."""
+    found: set[str] = set()
+    for node in walk_nodes(tree):
+        if isinstance(node, ast.Call):
+            _add(found, [*node.args, *(keyword.value for keyword in node.keywords)])
+        elif isinstance(node, _VALUE_HOLDERS):
+            _add(found, [node.value])
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            _add(found, node.elts)
+        elif isinstance(node, ast.Dict):
+            _add(found, node.values)
+        elif isinstance(node, ast.Lambda):
+            _add(found, [inner.func for inner in walk_nodes(node.body) if isinstance(inner, ast.Call)])
+    return frozenset(found)
+
+
+def _add(found: set[str], values) -> None:
+    for value in values:
+        if isinstance(value, ast.Starred):
+            value = value.value
+        if isinstance(value, ast.Name):
+            found.add(value.id)
+        elif isinstance(value, ast.Attribute):
+            found.add(value.attr)
