@@ -681,13 +681,16 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
     names = ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py",
              "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py",
              # Mask2Former's demo/predictor.py and demo_video/, a script's image_demo.py
-             "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py")
+             "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py",
+             # but a package named like a demo may hold the program itself
+             "ddpm_demo/model.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     tool = "a checkpoint conversion or inspection tool"  # gpt-neox tools/ckpts
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("ddpm_demo/model.py", "SL201", "hot", "`Head.forward`"),
         ("demo/predictor.py", "SL201", "cold", "demo code"),
         ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
