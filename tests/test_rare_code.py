@@ -557,6 +557,35 @@ def test_a_block_whose_callers_the_index_cannot_see_keeps_its_context():
     }
 
 
+OPTED_IN_ELSEWHERE = """
+    import torch
+
+
+    def split_batch(batch, is_hybrid=False):
+        if is_hybrid:
+            size = batch["size"].item()
+            batch = batch["tokens"][:size]
+        return batch
+
+
+    class Net(torch.nn.Module):
+        def forward(self, batch):
+            return split_batch(batch)
+
+
+    def get_batch(iterator, args):
+        return split_batch(next(iterator), is_hybrid=args.hybrid)
+    """
+
+
+def test_a_public_mode_that_code_of_unknown_context_asks_for_is_not_cold():
+    # Megatron's get_batch_on_this_cp_rank(batch, is_hybrid_cp=...): the model's own call
+    # keeps the default, but a training script's ``get_batch`` (handed to the trainer as a
+    # value, so of unknown context) passes ``args.dynamic_context_parallel``: the mode is
+    # the project's, and its block runs every step when it is on.
+    assert _found(OPTED_IN_ELSEWHERE) == {(7, "SL201"): ("hot", "`Net.forward` -> `split_batch`")}
+
+
 # -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------
 
 ONE_SHOT_FLAG = """

@@ -11,9 +11,10 @@ out of the call graph's hot edges).
 Public functions are also called from outside the project, with values the index
 cannot see. For them a block is cold only when it needs a value other than the
 parameter's constant default: an opt-in mode (``use_cpu=True``, a ``mask`` passed
-instead of ``None``) that none of the step's calls asks for. A block the default runs
-(``if not fast:`` with ``fast=False``) stays hot, whatever the project's own calls
-pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
+instead of ``None``) that none of the step's calls asks for, nor any call from code of
+unknown context (a script's ``get_batch`` the trainer is handed as a value). A block
+the default runs (``if not fast:`` with ``fast=False``) stays hot, whatever the
+project's own calls pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
 So are functions the project passes as values (``checkpoint(self._inner, x, mask)``,
 ``functools.partial``, hooks, calls in lambdas): whoever calls them passes arguments no
 call the index reads shows (:mod:`synclint.project.value_references`).
@@ -50,14 +51,17 @@ def blocks_the_step_skips(
         for qualname, function in entry.summary.functions.items():
             if not function.param_guards or function.root is not None or function.name in passed_as_values:
                 continue  # a step (what its callers pass is outside the project), or called unseen
-            hot = [
-                (call, plain)
-                for call, plain in callers.get((key, qualname), ())
-                if call.quiet is None and id(call) not in quiet_calls and _is_hot(contexts.get(owners[id(call)]))
-            ]
+            hot, unsure = [], []
+            for call, plain in callers.get((key, qualname), ()):
+                if call.quiet is None and id(call) not in quiet_calls:
+                    context = contexts.get(owners[id(call)])
+                    if _is_hot(context):
+                        hot.append((call, plain))
+                    elif not getattr(context, "is_cold", False):
+                        unsure.append((call, plain))
             if not hot or not all(plain for _call, plain in hot):
                 continue  # (arguments line up with parameters only in plain calls)
-            blocks = _skipped(function, [call for call, _plain in hot])
+            blocks = _skipped(function, [call for call, _plain in hot], unsure)
             if blocks:
                 found[(key, qualname)] = blocks
     return found
@@ -67,7 +71,11 @@ def _is_hot(context: object) -> bool:
     return context is not None and getattr(context, "is_hot", False)
 
 
-def _skipped(function: FunctionSummary, hot: list[CallSite]) -> SkippedBlocks:
+def _skipped(function: FunctionSummary, hot: list[CallSite], unsure: list[tuple[CallSite, bool]]) -> SkippedBlocks:
+    """The guarded blocks no call of ``hot`` enters. A public function's opt-in mode must
+    also be asked for by none of ``unsure``, the calls from code of unknown context (each
+    with whether its arguments line up): a training script's ``get_batch``, handed to the
+    trainer as a value, that passes ``is_hybrid_cp=args.dynamic_context_parallel``."""
     params = list(function.params)
     if function.cls is not None and params[:1] in (["self"], ["cls"]):
         params = params[1:]
@@ -83,6 +91,9 @@ def _skipped(function: FunctionSummary, hot: list[CallSite]) -> SkippedBlocks:
             continue
         if public and (guard.param not in function.defaults or guard.entered(function.defaults[guard.param])):
             continue  # not an opt-in mode: callers outside the project may run it by default
+        if public and any(not plain or _may_enter(guard, _passed(call, position, guard.param, function.defaults))
+                          for call, plain in unsure):
+            continue  # the project's own code may ask for the mode, where the index cannot tell how often
         values = " or ".join(sorted({"a tensor" if value is _TENSOR else repr(value) for value in passed}))
         blocks.append((guard.first, guard.last, f"not on the step's path (its calls from the step pass `{guard.param}={values}`)"))
     return tuple(blocks)
