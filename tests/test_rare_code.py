@@ -530,6 +530,26 @@ UNSEEN_CALLERS = """
         return x
 
 
+    def with_check(fn):
+        def wrapper(*args, **kwargs):
+            return fn(*args, check=CONFIG.check, **kwargs)
+        return wrapper
+
+
+    @with_check
+    def _checked(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
+    @torch.no_grad()
+    def _no_grad(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
     def _rebound(x, flag=False):
         def enable():
             nonlocal flag
@@ -542,7 +562,7 @@ UNSEEN_CALLERS = """
 
     class Other(torch.nn.Module):
         def forward(self, x):
-            return _rebound(x)
+            return _no_grad(_checked(_rebound(x)))
     """
 
 
@@ -550,11 +570,13 @@ def test_a_block_whose_callers_the_index_cannot_see_keeps_its_context():
     # The step calls each helper plainly with the block's default, but also reaches it
     # where no call shows the arguments: a function passed as a value (``checkpoint``,
     # ``functools.partial``), a lambda, a keyword-only flag after ``*sizes`` (``0`` is a
-    # size), a parameter a nested function rebinds.
+    # size), a parameter a nested function rebinds, a function handed to a decorator
+    # (which may call it with any arguments; ``torch.no_grad()`` passes them on as they are).
     found = _found(UNSEEN_CALLERS)
     assert {line: context for (line, _code), (context, _why) in found.items()} == {
-        22: "hot", 27: "hot", 33: "hot", 39: "hot", 49: "hot"
+        22: "hot", 27: "hot", 33: "hot", 39: "hot", 52: "hot", 59: "cold", 69: "hot"
     }
+    assert found[(59, "SL201")][1] == "not on the step's path (its calls from the step pass `check=False`)"
 
 
 OPTED_IN_ELSEWHERE = """

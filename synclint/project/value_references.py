@@ -6,7 +6,8 @@ their arguments.
 them (``torch.utils.checkpoint``, the partial, the hook machinery) passes arguments the
 project's own calls do not show. A call in a lambda (``lambda t: _clip(t, strict=True)``)
 is not read as a call either (a lambda runs when, and as often as, whoever holds it
-decides). What such a function's calls from the step pass is therefore not all it is
+decides), and a decorator is handed the function it wraps (``@weighted_loss`` calls it
+with what its wrapper takes, not with what the call shows). What such a function's calls from the step pass is therefore not all it is
 passed (see :mod:`synclint.project.step_branches`).
 
 Names are kept by their last part (``_inner`` for ``self._inner``): the index matches
@@ -19,6 +20,17 @@ import ast
 
 from synclint.project.scopes import walk_nodes
 
+#: Decorators that call the function they wrap with the arguments it was called with
+#: (``@torch.no_grad()``, ``@functools.lru_cache``), or return it as it is. Any other
+#: decorator is handed the function as a value, and may call it with anything
+#: (``@weighted_loss`` adds ``weight=`` and ``reduction=``; a wrapper may inject a flag).
+_TRANSPARENT_DECORATORS = frozenset({
+    "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "custom_fwd", "custom_bwd",
+    "staticmethod", "classmethod", "property", "cached_property", "abstractmethod", "override", "overload",
+    "lru_cache", "cache", "wraps", "compile", "script", "ignore", "unused", "export", "jit", "njit",
+    "disable", "assume_constant_result", "allow_in_graph", "contextmanager", "final",
+})
+
 #: Statements and expressions whose ``value`` hands a function on: ``fn = f``,
 #: ``return f``, ``yield f``, ``(fn := f)``.
 _VALUE_HOLDERS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr)
@@ -26,7 +38,8 @@ _VALUE_HOLDERS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExp
 
 def names_passed_as_values(tree: ast.AST) -> frozenset[str]:
     """The last part of every name or attribute ``tree`` passes as an argument, assigns,
-    returns or puts in a container, and of every function a lambda in it calls."""
+    returns or puts in a container, of every function a lambda in it calls, and the name
+    of every function it hands to a decorator that may call it with other arguments."""
     found: set[str] = set()
     for node in walk_nodes(tree):
         if isinstance(node, ast.Call):
@@ -37,6 +50,9 @@ def names_passed_as_values(tree: ast.AST) -> frozenset[str]:
             _add(found, node.elts)
         elif isinstance(node, ast.Dict):
             _add(found, node.values)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_decorator_name(decorator) not in _TRANSPARENT_DECORATORS for decorator in node.decorator_list):
+                found.add(node.name)
         elif isinstance(node, ast.Lambda):
             _add(found, [inner.func for inner in walk_nodes(node.body) if isinstance(inner, ast.Call)])
     return frozenset(found)
@@ -50,3 +66,11 @@ def _add(found: set[str], values) -> None:
             found.add(value.id)
         elif isinstance(value, ast.Attribute):
             found.add(value.attr)
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    """``no_grad`` for ``@torch.no_grad()``, ``register`` for ``@LOSSES.register("l1")``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
