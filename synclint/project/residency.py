@@ -132,6 +132,7 @@ def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     for current in function_nodes(node):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             found.add(current.id)
-    for scope in nested_scopes(node):
-        found.update(name for inner in walk_nodes(scope) if isinstance(inner, ast.Nonlocal) for name in inner.names)
+    for scope in nested_scopes(node):  # (their own nodes: the summary reads them anyway)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update(name for inner in function_nodes(scope) if isinstance(inner, ast.Nonlocal) for name in inner.names)
     return found

@@ -43,8 +43,16 @@ from synclint.project.rare_blocks import (
     root_name,
     tracing_only,
 )
-from synclint.project.scopes import all_nodes, child_nodes, field_values, function_nodes, walk_nodes
-from synclint.project.value_references import names_passed_as_values
+from synclint.project.scopes import (
+    all_nodes,
+    child_nodes,
+    field_values,
+    function_nodes,
+    nested_scopes,
+    own_nodes,
+    walk_nodes,
+)
+from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 11
@@ -214,7 +222,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
     except RecursionError:
         return None
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       names_passed_as_values(tree))
+                       frozenset(builder.passed_as_values))
 
 
 def is_test_file(path: str) -> bool:
@@ -406,6 +414,8 @@ class _Builder:
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
         self.redefined: list[FunctionSummary] = []
+        #: See :attr:`FileSummary.passed_as_values`.
+        self.passed_as_values: set[str] = set()
         self._tree: ast.Module | None = None
         self._rearmed: frozenset[str] | None = None
 
@@ -422,6 +432,8 @@ class _Builder:
         top = FunctionSummary("<module>", "<module>", None, 1, last)
         self._tree = tree
         self.functions[top.qualname] = top
+        nested: list[ast.AST] = []
+        self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
@@ -473,6 +485,9 @@ class _Builder:
         summary.packed = frozenset(packed)
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
+        self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
+        if handed_to_a_decorator(node):
+            self.passed_as_values.add(node.name)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
         if summary.param_guards:
             positional = [*args.posonlyargs, *args.args]

@@ -17,6 +17,7 @@ them against function names, erring towards "called where it cannot see".
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 from synclint.project.scopes import walk_nodes
 
@@ -33,29 +34,35 @@ _TRANSPARENT_DECORATORS = frozenset({
 
 #: Statements and expressions whose ``value`` hands a function on: ``fn = f``,
 #: ``return f``, ``yield f``, ``(fn := f)``.
-_VALUE_HOLDERS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr)
+_VALUE_HOLDERS = frozenset({ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr})
+_CONTAINERS = frozenset({ast.List, ast.Tuple, ast.Set})
 
 
-def names_passed_as_values(tree: ast.AST) -> frozenset[str]:
-    """The last part of every name or attribute ``tree`` passes as an argument, assigns,
-    returns or puts in a container, of every function a lambda in it calls, and the name
-    of every function it hands to a decorator that may call it with other arguments."""
+def names_passed_as_values(nodes: Iterable[ast.AST], nested: Iterable[ast.AST]) -> set[str]:
+    """The last part of every name or attribute that a scope's own ``nodes`` pass as an
+    argument, assign, return or put in a container, and of every function a lambda among
+    its ``nested`` scopes calls. (The nodes the summary already holds: no walk of its own.)"""
     found: set[str] = set()
-    for node in walk_nodes(tree):
-        if isinstance(node, ast.Call):
-            _add(found, [*node.args, *(keyword.value for keyword in node.keywords)])
-        elif isinstance(node, _VALUE_HOLDERS):
-            _add(found, [node.value])
-        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+    for node in nodes:
+        kind = type(node)  # (one lookup per node: every node of the file passes here)
+        if kind is ast.Call:
+            _add(found, node.args)
+            _add(found, [keyword.value for keyword in node.keywords])
+        elif kind in _VALUE_HOLDERS:
+            _add(found, (node.value,))
+        elif kind in _CONTAINERS:
             _add(found, node.elts)
-        elif isinstance(node, ast.Dict):
+        elif kind is ast.Dict:
             _add(found, node.values)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_decorator_name(decorator) not in _TRANSPARENT_DECORATORS for decorator in node.decorator_list):
-                found.add(node.name)
-        elif isinstance(node, ast.Lambda):
-            _add(found, [inner.func for inner in walk_nodes(node.body) if isinstance(inner, ast.Call)])
-    return frozenset(found)
+    for scope in nested:
+        if isinstance(scope, ast.Lambda):
+            _add(found, [inner.func for inner in walk_nodes(scope.body) if isinstance(inner, ast.Call)])
+    return found
+
+
+def handed_to_a_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A decorator other than those that pass the arguments on as they are wraps ``node``."""
+    return any(_decorator_name(decorator) not in _TRANSPARENT_DECORATORS for decorator in node.decorator_list)
 
 
 def _add(found: set[str], values) -> None:
