@@ -7,8 +7,10 @@ them (``torch.utils.checkpoint``, the partial, the hook machinery) passes argume
 project's own calls do not show. A call in a lambda (``lambda t: _clip(t, strict=True)``)
 is not read as a call either (a lambda runs when, and as often as, whoever holds it
 decides), and a decorator is handed the function it wraps (``@weighted_loss`` calls it
-with what its wrapper takes, not with what the call shows). What such a function's calls from the step pass is therefore not all it is
-passed (see :mod:`synclint.project.step_branches`).
+with what its wrapper takes, not with what the call shows). What such a function's
+calls from the step pass is therefore not all it is passed (see
+:mod:`synclint.project.step_branches`). Statements of a class body other than its
+``def``s are not read (the summary does not read them either).
 
 Names are kept by their last part (``_inner`` for ``self._inner``): the index matches
 them against function names, erring towards "called where it cannot see".
