@@ -527,6 +527,126 @@ def test_a_call_in_a_skipped_block_does_not_decide_what_the_step_passes():
     assert found[(38, "SL103")] == ("cold", "not on the step's path (its calls from the step pass `gaussian=True`)")
 
 
+UNSEEN_CALLERS = """
+    import functools
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scaled = functools.partial(_scale, check=True)
+
+        def forward(self, x, mask):
+            if self.ckpt:
+                x = checkpoint(self._inner, x, mask)
+            else:
+                x = self._inner(x)
+            clip = lambda t: _clip(t, strict=True)
+            return self._pad(clip(self.scaled(_scale(_clip(x)))), 0, check=True)
+
+        def _inner(self, x, mask=None):
+            if mask is not None:
+                return mask.sum().item()
+            return x
+
+        def _pad(self, x, *sizes, check=False):
+            if check:
+                return x.sum().item()
+            return x
+
+
+    def _scale(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
+    def _clip(x, strict=False):
+        if strict:
+            return x.sum().item()
+        return x
+
+
+    def with_check(fn):
+        def wrapper(*args, **kwargs):
+            return fn(*args, check=CONFIG.check, **kwargs)
+        return wrapper
+
+
+    @with_check
+    def _checked(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
+    @torch.no_grad()
+    def _no_grad(x, check=False):
+        if check:
+            return x.sum().item()
+        return x
+
+
+    def _rebound(x, flag=False):
+        def enable():
+            nonlocal flag
+            flag = True
+        enable()
+        if flag:
+            return x.sum().item()
+        return x
+
+
+    class Other(torch.nn.Module):
+        def forward(self, x):
+            return _no_grad(_checked(_rebound(x)))
+    """
+
+
+def test_a_block_whose_callers_the_index_cannot_see_keeps_its_context():
+    # The step calls each helper plainly with the block's default, but also reaches it
+    # where no call shows the arguments: a function passed as a value (``checkpoint``,
+    # ``functools.partial``), a lambda, a keyword-only flag after ``*sizes`` (``0`` is a
+    # size), a parameter a nested function rebinds, a function handed to a decorator
+    # (which may call it with any arguments; ``torch.no_grad()`` passes them on as they are).
+    found = _found(UNSEEN_CALLERS)
+    assert {line: context for (line, _code), (context, _why) in found.items()} == {
+        22: "hot", 27: "hot", 33: "hot", 39: "hot", 52: "hot", 59: "cold", 69: "hot"
+    }
+    assert found[(59, "SL201")][1] == "not on the step's path (its calls from the step pass `check=False`)"
+
+
+OPTED_IN_ELSEWHERE = """
+    import torch
+
+
+    def split_batch(batch, is_hybrid=False):
+        if is_hybrid:
+            size = batch["size"].item()
+            batch = batch["tokens"][:size]
+        return batch
+
+
+    class Net(torch.nn.Module):
+        def forward(self, batch):
+            return split_batch(batch)
+
+
+    def get_batch(iterator, args):
+        return split_batch(next(iterator), is_hybrid=args.hybrid)
+    """
+
+
+def test_a_public_mode_that_code_of_unknown_context_asks_for_is_not_cold():
+    # Megatron's get_batch_on_this_cp_rank(batch, is_hybrid_cp=...): the model's own call
+    # keeps the default, but a training script's ``get_batch`` (handed to the trainer as a
+    # value, so of unknown context) passes ``args.dynamic_context_parallel``: the mode is
+    # the project's, and its block runs every step when it is on.
+    assert _found(OPTED_IN_ELSEWHERE) == {(7, "SL201"): ("hot", "`Net.forward` -> `split_batch`")}
+
+
 # -- held-out codebases (session 9): dinov2, litgpt, segment-anything, composer -----------
 
 ONE_SHOT_FLAG = """
@@ -651,13 +771,16 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
     names = ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py",
              "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py",
              # Mask2Former's demo/predictor.py and demo_video/, a script's image_demo.py
-             "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py")
+             "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py",
+             # but a package named like a demo may hold the program itself
+             "ddpm_demo/model.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     tool = "a checkpoint conversion or inspection tool"  # gpt-neox tools/ckpts
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("ddpm_demo/model.py", "SL201", "hot", "`Head.forward`"),
         ("demo/predictor.py", "SL201", "cold", "demo code"),
         ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),

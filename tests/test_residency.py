@@ -249,3 +249,33 @@ def test_what_a_loop_over_a_loader_moves_to_the_device_shows_its_batches_are_on_
         (17, 13, "SL201"),  # a cast is no move: nothing says where the batch is
         (19, 13, "SL201"),  # nor a loop that moves nothing
     ]
+
+
+DEVICE_FED_LOADERS = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def train(model, loader, accelerator, device):
+    model, loader = accelerator.prepare(model, loader)
+    for x, labels in loader:
+        x = x.to(accelerator.device)
+        m = labels.sum().item()
+    data = TensorDataset(torch.randn(100, 3).cuda(), torch.randint(0, 2, (100,)).cuda())
+    cuda_loader = DataLoader(data, batch_size=10)
+    for x, y in cuda_loader:
+        x = x.to(device)
+        m = y.sum().item()
+"""
+
+
+def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():
+    # Accelerate's prepared loader places every batch on the device, and a loader over a
+    # dataset of CUDA tensors yields CUDA tensors: moving one field proves nothing about
+    # the others.
+    found = [(f.line, f.column, f.code) for f in check_source(DEVICE_FED_LOADERS, "train.py", include_cold=True)]
+    assert found == [
+        (7, 13, "SL401"),
+        (8, 13, "SL201"),  # the labels Accelerate put on the device
+        (10, 19, "SL402"),
+        (12, 13, "SL401"),
+        (13, 13, "SL201"),  # a field of a CUDA dataset the loop did not move
+    ]

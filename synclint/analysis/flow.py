@@ -85,6 +85,9 @@ class Scope:
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
+    #: Names bound to what feeds a device: a loader Accelerate prepared, one over a dataset
+    #: of CUDA tensors (``TensorDataset(x.cuda(), y.cuda())``): their batches are not host.
+    device_fed: set[str] = field(default_factory=set)
     #: Module and class scopes: what their functions return (``-> Tensor``, or the
     #: kinds of their ``return`` values once the function has been analysed).
     returns: dict[str, Kind] = field(default_factory=dict)
@@ -453,7 +456,10 @@ class FlowState:
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
+            fed = isinstance(node.value, cst.Call) and _feeds_a_device(node.value, self.scope.device_fed)
             for target in node.targets:
+                names = [name.value for name in target_name_nodes(target.target)]
+                (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
@@ -588,7 +594,7 @@ class FlowState:
         to a device says it gets them there; what it does not move (``qid``) stays on the
         host, and what it moves is on the host until rebound. (A dataset that makes CUDA
         tensors itself leaves nothing for the loop to move.)"""
-        if not self.is_loader(node.iter):
+        if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
         names = {name.value for name in target_name_nodes(node.target)}
         if names and _moves_any(node.body, names):
@@ -882,6 +888,32 @@ class _MoveScan(cst.CSTVisitor):
             if isinstance(moved, cst.Name) and moved.value in self.names:
                 self.found = True
         return not self.found
+
+
+class _DeviceFeedScan(cst.CSTVisitor):
+    """Whether an expression builds on device tensors: a move to a device, a call of
+    ``prepare`` (Accelerate places the batches of the loaders it prepares), or a name
+    in ``fed``."""
+
+    def __init__(self, fed: set[str]) -> None:
+        super().__init__()
+        self.fed = fed
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if moves_to_a_device(node) or isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare":
+            self.found = True
+        return not self.found
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self.found = self.found or node.value in self.fed
+        return False
+
+
+def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
+    scan = _DeviceFeedScan(fed)
+    node.visit(scan)
+    return scan.found
 
 
 def _moves_any(body: cst.BaseSuite, names: set[str]) -> bool:

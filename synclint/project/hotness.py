@@ -90,8 +90,10 @@ CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 
 #: ``demo/``, ``demo_video/``, ``demos/``, ``demo.py``, ``image_demo.py``: scripts that show
 #: a model on a few inputs (Mask2Former's ``demo/predictor.py`` draws each prediction),
-#: not the program's training or inference steps.
-_DEMO = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
+#: not the program's training or inference steps. A folder named ``*_demo`` is not one of
+#: them: it is as often the package a small project keeps its program in (``ddpm_demo/``).
+_DEMO_DIR = re.compile(r"^demos?(_\w+)?$")
+_DEMO_MODULE = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
 DEMO_CODE = "demo code"
 
 
@@ -140,10 +142,10 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
             return "test or benchmark code"
         if part in _EXPORT_DIRS:
             return "export code"
-        if _DEMO.match(part):
+        if _DEMO_DIR.match(part):
             return DEMO_CODE
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
-    if _DEMO.match(stem):
+    if _DEMO_MODULE.match(stem):
         return DEMO_CODE
     if stem in _EXPORT_MODULES or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"

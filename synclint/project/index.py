@@ -52,6 +52,7 @@ class ProjectIndex:
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
+        self._passed_as_values: frozenset[str] | None = None
         #: Each file's :meth:`relative_parts`: asked once per call site that passes a host tensor.
         self._relative_parts: dict[str, tuple[str, ...]] = {}
         self._natural_root: Path | None = None
@@ -419,6 +420,13 @@ class ProjectIndex:
                         changed = True
             self._host_parameters = frozenset(found)
         return self._host_parameters
+
+    def passed_as_values(self) -> frozenset[str]:
+        """Names any file passes as a value, to be called elsewhere (``checkpoint(self._inner, x)``):
+        a function of such a name may run with arguments no call in the project shows."""
+        if self._passed_as_values is None:
+            self._passed_as_values = frozenset().union(*(entry.summary.passed_as_values for entry in self.entries.values()))
+        return self._passed_as_values
 
     def call_owners(self) -> dict[int, FunctionId]:
         """The function each resolved call site sits in, by the call site's identity."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection
 
-from synclint.project.scopes import function_nodes, walk_nodes
+from synclint.project.scopes import function_nodes, nested_scopes, walk_nodes
 
 #: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
 _HOST_FIELD = "batch_sizes"
@@ -126,9 +126,13 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
 
 
 def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names the body assigns (a parameter among them no longer holds what the caller passed)."""
+    """Names the body assigns, or a function nested in it rebinds (``nonlocal flag``): a
+    parameter among them no longer holds what the caller passed."""
     found = set()
     for current in function_nodes(node):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             found.add(current.id)
+    for scope in nested_scopes(node):  # (their own nodes: the summary reads them anyway)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update(name for inner in function_nodes(scope) if isinstance(inner, ast.Nonlocal) for name in inner.names)
     return found

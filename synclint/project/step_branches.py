@@ -11,9 +11,16 @@ out of the call graph's hot edges).
 Public functions are also called from outside the project, with values the index
 cannot see. For them a block is cold only when it needs a value other than the
 parameter's constant default: an opt-in mode (``use_cpu=True``, a ``mask`` passed
-instead of ``None``) that none of the step's calls asks for. A block the default runs
-(``if not fast:`` with ``fast=False``) stays hot, whatever the project's own calls
-pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
+instead of ``None``) that none of the step's calls asks for, nor any call from code of
+unknown context (a script's ``get_batch`` the trainer is handed as a value). A block
+the default runs (``if not fast:`` with ``fast=False``) stays hot, whatever the
+project's own calls pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
+So are functions the project passes as values (``checkpoint(self._inner, x, mask)``,
+``functools.partial``, hooks, calls in lambdas): whoever calls them passes arguments no
+call the index reads shows (:mod:`synclint.project.value_references`).
+A flag a caller passes on unchanged (``batched_soft_nms(..., method_gaussian=True)`` ->
+``soft_nms(..., method_gaussian=method_gaussian)``) takes the values the caller's own
+calls pass, each function on the way under the same rules.
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ _UNKNOWN = object()
 #: (first line, last line, why) of the blocks of one function.
 SkippedBlocks = tuple[tuple[int, int, str], ...]
 
+#: How many functions a flag may be passed on through.
+_MAX_FORWARDS = 3
+
 
 def blocks_the_step_skips(
     index: ProjectIndex, contexts: Mapping[FunctionId, object], quiet_calls: Mapping[int, str]
@@ -39,15 +49,15 @@ def blocks_the_step_skips(
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
     blocks (by identity), which make nothing hot."""
-    passes = _StepCalls(index, contexts, quiet_calls)
+    calls = _StepCalls(index, contexts, quiet_calls)
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            if not function.param_guards or function.root is not None:
-                continue  # a step: what its callers pass is outside the project
+            if not function.param_guards:
+                continue
             blocks = []
             for guard in function.param_guards:
-                values = passes.values((key, qualname), function, guard)
+                values = calls.values((key, qualname), function, guard)
                 if values is None or any(_may_enter(guard, value) for value in values):
                     continue
                 shown = " or ".join(sorted({"a tensor" if value is _TENSOR else repr(value) for value in values}))
@@ -56,11 +66,6 @@ def blocks_the_step_skips(
             if blocks:
                 found[(key, qualname)] = tuple(blocks)
     return found
-
-
-#: How many functions a flag may be passed on through (``batched_soft_nms(...,
-#: method_gaussian=True)`` -> ``soft_nms(..., method_gaussian=method_gaussian)``).
-_MAX_FORWARDS = 3
 
 
 class _StepCalls:
@@ -72,34 +77,49 @@ class _StepCalls:
         self.quiet_calls = quiet_calls
         self.callers = index.callers()
         self.owners = index.call_owners()
+        self.passed_as_values = index.passed_as_values()
 
     def values(self, fid: FunctionId, function: FunctionSummary, guard: ParamGuard, param: str | None = None,
                depth: int = 0) -> list[object] | None:
         """The values the calls of ``fid`` from hot code pass for ``param`` (the guard's
-        own parameter at first), or None when one is unknown, a call does not line up
-        with the parameters, or a public function's default could run the block."""
+        own parameter at first), or None when that is not known: a step (its callers are
+        outside the project), a function passed as a value (``checkpoint(self._inner, x)``:
+        called unseen), a value unknown, a call whose arguments may not line up with the
+        parameters, or a public function whose default, or a call from code of unknown
+        context, may run the block."""
+        if function.root is not None or function.name in self.passed_as_values:
+            return None
         param = param or guard.param
         params = list(function.params)
         if function.cls is not None and params[:1] in (["self"], ["cls"]):
             params = params[1:]
         if param not in params or param not in function.kept_params:
             return None
-        if not _private(function.name) and (param not in function.defaults or guard.entered(function.defaults[param])):
+        # A keyword-only parameter has no position: ``f(x, 0, check=True)`` passes ``0`` to ``*sizes``.
+        position = None if param in function.keyword_only else params.index(param)
+        public = not _private(function.name)
+        if public and (param not in function.defaults or guard.entered(function.defaults[param])):
             return None  # not an opt-in mode: callers outside the project may run it by default
-        hot = [
-            (call, plain)
-            for call, plain in self.callers.get(fid, ())
-            if call.quiet is None and id(call) not in self.quiet_calls and _is_hot(self.contexts.get(self.owners[id(call)]))
-        ]
+        hot, unsure = [], []
+        for call, plain in self.callers.get(fid, ()):
+            if call.quiet is None and id(call) not in self.quiet_calls:
+                context = self.contexts.get(self.owners[id(call)])
+                if _is_hot(context):
+                    hot.append((call, plain))
+                elif not getattr(context, "is_cold", False):
+                    unsure.append((call, plain))
         if not hot or not all(plain for _call, plain in hot):
             return None  # (arguments line up with parameters only in plain calls)
+        if public and any(not plain or _may_enter(guard, _passed(call, position, param, function.defaults))
+                          for call, plain in unsure):
+            return None  # the project's own code may ask for the mode, where the index cannot tell how often
         found: list[object] = []
         for call, _plain in hot:
-            value = _passed(call, params.index(param), param, function.defaults)
+            value = _passed(call, position, param, function.defaults)
             if isinstance(value, _Forwarded):
                 owner = self.owners[id(call)]
                 caller = self.index.function(owner)
-                if caller is None or caller.root is not None or depth >= _MAX_FORWARDS:
+                if caller is None or depth >= _MAX_FORWARDS:
                     return None
                 passed_on = self.values(owner, caller, guard, value.param, depth + 1)
                 if passed_on is None:
@@ -115,7 +135,7 @@ def _is_hot(context: object) -> bool:
 
 
 def _may_enter(guard: ParamGuard, value: object) -> bool:
-    if value is _UNKNOWN:
+    if value is _UNKNOWN or isinstance(value, _Forwarded):
         return True
     if value is _TENSOR:
         return guard.test != "none" or guard.entered(_TENSOR)  # a tensor is not None
@@ -128,13 +148,13 @@ class _Forwarded(NamedTuple):
     param: str
 
 
-def _passed(call: CallSite, position: int, param: str, defaults: Mapping[str, object]) -> object:
+def _passed(call: CallSite, position: int | None, param: str, defaults: Mapping[str, object]) -> object:
     """What ``call`` passes for the parameter: a constant's value (the default when it
     passes nothing), :data:`_TENSOR`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN`."""
     for where, value in call.constants:
         if where == "*":
             return _UNKNOWN  # ``*args`` / ``**kwargs``: it may pass the parameter
-        if where in (position, param):
+        if where == param or (position is not None and where == position):
             if value:
                 return value[0]
             forwarded = next((name for at, name in call.forwarded if at == where), None)

@@ -44,10 +44,19 @@ from synclint.project.rare_blocks import (
     root_name,
     tracing_only,
 )
-from synclint.project.scopes import all_nodes, child_nodes, field_values, function_nodes, walk_nodes
+from synclint.project.scopes import (
+    all_nodes,
+    child_nodes,
+    field_values,
+    function_nodes,
+    nested_scopes,
+    own_nodes,
+    walk_nodes,
+)
+from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -162,6 +171,8 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
+    #: Parameters only a keyword can pass (after ``*`` or ``*args``), for the guards' parameters.
+    keyword_only: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -188,6 +199,9 @@ class FileSummary:
     #: Earlier definitions of a name the file defines again (``if PT2: def scatter ...
     #: else: def scatter ...``): calls reach the name, so each takes its context.
     redefined: tuple[FunctionSummary, ...] = ()
+    #: Names of what it passes as values, to be called elsewhere (``checkpoint(self._inner, x)``):
+    #: see :mod:`synclint.project.value_references`.
+    passed_as_values: frozenset[str] = frozenset()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -208,7 +222,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
-    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined))
+    return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
+                       frozenset(builder.passed_as_values))
 
 
 def is_test_file(path: str) -> bool:
@@ -400,6 +415,8 @@ class _Builder:
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
         self.redefined: list[FunctionSummary] = []
+        #: See :attr:`FileSummary.passed_as_values`.
+        self.passed_as_values: set[str] = set()
         self._tree: ast.Module | None = None
         self._rearmed: frozenset[str] | None = None
 
@@ -416,6 +433,8 @@ class _Builder:
         top = FunctionSummary("<module>", "<module>", None, 1, last)
         self._tree = tree
         self.functions[top.qualname] = top
+        nested: list[ast.AST] = []
+        self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
@@ -467,12 +486,16 @@ class _Builder:
         summary.packed = frozenset(packed)
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
+        self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
+        if handed_to_a_decorator(node):
+            self.passed_as_values.add(node.name)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
         if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
+            summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary

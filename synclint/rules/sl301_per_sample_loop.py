@@ -163,6 +163,13 @@ class PerSampleLoop(Rule):
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
+        # Samples, with the id of the chunk each came from: not pieces of every sample.
+        Invalid(
+            "import torch\nclass Loss(torch.nn.Module):\n    def forward(self, preds, targets, chunk_ids):\n"
+            "        total = 0\n        for pred, target, chunk_id in zip(preds, targets, chunk_ids):\n"
+            "            total = total + torch.nn.functional.l1_loss(pred, target)\n        return total\n",
+            5, 9,
+        ),
         Invalid(
             "import torch\ndef loss_fn(pred, targets_list):\n    batch_size = len(targets_list)\n"
             "    for i in range(batch_size):\n        t = targets_list[i]\n        s = torch.abs(pred[i, : t.shape[0]] - t).sum()\n",
@@ -232,7 +239,7 @@ class PerSampleLoop(Rule):
         iterable = node.iter
         if self.context.flow.is_loader(iterable):
             return None  # a loader yields whole batches
-        if any(_PIECE_NAME.search(name.value) for name in _names(node.target)):
+        if _walks_pieces(node):
             return None  # chunks of every sample, not one sample each
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             name = iterable.func.value
@@ -305,6 +312,25 @@ def _is_recurrence(body: cst.BaseSuite) -> bool:
             if bound & passed:
                 return True
     return False
+
+
+def _walks_pieces(node: cst.For) -> bool:
+    """Every name the loop binds (``enumerate``'s counter aside) names a piece:
+    ``for student_chunk, label_chunk in zip(...)``; or ``enumerate``'s counter does
+    (``for lvl, (h, w) in enumerate(spatial_shapes)``: it counts levels). One
+    sample-named variable beside a ``chunk_id`` still walks samples."""
+    target = node.target
+    iterable = node.iter
+    if (
+        isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"
+        and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+    ):
+        counter = target.elements[0].value
+        if isinstance(counter, cst.Name) and _PIECE_NAME.search(counter.value):
+            return True
+        target = target.elements[1].value
+    names = list(_names(target))
+    return bool(names) and all(_PIECE_NAME.search(name.value) for name in names)
 
 
 def _names(target: cst.BaseExpression):

@@ -1,0 +1,85 @@
+"""Functions a file hands on as values, to be called where no call the index reads shows
+their arguments.
+
+``checkpoint(self._inner, x, mask)``, ``functools.partial(_scale, check=True)``,
+``self.register_forward_hook(self._hook)``, ``fn = self._impl``: whoever ends up calling
+them (``torch.utils.checkpoint``, the partial, the hook machinery) passes arguments the
+project's own calls do not show. A call in a lambda (``lambda t: _clip(t, strict=True)``)
+is not read as a call either (a lambda runs when, and as often as, whoever holds it
+decides), and a decorator is handed the function it wraps (``@weighted_loss`` calls it
+with what its wrapper takes, not with what the call shows). What such a function's
+calls from the step pass is therefore not all it is passed (see
+:mod:`synclint.project.step_branches`). Statements of a class body other than its
+``def``s are not read (the summary does not read them either).
+
+Names are kept by their last part (``_inner`` for ``self._inner``): the index matches
+them against function names, erring towards "called where it cannot see".
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from synclint.project.scopes import walk_nodes
+
+#: Decorators that call the function they wrap with the arguments it was called with
+#: (``@torch.no_grad()``, ``@functools.lru_cache``), or return it as it is. Any other
+#: decorator is handed the function as a value, and may call it with anything
+#: (``@weighted_loss`` adds ``weight=`` and ``reduction=``; a wrapper may inject a flag).
+_TRANSPARENT_DECORATORS = frozenset({
+    "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "custom_fwd", "custom_bwd",
+    "staticmethod", "classmethod", "property", "cached_property", "abstractmethod", "override", "overload",
+    "lru_cache", "cache", "wraps", "compile", "script", "ignore", "unused", "export", "jit", "njit",
+    "disable", "assume_constant_result", "allow_in_graph", "contextmanager", "final",
+})
+
+#: Statements and expressions whose ``value`` hands a function on: ``fn = f``,
+#: ``return f``, ``yield f``, ``(fn := f)``.
+_VALUE_HOLDERS = frozenset({ast.Assign, ast.AnnAssign, ast.Return, ast.Yield, ast.NamedExpr})
+_CONTAINERS = frozenset({ast.List, ast.Tuple, ast.Set})
+
+
+def names_passed_as_values(nodes: Iterable[ast.AST], nested: Iterable[ast.AST]) -> set[str]:
+    """The last part of every name or attribute that a scope's own ``nodes`` pass as an
+    argument, assign, return or put in a container, and of every function a lambda among
+    its ``nested`` scopes calls. (The nodes the summary already holds: no walk of its own.)"""
+    found: set[str] = set()
+    for node in nodes:
+        kind = type(node)  # (one lookup per node: every node of the file passes here)
+        if kind is ast.Call:
+            _add(found, node.args)
+            _add(found, [keyword.value for keyword in node.keywords])
+        elif kind in _VALUE_HOLDERS:
+            _add(found, (node.value,))
+        elif kind in _CONTAINERS:
+            _add(found, node.elts)
+        elif kind is ast.Dict:
+            _add(found, node.values)
+    for scope in nested:
+        if isinstance(scope, ast.Lambda):
+            _add(found, [inner.func for inner in walk_nodes(scope.body) if isinstance(inner, ast.Call)])
+    return found
+
+
+def handed_to_a_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A decorator other than those that pass the arguments on as they are wraps ``node``."""
+    return any(_decorator_name(decorator) not in _TRANSPARENT_DECORATORS for decorator in node.decorator_list)
+
+
+def _add(found: set[str], values) -> None:
+    for value in values:
+        if isinstance(value, ast.Starred):
+            value = value.value
+        if isinstance(value, ast.Name):
+            found.add(value.id)
+        elif isinstance(value, ast.Attribute):
+            found.add(value.attr)
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    """``no_grad`` for ``@torch.no_grad()``, ``register`` for ``@LOSSES.register("l1")``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
