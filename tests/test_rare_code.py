@@ -1241,3 +1241,30 @@ def test_a_block_the_loop_over_batches_clears_the_flag_of_runs_on_its_first_pass
     assert found[(14, "SL201")][0] == "hot"  # set true again on every pass
     assert found[(23, "SL201")][0] == "hot"  # set to another value than false
     assert found[(29, "SL201")][0] == "hot"  # a `continue` skips the clearing
+
+
+BOUNDED_PRINTS = """
+    import torch
+    def eval_split(model, loader, factors):
+        mistakes_printed_already = 0
+        shown = 0
+        for b, (x, y) in enumerate(loader):
+            pred = model(x.cuda())
+            correct = (pred == y.cuda()).cpu()
+            for i in range(x.size(0)):
+                if not correct[i] and mistakes_printed_already < 5:
+                    mistakes_printed_already += 1
+                    print(pred[i].sum().item())
+            if shown < 3:
+                shown += 1
+                print(pred.sum().item())
+            shown = 0
+        return pred
+"""
+
+
+def test_a_block_that_increments_the_counter_it_is_bounded_by_runs_a_few_times_per_pass():
+    # minGPT's adder eval_split: print at most 5 mistakes per pass over the batches.
+    found = _found(BOUNDED_PRINTS)
+    assert found[(12, "SL201")] == ("cold", "at most 5 times per pass over the batches (a counter the block increments)")
+    assert found[(15, "SL201")][0] == "hot"  # the loop sets the counter again on every pass

@@ -158,11 +158,25 @@ def is_type_stub(path: str) -> bool:
     return path.endswith(".pyi")
 
 
+#: Array frameworks whose tensors are not torch's: a file that imports one of them and not
+#: torch (RT-DETR's ``rtdetr_paddle/`` beside its ``rtdetr_pytorch/``) is another framework's code.
+_OTHER_FRAMEWORKS = frozenset({"paddle", "tensorflow", "jax", "mindspore", "oneflow", "mxnet", "megengine", "jittor"})
+
+
 def file_context(index: ProjectIndex, key: str) -> str | None:
-    """Why a whole file is cold (a type stub, test, benchmark or export code), or None."""
+    """Why a whole file is cold (a type stub, test, benchmark or export code, another
+    framework's code), or None."""
     if is_type_stub(key):
         return TYPE_STUB
-    return "test code" if is_test_file(key) else _cold_directory(index.relative_parts(key))
+    if is_test_file(key):
+        return "test code"
+    entry = index.entries.get(key)
+    if entry is not None:
+        imported = {module.split(".", 1)[0] for level, module, _name in entry.summary.imports.values() if level == 0}
+        other = sorted(imported & _OTHER_FRAMEWORKS)
+        if other and "torch" not in imported:
+            return f"another framework's code (it imports {other[0]}, not torch)"
+    return _cold_directory(index.relative_parts(key))
 
 
 def _chain_text(names: list[str]) -> str:

@@ -265,6 +265,40 @@ def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
     return bool(cleared - rebound)
 
 
+def bounded_by_counter(node: ast.If, loop: ast.AST) -> int | None:
+    """``if not correct[i] and mistakes_printed < 5: mistakes_printed += 1; print(...)``
+    inside a loop over batches: a counter the block increments, tested against a constant
+    (the test, or a clause of a top-level ``and``), that nothing else in the loop binds —
+    the block runs at most that many times per pass over the batches. The bound, or None."""
+    test = node.test
+    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    bounds = {}
+    for clause in clauses:
+        if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.left, ast.Name):
+            limit = clause.comparators[0]
+            if isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant) and type(limit.value) is int:
+                bounds[clause.left.id] = limit.value
+    increments = {  # the increments' target names, by identity
+        id(statement.target): statement.target.id for statement in node.body
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
+        and isinstance(statement.target, ast.Name) and statement.target.id in bounds
+        and isinstance(statement.value, ast.Constant) and type(statement.value.value) is int and statement.value.value > 0
+    }
+    counters = set(increments.values())
+    if not counters or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return None
+    # Any other binding in the loop (its target, a reset, a ``global``) may start the count again.
+    target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+    bound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
+    for part in own_nodes(loop.body):
+        if isinstance(part, (ast.Global, ast.Nonlocal)):
+            bound.update(part.names)
+        elif id(part) not in increments:
+            bound.update(names_bound_by(part))
+    kept = counters - bound
+    return max(bounds[name] for name in kept) if kept else None
+
+
 def _compares_to_none(condition: ast.AST, op: type[ast.cmpop]) -> bool:
     """``x is None`` (``op`` ``ast.Is``) or ``x is not None`` (``ast.IsNot``)."""
     return (

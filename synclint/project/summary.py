@@ -30,6 +30,7 @@ from synclint.project.residency import host_names, is_host_field, packed_sequenc
 from synclint.project.rare_blocks import (
     TRACING_ONLY,
     ParamGuard,
+    bounded_by_counter,
     clears_its_flag,
     clears_loop_flag,
     constant_value,
@@ -56,7 +57,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 11
+SUMMARY_VERSION = 12
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -428,6 +429,13 @@ class _Builder:
         return self._rearmed
 
     # -- module ---------------------------------------------------------------------
+    def _module_definitions(self) -> frozenset[str]:
+        """Names the module's top level defines (classes and functions)."""
+        return frozenset(
+            statement.name for statement in self._tree.body
+            if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+
     def module(self, tree: ast.Module) -> None:
         last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
         top = FunctionSummary("<module>", "<module>", None, 1, last)
@@ -570,7 +578,7 @@ class _Builder:
         )
         summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods)
         self.classes[name] = summary
-        summary.module_attrs, summary.host_attrs = _attributes(node)
+        summary.module_attrs, summary.host_attrs = _attributes(node, self._module_definitions())
         for statement in node.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(statement, f"{name}.", summary, node)
@@ -762,6 +770,9 @@ class _CallWalker:
             return "first pass of its loop only (fills a local that is still None)"
         if self.loops and self.loops[-1][1] and clears_loop_flag(node, self.loops[-1][0]):
             return "first pass of its loop only (a flag the loop clears)"
+        batch_loop = next((loop for loop, over_batches in reversed(self.loops) if over_batches), None)
+        if batch_loop is not None and (bound := bounded_by_counter(node, batch_loop)) is not None:
+            return f"at most {bound} times per pass over the batches (a counter the block increments)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
         if tracing_only(node.test):
@@ -940,10 +951,24 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return all(value is not None and _host_expression(value, host_names) for value in returns)
 
 
-def _attributes(node: ast.ClassDef) -> tuple[dict[str, str], frozenset[str]]:
-    """Module-valued attributes (``self.head = Head(...)``) and host-tensor attributes of a class."""
+def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozenset()) -> tuple[dict[str, str], frozenset[str]]:
+    """Module-valued attributes (``self.head = Head(...)``) and host-tensor attributes of a class.
+
+    A class a method imports under the name of one the module defines (nanotron's
+    ``Qwen2DecoderLayer.__init__``: ``from nanotron.nn.moe import Qwen2MoELayer`` beside the
+    module's own, unused ``Qwen2MoELayer``) is not recorded: the index resolves the name at
+    module level, where it is the other class."""
     modules: dict[str, str] = {}
     host: dict[str, bool] = {}
+    shadowed: set[int] = set()  # assignments whose callee a local import shadows
+    for method in node.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and module_definitions:
+            parts = all_nodes(method)
+            local = {alias.asname or alias.name.split(".", 1)[0] for part in parts
+                     if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
+            if local:
+                shadowed.update(id(part) for part in parts if isinstance(part, ast.Call)
+                                and (dotted(part.func) or "").split(".", 1)[0] in local)
     for current in all_nodes(node):
         if not isinstance(current, (ast.Assign, ast.AnnAssign)):
             continue
@@ -953,7 +978,7 @@ def _attributes(node: ast.ClassDef) -> tuple[dict[str, str], frozenset[str]]:
             if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
                 continue
             attr = target.attr
-            if isinstance(value, ast.Call):
+            if isinstance(value, ast.Call) and id(value) not in shadowed:
                 callee = dotted(value.func) or ""
                 short = callee.rsplit(".", 1)[-1]
                 if short[:1].isupper() and not callee.startswith(("torch.", "np.", "numpy.")) or callee.startswith(
