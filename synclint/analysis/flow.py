@@ -912,13 +912,13 @@ class _DeviceFeedScan(cst.CSTVisitor):
 
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     scan = _DeviceFeedScan(fed)
-    node.visit(scan)
+    walk(node, scan)  # read-only: ``node.visit`` would rebuild every node
     return scan.found
 
 
 def _moves_any(body: cst.BaseSuite, names: set[str]) -> bool:
     scan = _MoveScan(names)
-    body.visit(scan)
+    walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     return scan.found
 
 

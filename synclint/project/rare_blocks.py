@@ -470,6 +470,7 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
     ``mode == "cpu"``, the ``else`` of ``if a or b:`` only when neither holds. Not in
     nested functions."""
     found = []
+    early_returns = False
     for current in function_nodes(node):
         if not isinstance(current, ast.If):
             continue
@@ -491,9 +492,10 @@ def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: froze
         for block, outcome in ((current.body, needs), (current.orelse, not needs)):
             if block:
                 found.append(_guard(block, param, kind, constant, outcome))
+        early_returns = early_returns or (not current.orelse and isinstance(current.body[-1], ast.Return))
     # ``if gaussian: return fast(x)`` with no ``else``: what follows it in its block runs
     # only when the test fails.
-    for block in _statement_lists(node):
+    for block in _statement_lists(node) if early_returns else ():
         for position, statement in enumerate(block[:-1]):
             if isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Return):
                 guard = _parameter_test(statement.test, params)

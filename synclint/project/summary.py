@@ -961,15 +961,20 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
     modules: dict[str, str] = {}
     host: dict[str, bool] = {}
     shadowed: set[int] = set()  # assignments whose callee a local import shadows
-    for method in node.body:
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and module_definitions:
-            parts = all_nodes(method)
-            local = {alias.asname or alias.name.split(".", 1)[0] for part in parts
-                     if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
-            if local:
+    nodes = all_nodes(node)
+    if module_definitions and any(
+        isinstance(part, (ast.Import, ast.ImportFrom))
+        and any((alias.asname or alias.name.split(".", 1)[0]) in module_definitions for alias in part.names)
+        for part in nodes
+    ):
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts = all_nodes(method)
+                local = {alias.asname or alias.name.split(".", 1)[0] for part in parts
+                         if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
                 shadowed.update(id(part) for part in parts if isinstance(part, ast.Call)
                                 and (dotted(part.func) or "").split(".", 1)[0] in local)
-    for current in all_nodes(node):
+    for current in nodes:
         if not isinstance(current, (ast.Assign, ast.AnnAssign)):
             continue
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
