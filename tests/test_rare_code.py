@@ -1260,6 +1260,13 @@ BOUNDED_PRINTS = """
                 print(pred.sum().item())
             shown = 0
         return pred
+    def train(model, loader):
+        warmed = 0
+        for x in loader:
+            loss = model(x.cuda())
+            if warmed < 100000:
+                warmed += 1
+                print(loss.item())
 """
 
 
@@ -1268,3 +1275,5 @@ def test_a_block_that_increments_the_counter_it_is_bounded_by_runs_a_few_times_p
     found = _found(BOUNDED_PRINTS)
     assert found[(12, "SL201")] == ("cold", "at most 5 times per pass over the batches (a counter the block increments)")
     assert found[(15, "SL201")][0] == "hot"  # the loop sets the counter again on every pass
+    # a bound larger than a handful of batches may cover the whole pass (a warm-up counter)
+    assert found[(24, "SL201")][0] == "hot"

@@ -265,18 +265,26 @@ def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
     return bool(cleared - rebound)
 
 
+#: The largest bound :func:`bounded_by_counter` takes for "a few times per pass": a few
+#: debug prints (``mistakes_printed < 5``). A larger one (``if warmed < 100000: warmed +=
+#: 1``) may cover every batch of the pass.
+_FEW_TIMES = 32
+
+
 def bounded_by_counter(node: ast.If, loop: ast.AST) -> int | None:
     """``if not correct[i] and mistakes_printed < 5: mistakes_printed += 1; print(...)``
-    inside a loop over batches: a counter the block increments, tested against a constant
-    (the test, or a clause of a top-level ``and``), that nothing else in the loop binds —
-    the block runs at most that many times per pass over the batches. The bound, or None."""
+    inside a loop over batches: a counter the block increments, tested against a small
+    constant (the test, or a clause of a top-level ``and``; at most :data:`_FEW_TIMES`),
+    that nothing else in the loop binds — the block runs at most that many times per pass
+    over the batches. The bound, or None."""
     test = node.test
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     bounds = {}
     for clause in clauses:
         if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.left, ast.Name):
             limit = clause.comparators[0]
-            if isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant) and type(limit.value) is int:
+            if (isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant)
+                    and type(limit.value) is int and limit.value <= _FEW_TIMES):
                 bounds[clause.left.id] = limit.value
     increments = {  # the increments' target names, by identity
         id(statement.target): statement.target.id for statement in node.body
