@@ -63,7 +63,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 14
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -971,14 +971,15 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
     modules: dict[str, str] = {}
     host: dict[str, bool] = {}
     shadowed: set[int] = set()  # assignments whose callee a local import shadows
-    for method in node.body:
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and module_definitions:
-            parts = all_nodes(method)
-            local = {alias.asname or alias.name.split(".", 1)[0] for part in parts
-                     if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
-            if local:
-                shadowed.update(id(part) for part in parts if isinstance(part, ast.Call)
-                                and (dotted(part.func) or "").split(".", 1)[0] in local)
+    # An import binds its name in its own function (a method, or a function nested in one)
+    # and the functions nested in that, not in the function around it.
+    scopes = [part for part in all_nodes(node) if isinstance(part, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes if module_definitions else ():
+        local = {alias.asname or alias.name.split(".", 1)[0] for part in function_nodes(scope)
+                 if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
+        if local:
+            shadowed.update(id(part) for part in all_nodes(scope) if isinstance(part, ast.Call)
+                            and (dotted(part.func) or "").split(".", 1)[0] in local)
     for current in all_nodes(node):
         if not isinstance(current, (ast.Assign, ast.AnnAssign)):
             continue
