@@ -812,6 +812,40 @@ def test_a_class_a_method_imports_over_the_module_s_own_name_is_not_the_module_s
     ]
 
 
+def test_an_import_in_a_nested_function_shadows_the_module_s_class_only_there(tmp_path: Path):
+    # `from moe import Layer` inside `other()` binds `Layer` in `other` only: `__init__`'s own
+    # `self.mlp = Layer()` is still the module's class, whose `route` the step runs.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "moe.py").write_text("class Layer:\n    def route(self, x):\n        return x\n")
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import torch
+
+
+        class Layer:
+            def route(self, x):
+                return torch.nonzero(x)
+
+
+        class Decoder(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+
+                def other():
+                    from moe import Layer
+                    return Layer()
+
+                self.alt = other
+                self.mlp = Layer()
+
+            def forward(self, x):
+                return self.mlp.route(x)
+    """))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).name, f.line, f.code, f.context, f.why) for f in findings] == [
+        ("model.py", 7, "SL101", "hot", "`Decoder.forward` -> `Layer.route`"),
+    ]
+
+
 def test_a_file_of_another_array_framework_is_not_torch_code(tmp_path: Path):
     # RT-DETR ships rtdetr_paddle/ beside rtdetr_pytorch/: paddle tensors sync no CUDA stream of torch's.
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")

@@ -1260,6 +1260,13 @@ BOUNDED_PRINTS = """
                 print(pred.sum().item())
             shown = 0
         return pred
+    def train(model, loader):
+        warmed = 0
+        for x in loader:
+            loss = model(x.cuda())
+            if warmed < 100000:
+                warmed += 1
+                print(loss.item())
 """
 
 
@@ -1268,3 +1275,31 @@ def test_a_block_that_increments_the_counter_it_is_bounded_by_runs_a_few_times_p
     found = _found(BOUNDED_PRINTS)
     assert found[(12, "SL201")] == ("cold", "at most 5 times per pass over the batches (a counter the block increments)")
     assert found[(15, "SL201")][0] == "hot"  # the loop sets the counter again on every pass
+    # a bound larger than a handful of batches may cover the whole pass (a warm-up counter)
+    assert found[(24, "SL201")][0] == "hot"
+
+
+REARMED_BY_A_CLOSURE = """
+    import torch
+    def train(model, loader):
+        first, shown = True, 0
+        def next_epoch():
+            nonlocal first, shown
+            first, shown = True, 0
+        for x in loader:
+            loss = model(x.cuda())
+            if first:
+                print(loss.item())
+            first = False
+            if shown < 3:
+                shown += 1
+                print(loss.sum().item())
+            next_epoch()
+"""
+
+
+def test_a_flag_or_counter_a_nested_function_sets_again_is_not_first_pass_only():
+    # ``nonlocal``: the call in the loop sets the flag and the counter again on every batch.
+    found = _found(REARMED_BY_A_CLOSURE)
+    assert found[(11, "SL201")] == ("hot", "the loop over `loader` in `train`")
+    assert found[(15, "SL201")] == ("hot", "the loop over `loader` in `train`")

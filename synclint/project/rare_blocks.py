@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from typing import NamedTuple
 
 from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
@@ -226,13 +227,14 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     return not any(id(other) not in block and name in names_bound_by(other) for other in own_nodes(loop.body))
 
 
-def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
+def clears_loop_flag(node: ast.If, loop: ast.AST, rearmed: Collection[str] = ()) -> bool:
     """``for batch in loader: ... if first_batch and is_main(): dump(...) ... first_batch =
     False``: a local flag (the test, or a clause of a top-level ``and``) that the loop sets
     false unconditionally (a statement of the loop's body or of the block itself) and never
     sets to anything else: the block runs on the loop's first pass only (per call of the
     function, which runs a whole pass over the batches). Not when the loop binds the flag
-    as its target, nor when a ``continue`` may skip the clearing."""
+    as its target, nor when a ``continue`` may skip the clearing, nor for a flag in
+    ``rearmed`` (a nested function's ``nonlocal``: a call of it may set it again)."""
     test = node.test
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     flags = {clause.id for clause in clauses if isinstance(clause, ast.Name)}
@@ -257,6 +259,7 @@ def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
     # Any other binding in the loop (its target, ``first = i == 0``, a ``global``) may set it again.
     target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
     rebound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
+    rebound.update(rearmed)
     for part in parts:
         if isinstance(part, (ast.Global, ast.Nonlocal)):
             rebound.update(part.names)
@@ -265,18 +268,26 @@ def clears_loop_flag(node: ast.If, loop: ast.AST) -> bool:
     return bool(cleared - rebound)
 
 
-def bounded_by_counter(node: ast.If, loop: ast.AST) -> int | None:
+#: The largest bound :func:`bounded_by_counter` takes for "a few times per pass": a few
+#: debug prints (``mistakes_printed < 5``). A larger one (``if warmed < 100000: warmed +=
+#: 1``) may cover every batch of the pass.
+_FEW_TIMES = 32
+
+
+def bounded_by_counter(node: ast.If, loop: ast.AST, rearmed: Collection[str] = ()) -> int | None:
     """``if not correct[i] and mistakes_printed < 5: mistakes_printed += 1; print(...)``
-    inside a loop over batches: a counter the block increments, tested against a constant
-    (the test, or a clause of a top-level ``and``), that nothing else in the loop binds —
-    the block runs at most that many times per pass over the batches. The bound, or None."""
+    inside a loop over batches: a counter the block increments, tested against a small
+    constant (the test, or a clause of a top-level ``and``; at most :data:`_FEW_TIMES`),
+    that nothing else in the loop binds (nor a nested function, ``rearmed``) — the block
+    runs at most that many times per pass over the batches. The bound, or None."""
     test = node.test
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     bounds = {}
     for clause in clauses:
         if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.left, ast.Name):
             limit = clause.comparators[0]
-            if isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant) and type(limit.value) is int:
+            if (isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant)
+                    and type(limit.value) is int and limit.value <= _FEW_TIMES):
                 bounds[clause.left.id] = limit.value
     increments = {  # the increments' target names, by identity
         id(statement.target): statement.target.id for statement in node.body
@@ -290,6 +301,7 @@ def bounded_by_counter(node: ast.If, loop: ast.AST) -> int | None:
     # Any other binding in the loop (its target, a reset, a ``global``) may start the count again.
     target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
     bound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
+    bound.update(rearmed)
     for part in own_nodes(loop.body):
         if isinstance(part, (ast.Global, ast.Nonlocal)):
             bound.update(part.names)

@@ -128,10 +128,17 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
 def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the body assigns, or a function nested in it rebinds (``nonlocal flag``): a
     parameter among them no longer holds what the caller passed."""
-    found = set()
+    found = closure_rebound_names(node)
     for current in function_nodes(node):
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             found.add(current.id)
+    return found
+
+
+def closure_rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Locals of ``node`` that a function nested in it rebinds (``nonlocal flag``): any
+    call of that function may set them, wherever the call is."""
+    found = set()
     for scope in nested_scopes(node):  # (their own nodes: the summary reads them anyway)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.update(name for inner in function_nodes(scope) if isinstance(inner, ast.Nonlocal) for name in inner.names)

@@ -26,7 +26,13 @@ from synclint.project.argument_syncs import (
 )
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
-from synclint.project.residency import host_names, is_host_field, packed_sequences, rebound_names
+from synclint.project.residency import (
+    closure_rebound_names,
+    host_names,
+    is_host_field,
+    packed_sequences,
+    rebound_names,
+)
 from synclint.project.rare_blocks import (
     TRACING_ONLY,
     ParamGuard,
@@ -57,7 +63,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 14
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -446,10 +452,11 @@ class _Builder:
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
-              arguments: frozenset[str] = frozenset()) -> None:
+              arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset()) -> None:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
-        ``arguments``: its parameters that the body never rebinds."""
-        walker = _CallWalker(self, owner, prefix, loaders, arguments)
+        ``arguments``: its parameters that the body never rebinds; ``rearmed``: its locals
+        that functions nested in it rebind (``nonlocal``)."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed)
         for statement in statements:
             walker.statement(statement)
 
@@ -507,7 +514,8 @@ class _Builder:
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
-        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node))
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
+                   rearmed=frozenset(closure_rebound_names(node)))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
@@ -593,9 +601,11 @@ class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
     def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
-                 arguments: frozenset[str] = frozenset()) -> None:
+                 arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.arguments = arguments
+        #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
+        self.rearmed = rearmed
         self.owner = owner
         self.prefix = prefix
         self.loaders = set(loaders)
@@ -768,10 +778,10 @@ class _CallWalker:
         # built on the first layer of a ``forward`` is built on every call).
         if self.loops and self.loops[-1][1] and fills_loop_local(node, self.loops[-1][0]):
             return "first pass of its loop only (fills a local that is still None)"
-        if self.loops and self.loops[-1][1] and clears_loop_flag(node, self.loops[-1][0]):
+        if self.loops and self.loops[-1][1] and clears_loop_flag(node, self.loops[-1][0], self.rearmed):
             return "first pass of its loop only (a flag the loop clears)"
         batch_loop = next((loop for loop, over_batches in reversed(self.loops) if over_batches), None)
-        if batch_loop is not None and (bound := bounded_by_counter(node, batch_loop)) is not None:
+        if batch_loop is not None and (bound := bounded_by_counter(node, batch_loop, self.rearmed)) is not None:
             return f"at most {bound} times per pass over the batches (a counter the block increments)"
         if other_backend_check(node.test, self.backend_flags):
             return "another backend only (not a CUDA device)"
@@ -962,17 +972,19 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
     host: dict[str, bool] = {}
     shadowed: set[int] = set()  # assignments whose callee a local import shadows
     nodes = all_nodes(node)
+    # An import binds its name in its own function (a method, or a function nested in one)
+    # and the functions nested in that, not in the function around it. (Only a class that
+    # imports such a name somewhere pays for the walks.)
     if module_definitions and any(
         isinstance(part, (ast.Import, ast.ImportFrom))
         and any((alias.asname or alias.name.split(".", 1)[0]) in module_definitions for alias in part.names)
         for part in nodes
     ):
-        for method in node.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                parts = all_nodes(method)
-                local = {alias.asname or alias.name.split(".", 1)[0] for part in parts
-                         if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
-                shadowed.update(id(part) for part in parts if isinstance(part, ast.Call)
+        for scope in (part for part in nodes if isinstance(part, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            local = {alias.asname or alias.name.split(".", 1)[0] for part in function_nodes(scope)
+                     if isinstance(part, (ast.Import, ast.ImportFrom)) for alias in part.names} & module_definitions
+            if local:
+                shadowed.update(id(part) for part in all_nodes(scope) if isinstance(part, ast.Call)
                                 and (dotted(part.func) or "").split(".", 1)[0] in local)
     for current in nodes:
         if not isinstance(current, (ast.Assign, ast.AnnAssign)):
