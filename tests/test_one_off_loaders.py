@@ -159,3 +159,33 @@ def test_a_loader_helper_that_training_setup_also_calls_is_part_of_the_program(t
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.column, f.code, f.context, f.why)
             for f in findings] == [("pkg/data.py", 5, 12, "SL402", "unknown", "")]
+
+
+UNUSED = '''
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(ds)
+
+
+def main(args, ds_train, ds_val):
+    data_loader_train = DataLoader(ds_train, batch_size=2)
+    data_loader_val = DataLoader(ds_val, batch_size=2)
+    unused_but_closed_over = DataLoader(ds_val)
+
+    def later():
+        return unused_but_closed_over
+
+    evaluate(data_loader_val, torch.device("cuda"))
+    return later
+'''
+
+
+def test_a_loader_its_function_never_reads_copies_nothing():
+    # YOLOS's cocoval_gtclsjson_generation.py builds `data_loader_train` and only ever
+    # passes `data_loader_val` on.
+    found = {f.line: (f.context, f.why) for f in check_source(UNUSED, "predict.py", include_cold=True) if f.code == "SL402"}
+    assert found[9] == ("cold", "a loader the code never uses (bound to a name its function never reads)")
+    assert found[10][0] != "cold"
+    assert found[11][0] != "cold"  # a nested function reads it
+    assert found[5][0] != "cold"  # module level: any function may read it

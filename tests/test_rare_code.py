@@ -773,7 +773,9 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              # Mask2Former's demo/predictor.py and demo_video/, a script's image_demo.py
              "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py",
              # but a package named like a demo may hold the program itself
-             "ddpm_demo/model.py")
+             "ddpm_demo/model.py",
+             # SlowFast's tools/visualization.py (TensorBoard images), not a model's visual encoder
+             "tools/visualization.py", "pkg/utils/attention_plot.py", "pkg/visual_encoder.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
@@ -786,12 +788,15 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
+        ("pkg/utils/attention_plot.py", "SL201", "cold", "plotting or visualization code"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
         ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
+        ("pkg/visual_encoder.py", "SL201", "hot", "`Head.forward`"),
         ("tools/convert_raw_llama_weights_to_neox.py", "SL201", "cold", tool),
         ("tools/image_demo.py", "SL201", "cold", "demo code"),
         ("tools/inspect_checkpoints.py", "SL201", "cold", tool),
+        ("tools/visualization.py", "SL201", "cold", "plotting or visualization code"),
     ]
 
 

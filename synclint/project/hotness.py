@@ -96,6 +96,12 @@ _DEMO_DIR = re.compile(r"^demos?(_\w+)?$")
 _DEMO_MODULE = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
 DEMO_CODE = "demo code"
 
+#: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
+#: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or
+#: periodically, not a step. (Functions named so are cold by their own name already.)
+_PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](ation|er|ers)|plot(s|ting)?)$")
+PLOTTING_CODE = "plotting or visualization code"
+
 
 def _root_reason(why: str) -> str:
     """``called only from test code (...)`` -> ``test code``."""
@@ -107,7 +113,7 @@ def _root_reason(why: str) -> str:
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE}
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE}
 )
 
 
@@ -147,6 +153,8 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
     if _DEMO_MODULE.match(stem):
         return DEMO_CODE
+    if _PLOTTING_MODULE.match(stem):
+        return PLOTTING_CODE
     if stem in _EXPORT_MODULES or stem.startswith(("export_", "onnx_")) or stem.endswith(("_onnx", "_export")):
         return "export code"
     if _CONVERSION_TOOL.match(stem):

@@ -21,6 +21,10 @@ _IOU_NAME = re.compile(r"iou", re.I)
 _PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?|lvl|levels?)(_|$)", re.I)
 
 
+#: Container methods that store a tensor and launch nothing (``group.append(image)``:
+#: vit-pytorch's NaViT groups images by their shapes' Python ints).
+_STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "put", "put_nowait", "setdefault"})
+
 _BUILTINS = frozenset(
     {"isinstance", "len", "print", "str", "repr", "int", "float", "bool", "getattr", "hasattr",
      "range", "list", "tuple", "dict", "set", "zip", "enumerate", "type", "any", "all", "id"}
@@ -62,6 +66,7 @@ class _BodyScan(cst.CSTVisitor):
         elif (
             qualified is None
             and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS)
+            and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS)
             and any(context.is_tensor(arg.value) for arg in node.args)
         ):
             self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
@@ -141,6 +146,11 @@ class PerSampleLoop(Rule):
         "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
         "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
+        # Python arithmetic on each image's shape, the images only stored in lists.
+        "import torch\nfrom typing import List\nfrom torch import Tensor\n"
+        "def group(images: List[Tensor], patch: int):\n    groups, g = [], []\n    for image in images:\n"
+        "        h, w = image.shape[-2:]\n        n = (h // patch) * (w // patch)\n        g.append(image)\n"
+        "        if n > 64:\n            groups.append(g)\n    return groups\n",
         # Levels of a feature pyramid, not samples.
         "import torch\ndef proposals(memory, spatial_shapes: torch.Tensor):\n    out = []\n"
         "    for lvl, (h, w) in enumerate(spatial_shapes):\n        out.append(torch.zeros(h, w, device=memory.device))\n"

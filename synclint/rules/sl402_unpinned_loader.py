@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.inference import keyword
 from synclint.rules.base import Invalid, Rule
+from synclint.traversal import walk
 
 _DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -73,13 +74,18 @@ class UnpinnedLoader(Rule):
         pin = keyword(node, "pin_memory")
         if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
             return
+        if self._unused(node):
+            cold = "a loader the code never uses (bound to a name its function never reads)"
+        elif self._one_off(node):
+            cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
+        else:
+            cold = None
         self.report(
             node,
             "`DataLoader` without `pin_memory=True`: batches in pageable memory are copied "
             "to the device synchronously; pass `pin_memory=True`",
             self.propose_fix(node),
-            cold="a one-off pass (a loader iterated where it is built, in code that runs once)"
-            if self._one_off(node) else None,
+            cold=cold,
         )
 
     # A loader built and iterated in code that runs once (a dataset's ``process()``, a
@@ -103,6 +109,18 @@ class UnpinnedLoader(Rule):
     @property
     def _iterated(self) -> set[int]:
         return self.__dict__.setdefault("_iterated_loaders", set())
+
+    def _unused(self, node: cst.Call) -> bool:
+        """``data_loader_train = DataLoader(...)`` in a function that never reads the name
+        (YOLOS's prediction dump builds a training loader it never passes on): no batch of
+        it is ever copied. Module-level loaders may be read by any function: not these."""
+        function = self.context.flow.function
+        name = self._locals.get(id(node))
+        if function is None or name is None:
+            return False
+        uses = _NameUses(name)
+        walk(function.node, uses)
+        return uses.loads == 0
 
     def _one_off(self, node: cst.Call) -> bool:
         flow = self.context.flow
