@@ -23,8 +23,9 @@ _PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?|lvl|levels?)(_|$)", re.I)
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
 #: vit-pytorch's NaViT groups images by their shapes' Python ints). What they store may
-#: launch kernels itself: see :meth:`_BodyScan._computes`.
-_STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "put", "put_nowait", "setdefault"})
+#: launch kernels itself: see :meth:`_BodyScan._computes`. No name a tensor's method has
+#: too (``add``, ``put``): ``total = total.add(t)`` on a parameter of unknown kind launches.
+_STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "put_nowait", "setdefault"})
 
 _BUILTINS = frozenset(
     {"isinstance", "len", "print", "str", "repr", "int", "float", "bool", "getattr", "hasattr",
@@ -200,6 +201,11 @@ class PerSampleLoop(Rule):
             "import torch\nfrom typing import List\ndef keep(gt_boxes: List[torch.Tensor]):\n    kept = []\n"
             "    for boxes in gt_boxes:\n        kept.append(boxes[boxes[:, 2] > 0])\n    return kept\n",
             5, 5,
+        ),
+        Invalid(
+            "import torch\nfrom typing import List\ndef f(gt_boxes: List[torch.Tensor], total):\n"
+            "    for t in gt_boxes:\n        total = total.add(t)\n    return total\n",
+            4, 5,
         ),
         # Samples, with the id of the chunk each came from: not pieces of every sample.
         Invalid(
