@@ -76,11 +76,12 @@ class _BodyScan(cst.CSTVisitor):
                 self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
 
     def _computes(self, value: cst.BaseExpression) -> bool:
-        """A stored tensor that is launched where it is stored: arithmetic, a comparison,
-        indexing by a tensor (``boxes[boxes[:, 2] > 0]``). A name, an attribute and a view
-        (``images[i]``) launch nothing; a call is counted by its own visit."""
+        """A stored tensor that is computed where it is stored: arithmetic, a comparison,
+        indexing by a tensor (``boxes[boxes[:, 2] > 0]``), a call that returns one (a helper
+        of the project, ``self.loss_single(pred[i], t)``, that no rule above counts). A name,
+        an attribute and a view (``images[i]``) launch nothing."""
         context = self.rule.context
-        if isinstance(value, (cst.Name, cst.Attribute, cst.Call)) or not context.is_tensor(value):
+        if isinstance(value, (cst.Name, cst.Attribute)) or not context.is_tensor(value):
             return False
         if isinstance(value, cst.Subscript):
             return any(
@@ -201,6 +202,17 @@ class PerSampleLoop(Rule):
             "import torch\nfrom typing import List\ndef keep(gt_boxes: List[torch.Tensor]):\n    kept = []\n"
             "    for boxes in gt_boxes:\n        kept.append(boxes[boxes[:, 2] > 0])\n    return kept\n",
             5, 5,
+        ),
+        # A helper of the module that returns a tensor (kornia's segmentation overlay).
+        Invalid(
+            "import torch\nfrom typing import Optional, Union\nclass Seg:\n"
+            "    def colorize(self, mask: torch.Tensor, colors: torch.Tensor) -> torch.Tensor:\n"
+            "        return colors[mask.argmax(0)]\n"
+            "    def overlay(self, semantic_masks: Optional[Union[torch.Tensor, list[torch.Tensor]]] = None):\n"
+            "        outputs = []\n        for semantic_mask in semantic_masks:\n"
+            "            colors = self.palette(semantic_mask.size(0))\n"
+            "            outputs.append(self.colorize(semantic_mask, colors))\n        return outputs\n",
+            8, 9,
         ),
         Invalid(
             "import torch\nfrom typing import List\ndef f(gt_boxes: List[torch.Tensor], total):\n"
