@@ -189,3 +189,42 @@ def test_a_loader_its_function_never_reads_copies_nothing():
     assert found[10][0] != "cold"
     assert found[11][0] != "cold"  # a nested function reads it
     assert found[5][0] != "cold"  # module level: any function may read it
+
+
+READ_WITHOUT_ITS_NAME = '''
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = None
+
+
+def build(ds_train, ds_val):
+    train_loader_ = DataLoader(ds_train, batch_size=2)
+    val_loader = DataLoader(ds_val, batch_size=2)
+    return dict(locals())
+
+
+def make(ds):
+    class Data:
+        loader = DataLoader(ds, batch_size=2)
+    return Data
+
+
+def setup(ds):
+    global train_loader
+    train_loader = DataLoader(ds, batch_size=2)
+
+
+def train(model):
+    for x in train_loader:
+        model(x.cuda())
+'''
+
+
+def test_a_loader_read_without_its_name_is_used():
+    # `return locals()` hands every local on, a class body's name is the class's attribute
+    # (`make(ds).loader`), and a `global` is read by other functions.
+    found = {f.line: f.context for f in check_source(READ_WITHOUT_ITS_NAME, "train.py", include_cold=True)
+             if f.code == "SL402"}
+    assert sorted(found) == [9, 10, 16, 22]
+    assert "cold" not in found.values()

@@ -774,8 +774,8 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py",
              # but a package named like a demo may hold the program itself
              "ddpm_demo/model.py",
-             # SlowFast's tools/visualization.py (TensorBoard images), not a model's visual encoder
-             "tools/visualization.py", "pkg/utils/attention_plot.py", "pkg/visual_encoder.py")
+             # a model's visual encoder, not a visualization module
+             "pkg/visual_encoder.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
@@ -788,7 +788,6 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
-        ("pkg/utils/attention_plot.py", "SL201", "cold", "plotting or visualization code"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
         ("pkg/utils/onnx.py", "SL201", "cold", "export code"),
@@ -796,7 +795,41 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("tools/convert_raw_llama_weights_to_neox.py", "SL201", "cold", tool),
         ("tools/image_demo.py", "SL201", "cold", "demo code"),
         ("tools/inspect_checkpoints.py", "SL201", "cold", tool),
-        ("tools/visualization.py", "SL201", "cold", "plotting or visualization code"),
+    ]
+
+
+def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
+    # SlowFast's tools/visualization.py writes TensorBoard images; PLOT's trainers/plot.py
+    # (a paper named PLOT) holds the prompt learner, its `forward` and its training step.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    drawing = textwrap.dedent("""
+        import torch
+        def add_predictions(writer, preds):
+            writer.add_scalar("top", preds.max().item())
+    """)
+    model = textwrap.dedent("""
+        import torch
+        class CustomCLIP(torch.nn.Module):
+            def forward(self, x):
+                return x.max().item()
+    """)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    files = {"tools/visualization.py": drawing, "pkg/utils/attention_plot.py": drawing,
+             "pkg/utils/visualizer.py": drawing, "trainers/plot.py": model}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    plotting = "plotting or visualization code"
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code, f.context, f.why) for f in findings] == [
+        ("pkg/utils/attention_plot.py", 4, "SL201", "cold", plotting),
+        ("pkg/utils/visualizer.py", 4, "SL201", "cold", plotting),
+        ("tools/visualization.py", 4, "SL201", "cold", plotting),
+        ("trainers/plot.py", 5, "SL201", "hot", "`CustomCLIP.forward`"),
     ]
 
 

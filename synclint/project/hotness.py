@@ -98,7 +98,9 @@ DEMO_CODE = "demo code"
 
 #: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
 #: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or
-#: periodically, not a step. (Functions named so are cold by their own name already.)
+#: periodically, not a step. (Functions named so are cold by their own name already.) A
+#: module so named that holds a step root (a ``forward``, a training step, a loss) holds the
+#: model, its name a word: PLOT's ``trainers/plot.py`` (the paper's name) is its trainer.
 _PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](ation|er|ers)|plot(s|ting)?)$")
 PLOTTING_CODE = "plotting or visualization code"
 
@@ -184,7 +186,10 @@ def file_context(index: ProjectIndex, key: str) -> str | None:
         other = sorted(imported & _OTHER_FRAMEWORKS)
         if other and "torch" not in imported:
             return f"another framework's code (it imports {other[0]}, not torch)"
-    return _cold_directory(index.relative_parts(key))
+    why = _cold_directory(index.relative_parts(key))
+    if why == PLOTTING_CODE and entry is not None and any(f.root for f in entry.summary.functions.values()):
+        return None  # named like plotting code, holds the model
+    return why
 
 
 def _chain_text(names: list[str]) -> str:

@@ -22,8 +22,10 @@ _PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?|lvl|levels?)(_|$)", re.I)
 
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
-#: vit-pytorch's NaViT groups images by their shapes' Python ints).
-_STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "put", "put_nowait", "setdefault"})
+#: vit-pytorch's NaViT groups images by their shapes' Python ints). What they store may
+#: launch kernels itself: see :meth:`_BodyScan._computes`. No name a tensor's method has
+#: too (``add``, ``put``): ``total = total.add(t)`` on a parameter of unknown kind launches.
+_STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "put_nowait", "setdefault"})
 
 _BUILTINS = frozenset(
     {"isinstance", "len", "print", "str", "repr", "int", "float", "bool", "getattr", "hasattr",
@@ -66,10 +68,27 @@ class _BodyScan(cst.CSTVisitor):
         elif (
             qualified is None
             and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS)
-            and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS)
             and any(context.is_tensor(arg.value) for arg in node.args)
         ):
-            self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS):
+                self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
+            elif any(self._computes(arg.value) for arg in node.args):
+                self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
+
+    def _computes(self, value: cst.BaseExpression) -> bool:
+        """A stored tensor that is computed where it is stored: arithmetic, a comparison,
+        indexing by a tensor (``boxes[boxes[:, 2] > 0]``), a call that returns one (a helper
+        of the project, ``self.loss_single(pred[i], t)``, that no rule above counts). A name,
+        an attribute and a view (``images[i]``) launch nothing."""
+        context = self.rule.context
+        if isinstance(value, (cst.Name, cst.Attribute)) or not context.is_tensor(value):
+            return False
+        if isinstance(value, cst.Subscript):
+            return any(
+                isinstance(element.slice, cst.Index) and context.is_tensor(element.slice.value)
+                for element in value.slice
+            )
+        return True
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         for element in node.slice:
@@ -173,6 +192,33 @@ class PerSampleLoop(Rule):
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
+        # The kernels launch in what is appended: a loss per sample, a boolean mask per sample.
+        Invalid(
+            "import torch\ndef loss_fn(pred: torch.Tensor, targets):\n    losses = []\n"
+            "    for i in range(len(targets)):\n        losses.append((pred[i] - targets[i]) ** 2)\n    return losses\n",
+            4, 5,
+        ),
+        Invalid(
+            "import torch\nfrom typing import List\ndef keep(gt_boxes: List[torch.Tensor]):\n    kept = []\n"
+            "    for boxes in gt_boxes:\n        kept.append(boxes[boxes[:, 2] > 0])\n    return kept\n",
+            5, 5,
+        ),
+        # A helper of the module that returns a tensor (kornia's segmentation overlay).
+        Invalid(
+            "import torch\nfrom typing import Optional, Union\nclass Seg:\n"
+            "    def colorize(self, mask: torch.Tensor, colors: torch.Tensor) -> torch.Tensor:\n"
+            "        return colors[mask.argmax(0)]\n"
+            "    def overlay(self, semantic_masks: Optional[Union[torch.Tensor, list[torch.Tensor]]] = None):\n"
+            "        outputs = []\n        for semantic_mask in semantic_masks:\n"
+            "            colors = self.palette(semantic_mask.size(0))\n"
+            "            outputs.append(self.colorize(semantic_mask, colors))\n        return outputs\n",
+            8, 9,
+        ),
+        Invalid(
+            "import torch\nfrom typing import List\ndef f(gt_boxes: List[torch.Tensor], total):\n"
+            "    for t in gt_boxes:\n        total = total.add(t)\n    return total\n",
+            4, 5,
+        ),
         # Samples, with the id of the chunk each came from: not pieces of every sample.
         Invalid(
             "import torch\nclass Loss(torch.nn.Module):\n    def forward(self, preds, targets, chunk_ids):\n"

@@ -92,12 +92,34 @@ class UnpinnedLoader(Rule):
     # normalisation estimate called from ``__init__``) makes one pass over its data; the
     # training loader is kept (``self.loader = ...``) or handed back (``return DataLoader(...)``).
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and self._in_function_body:
             self._locals[id(node.value)] = node.targets[0].target.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and isinstance(node.target, cst.Name):
+        if node.value is not None and isinstance(node.target, cst.Name) and self._in_function_body:
             self._locals[id(node.value)] = node.target.value
+
+    # Only a function's own body binds its locals: a class body in it binds the class's
+    # attributes (``class Data: loader = DataLoader(ds)``, read as ``Data.loader``).
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(True)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(False)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    @property
+    def _in_function_body(self) -> bool:
+        return bool(self._scopes) and self._scopes[-1]
+
+    @property
+    def _scopes(self) -> list[bool]:
+        return self.__dict__.setdefault("_scope_is_function", [])
 
     def visit_For(self, node: cst.For) -> None:
         self._iterated.add(id(node.iter))
@@ -172,3 +194,8 @@ class _NameUses(cst.CSTVisitor):
         if node.value == self.name:
             self.loads += 1
             self.iterated += bool(self._in_iter)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # ``return locals()``, ``run(**vars())``: every local is read, this one too.
+        if isinstance(node.func, cst.Name) and node.func.value in ("locals", "vars") and not node.args:
+            self.loads += 1
