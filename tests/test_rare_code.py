@@ -681,7 +681,7 @@ def test_a_block_that_clears_its_own_flag_on_the_object_runs_once():
 PERIODIC_COUNTERS = """
     import torch
     def train(model, loader, cfg, iteration=0, iter_num=0):
-        for batch in loader:
+        for itr, batch in enumerate(loader):
             loss = model(batch).sum()
             loss.backward()
             if cfg.eval_period > 0 and (iteration + 1) % cfg.eval_period == 0:
@@ -690,6 +690,8 @@ PERIODIC_COUNTERS = """
                 print(f"loss {loss.item():.4f}")
             if (iteration - 1) % 2 == 0 or loss.item() > 1:
                 pass
+            if itr % 20 == 0:
+                print("loss %.3f" % loss)
             iteration += 1
             iter_num += 1
 """
@@ -701,6 +703,8 @@ def test_periodic_guards_on_an_offset_counter_or_a_counter_with_a_suffix():
     assert found[(8, "SL501")] == ("cold", "periodic (logging every N steps)")
     assert found[(10, "SL201")] == ("cold", "periodic (logging every N steps)")
     assert found[(11, "SL201")][0] == "hot"  # the test itself runs every step
+    # jepa's frozen-evaluation loops: `if itr % 20 == 0: logger.info(... % loss)`
+    assert found[(14, "SL201")] == ("cold", "periodic (logging every N steps)")
 
 
 def test_an_onnx_export_branch_is_not_an_eager_step():

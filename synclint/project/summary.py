@@ -293,7 +293,7 @@ def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
 
 
 _STEP_COUNTER = re.compile(
-    r"(^|_)(step|steps|iter|iters|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
+    r"(^|_)(step|steps|iter|iters|itr|itrs|iteration|iterations|epoch|epochs|batch_idx|batch_i|it|i|n_iter|updates|"
     r"num_updates|global_step|count|counter|tick|ticks)(_?(num|no|idx|index|id))?$",  # ``iter_num``, ``cur_tick``
     re.I,
 )
