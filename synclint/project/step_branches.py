@@ -14,10 +14,13 @@ parameter's constant default: an opt-in mode (``use_cpu=True``, a ``mask`` passe
 instead of ``None``) that none of the step's calls asks for, nor any call from code of
 unknown context (a script's ``get_batch`` the trainer is handed as a value). A block
 the default runs (``if not fast:`` with ``fast=False``) stays hot, whatever the
-project's own calls pass. Steps (``forward``, losses) are left alone: their callers are outside the project.
-So are functions the project passes as values (``checkpoint(self._inner, x, mask)``,
+project's own calls pass.
+
+Steps (``forward``, losses) are left alone: their callers are outside the project. So
+are functions the project passes as values (``checkpoint(self._inner, x, mask)``,
 ``functools.partial``, hooks, calls in lambdas): whoever calls them passes arguments no
 call the index reads shows (:mod:`synclint.project.value_references`).
+
 A flag a caller passes on unchanged (``batched_soft_nms(..., method_gaussian=True)`` ->
 ``soft_nms(..., method_gaussian=method_gaussian)``) takes the values the caller's own
 calls pass, each function on the way under the same rules.
