@@ -205,9 +205,8 @@ def fills_loop_local(node: ast.If, loop: ast.AST) -> bool:
     statement of the block itself, and bound nowhere else in the loop: the block runs
     once per loop, not once per iteration. A name the loop binds again (its target,
     ``mask = batch.get("mask")``, ``hidden, cell = None, None``) may be None on every pass."""
-    test = node.test
     # ``x is None`` must be the test or one clause of a top-level ``and`` (not inside an ``or``).
-    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    clauses = _and_clauses(node.test)
     name = next((c.left.id for c in clauses if _compares_to_none(c, ast.Is) and isinstance(c.left, ast.Name)), None)
     if name is None:
         return False
@@ -235,9 +234,7 @@ def clears_loop_flag(node: ast.If, loop: ast.AST, rearmed: Collection[str] = ())
     function, which runs a whole pass over the batches). Not when the loop binds the flag
     as its target, nor when a ``continue`` may skip the clearing, nor for a flag in
     ``rearmed`` (a nested function's ``nonlocal``: a call of it may set it again)."""
-    test = node.test
-    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    flags = {clause.id for clause in clauses if isinstance(clause, ast.Name)}
+    flags = {clause.id for clause in _and_clauses(node.test) if isinstance(clause, ast.Name)}
     if not flags or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
         return False
     cleared = {
@@ -257,15 +254,7 @@ def clears_loop_flag(node: ast.If, loop: ast.AST, rearmed: Collection[str] = ())
         if isinstance(part, ast.Assign) and _false_constant(part.value) for target in part.targets
     }
     # Any other binding in the loop (its target, ``first = i == 0``, a ``global``) may set it again.
-    target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
-    rebound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
-    rebound.update(rearmed)
-    for part in parts:
-        if isinstance(part, (ast.Global, ast.Nonlocal)):
-            rebound.update(part.names)
-        elif id(part) not in clearing:
-            rebound.update(names_bound_by(part))
-    return bool(cleared - rebound)
+    return bool(cleared - _bound_in_loop(loop, parts, clearing, rearmed))
 
 
 #: The largest bound :func:`bounded_by_counter` takes for "a few times per pass": a few
@@ -280,10 +269,8 @@ def bounded_by_counter(node: ast.If, loop: ast.AST, rearmed: Collection[str] = (
     constant (the test, or a clause of a top-level ``and``; at most :data:`_FEW_TIMES`),
     that nothing else in the loop binds (nor a nested function, ``rearmed``) — the block
     runs at most that many times per pass over the batches. The bound, or None."""
-    test = node.test
-    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     bounds = {}
-    for clause in clauses:
+    for clause in _and_clauses(node.test):
         if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.left, ast.Name):
             limit = clause.comparators[0]
             if (isinstance(clause.ops[0], (ast.Lt, ast.LtE)) and isinstance(limit, ast.Constant)
@@ -299,16 +286,29 @@ def bounded_by_counter(node: ast.If, loop: ast.AST, rearmed: Collection[str] = (
     if not counters or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
         return None
     # Any other binding in the loop (its target, a reset, a ``global``) may start the count again.
+    kept = counters - _bound_in_loop(loop, own_nodes(loop.body), increments.keys(), rearmed)
+    return max(bounds[name] for name in kept) if kept else None
+
+
+def _and_clauses(test: ast.AST) -> list[ast.AST]:
+    """The clauses of a top-level ``and``, or the test itself (``or`` operands are not
+    conditions the block needs)."""
+    return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+
+
+def _bound_in_loop(loop: ast.AST, parts: list[ast.AST], exempt: Collection[int], rearmed: Collection[str]) -> set[str]:
+    """The names ``loop`` binds: its target, the bindings among ``parts`` (its body's own
+    nodes) but the ``exempt`` ones (by identity), ``global``/``nonlocal`` names, and the
+    ``rearmed`` names a nested function may set again."""
     target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
     bound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
     bound.update(rearmed)
-    for part in own_nodes(loop.body):
+    for part in parts:
         if isinstance(part, (ast.Global, ast.Nonlocal)):
             bound.update(part.names)
-        elif id(part) not in increments:
+        elif id(part) not in exempt:
             bound.update(names_bound_by(part))
-    kept = counters - bound
-    return max(bounds[name] for name in kept) if kept else None
+    return bound
 
 
 def _compares_to_none(condition: ast.AST, op: type[ast.cmpop]) -> bool:

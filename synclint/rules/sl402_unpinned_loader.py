@@ -74,9 +74,10 @@ class UnpinnedLoader(Rule):
         pin = keyword(node, "pin_memory")
         if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
             return
-        if self._unused(node):
+        uses = self._name_uses(node)
+        if uses is not None and uses.loads == 0:
             cold = "a loader the code never uses (bound to a name its function never reads)"
-        elif self._one_off(node):
+        elif self._one_off(node, uses):
             cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
         else:
             cold = None
@@ -132,35 +133,28 @@ class UnpinnedLoader(Rule):
     def _iterated(self) -> set[int]:
         return self.__dict__.setdefault("_iterated_loaders", set())
 
-    def _unused(self, node: cst.Call) -> bool:
-        """``data_loader_train = DataLoader(...)`` in a function that never reads the name
-        (YOLOS's prediction dump builds a training loader it never passes on): no batch of
-        it is ever copied. Module-level loaders may be read by any function: not these."""
+    def _name_uses(self, node: cst.Call) -> _NameUses | None:
+        """How the function reads the local name the loader ``node`` is bound to, or None
+        when it is bound to none (module-level loaders may be read by any function). A
+        name never read (YOLOS's prediction dump builds ``data_loader_train`` and passes
+        on only the validation loader) copies no batch."""
         function = self.context.flow.function
         name = self._locals.get(id(node))
         if function is None or name is None:
-            return False
+            return None
         uses = _NameUses(name)
         walk(function.node, uses)
-        return uses.loads == 0
+        return uses
 
-    def _one_off(self, node: cst.Call) -> bool:
+    def _one_off(self, node: cst.Call, uses: _NameUses | None) -> bool:
+        """Iterated where it is built (``for b in DataLoader(ds)``), or its name iterated
+        and used nowhere else (``for b in enumerate(tqdm(loader))``), in code that runs once."""
         flow = self.context.flow
-        function = flow.function
-        if function is None or not (flow.in_cold_path or flow.index_context().is_cold):
+        if flow.function is None or not (flow.in_cold_path or flow.index_context().is_cold):
             return False
         if id(node) in self._iterated:
             return True
-        name = self._locals.get(id(node))
-        return name is not None and _only_iterated(function.node, name)
-
-
-def _only_iterated(function: cst.CSTNode, name: str) -> bool:
-    """``name`` is iterated in ``function`` (``for b in name``, ``for i, b in enumerate(tqdm(name))``)
-    and used nowhere else but where it is assigned."""
-    uses = _NameUses(name)
-    function.visit(uses)
-    return uses.iterated > 0 and uses.iterated == uses.loads
+        return uses is not None and uses.iterated > 0 and uses.iterated == uses.loads
 
 
 class _NameUses(cst.CSTVisitor):
