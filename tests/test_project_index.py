@@ -782,31 +782,40 @@ def test_a_cold_chain_names_its_root_once() -> None:
     assert _called_only_from("construction or setup (`__init__`)") == "called only from construction or setup code"
 
 
+def _lint_project(root: Path, files: dict[str, str]) -> list:
+    """Findings (``--include-cold``) of a project of ``files`` under ``root``."""
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False, include_cold=True))
+
+
+#: Another module's class of the name ``model.py`` defines, whose ``route`` syncs nothing.
+_OTHER_LAYER = "class Layer:\n    def route(self, x):\n        return x\n"
+#: ``model.py``: its own ``Layer`` (whose ``route`` syncs) and a decoder built with ``{init}``.
+_SHADOWED_MODEL = """
+import torch
+
+
+class Layer:
+    def route(self, x):
+        return torch.nonzero(x)
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self, local):
+        super().__init__()
+{init}
+    def forward(self, x):
+        return self.mlp.route(x)
+"""
+
+
 def test_a_class_a_method_imports_over_the_module_s_own_name_is_not_the_module_s(tmp_path: Path):
     # nanotron's Qwen2DecoderLayer.__init__ imports `Qwen2MoELayer` from nanotron.nn.moe, beside
     # the module's own unused class of that name: `self.mlp` is not the module's class.
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    (tmp_path / "moe.py").write_text("class Layer:\n    def route(self, x):\n        return x\n")
-    (tmp_path / "model.py").write_text(textwrap.dedent("""
-        import torch
-
-
-        class Layer:
-            def route(self, x):
-                return torch.nonzero(x)
-
-
-        class Decoder(torch.nn.Module):
-            def __init__(self, local):
-                super().__init__()
-                if local:
-                    from moe import Layer
-                self.mlp = Layer()
-
-            def forward(self, x):
-                return self.mlp.route(x)
-    """))
-    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    init = "        if local:\n            from moe import Layer\n        self.mlp = Layer()\n"
+    findings = _lint_project(tmp_path, {"moe.py": _OTHER_LAYER, "model.py": _SHADOWED_MODEL.format(init=init)})
     assert [(Path(f.path).name, f.line, f.code, f.context, f.why) for f in findings] == [
         ("model.py", 7, "SL101", "unknown", UNREACHED),
     ]
@@ -815,32 +824,9 @@ def test_a_class_a_method_imports_over_the_module_s_own_name_is_not_the_module_s
 def test_an_import_in_a_nested_function_shadows_the_module_s_class_only_there(tmp_path: Path):
     # `from moe import Layer` inside `other()` binds `Layer` in `other` only: `__init__`'s own
     # `self.mlp = Layer()` is still the module's class, whose `route` the step runs.
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    (tmp_path / "moe.py").write_text("class Layer:\n    def route(self, x):\n        return x\n")
-    (tmp_path / "model.py").write_text(textwrap.dedent("""
-        import torch
-
-
-        class Layer:
-            def route(self, x):
-                return torch.nonzero(x)
-
-
-        class Decoder(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-
-                def other():
-                    from moe import Layer
-                    return Layer()
-
-                self.alt = other
-                self.mlp = Layer()
-
-            def forward(self, x):
-                return self.mlp.route(x)
-    """))
-    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    init = ("        def other():\n            from moe import Layer\n            return Layer()\n\n"
+            "        self.alt = other\n        self.mlp = Layer()\n")
+    findings = _lint_project(tmp_path, {"moe.py": _OTHER_LAYER, "model.py": _SHADOWED_MODEL.format(init=init)})
     assert [(Path(f.path).name, f.line, f.code, f.context, f.why) for f in findings] == [
         ("model.py", 7, "SL101", "hot", "`Decoder.forward` -> `Layer.route`"),
     ]
@@ -848,11 +834,11 @@ def test_an_import_in_a_nested_function_shadows_the_module_s_class_only_there(tm
 
 def test_a_file_of_another_array_framework_is_not_torch_code(tmp_path: Path):
     # RT-DETR ships rtdetr_paddle/ beside rtdetr_pytorch/: paddle tensors sync no CUDA stream of torch's.
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     layer = "class Attention({base}):\n    def forward(self, x):\n        return x.nonzero()\n"
-    (tmp_path / "paddle_layer.py").write_text("import paddle\n" + layer.format(base="paddle.nn.Layer"))
-    (tmp_path / "both.py").write_text("import paddle\nimport torch\n" + layer.format(base="torch.nn.Module"))
-    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    findings = _lint_project(tmp_path, {
+        "paddle_layer.py": "import paddle\n" + layer.format(base="paddle.nn.Layer"),
+        "both.py": "import paddle\nimport torch\n" + layer.format(base="torch.nn.Module"),
+    })
     assert [(Path(f.path).name, f.code, f.context, f.why) for f in findings] == [
         ("both.py", "SL101", "hot", "`Attention.forward`"),
         ("paddle_layer.py", "SL101", "cold", "another framework's code (it imports paddle, not torch)"),
