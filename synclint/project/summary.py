@@ -425,6 +425,7 @@ class _Builder:
         #: See :attr:`FileSummary.passed_as_values`.
         self.passed_as_values: set[str] = set()
         self._tree: ast.Module | None = None
+        self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
 
     def rearmed_flags(self) -> frozenset[str]:
@@ -435,17 +436,15 @@ class _Builder:
         return self._rearmed
 
     # -- module ---------------------------------------------------------------------
-    def _module_definitions(self) -> frozenset[str]:
-        """Names the module's top level defines (classes and functions)."""
-        return frozenset(
-            statement.name for statement in self._tree.body
-            if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        )
-
     def module(self, tree: ast.Module) -> None:
         last = max((getattr(n, "end_lineno", 1) or 1 for n in tree.body), default=1)
         top = FunctionSummary("<module>", "<module>", None, 1, last)
         self._tree = tree
+        #: Names the module's top level defines (classes and functions), read once per file.
+        self.module_definitions = frozenset(
+            statement.name for statement in tree.body
+            if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        )
         self.functions[top.qualname] = top
         nested: list[ast.AST] = []
         self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
@@ -586,7 +585,7 @@ class _Builder:
         )
         summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods)
         self.classes[name] = summary
-        summary.module_attrs, summary.host_attrs = _attributes(node, self._module_definitions())
+        summary.module_attrs, summary.host_attrs = _attributes(node, self.module_definitions)
         for statement in node.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(statement, f"{name}.", summary, node)
