@@ -112,7 +112,10 @@ class PerSampleLoop(Rule):
     operations in the body (typically a loss per image). A loop that carries
     state from one iteration to the next through a call (`hidden =
     self.cell(x[t], hidden)`: the time steps of a recurrent layer) is sequential
-    by nature and is not flagged.
+    by nature and is not flagged, nor is one whose variables name pieces of every
+    sample (`for student_chunk, label_chunk in ...`, `for lvl, (h, w) in
+    enumerate(spatial_shapes)`), nor one that only stores each sample
+    (`group.append(image)` launches nothing; `out.append(x * 2)` does).
 
     ## Why is this bad?
     Each iteration launches the same kernels again for a handful of elements:

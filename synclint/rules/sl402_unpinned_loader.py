@@ -18,8 +18,9 @@ class UnpinnedLoader(Rule):
     setup code (`__init__`, a `build_*` helper) does not hide the finding:
     the training loader copies every batch wherever it was made. Loaders that
     tests, benchmarks, export tools or test-only helpers build are left alone
-    (shown with `--include-cold`), and so are one-off passes: a loader
-    iterated where it is built, in code that runs once.
+    (shown with `--include-cold`), and so are one-off passes (a loader
+    iterated where it is built, in code that runs once) and loaders bound to a
+    name their function never reads (no batch of them is ever copied).
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
