@@ -659,8 +659,11 @@ class FlowState:
             kind = Kind.UNKNOWN
             if param.annotation is not None:
                 kind = self._annotation_kind(param.annotation.annotation)
-            if (self._function_qualname(node.name.value), name) in self.facts.tensor_params:
+            qualified = (self._function_qualname(node.name.value), name)
+            if qualified in self.facts.tensor_params:
                 kind = Kind.TENSOR  # every call site in the project passes a tensor (even to ``n: int``)
+            elif qualified in self.facts.number_params:
+                kind = Kind.PYTHON  # every call site passes a number (even to ``forward(self, n)``)
             elif param.annotation is not None:
                 pass
             elif param.default is not None:

@@ -55,6 +55,9 @@ class FileFacts:
     #: Why the whole file is cold (a type stub, test, benchmark or export code, from its
     #: path), or None.
     file_cold: str | None = None
+    #: ``(function qualname, parameter)`` that every project call site passes a Python
+    #: number (``self.bias(n, device)`` after ``b, n = x.shape[:2]``).
+    number_params: frozenset[tuple[str, str]] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
@@ -190,6 +193,11 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
     host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)
     host_names.update((qualname, name) for (file_key, qualname), name in host_parameters if file_key == key)
+    number_params = {
+        (qualname, name)
+        for (file_key, qualname), name in index.number_parameters(lambda caller_key: file_context(index, caller_key) is not None)
+        if file_key == key
+    }
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -200,11 +208,11 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     file_cold = file_context(index, key)
     digest = hashlib.blake2b(
         repr((whole_project, file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
-              sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names))).encode(),
+              sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
-        host_names=frozenset(host_names), file_cold=file_cold,
+        host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
     )

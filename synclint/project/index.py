@@ -50,6 +50,7 @@ class ProjectIndex:
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         self._fanout: dict[int, int] | None = None
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
+        self._number_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
@@ -391,35 +392,62 @@ class ProjectIndex:
         :meth:`superseded` method (the project never runs them); computed once, to a fixpoint.
         """
         if self._host_parameters is None:
-            candidates = []
-            owners = self.call_owners()
-            for callee, sites in self.callers().items():
-                sites = [
-                    (call, plain) for call, plain in sites
-                    if not ignored(owners[id(call)][0]) and not self.superseded(owners[id(call)])
-                ]
-                function = self.function(callee)
-                if function is None or not sites or not all(plain for _call, plain in sites):
-                    continue
-                params = list(function.params)
-                if function.cls is not None and params[:1] in (["self"], ["cls"]):
-                    params = params[1:]
-                for position, name in enumerate(params):
-                    if name in function.kept_params:
-                        candidates.append((callee, position, name, [call for call, _plain in sites]))
-            callers_of = owners
-            found: set[tuple[FunctionId, str]] = set()
-            changed = True
-            while changed:
-                changed = False
-                for callee, position, name, sites in candidates:
-                    if (callee, name) in found:
-                        continue
-                    if all(self._passes_host(call, callers_of[id(call)], position, name, found) for call in sites):
-                        found.add((callee, name))
-                        changed = True
-            self._host_parameters = frozenset(found)
+            self._host_parameters = self._parameters_every_call_passes("host_args", ignored)
         return self._host_parameters
+
+    def number_parameters(self, ignored: Callable[[str], bool] = lambda key: False) -> frozenset[tuple[FunctionId, str]]:
+        """Parameters every project call site (at least one) passes a Python number
+        (``self.bias(n, device)`` after ``b, n = x.shape[:2]``), directly or through a
+        parameter of the caller that is such a parameter itself; as :meth:`host_parameters`
+        otherwise. A function passed as a value (``functools.partial(_scale, n)``) may run with
+        arguments no call shows: its parameters are left out (see :meth:`_runs_unseen`)."""
+        if self._number_parameters is None:
+            self._number_parameters = frozenset(
+                (callee, name) for callee, name in self._parameters_every_call_passes("number_args", ignored)
+                if not self._runs_unseen(callee)
+            )
+        return self._number_parameters
+
+    def _runs_unseen(self, fid: FunctionId) -> bool:
+        """Whether ``fid`` may run from a call the index does not see: the project passes a
+        function of its name as a value. Not asked of a module's ``forward``/``__call__``:
+        ``forward`` is handed about generically, and the attributes that hold modules are
+        passed to ``exists(self.bias)``-style tests everywhere; as for host parameters,
+        the calls the index resolves decide."""
+        name = fid[1].rpartition(".")[2]
+        return name not in ("forward", "__call__") and name in self.passed_as_values()
+
+    def _parameters_every_call_passes(self, field: str, ignored: Callable[[str], bool]) -> frozenset[tuple[FunctionId, str]]:
+        """Parameters that every plain project call site (at least one) passes an argument
+        listed in its ``field`` (``host_args``, ``number_args``), or a parameter of the
+        caller found so itself; the callee never rebinds them. To a fixpoint."""
+        candidates = []
+        owners = self.call_owners()
+        for callee, sites in self.callers().items():
+            sites = [
+                (call, plain) for call, plain in sites
+                if not ignored(owners[id(call)][0]) and not self.superseded(owners[id(call)])
+            ]
+            function = self.function(callee)
+            if function is None or not sites or not all(plain for _call, plain in sites):
+                continue
+            params = list(function.params)
+            if function.cls is not None and params[:1] in (["self"], ["cls"]):
+                params = params[1:]
+            for position, name in enumerate(params):
+                if name in function.kept_params:
+                    candidates.append((callee, position, name, [call for call, _plain in sites]))
+        found: set[tuple[FunctionId, str]] = set()
+        changed = True
+        while changed:
+            changed = False
+            for callee, position, name, sites in candidates:
+                if (callee, name) in found:
+                    continue
+                if all(self._passes(getattr(call, field), call, owners[id(call)], position, name, found) for call in sites):
+                    found.add((callee, name))
+                    changed = True
+        return frozenset(found)
 
     def passed_as_values(self) -> frozenset[str]:
         """Names any file passes as a value, to be called elsewhere (``checkpoint(self._inner, x)``):
@@ -436,9 +464,11 @@ class ProjectIndex:
         return self._owners
 
     @staticmethod
-    def _passes_host(call: CallSite, owner: FunctionId, position: int, name: str, found) -> bool:
+    def _passes(listed: tuple[int | str, ...], call: CallSite, owner: FunctionId, position: int, name: str, found) -> bool:
+        """The call's argument for the parameter is among ``listed``, or forwards a parameter
+        of the caller that is in ``found``."""
         for where in (position, name):
-            if where in call.host_args:
+            if where in listed:
                 return True
             for forwarded_where, param in call.forwarded:
                 if forwarded_where == where and (owner, param) in found:

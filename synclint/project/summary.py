@@ -26,6 +26,7 @@ from synclint.project.argument_syncs import (
 )
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
+from synclint.project.numbers import is_number, number_names
 from synclint.project.residency import (
     closure_rebound_names,
     host_names,
@@ -63,7 +64,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -132,6 +133,9 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: ``mode="cpu"``): (position or keyword, ``(value,)``, or ``()`` for anything else);
     #: ``("*", ())`` when ``*args``/``**kwargs`` pass more.
     constants: tuple[tuple[int | str, tuple[()] | tuple[object]], ...] = ()
+    #: Which arguments are visibly Python numbers (``n`` of ``b, n = x.shape[:2]``), see
+    #: :mod:`synclint.project.numbers`: positions, and keyword names.
+    number_args: tuple[int | str, ...] = ()
 
 
 class Region(NamedTuple):
@@ -451,11 +455,13 @@ class _Builder:
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
-              arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset()) -> None:
+              arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
+              numbers: frozenset[str] = frozenset()) -> None:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
         ``arguments``: its parameters that the body never rebinds; ``rearmed``: its locals
-        that functions nested in it rebind (``nonlocal``)."""
-        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed)
+        that functions nested in it rebind (``nonlocal``); ``numbers``: its locals that
+        only ever hold Python numbers."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers)
         for statement in statements:
             walker.statement(statement)
 
@@ -513,8 +519,9 @@ class _Builder:
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
+        rearmed = frozenset(closure_rebound_names(node))
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
-                   rearmed=frozenset(closure_rebound_names(node)))
+                   rearmed=rearmed, numbers=number_names(function_nodes(node)) - rearmed)
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
@@ -600,9 +607,12 @@ class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
     def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
-                 arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset()) -> None:
+                 arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
+                 numbers: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.arguments = arguments
+        #: Locals that only ever hold Python numbers (see :mod:`synclint.project.numbers`).
+        self.numbers = numbers
         #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
         self.rearmed = rearmed
         self.owner = owner
@@ -843,13 +853,14 @@ class _CallWalker:
             arguments = []  # positions after ``*args`` are unknown
         arguments += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
         host = tuple(where for where, arg in arguments if self._is_host(arg))
+        numbers = tuple(where for where, arg in arguments if is_number(arg, self.numbers))
         forwarded = tuple(
             (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
         )
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants))
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
@@ -960,6 +971,17 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return all(value is not None and _host_expression(value, host_names) for value in returns)
 
 
+def _built_or_none(value: ast.AST | None) -> ast.Call | None:
+    """The call that builds the attribute's value: ``Head(...)``, or the call of
+    ``Head(...) if flag else None`` (either order): when set at all, it is that."""
+    if isinstance(value, ast.IfExp):
+        branches = (value.body, value.orelse)
+        calls = [branch for branch in branches if isinstance(branch, ast.Call)]
+        nones = [branch for branch in branches if isinstance(branch, ast.Constant) and branch.value is None]
+        return calls[0] if len(calls) == 1 and len(nones) == 1 else None
+    return value if isinstance(value, ast.Call) else None
+
+
 def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozenset()) -> tuple[dict[str, str], frozenset[str]]:
     """Module-valued attributes (``self.head = Head(...)``) and host-tensor attributes of a class.
 
@@ -994,8 +1016,9 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
             if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
                 continue
             attr = target.attr
-            if isinstance(value, ast.Call) and id(value) not in shadowed:
-                callee = dotted(value.func) or ""
+            built = _built_or_none(value)
+            if built is not None and id(built) not in shadowed:
+                callee = dotted(built.func) or ""
                 short = callee.rsplit(".", 1)[-1]
                 if short[:1].isupper() and not callee.startswith(("torch.", "np.", "numpy.")) or callee.startswith(
                     ("torch.nn.", "nn.")

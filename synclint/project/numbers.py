@@ -1,0 +1,156 @@
+"""Which values of one function are Python numbers, read from the function's own code.
+
+A factory given a size (``torch.arange(n, device=d)``) syncs only when the size is a
+device tensor. Inside ``forward(self, n, device)`` synclint takes ``n`` for a tensor,
+as it takes every input of a ``forward``; what the callers pass decides otherwise:
+``b, n, device = *x.shape[:2], x.device`` then ``self.bias(n, device)``. This module
+finds the caller's side: the names every binding of which is visibly a number, and the
+call arguments that are. The project index then gives a parameter the kind every call
+site passes (:meth:`synclint.project.index.ProjectIndex.number_parameters`).
+
+Evidence is positive only: number constants, ``len()``/``int()``/``float()``/``round()``,
+the sizes of anything (``x.shape[i]``, ``x.size(i)``, ``x.dim()``, ``x.ndim``,
+``x.numel()``, the elements of ``x.shape`` unpacked), ``.item()``, and arithmetic of
+those. All functions take CPython ``ast`` nodes; the summary builder calls them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Iterable
+
+from synclint.project.scopes import names_bound_by
+
+#: Calls whose result is a Python number whatever they are given.
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "round"})
+#: Methods giving a Python number: sizes, and a value read back to the host.
+_NUMBER_METHODS = frozenset({"dim", "ndimension", "numel", "nelement", "element_size", "item", "size"})
+_SIZE_ATTRIBUTES = frozenset({"ndim"})
+_SHAPE_ATTRIBUTE = "shape"
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def is_number(node: ast.AST | None, names: Collection[str]) -> bool:
+    """Whether ``node`` is visibly a Python number (``names``: locals known to hold one)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)  # not bool, None or str
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _ARITHMETIC) and is_number(node.left, names) and is_number(node.right, names)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and is_number(node.operand, names)
+    if isinstance(node, ast.IfExp):
+        return is_number(node.body, names) and is_number(node.orelse, names)
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SIZE_ATTRIBUTES
+    if isinstance(node, ast.Subscript):  # ``x.shape[0]``, ``x.size()[-1]`` (a slice is a tuple)
+        return _is_shape(node.value) and not isinstance(node.slice, ast.Slice)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in _NUMBER_BUILTINS
+        if isinstance(func, ast.Attribute):
+            if func.attr == "size":  # ``x.size(0)``: a number; ``x.size()``: a shape
+                return bool(node.args) or any(k.arg == "dim" for k in node.keywords)
+            return func.attr in _NUMBER_METHODS
+    return False
+
+
+def _is_shape(node: ast.AST) -> bool:
+    """``x.shape`` or ``x.size()``: a tuple of Python ints (``torch.Size``)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == _SHAPE_ATTRIBUTE
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+        and not node.keywords
+    )
+
+
+def _shape_length(node: ast.AST) -> int | None:
+    """How many sizes ``*node`` expands to, when ``node`` is a shape cut with constant
+    bounds (``x.shape[:2]``); None otherwise."""
+    if not (isinstance(node, ast.Subscript) and _is_shape(node.value) and isinstance(node.slice, ast.Slice)):
+        return None
+    cut = node.slice
+    bounds = []
+    for bound, default in ((cut.lower, 0), (cut.upper, None)):
+        if bound is None:
+            bounds.append(default)
+        elif isinstance(bound, ast.Constant) and type(bound.value) is int and bound.value >= 0:
+            bounds.append(bound.value)
+        else:
+            return None
+    if cut.step is not None or bounds[1] is None:
+        return None
+    return max(0, bounds[1] - bounds[0])
+
+
+def _unpacked(targets: list[ast.expr], value: ast.AST, names: Collection[str]) -> Iterable[tuple[str, bool]]:
+    """(name, whether it gets a number) for each plain name of ``a, b = value``."""
+    if _is_shape(value) or (isinstance(value, ast.Subscript) and _is_shape(value.value)):
+        sizes: list[bool] | None = [True] * len(targets)  # every element of a shape is a size
+    elif isinstance(value, (ast.Tuple, ast.List)):
+        sizes = []
+        for element in value.elts:
+            if isinstance(element, ast.Starred):
+                length = _shape_length(element.value)
+                if length is None:
+                    sizes = None  # positions after an unknown expansion are unknown
+                    break
+                sizes += [True] * length
+            else:
+                sizes.append(is_number(element, names))
+    else:
+        sizes = None
+    for position, target in enumerate(targets):
+        if isinstance(target, ast.Name):
+            yield target.id, sizes is not None and position < len(sizes) and sizes[position]
+
+
+def number_names(own_nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """Names every binding of which, among ``own_nodes`` (one scope's nodes, nested
+    scopes left out), is a Python number: ``n = len(xs)``, ``b, n = x.shape[:2]``,
+    ``b, n, device = *x.shape[:2], x.device``, ``m = n * 2``. Parameters and names
+    bound any other way (a loop target, ``with ... as``, a walrus) are not."""
+    assignments: list[tuple[str, ast.AST | None, ast.AST, list[ast.expr]]] = []
+    bound: set[str] = set()
+    for node in own_nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                assignments.append((target.id, node.value, node.value, []))
+            elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(t, ast.Starred) for t in target.elts):
+                for name, _ in _unpacked(target.elts, node.value, ()):
+                    assignments.append((name, None, node.value, target.elts))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            assignments.append((node.target.id, node.value, node.value, []))
+        bound.update(names_bound_by(node))
+    by_name: dict[str, int] = {}
+    for name, *_ in assignments:
+        by_name[name] = by_name.get(name, 0) + 1
+    # A name bound once by a plain or tuple assignment per Store node: every Store is one
+    # of the assignments above, or the name is out.
+    stores: dict[str, int] = {}
+    for node in own_nodes:
+        for name in names_bound_by(node):
+            stores[name] = stores.get(name, 0) + 1
+    candidates = {name for name in bound if stores.get(name) == by_name.get(name)}
+    numbers = set(candidates)
+    changed = True
+    while changed:  # drop, to a fixpoint, the names one of whose values is not a number
+        changed = False
+        for name, value, whole, targets in assignments:
+            if name not in numbers:
+                continue
+            if value is not None:
+                holds = is_number(value, numbers)
+            else:
+                holds = dict(_unpacked(targets, whole, numbers)).get(name, False)
+            if not holds:
+                numbers.discard(name)
+                changed = True
+    return frozenset(numbers)

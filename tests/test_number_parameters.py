@@ -1,0 +1,148 @@
+"""Parameters every project call site passes a Python number: ``forward(self, n, device)``
+called as ``self.bias(n, device)`` after ``b, n = x.shape[:2]`` does not sync in
+``torch.arange(n, device=device)``, whatever ``forward``'s inputs usually are."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.project.numbers import is_number, number_names
+from synclint.project.scopes import function_nodes
+from synclint.runner import RunOptions, lint_paths
+
+
+def _names(source: str) -> frozenset[str]:
+    function = ast.parse(textwrap.dedent(source)).body[0]
+    return number_names(function_nodes(function))
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f(x):\n    b, n, device = *x.shape[:2], x.device\n", {"b", "n"}),
+        ("def f(x):\n    b, n = x.shape[:2]\n    m = n * 2 + 1\n", {"b", "n", "m"}),
+        ("def f(x):\n    b, c, h, w = x.size()\n    k = h // 2\n", {"b", "c", "h", "w", "k"}),
+        ("def f(x, xs):\n    n = len(xs)\n    d = x.dim()\n    s = x.size(-1)\n    z = x.numel()\n", {"n", "d", "s", "z"}),
+        ("def f(x):\n    n = x.shape[0]\n    n += x.sum()\n", set()),  # the second binding is a tensor
+        ("def f(x):\n    n = x.shape[0]\n    for n in x:\n        pass\n", set()),  # a loop target too
+        ("def f(x):\n    *rest, n = x.shape\n", set()),  # starred targets: positions unknown
+        ("def f(x, k):\n    b, n = *k, x.shape[1]\n", set()),  # after an expansion of unknown length
+        ("def f(x):\n    a = b = x.shape[0]\n", set()),  # chained assignment: not read
+        ("def f(x):\n    s = x.size()\n    t = x.shape[1:]\n", set()),  # shapes, not numbers
+        ("def f(x, m):\n    n = m\n", set()),  # a parameter is not known here
+        ("def f(x):\n    flag = True\n    name = 'a'\n    nothing = None\n", set()),
+        ("def f(x):\n    n = x.shape[0]\n    def g():\n        n = x\n", {"n"}),  # g's n is g's own
+    ],
+)
+def test_number_names(source, expected):
+    assert _names(source) == frozenset(expected)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [("3", True), ("2.5", True), ("True", False), ("None", False), ("'s'", False), ("-n", True),
+     ("n if c else 0", True), ("n if c else x", False), ("x.shape[-1]", True), ("x.shape[1:]", False),
+     ("x.size(0)", True), ("x.size(dim=1)", True), ("x.size()", False), ("t.item()", True), ("x.ndim", True),
+     ("int(t)", True), ("n @ 2", False), ("n == 2", False)],
+)
+def test_is_number(expression, expected):
+    assert is_number(ast.parse(expression, mode="eval").body, {"n"}) is expected
+
+
+_BIAS = """\
+import torch
+from torch import nn
+
+
+class Bias(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        self.proj = nn.Linear(1, heads)
+
+    def forward(self, n, device):
+        i = torch.arange(n, device=device)
+        return self.proj(i.float()[:, None])
+"""
+
+
+def _findings(tmp_path: Path, **files: str) -> list[tuple[str, int, int, str]]:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
+    found = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    return [(Path(f.path).name, f.line, f.column, f.code) for f in found]
+
+
+_ATTENTION = """\
+from torch import nn
+
+from bias import Bias
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, rel_pos_bias=False):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+        self.bias = Bias(4) if rel_pos_bias else None
+
+    def forward(self, x):
+        b, n, device = *x.shape[:2], x.device
+        q = self.to_q(x)
+        if self.bias is not None:
+            q = q + self.bias({size}, device).sum()
+        return q
+"""
+
+
+def test_a_size_every_call_passes_as_a_number_does_not_sync(tmp_path: Path):
+    # The module attribute is built conditionally (``Bias(4) if flag else None``).
+    assert _findings(tmp_path, bias=_BIAS, attention=_ATTENTION.format(size="n")) == []
+
+
+def test_one_call_passing_a_tensor_keeps_the_finding(tmp_path: Path):
+    two_calls = _ATTENTION.format(size="n") + "\n    def other(self, x):\n        return self.bias(x.sum(), x.device)\n"
+    assert _findings(tmp_path, bias=_BIAS, attention=two_calls) == [("bias.py", 11, 26, "SL201")]
+
+
+def test_a_size_passed_on_through_a_helper(tmp_path: Path):
+    # ``make`` passes its own parameter on: it is a number because its one caller passes one.
+    attention = _ATTENTION.format(size="n").replace(
+        "            q = q + self.bias(n, device).sum()", "            q = q + self.make(n, device)"
+    ) + "\n    def make(self, size, device):\n        return self.bias(size, device).sum()\n"
+    assert _findings(tmp_path, bias=_BIAS, attention=attention) == []
+
+
+_HELPERS = """\
+import functools
+
+import torch
+
+
+def positions(n: torch.Tensor, device):
+    return torch.arange(n, device=device)
+
+
+def run(x):
+    n = x.shape[0]
+    {later}
+    return positions(n, x.device)
+
+
+def forward(x):
+    return run(x)
+"""
+
+
+def test_a_number_parameter_outweighs_its_annotation(tmp_path: Path):
+    assert _findings(tmp_path, helpers=_HELPERS.format(later="pass")) == []
+
+
+def test_a_function_handed_on_as_a_value_keeps_the_finding(tmp_path: Path):
+    # ``functools.partial`` may call it with anything: the calls the index sees do not decide.
+    later = "later = functools.partial(positions, device=x.device)"
+    assert _findings(tmp_path, helpers=_HELPERS.format(later=later)) == [("helpers.py", 7, 25, "SL201")]
