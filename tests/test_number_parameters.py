@@ -12,13 +12,11 @@ import pytest
 
 from synclint.config import Settings
 from synclint.project.numbers import is_number, number_names
-from synclint.project.scopes import function_nodes
 from synclint.runner import RunOptions, lint_paths
 
 
 def _names(source: str) -> frozenset[str]:
-    function = ast.parse(textwrap.dedent(source)).body[0]
-    return number_names(function_nodes(function))
+    return number_names(ast.parse(textwrap.dedent(source)).body[0])
 
 
 @pytest.mark.parametrize(
@@ -35,6 +33,8 @@ def _names(source: str) -> frozenset[str]:
         ("def f(x):\n    a = b = x.shape[0]\n", set()),  # chained assignment: not read
         ("def f(x):\n    s = x.size()\n    t = x.shape[1:]\n", set()),  # shapes, not numbers
         ("def f(x, m):\n    n = m\n", set()),  # a parameter is not known here
+        ("def f(x):\n    x = x + 1\n", set()),  # nor is a parameter rebound from itself
+        ("def f(x):\n    global n\n    n = 3\n", set()),
         ("def f(x):\n    flag = True\n    name = 'a'\n    nothing = None\n", set()),
         ("def f(x):\n    n = x.shape[0]\n    def g():\n        n = x\n", {"n"}),  # g's n is g's own
     ],

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterable
 
-from synclint.project.scopes import names_bound_by
+from synclint.project.scopes import function_nodes, names_bound_by
 
 #: Calls whose result is a Python number whatever they are given.
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "round"})
@@ -111,11 +111,18 @@ def _unpacked(targets: list[ast.expr], value: ast.AST, names: Collection[str]) -
             yield target.id, sizes is not None and position < len(sizes) and sizes[position]
 
 
-def number_names(own_nodes: Iterable[ast.AST]) -> frozenset[str]:
-    """Names every binding of which, among ``own_nodes`` (one scope's nodes, nested
-    scopes left out), is a Python number: ``n = len(xs)``, ``b, n = x.shape[:2]``,
-    ``b, n, device = *x.shape[:2], x.device``, ``m = n * 2``. Parameters and names
-    bound any other way (a loop target, ``with ... as``, a walrus) are not."""
+def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Names every binding of which in ``function``'s own code (nested scopes left out) is
+    a Python number: ``n = len(xs)``, ``b, n = x.shape[:2]``, ``b, n, device =
+    *x.shape[:2], x.device``, ``m = n * 2``. Parameters (the caller decides what they
+    hold), ``global``/``nonlocal`` names and names bound any other way (a loop target,
+    ``with ... as``, a walrus) are not."""
+    own_nodes = function_nodes(function)
+    args = function.args
+    excluded = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    for node in own_nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            excluded.update(node.names)
     assignments: list[tuple[str, ast.AST | None, ast.AST, list[ast.expr]]] = []
     bound: set[str] = set()
     for node in own_nodes:
@@ -138,7 +145,7 @@ def number_names(own_nodes: Iterable[ast.AST]) -> frozenset[str]:
     for node in own_nodes:
         for name in names_bound_by(node):
             stores[name] = stores.get(name, 0) + 1
-    candidates = {name for name in bound if stores.get(name) == by_name.get(name)}
+    candidates = {name for name in bound if stores.get(name) == by_name.get(name)} - excluded
     numbers = set(candidates)
     changed = True
     while changed:  # drop, to a fixpoint, the names one of whose values is not a number

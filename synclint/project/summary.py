@@ -521,7 +521,7 @@ class _Builder:
         self.functions[qualname] = summary
         rearmed = frozenset(closure_rebound_names(node))
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
-                   rearmed=rearmed, numbers=number_names(function_nodes(node)) - rearmed)
+                   rearmed=rearmed, numbers=number_names(node) - rearmed)
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
