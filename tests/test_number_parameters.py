@@ -146,3 +146,70 @@ def test_a_function_handed_on_as_a_value_keeps_the_finding(tmp_path: Path):
     # ``functools.partial`` may call it with anything: the calls the index sees do not decide.
     later = "later = functools.partial(positions, device=x.device)"
     assert _findings(tmp_path, helpers=_HELPERS.format(later=later)) == [("helpers.py", 7, 25, "SL201")]
+
+
+_LOOSE_INSTANCES = """\
+from torch import nn
+
+from bias import Bias
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.bias = Bias(4)
+        {more}
+
+    def forward(self, x):
+        b, n, device = *x.shape[:2], x.device
+        out = self.bias(n, device).sum()
+        {calls}
+        return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "calls"),
+    [
+        ("self.more = nn.ModuleList([Bias(4) for _ in range(2)])",
+         "for m in self.more:\n            out = out + m(x.sum(), device).sum()"),
+        ("self.heads = {'a': Bias(4)}", "out = out + self.heads['a'](x.sum(), device).sum()"),
+        ("self.seq = nn.Sequential(Bias(4))", "out = out + self.seq[0](x.sum(), device).sum()"),
+    ],
+    ids=["module-list", "dict", "sequential"],
+)
+def test_an_instance_the_index_cannot_follow_keeps_the_finding(tmp_path: Path, more, calls):
+    # Only ``self.bias(n, device)`` resolves; the instances in containers take tensors.
+    attention = _LOOSE_INSTANCES.format(more=more, calls=calls)
+    assert _findings(tmp_path, bias=_BIAS, attention=attention) == [("bias.py", 11, 26, "SL201")]
+
+
+_BINDINGS = """\
+import torch
+
+
+def positions(x, {params}):
+    return torch.arange(n, device=x.device)
+
+
+def run(x):
+    k = x.shape[0]
+    return positions(x, {arguments})
+
+
+def forward(x):
+    return run(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("params", "arguments"),
+    [
+        ("*rest, n: torch.Tensor", "k, n=x.sum()"),  # ``k`` goes to ``*rest``, not to the keyword-only ``n``
+        ("n: torch.Tensor, /, **options", "x.sum(), n=k"),  # ``n=k`` goes to ``**options``
+    ],
+    ids=["keyword-only", "positional-only"],
+)
+def test_a_number_bound_to_another_parameter_does_not_count(tmp_path: Path, params, arguments):
+    helpers = _BINDINGS.format(params=params, arguments=arguments)
+    assert _findings(tmp_path, helpers=helpers) == [("helpers.py", 5, 25, "SL201")]

@@ -51,6 +51,7 @@ class ProjectIndex:
         self._fanout: dict[int, int] | None = None
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._number_parameters: frozenset[tuple[FunctionId, str]] | None = None
+        self._loose_classes: frozenset[ClassId] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
@@ -410,12 +411,34 @@ class ProjectIndex:
 
     def _runs_unseen(self, fid: FunctionId) -> bool:
         """Whether ``fid`` may run from a call the index does not see: the project passes a
-        function of its name as a value. Not asked of a module's ``forward``/``__call__``:
-        ``forward`` is handed about generically, and the attributes that hold modules are
-        passed to ``exists(self.bias)``-style tests everywhere; as for host parameters,
-        the calls the index resolves decide."""
-        name = fid[1].rpartition(".")[2]
-        return name not in ("forward", "__call__") and name in self.passed_as_values()
+        function of its name as a value, or, for a module's ``forward``/``__call__``, builds
+        an instance the index cannot follow (see :meth:`_instances_followed`). (Not the
+        passed-as-value test for those: ``forward`` is handed about generically, and the
+        attributes that hold modules are passed to ``exists(self.bias)``-style tests everywhere.)"""
+        owner, _, name = fid[1].rpartition(".")
+        if name in ("forward", "__call__"):
+            return not self._instances_followed((fid[0], owner))
+        return name in self.passed_as_values()
+
+    def _instances_followed(self, cid: ClassId) -> bool:
+        """Every instance of the class, or of a project subclass, that the project builds is
+        held by a module attribute (``self.bias = Bias(4)``, ``... if flag else None``):
+        ``self.bias(...)`` is then a call the index resolves. An instance built into an
+        ``nn.ModuleList``/``nn.Sequential``/dict, handed to a wrapper (``DDP(...)``,
+        ``torch.compile(...)``) or kept in a local runs from calls it does not resolve
+        (``for block in self.blocks: block(x)``)."""
+        if self._loose_classes is None:
+            loose: set[ClassId] = set()
+            for key, entry in self.entries.items():
+                for function in entry.summary.functions.values():
+                    for call in function.calls:
+                        if call.held_by_attribute:
+                            continue
+                        kind, found, qualname = self.resolve_dotted(key, function.qualname, call.target)
+                        if kind == "class" and found is not None and qualname is not None:
+                            loose.add((found, qualname))
+            self._loose_classes = frozenset(loose)
+        return not any(built in self._loose_classes for built in [cid, *self.subclasses(cid)])
 
     def _parameters_every_call_passes(self, field: str, ignored: Callable[[str], bool]) -> frozenset[tuple[FunctionId, str]]:
         """Parameters that every plain project call site (at least one) passes an argument
@@ -436,15 +459,22 @@ class ProjectIndex:
                 params = params[1:]
             for position, name in enumerate(params):
                 if name in function.kept_params:
-                    candidates.append((callee, position, name, [call for call, _plain in sites]))
+                    # how a call passes it: a position (not for a keyword-only parameter,
+                    # which ``f(x, *rest, n)`` lists after ``x``), its name (not for a
+                    # positional-only one: ``n=`` then goes to ``**kwargs``)
+                    wheres = (
+                        *(() if name in function.keyword_only else (position,)),
+                        *(() if name in function.positional_only else (name,)),
+                    )
+                    candidates.append((callee, wheres, name, [call for call, _plain in sites]))
         found: set[tuple[FunctionId, str]] = set()
         changed = True
         while changed:
             changed = False
-            for callee, position, name, sites in candidates:
+            for callee, wheres, name, sites in candidates:
                 if (callee, name) in found:
                     continue
-                if all(self._passes(getattr(call, field), call, owners[id(call)], position, name, found) for call in sites):
+                if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found) for call in sites):
                     found.add((callee, name))
                     changed = True
         return frozenset(found)
@@ -464,10 +494,10 @@ class ProjectIndex:
         return self._owners
 
     @staticmethod
-    def _passes(listed: tuple[int | str, ...], call: CallSite, owner: FunctionId, position: int, name: str, found) -> bool:
-        """The call's argument for the parameter is among ``listed``, or forwards a parameter
-        of the caller that is in ``found``."""
-        for where in (position, name):
+    def _passes(listed: tuple[int | str, ...], call: CallSite, owner: FunctionId, wheres: tuple[int | str, ...], found) -> bool:
+        """The call's argument for the parameter (passed at one of ``wheres``: its position,
+        its name) is among ``listed``, or forwards a parameter of the caller that is in ``found``."""
+        for where in wheres:
             if where in listed:
                 return True
             for forwarded_where, param in call.forwarded:

@@ -64,7 +64,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -136,6 +136,9 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: Which arguments are visibly Python numbers (``n`` of ``b, n = x.shape[:2]``), see
     #: :mod:`synclint.project.numbers`: positions, and keyword names.
     number_args: tuple[int | str, ...] = ()
+    #: The call is the value of ``self.attr = ...`` (``Head(...)``, or ``Head(...) if flag
+    #: else None``): when it builds a module, the index resolves the calls of the instance.
+    held_by_attribute: bool = False
 
 
 class Region(NamedTuple):
@@ -182,8 +185,11 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
-    #: Parameters only a keyword can pass (after ``*`` or ``*args``), for the guards' parameters.
+    #: Parameters only a keyword can pass (after ``*`` or ``*args``): no position binds them.
     keyword_only: frozenset[str] = frozenset()
+    #: Parameters only a position can pass (before ``/``): a keyword of their name goes to
+    #: ``**kwargs``, if anywhere.
+    positional_only: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -515,7 +521,8 @@ class _Builder:
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
-            summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
+        summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
+        summary.positional_only = frozenset(arg.arg for arg in args.posonlyargs)
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
@@ -613,6 +620,8 @@ class _CallWalker:
         self.arguments = arguments
         #: Locals that only ever hold Python numbers (see :mod:`synclint.project.numbers`).
         self.numbers = numbers
+        #: The calls that are the value of a ``self.attr = ...`` statement (by identity).
+        self.held: set[int] = set()
         #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
         self.rearmed = rearmed
         self.owner = owner
@@ -667,6 +676,10 @@ class _CallWalker:
         self._statement(node, depth)
 
     def _statement(self, node: ast.stmt, depth: int) -> None:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attribute(node.targets[0]):
+            built = _built_or_none(node.value)
+            if built is not None:
+                self.held.add(id(built))
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(node, ast.While):
                 loader = next_batch_loader(node, self.loaders)
@@ -860,7 +873,8 @@ class _CallWalker:
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
-        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers))
+        self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
+                                         id(node) in self.held))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
@@ -971,6 +985,10 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return all(value is not None and _host_expression(value, host_names) for value in returns)
 
 
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def _built_or_none(value: ast.AST | None) -> ast.Call | None:
     """The call that builds the attribute's value: ``Head(...)``, or the call of
     ``Head(...) if flag else None`` (either order): when set at all, it is that."""
@@ -1013,7 +1031,7 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
         value = current.value
         for target in targets:
-            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            if not _is_self_attribute(target):
                 continue
             attr = target.attr
             built = _built_or_none(value)
