@@ -213,3 +213,27 @@ def forward(x):
 def test_a_number_bound_to_another_parameter_does_not_count(tmp_path: Path, params, arguments):
     helpers = _BINDINGS.format(params=params, arguments=arguments)
     assert _findings(tmp_path, helpers=helpers) == [("helpers.py", 5, 25, "SL201")]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "checkpoint(self.bias, x.sum(), device)",
+        "functools.partial(self.bias, device=device)(x.sum())",
+        "[self.bias][0](x.sum(), device)",
+    ],
+    ids=["checkpoint", "partial", "container"],
+)
+def test_an_attribute_handed_on_keeps_the_finding(tmp_path: Path, call):
+    # Whoever receives ``self.bias`` calls it with what no resolved call shows.
+    attention = "import functools\nfrom torch.utils.checkpoint import checkpoint\n" + _LOOSE_INSTANCES.format(
+        more="", calls=f"out = out + {call}.sum()"
+    )
+    assert _findings(tmp_path, bias=_BIAS, attention=attention) == [("bias.py", 11, 26, "SL201")]
+
+
+def test_an_attribute_only_tested_is_not_handed_on(tmp_path: Path):
+    attention = "def exists(v):\n    return v is not None\n\n\n" + _ATTENTION.format(size="n").replace(
+        "if self.bias is not None:", "if exists(self.bias) and not isinstance(self.bias, nn.Identity):"
+    )
+    assert _findings(tmp_path, bias=_BIAS, attention=attention) == []

@@ -426,10 +426,17 @@ class ProjectIndex:
         ``self.bias(...)`` is then a call the index resolves. An instance built into an
         ``nn.ModuleList``/``nn.Sequential``/dict, handed to a wrapper (``DDP(...)``,
         ``torch.compile(...)``) or kept in a local runs from calls it does not resolve
-        (``for block in self.blocks: block(x)``)."""
+        (``for block in self.blocks: block(x)``); so does one whose attribute is handed on
+        (``checkpoint(self.bias, x)``, see :attr:`FileSummary.handed_attributes`)."""
         if self._loose_classes is None:
             loose: set[ClassId] = set()
+            handed = frozenset().union(*(entry.summary.handed_attributes for entry in self.entries.values()))
             for key, entry in self.entries.items():
+                for class_name, klass in entry.summary.classes.items():
+                    for attr in handed.intersection(klass.module_attrs):
+                        held = self.module_attr_class(key, class_name, attr)
+                        if held is not None:
+                            loose.add(held)
                 for function in entry.summary.functions.values():
                     for call in function.calls:
                         if call.held_by_attribute:

@@ -61,7 +61,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
-from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
+from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values, self_attributes_handed_on
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
 SUMMARY_VERSION = 16
@@ -219,6 +219,9 @@ class FileSummary:
     #: Names of what it passes as values, to be called elsewhere (``checkpoint(self._inner, x)``):
     #: see :mod:`synclint.project.value_references`.
     passed_as_values: frozenset[str] = frozenset()
+    #: Attributes of ``self`` its methods hand on as values (``checkpoint(self.block, x)``),
+    #: see :func:`synclint.project.value_references.self_attributes_handed_on`.
+    handed_attributes: frozenset[str] = frozenset()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -240,7 +243,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
     except RecursionError:
         return None
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values))
+                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes))
 
 
 def is_test_file(path: str) -> bool:
@@ -434,6 +437,8 @@ class _Builder:
         self.redefined: list[FunctionSummary] = []
         #: See :attr:`FileSummary.passed_as_values`.
         self.passed_as_values: set[str] = set()
+        #: See :attr:`FileSummary.handed_attributes`.
+        self.handed_attributes: set[str] = set()
         self._tree: ast.Module | None = None
         self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
@@ -513,6 +518,8 @@ class _Builder:
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
+        if cls is not None:
+            self.handed_attributes.update(self_attributes_handed_on(function_nodes(node)))
         if handed_to_a_decorator(node):
             self.passed_as_values.add(node.name)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))

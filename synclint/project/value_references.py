@@ -62,6 +62,56 @@ def names_passed_as_values(nodes: Iterable[ast.AST], nested: Iterable[ast.AST]) 
     return found
 
 
+def self_attributes_handed_on(nodes: Iterable[ast.AST]) -> set[str]:
+    """The attributes of ``self`` that a scope's own ``nodes`` hand on as values: an
+    argument of a call (``checkpoint(self.block, x)``, ``functools.partial(self.block,
+    n)``, ``torch.compile(self.block)``), an assigned, returned or yielded value, or an
+    element of a container (``nn.ModuleList([self.block])``). Whoever receives a module so
+    calls it with arguments no call the index reads shows. A call whose result is only
+    tested (``if exists(self.bias):``, ``isinstance(self.head, nn.Linear) and ...``) reads
+    the attribute without calling it, and is left out."""
+    tested: set[int] = set()
+    for node in nodes:
+        kind = type(node)
+        if kind in (ast.If, ast.While, ast.IfExp, ast.Assert):
+            _tested_calls(node.test, tested)
+        elif kind in (ast.BoolOp, ast.Compare) or (kind is ast.UnaryOp and isinstance(node.op, ast.Not)):
+            _tested_calls(node, tested)
+    found: set[str] = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Call:
+            values = [] if id(node) in tested else [*node.args, *(keyword.value for keyword in node.keywords)]
+        elif kind in _VALUE_HOLDERS:
+            values = [node.value]
+        elif kind in _CONTAINERS:
+            values = node.elts
+        elif kind is ast.Dict:
+            values = node.values
+        else:
+            continue
+        for value in values:
+            if isinstance(value, ast.Starred):
+                value = value.value
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+                found.add(value.attr)
+    return found
+
+
+def _tested_calls(node: ast.AST, tested: set[int]) -> None:
+    """The calls whose result ``node``, a truth value, only tests or compares."""
+    if isinstance(node, ast.Call):
+        tested.add(id(node))
+    elif isinstance(node, ast.BoolOp):
+        for value in node.values:
+            _tested_calls(value, tested)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        _tested_calls(node.operand, tested)
+    elif isinstance(node, ast.Compare):
+        for value in (node.left, *node.comparators):
+            _tested_calls(value, tested)
+
+
 def handed_to_a_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A decorator other than those that pass the arguments on as they are wraps ``node``."""
     return any(_decorator_name(decorator) not in _TRANSPARENT_DECORATORS for decorator in node.decorator_list)
