@@ -237,3 +237,14 @@ def test_an_attribute_only_tested_is_not_handed_on(tmp_path: Path):
         "if self.bias is not None:", "if exists(self.bias) and not isinstance(self.bias, nn.Identity):"
     )
     assert _findings(tmp_path, bias=_BIAS, attention=attention) == []
+
+
+def test_a_second_class_assigned_to_the_attribute_is_not_followed(tmp_path: Path):
+    # ``self.other`` resolves to the first class assigned (``Plain``): the ``Bias`` assigned
+    # later runs from ``self.other(x.sum(), device)`` too, which the index gives to ``Plain``.
+    bias = _BIAS + "\n\nclass Plain(nn.Module):\n    def forward(self, t, device):\n        return t\n"
+    attention = _LOOSE_INSTANCES.format(
+        more="self.other = Plain()\n\n    def use_bias(self):\n        self.other = Bias(8)",
+        calls="out = out + self.other(x.sum(), device).sum()",
+    ).replace("from bias import Bias", "from bias import Bias, Plain")
+    assert _findings(tmp_path, bias=bias, attention=attention) == [("bias.py", 11, 26, "SL201")]

@@ -422,8 +422,10 @@ class ProjectIndex:
 
     def _instances_followed(self, cid: ClassId) -> bool:
         """Every instance of the class, or of a project subclass, that the project builds is
-        held by a module attribute (``self.bias = Bias(4)``, ``... if flag else None``):
-        ``self.bias(...)`` is then a call the index resolves. An instance built into an
+        held by a module attribute (``self.bias = Bias(4)``, ``... if flag else None``) that
+        the index takes for an instance of that class (:meth:`module_attr_class`: not the
+        second class a method assigns to the attribute): ``self.bias(...)`` is then a call
+        it resolves. An instance built into an
         ``nn.ModuleList``/``nn.Sequential``/dict, handed to a wrapper (``DDP(...)``,
         ``torch.compile(...)``) or kept in a local runs from calls it does not resolve
         (``for block in self.blocks: block(x)``); so does one whose attribute is handed on
@@ -439,11 +441,15 @@ class ProjectIndex:
                             loose.add(held)
                 for function in entry.summary.functions.values():
                     for call in function.calls:
-                        if call.held_by_attribute:
-                            continue
                         kind, found, qualname = self.resolve_dotted(key, function.qualname, call.target)
-                        if kind == "class" and found is not None and qualname is not None:
-                            loose.add((found, qualname))
+                        if kind != "class" or found is None or qualname is None:
+                            continue
+                        built = (found, qualname)
+                        held = call.held_by and function.cls is not None and (
+                            self.module_attr_class(key, function.cls, call.held_by) == built
+                        )
+                        if not held:
+                            loose.add(built)
             self._loose_classes = frozenset(loose)
         return not any(built in self._loose_classes for built in [cid, *self.subclasses(cid)])
 

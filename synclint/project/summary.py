@@ -64,7 +64,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values, self_attributes_handed_on
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -136,9 +136,10 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: Which arguments are visibly Python numbers (``n`` of ``b, n = x.shape[:2]``), see
     #: :mod:`synclint.project.numbers`: positions, and keyword names.
     number_args: tuple[int | str, ...] = ()
-    #: The call is the value of ``self.attr = ...`` (``Head(...)``, or ``Head(...) if flag
-    #: else None``): when it builds a module, the index resolves the calls of the instance.
-    held_by_attribute: bool = False
+    #: ``attr`` when the call is the value of ``self.attr = ...`` (``Head(...)``, or
+    #: ``Head(...) if flag else None``), else "": when it builds the module the index takes
+    #: ``self.attr`` for, the index resolves the instance's calls.
+    held_by: str = ""
 
 
 class Region(NamedTuple):
@@ -627,8 +628,8 @@ class _CallWalker:
         self.arguments = arguments
         #: Locals that only ever hold Python numbers (see :mod:`synclint.project.numbers`).
         self.numbers = numbers
-        #: The calls that are the value of a ``self.attr = ...`` statement (by identity).
-        self.held: set[int] = set()
+        #: The calls that are the value of a ``self.attr = ...`` statement (by identity): ``attr``.
+        self.held: dict[int, str] = {}
         #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
         self.rearmed = rearmed
         self.owner = owner
@@ -686,7 +687,7 @@ class _CallWalker:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attribute(node.targets[0]):
             built = _built_or_none(node.value)
             if built is not None:
-                self.held.add(id(built))
+                self.held[id(built)] = node.targets[0].attr
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(node, ast.While):
                 loader = next_batch_loader(node, self.loaders)
@@ -881,7 +882,7 @@ class _CallWalker:
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
-                                         id(node) in self.held))
+                                         self.held.get(id(node), "")))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
