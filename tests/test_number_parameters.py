@@ -216,18 +216,22 @@ def test_a_number_bound_to_another_parameter_does_not_count(tmp_path: Path, para
 
 
 @pytest.mark.parametrize(
-    "call",
+    "calls",
     [
-        "checkpoint(self.bias, x.sum(), device)",
-        "functools.partial(self.bias, device=device)(x.sum())",
-        "[self.bias][0](x.sum(), device)",
+        "out = out + checkpoint(self.bias, x.sum(), device).sum()",
+        "out = out + functools.partial(self.bias, device=device)(x.sum()).sum()",
+        "out = out + [self.bias][0](x.sum(), device).sum()",
+        "out = out + getattr(self, 'bias')(x.sum(), device).sum()",
+        "out = out + (lambda t: self.bias(t.sum(), device))(x).sum()",
+        "def inner(t):\n            return self.bias(t.sum(), device)\n        out = out + checkpoint(inner, x).sum()",
     ],
-    ids=["checkpoint", "partial", "container"],
+    ids=["checkpoint", "partial", "container", "getattr", "lambda", "nested-function"],
 )
-def test_an_attribute_handed_on_keeps_the_finding(tmp_path: Path, call):
-    # Whoever receives ``self.bias`` calls it with what no resolved call shows.
+def test_an_attribute_handed_on_keeps_the_finding(tmp_path: Path, calls):
+    # Whoever receives ``self.bias`` (or runs the nested scope) calls it with what no
+    # resolved call shows.
     attention = "import functools\nfrom torch.utils.checkpoint import checkpoint\n" + _LOOSE_INSTANCES.format(
-        more="", calls=f"out = out + {call}.sum()"
+        more="", calls=calls
     )
     assert _findings(tmp_path, bias=_BIAS, attention=attention) == [("bias.py", 11, 26, "SL201")]
 

@@ -61,10 +61,15 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
-from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values, self_attributes_handed_on
+from synclint.project.value_references import (
+    handed_to_a_decorator,
+    names_passed_as_values,
+    self_attributes_called_within,
+    self_attributes_handed_on,
+)
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 17
+SUMMARY_VERSION = 18
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -521,6 +526,7 @@ class _Builder:
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
         if cls is not None:
             self.handed_attributes.update(self_attributes_handed_on(function_nodes(node)))
+            self.handed_attributes.update(self_attributes_called_within(nested_scopes(node)))
         if handed_to_a_decorator(node):
             self.passed_as_values.add(node.name)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))

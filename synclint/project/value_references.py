@@ -81,7 +81,11 @@ def self_attributes_handed_on(nodes: Iterable[ast.AST]) -> set[str]:
     for node in nodes:
         kind = type(node)
         if kind is ast.Call:
-            values = [] if id(node) in tested else [*node.args, *(keyword.value for keyword in node.keywords)]
+            if id(node) in tested:
+                continue
+            values = [*node.args, *(keyword.value for keyword in node.keywords)]
+            if _is_getattr_of_self(node):  # ``getattr(self, "bias")(x)``
+                found.add(node.args[1].value)
         elif kind in _VALUE_HOLDERS:
             values = [node.value]
         elif kind in _CONTAINERS:
@@ -93,9 +97,44 @@ def self_attributes_handed_on(nodes: Iterable[ast.AST]) -> set[str]:
         for value in values:
             if isinstance(value, ast.Starred):
                 value = value.value
-            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            if isinstance(value, ast.Attribute) and _is_self(value.value):
                 found.add(value.attr)
     return found
+
+
+def self_attributes_called_within(nested: Iterable[ast.AST]) -> set[str]:
+    """The attributes of ``self`` that the lambdas and functions nested in a method call
+    or hand on (``lambda t: self.bias(t, device)``, ``def inner(t): return self.bias(t)``):
+    they run when, and with what, whoever holds them decides, and the index reads their
+    calls of ``self.bias`` as no method's."""
+    found: set[str] = set()
+    for scope in nested:
+        if isinstance(scope, ast.ClassDef):
+            continue  # its ``self`` is another object
+        nodes = list(walk_nodes(scope.body)) if isinstance(scope, ast.Lambda) else [
+            inner for statement in scope.body for inner in walk_nodes(statement)
+        ]
+        found |= self_attributes_handed_on(nodes)
+        found.update(
+            node.func.attr for node in nodes
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_self(node.func.value)
+        )
+    return found
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_getattr_of_self(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and _is_self(node.args[0])
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    )
 
 
 def _tested_calls(node: ast.AST, tested: set[int]) -> None:
