@@ -252,3 +252,29 @@ def test_a_second_class_assigned_to_the_attribute_is_not_followed(tmp_path: Path
         calls="out = out + self.other(x.sum(), device).sum()",
     ).replace("from bias import Bias", "from bias import Bias, Plain")
     assert _findings(tmp_path, bias=bias, attention=attention) == [("bias.py", 11, 26, "SL201")]
+
+
+_METHOD = """\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def positions(self, n: torch.Tensor, device):
+        return torch.arange(n, device=device)
+
+    def forward(self, x):
+        b, n, device = *x.shape[:2], x.device
+        out = self.positions(n, device).sum()
+        {more}
+        return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "expected"),
+    [("pass", []), ("out = out + getattr(self, 'positions')(x.sum(), device).sum()", [("attention.py", 7, 29, "SL201")])],
+    ids=["resolved-calls-only", "getattr"],
+)
+def test_a_method_read_with_getattr_keeps_the_finding(tmp_path: Path, more, expected):
+    assert _findings(tmp_path, attention=_METHOD.format(more=more)) == expected

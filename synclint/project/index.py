@@ -52,6 +52,7 @@ class ProjectIndex:
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._number_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._loose_classes: frozenset[ClassId] | None = None
+        self._handed_attributes: frozenset[str] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
@@ -418,7 +419,15 @@ class ProjectIndex:
         owner, _, name = fid[1].rpartition(".")
         if name in ("forward", "__call__"):
             return not self._instances_followed((fid[0], owner))
-        return name in self.passed_as_values()
+        return name in self.passed_as_values() or name in self.handed_attributes()
+
+    def handed_attributes(self) -> frozenset[str]:
+        """Attributes of ``self`` any file hands on, or calls from a nested scope (see
+        :attr:`FileSummary.handed_attributes`): a method or module they name may run with
+        arguments no resolved call shows (``getattr(self, "positions")(t)``)."""
+        if self._handed_attributes is None:
+            self._handed_attributes = frozenset().union(*(entry.summary.handed_attributes for entry in self.entries.values()))
+        return self._handed_attributes
 
     def _instances_followed(self, cid: ClassId) -> bool:
         """Every instance of the class, or of a project subclass, that the project builds is
@@ -432,7 +441,7 @@ class ProjectIndex:
         (``checkpoint(self.bias, x)``, see :attr:`FileSummary.handed_attributes`)."""
         if self._loose_classes is None:
             loose: set[ClassId] = set()
-            handed = frozenset().union(*(entry.summary.handed_attributes for entry in self.entries.values()))
+            handed = self.handed_attributes()
             for key, entry in self.entries.items():
                 for class_name, klass in entry.summary.classes.items():
                     for attr in handed.intersection(klass.module_attrs):
