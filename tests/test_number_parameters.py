@@ -278,3 +278,45 @@ class Attention(nn.Module):
 )
 def test_a_method_read_with_getattr_keeps_the_finding(tmp_path: Path, more, expected):
     assert _findings(tmp_path, attention=_METHOD.format(more=more)) == expected
+
+
+_SUBCLASS_BUILDS = """\
+from torch import nn
+
+from bias import Bias, Plain
+
+
+class Base(nn.Module):
+    {base_init}
+    def forward(self, x):
+        return self.bias(x.sum(), x.device)
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.bias = Bias(4)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.b = Bias(4)
+
+    def forward(self, x):
+        b, n, device = *x.shape[:2], x.device
+        return self.b(n, device).sum()
+"""
+
+
+@pytest.mark.parametrize(
+    "base_init",
+    ["", "def __init__(self):\n        super().__init__()\n        self.bias = Plain()\n\n"],
+    ids=["base-builds-nothing", "base-builds-another-class"],
+)
+def test_an_attribute_a_subclass_builds_for_a_base_class_call_keeps_the_finding(tmp_path: Path, base_init):
+    # On a ``Child``, ``Base.forward``'s ``self.bias(x.sum(), ...)`` runs ``Bias``: a call the
+    # index resolves to nothing, or to ``Plain``.
+    bias = _BIAS + "\n\nclass Plain(nn.Module):\n    def forward(self, t, device):\n        return t\n"
+    attention = _SUBCLASS_BUILDS.format(base_init=base_init)
+    assert _findings(tmp_path, bias=bias, attention=attention) == [("bias.py", 11, 26, "SL201")]

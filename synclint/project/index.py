@@ -421,6 +421,25 @@ class ProjectIndex:
             return not self._instances_followed((fid[0], owner))
         return name in self.passed_as_values() or name in self.handed_attributes()
 
+    def _attributes_held_otherwise(self, key: str, class_name: str, calls: list[CallSite]) -> set[ClassId]:
+        """The classes a subclass builds for an attribute that a method of ``class_name``
+        calls (``self.bias(x)``) as something else, or as nothing the index knows: on an
+        instance of the subclass, that call runs the subclass's module, unresolved."""
+        found: set[ClassId] = set()
+        subclasses = self.subclasses((key, class_name))
+        if not subclasses:
+            return found
+        for call in calls:
+            head, _, attr = call.target.partition(".")
+            if head != "self" or not attr or "." in attr:
+                continue
+            resolved = self.module_attr_class(key, class_name, attr)
+            for sub in subclasses:
+                held = self.module_attr_class(sub[0], sub[1], attr)
+                if held is not None and held != resolved:
+                    found.add(held)
+        return found
+
     def handed_attributes(self) -> frozenset[str]:
         """Attributes of ``self`` any file hands on, or calls from a nested scope (see
         :attr:`FileSummary.handed_attributes`): a method or module they name may run with
@@ -438,7 +457,8 @@ class ProjectIndex:
         ``nn.ModuleList``/``nn.Sequential``/dict, handed to a wrapper (``DDP(...)``,
         ``torch.compile(...)``) or kept in a local runs from calls it does not resolve
         (``for block in self.blocks: block(x)``); so does one whose attribute is handed on
-        (``checkpoint(self.bias, x)``, see :attr:`FileSummary.handed_attributes`)."""
+        (``checkpoint(self.bias, x)``, see :attr:`FileSummary.handed_attributes`), or that a
+        base class calls under another class's name (:meth:`_attributes_held_otherwise`)."""
         if self._loose_classes is None:
             loose: set[ClassId] = set()
             handed = self.handed_attributes()
@@ -459,6 +479,8 @@ class ProjectIndex:
                         )
                         if not held:
                             loose.add(built)
+                    if function.cls is not None:
+                        loose.update(self._attributes_held_otherwise(key, function.cls, function.calls))
             self._loose_classes = frozenset(loose)
         return not any(built in self._loose_classes for built in [cid, *self.subclasses(cid)])
 
