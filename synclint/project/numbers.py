@@ -27,6 +27,9 @@ _NUMBER_BUILTINS = frozenset({"len", "int", "float", "round"})
 _NUMBER_METHODS = frozenset({"dim", "ndimension", "numel", "nelement", "element_size", "item", "size"})
 _SIZE_ATTRIBUTES = frozenset({"ndim"})
 _SHAPE_ATTRIBUTE = "shape"
+#: Nodes other than a ``Name`` that bind names (:func:`names_bound_by`).
+_OTHER_BINDERS = frozenset({ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                            ast.MatchAs, ast.MatchStar, ast.MatchMapping})
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
@@ -117,36 +120,40 @@ def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
     *x.shape[:2], x.device``, ``m = n * 2``. Parameters (the caller decides what they
     hold), ``global``/``nonlocal`` names and names bound any other way (a loop target,
     ``with ... as``, a walrus) are not."""
-    own_nodes = function_nodes(function)
-    args = function.args
-    excluded = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
-    for node in own_nodes:
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            excluded.update(node.names)
+    # One pass over the function's nodes (every function of a project passes here): the
+    # plain and tuple assignments, and how often each name is bound by anything at all.
     assignments: list[tuple[str, ast.AST | None, ast.AST, list[ast.expr]]] = []
-    bound: set[str] = set()
-    for node in own_nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                assignments.append((target.id, node.value, node.value, []))
-            elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(t, ast.Starred) for t in target.elts):
-                for name, _ in _unpacked(target.elts, node.value, ()):
-                    assignments.append((name, None, node.value, target.elts))
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            assignments.append((node.target.id, node.value, node.value, []))
-        bound.update(names_bound_by(node))
+    stores: dict[str, int] = {}
+    excluded: set[str] = set()
+    for node in function_nodes(function):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:  # a Store (or Del) of the name
+                stores[node.id] = stores.get(node.id, 0) + 1
+        elif kind is ast.Assign:
+            if len(node.targets) == 1:
+                target = node.targets[0]
+                if type(target) is ast.Name:
+                    assignments.append((target.id, node.value, node.value, []))
+                elif type(target) in (ast.Tuple, ast.List) and not any(type(t) is ast.Starred for t in target.elts):
+                    assignments += [(name, None, node.value, target.elts) for name, _ in _unpacked(target.elts, node.value, ())]
+        elif kind is ast.AugAssign:
+            if type(node.target) is ast.Name:
+                assignments.append((node.target.id, node.value, node.value, []))
+        elif kind in (ast.Global, ast.Nonlocal):
+            excluded.update(node.names)
+        elif kind in _OTHER_BINDERS:
+            for name in names_bound_by(node):
+                stores[name] = stores.get(name, 0) + 1
+    if not assignments:
+        return frozenset()
+    args = function.args
+    excluded.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a)
     by_name: dict[str, int] = {}
     for name, *_ in assignments:
         by_name[name] = by_name.get(name, 0) + 1
-    # A name bound once by a plain or tuple assignment per Store node: every Store is one
-    # of the assignments above, or the name is out.
-    stores: dict[str, int] = {}
-    for node in own_nodes:
-        for name in names_bound_by(node):
-            stores[name] = stores.get(name, 0) + 1
-    candidates = {name for name in bound if stores.get(name) == by_name.get(name)} - excluded
-    numbers = set(candidates)
+    # Every binding of the name is one of the assignments above, or the name is out.
+    numbers = {name for name, count in by_name.items() if stores.get(name) == count and name not in excluded}
     changed = True
     while changed:  # drop, to a fixpoint, the names one of whose values is not a number
         changed = False

@@ -71,35 +71,35 @@ def self_attributes_handed_on(nodes: Iterable[ast.AST]) -> set[str]:
     tested (``if exists(self.bias):``, ``isinstance(self.head, nn.Linear) and ...``) reads
     the attribute without calling it, and is left out."""
     tested: set[int] = set()
-    for node in nodes:
+    handed: list[tuple[int, str]] = []  # (the call it is an argument of, or 0; the attribute)
+    for node in nodes:  # one pass: every method of a project passes here
         kind = type(node)
-        if kind in (ast.If, ast.While, ast.IfExp, ast.Assert):
+        if kind is ast.Call:
+            if _is_getattr_of_self(node):  # ``getattr(self, "bias")(x)``
+                handed.append((id(node), node.args[1].value))
+            if node.args:
+                _add_self_attributes(handed, id(node), node.args)
+            if node.keywords:
+                _add_self_attributes(handed, id(node), [keyword.value for keyword in node.keywords])
+        elif kind in _VALUE_HOLDERS:
+            _add_self_attributes(handed, 0, (node.value,))
+        elif kind in _CONTAINERS:
+            _add_self_attributes(handed, 0, node.elts)
+        elif kind is ast.Dict:
+            _add_self_attributes(handed, 0, node.values)
+        elif kind in (ast.If, ast.While, ast.IfExp, ast.Assert):
             _tested_calls(node.test, tested)
         elif kind in (ast.BoolOp, ast.Compare) or (kind is ast.UnaryOp and isinstance(node.op, ast.Not)):
             _tested_calls(node, tested)
-    found: set[str] = set()
-    for node in nodes:
-        kind = type(node)
-        if kind is ast.Call:
-            if id(node) in tested:
-                continue
-            values = [*node.args, *(keyword.value for keyword in node.keywords)]
-            if _is_getattr_of_self(node):  # ``getattr(self, "bias")(x)``
-                found.add(node.args[1].value)
-        elif kind in _VALUE_HOLDERS:
-            values = [node.value]
-        elif kind in _CONTAINERS:
-            values = node.elts
-        elif kind is ast.Dict:
-            values = node.values
-        else:
-            continue
-        for value in values:
-            if isinstance(value, ast.Starred):
-                value = value.value
-            if isinstance(value, ast.Attribute) and _is_self(value.value):
-                found.add(value.attr)
-    return found
+    return {attr for call, attr in handed if call not in tested}
+
+
+def _add_self_attributes(handed: list[tuple[int, str]], call: int, values) -> None:
+    for value in values:
+        if type(value) is ast.Starred:
+            value = value.value
+        if type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":
+            handed.append((call, value.attr))
 
 
 def self_attributes_called_within(nested: Iterable[ast.AST]) -> set[str]:
