@@ -26,7 +26,8 @@ from synclint.project.summary import FileSummary, FunctionSummary
 class FileFacts:
     #: (first line, last line, qualname, context) of every function, sorted by first line.
     functions: tuple[tuple[int, int, str, Context], ...] = ()
-    #: (first line, last line, context) of loops over batches (hot) and quiet blocks (cold).
+    #: (first line, last line, context) of loops over batches (hot), and quiet blocks and
+    #: module code that runs once (cold).
     regions: tuple[tuple[int, int, Context], ...] = ()
     #: class qualname -> attributes holding host tensors (``device="cpu"``, ``.cpu()``).
     host_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
