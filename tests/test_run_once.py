@@ -124,3 +124,25 @@ def test_a_file_cold_as_a_whole_keeps_its_reason(tmp_path: Path):
         ("SL201", None, 4, 7, "cold", "test or benchmark code"),
     ]
     assert lint_paths([script], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False)) == []
+
+
+def test_match_and_with_blocks_run_once_unless_in_a_loop():
+    source = textwrap.dedent("""\
+        import torch
+        x = torch.ones(2, device="cuda")
+        match x.sum().item():
+            case 0 if x.max().item() > 1:
+                print(x.cpu())
+            case _:
+                with torch.no_grad():
+                    for i in range(2):
+                        print(x[i].item())
+                    print(x.tolist())
+        """)
+    assert _rows(check_source(source, "m.py", include_cold=True)) == [
+        ("SL201", None, 3, 7, "cold", MODULE_CODE),  # the subject
+        ("SL201", None, 4, 15, "cold", MODULE_CODE),  # a guard
+        ("SL201", None, 5, 15, "cold", MODULE_CODE),
+        ("SL201", None, 9, 23, "unknown", ""),
+        ("SL201", None, 10, 19, "cold", MODULE_CODE),
+    ]

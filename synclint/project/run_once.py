@@ -72,7 +72,7 @@ def _statement(node: ast.stmt, why: str) -> Iterator[tuple[int, int, str]]:
     elif _MATCH and isinstance(node, _MATCH):
         yield from _header([node.subject], node.cases[0].body, why)
         for case in node.cases:
-            yield from _header([case.pattern, case.guard], case.body, why)
+            yield from _header([case.guard], case.body, why)
             yield from _block(case.body, why)
     elif not _holds_a_lambda(node):
         yield node.lineno, node.end_lineno or node.lineno, why
