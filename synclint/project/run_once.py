@@ -30,13 +30,13 @@ from collections.abc import Iterable, Iterator
 #: Why a module's straight-line code is cold.
 MODULE_CODE = "module code outside a loop (runs once)"
 #: Why a class body, and what a definition evaluates, is cold.
-DEFINITION_TIME = "evaluated once, when a class or function is defined (its body, decorators, defaults, base classes)"
+DEFINITION_TIME = "evaluated once, where a class or function is defined (a class body, decorators, default values, base classes)"
+#: Both: what a module cold as a whole (a test) leaves out, to keep its own reason.
 RUN_ONCE_WHYS = frozenset({MODULE_CODE, DEFINITION_TIME})
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
-_MATCH = (ast.Match,) if hasattr(ast, "Match") else ()
 
 
 def run_once_spans(module: ast.Module) -> Iterator[tuple[int, int, str]]:
@@ -69,7 +69,7 @@ def _statement(node: ast.stmt, why: str) -> Iterator[tuple[int, int, str]]:
     elif isinstance(node, _TRY):
         for block in (node.body, node.orelse, node.finalbody):
             yield from _block(block, why)
-    elif _MATCH and isinstance(node, _MATCH):
+    elif isinstance(node, ast.Match):
         yield from _header([node.subject], node.cases[0].body, why)
         for case in node.cases:
             yield from _header([case.guard], case.body, why)
