@@ -84,7 +84,7 @@ def test_github_annotations(project):
 def test_github_annotation_escapes_commands_and_marks_errors():
     [error] = check_source("def f(:\n", "a,b:c%.py")
     assert annotation(error).startswith("::error file=a%2Cb%3Ac%25.py,")
-    [finding] = check_source("import torch\ntorch.nonzero(m)\n", "x.py")
+    [finding] = check_source("import torch\ndef f(m):\n    return torch.nonzero(m)\n", "x.py")
     assert annotation(replace(finding, message="a\nb%")).endswith("title=SL101::a%0Ab%25")
 
 

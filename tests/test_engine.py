@@ -34,8 +34,8 @@ def test_non_utf8_file_is_sl000(tmp_path):
 
 def test_coding_cookie_is_honoured(tmp_path):
     path = tmp_path / "latin.py"
-    path.write_bytes("# -*- coding: latin-1 -*-\nimport torch\nx = 'caf\xe9'\ny = torch.nonzero(m)\n".encode("latin-1"))
-    assert [(f.code, f.line) for f in check_file(path)] == [("SL101", 4)]
+    path.write_bytes("# -*- coding: latin-1 -*-\nimport torch\nx = 'caf\xe9'\ndef f(m):\n    return torch.nonzero(m)\n".encode("latin-1"))
+    assert [(f.code, f.line) for f in check_file(path)] == [("SL101", 5)]
 
 
 def test_bom_is_accepted(tmp_path):

@@ -33,13 +33,17 @@ def notebook(*cells: dict, **metadata) -> str:
     return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+#: A flagged op in a function a cell defines (a cell's own code outside a loop runs once: cold).
+IN_A_FUNCTION = "def f(m):\n    return torch.nonzero(m)\n"
+
+
 def positions(text: str) -> list[tuple[str, int | None, int, int]]:
     return [(f.code, f.cell, f.line, f.column) for f in check_source(text, "nb.ipynb")]
 
 
 def test_imports_in_an_earlier_cell_resolve_and_locations_are_cell_relative():
-    text = notebook(markdown("# Title"), code("import torch as T\n"), code("x = 1\ny = T.nonzero(m)"))
-    assert positions(text) == [("SL101", 3, 2, 5)]
+    text = notebook(markdown("# Title"), code("import torch as T\n"), code("x = 1\ndef f(m):\n    return T.nonzero(m)"))
+    assert positions(text) == [("SL101", 3, 3, 12)]
 
 
 @pytest.mark.parametrize(
@@ -47,13 +51,13 @@ def test_imports_in_an_earlier_cell_resolve_and_locations_are_cell_relative():
     ["%timeit f()", "!pip install torch", "files = !ls", "x = %env HOME", "T.nonzero?", "??T.nonzero", "x.sum()?"],
 )
 def test_line_magics_are_skipped_and_the_rest_of_the_cell_is_checked(line):
-    text = notebook(code("import torch as T\n"), code(f"for i in r:\n    {line}\ny = T.nonzero(m)\n"))
-    assert positions(text) == [("SL101", 2, 3, 5)]
+    text = notebook(code("import torch as T\n"), code(f"for i in r:\n    {line}\n    y = T.nonzero(m)\n"))
+    assert positions(text) == [("SL101", 2, 3, 9)]
 
 
 def test_cell_magics_skip_the_whole_cell():
-    text = notebook(code("import torch\n"), code("%%bash\necho $((1 + 2))\n"), code("torch.nonzero(m)\n"))
-    assert positions(text) == [("SL101", 3, 1, 1)]
+    text = notebook(code("import torch\n"), code("%%bash\necho $((1 + 2))\n"), code(IN_A_FUNCTION))
+    assert positions(text) == [("SL101", 3, 2, 12)]
 
 
 def test_percent_and_bang_continuing_an_expression_stay_python():
@@ -64,8 +68,8 @@ def test_percent_and_bang_continuing_an_expression_stay_python():
 
 
 def test_a_cell_that_does_not_parse_is_reported_and_the_others_are_checked():
-    text = notebook(code("import torch\n"), code("def f(:\n    pass\n"), code("torch.nonzero(m)\n"))
-    assert positions(text) == [("SL000", 2, 1, 7), ("SL101", 3, 1, 1)]
+    text = notebook(code("import torch\n"), code("def f(:\n    pass\n"), code(IN_A_FUNCTION))
+    assert positions(text) == [("SL000", 2, 1, 7), ("SL101", 3, 2, 12)]
 
 
 def test_invalid_json_and_other_languages():
@@ -76,18 +80,18 @@ def test_invalid_json_and_other_languages():
 
 def test_json_output_has_the_cell_and_text_output_the_cell_location(tmp_path):
     path = tmp_path / "nb.ipynb"
-    path.write_text(notebook(code("import torch\n"), code("torch.nonzero(m)\n")))
+    path.write_text(notebook(code("import torch\n"), code(IN_A_FUNCTION)))
     runner = CliRunner()
     result = runner.invoke(cli, ["check", "--output-format", "json", str(path)])
     assert result.exit_code == 1
     [entry] = json.loads(result.output)
-    assert (entry["cell"], entry["line"], entry["column"]) == (2, 1, 1)
+    assert (entry["cell"], entry["line"], entry["column"]) == (2, 2, 12)
     text = runner.invoke(cli, ["check", str(path)])
-    assert f"{path}:cell_2:1:1: SL101" in text.output
+    assert f"{path}:cell_2:2:12: SL101" in text.output
 
 
 def test_directories_include_notebooks(tmp_path):
-    (tmp_path / "nb.ipynb").write_text(notebook(code("import torch\ntorch.nonzero(m)\n")))
+    (tmp_path / "nb.ipynb").write_text(notebook(code("import torch\n" + IN_A_FUNCTION)))
     result = CliRunner().invoke(cli, ["check", "--output-format", "json", str(tmp_path)])
     assert [e["path"].endswith("nb.ipynb") for e in json.loads(result.output)] == [True]
 

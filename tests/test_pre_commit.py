@@ -96,7 +96,7 @@ def test_check_hook_runs_on_notebooks(project, pre_commit_home):
     notebook = {
         "cells": [
             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["%pip install x\n", "import torch"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["y = x.nonzero()"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["def f(x):\n", "    return x.nonzero()"]},
         ],
         "metadata": {},
         "nbformat": 4,
@@ -105,7 +105,7 @@ def test_check_hook_runs_on_notebooks(project, pre_commit_home):
     (project / "nb.ipynb").write_text(json.dumps(notebook, indent=1))
     result = _run_hook(project, "synclint", "nb.ipynb", home=pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "nb.ipynb:cell_2:1:5: SL101" in result.stdout
+    assert "nb.ipynb:cell_2:2:12: SL101" in result.stdout
 
 
 def test_fix_hook_rewrites_the_file(project, pre_commit_home):

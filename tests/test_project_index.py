@@ -12,7 +12,8 @@ import pytest
 
 from synclint.config import Settings
 from synclint.engine import check_source
-from synclint.project import AT_CALL_SITES, UNREACHED, facts_for_files, facts_for_source
+from synclint.project import AT_CALL_SITES, COLD, UNREACHED, Context, facts_for_files, facts_for_source
+from synclint.project.run_once import MODULE_CODE
 from synclint.runner import RunOptions, lint_files, lint_paths
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "project"
@@ -527,7 +528,7 @@ def test_isinstance_checks_narrow_unions():
 def test_facts_of_a_source_on_its_own():
     facts = facts_for_source("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
     assert facts.context_at(4).kind == "hot"
-    assert facts.context_at(1).kind == "unknown"
+    assert facts.context_at(1) == Context(COLD, MODULE_CODE)  # module code outside a loop: runs once
 
 
 def test_math_named_like_logging_stays_hot():

@@ -17,7 +17,7 @@ TORCH_BODY = "import torch\n\ndef f(x: torch.Tensor):\n    return x.nonzero()\n"
 
 def _odd_files() -> dict[str, bytes]:
     return {
-        "latin1_cookie.py": b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nidx = torch.nonzero(m)\n",
+        "latin1_cookie.py": b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\ndef f(m):\n    return torch.nonzero(m)\n",
         "utf16_no_cookie.py": "import torch\nidx = torch.nonzero(m)\n".encode("utf-16"),
         "utf8_bom.py": codecs.BOM_UTF8 + TORCH_BODY.encode(),
         "bom_and_cookie_mismatch.py": codecs.BOM_UTF8 + b"# coding: latin-1\nx = 1\n",
@@ -26,7 +26,7 @@ def _odd_files() -> dict[str, bytes]:
         "tabs.py": b"import torch\ndef f(x: torch.Tensor):\n\tif x:\n\t\treturn x.item()\n",
         "mixed_tabs_spaces.py": b"def f():\n\tif x:\n        pass\n",
         "form_feed.py": b"import torch\n\x0c\ndef f(x: torch.Tensor):\n    return x.nonzero()\n",
-        "long_line.py": b"import torch\nx = [" + b"1, " * 50_000 + b"]\ny = torch.nonzero(z)\n",
+        "long_line.py": b"import torch\nx = [" + b"1, " * 50_000 + b"]\ndef f(z):\n    return torch.nonzero(z)\n",
         "nested_500_parens.py": b"import torch\nx = " + b"(" * 500 + b"1" + b")" * 500 + b"\n",
         "nested_2000_brackets.py": b"import torch\nx = " + b"[" * 2000 + b"]" * 2000 + b"\n",
         "deep_operators.py": b"import torch\nx = " + b" + ".join([b"a"] * 3000) + b"\n",

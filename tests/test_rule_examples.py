@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from synclint.engine import check_source
+from synclint.project import is_hidden
+from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.rules import ALL_RULES
 
 VALID = [(rule, i, src) for rule in ALL_RULES for i, src in enumerate(rule.VALID)]
@@ -12,7 +14,12 @@ INVALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.INVAL
 
 
 def _positions(source: str, code: str) -> list[tuple[int, int]]:
-    return [(f.line, f.column) for f in check_source(source, "example.py") if f.code == code]
+    """Where ``code`` is shown in ``source``, an example being a fragment of a step: its
+    module-level lines stand for the step's, not for a script's code that runs once."""
+    return [
+        (f.line, f.column) for f in check_source(source, "example.py", include_cold=True)
+        if f.code == code and (not is_hidden(f.context, f.why) or f.why in RUN_ONCE_WHYS)
+    ]
 
 
 @pytest.mark.parametrize(("rule", "index", "source"), VALID, ids=[f"{r.code}-valid-{i}" for r, i, _ in VALID])

@@ -30,7 +30,7 @@ def test_output_does_not_depend_on_jobs():
 
 def test_cache_round_trip_and_invalidation(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("import torch\nidx = torch.nonzero(m)\n")
+    source.write_text("import torch\ndef f(m):\n    return torch.nonzero(m)\n")
     settings = Settings(root=tmp_path)
     options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
     cold = lint_paths([source], settings, options)
@@ -38,14 +38,14 @@ def test_cache_round_trip_and_invalidation(tmp_path):
     assert len(entries) == 1
     assert lint_paths([source], settings, options) == cold
     assert [f.source_line for f in lint_paths([source], settings, options)] == [f.source_line for f in cold]
-    source.write_text("import torch\n\nidx = torch.nonzero(m)\n")  # content changed
-    assert [f.line for f in lint_paths([source], settings, options)] == [3]
+    source.write_text("import torch\n\ndef f(m):\n    return torch.nonzero(m)\n")  # content changed
+    assert [f.line for f in lint_paths([source], settings, options)] == [4]
     assert lint_paths([source], Settings(root=tmp_path, ignore=("SL101",)), options) == []
 
 
 def test_corrupt_entry_is_ignored(tmp_path):
     source = tmp_path / "m.py"
-    source.write_text("import torch\nidx = torch.nonzero(m)\n")
+    source.write_text("import torch\ndef f(m):\n    return torch.nonzero(m)\n")
     settings = Settings(root=tmp_path)
     options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
     cold = lint_paths([source], settings, options)
@@ -136,7 +136,7 @@ def test_positions_inside_classes_and_functions_equal_libcst_positions(monkeypat
 
 def test_check_imports_neither_torch_nor_heavy_modules(tmp_path):
     target = tmp_path / "one.py"
-    target.write_text("import torch\nidx = torch.nonzero(m)\n")
+    target.write_text("import torch\ndef f(m):\n    return torch.nonzero(m)\n")
     program = (
         "import sys, json\n"
         "from click.testing import CliRunner\n"
@@ -156,7 +156,7 @@ def test_internal_errors_are_not_cached(tmp_path, monkeypatch):
     import synclint.engine
 
     source = tmp_path / "m.py"
-    source.write_text("import torch\ny = torch.nonzero(m)\n")
+    source.write_text("import torch\ndef f(m):\n    return torch.nonzero(m)\n")
     options = RunOptions(jobs=1, cache_dir=tmp_path / "cache")
     real = synclint.engine.check_file
 

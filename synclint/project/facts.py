@@ -18,6 +18,7 @@ from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
+from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.summary import FileSummary, FunctionSummary
 
 
@@ -25,7 +26,8 @@ from synclint.project.summary import FileSummary, FunctionSummary
 class FileFacts:
     #: (first line, last line, qualname, context) of every function, sorted by first line.
     functions: tuple[tuple[int, int, str, Context], ...] = ()
-    #: (first line, last line, context) of loops over batches (hot) and quiet blocks (cold).
+    #: (first line, last line, context) of loops over batches (hot), and quiet blocks and
+    #: module code that runs once (cold).
     regions: tuple[tuple[int, int, Context], ...] = ()
     #: class qualname -> attributes holding host tensors (``device="cpu"``, ``.cpu()``).
     host_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -139,12 +141,16 @@ def _reports_at_calls(index: ProjectIndex, contexts, fid, function) -> bool:
     return not context.is_cold or context.why.startswith(("called only", "data pipeline"))
 
 
-def _regions(function: FunctionSummary) -> list[tuple[int, int, Context]]:
-    """The hot and cold blocks the summary found in ``function``."""
+def _regions(function: FunctionSummary, runs_once: bool = True) -> list[tuple[int, int, Context]]:
+    """The hot and cold blocks the summary found in ``function``; without the module's
+    code that runs once unless ``runs_once``: a module cold as a whole (a test, an
+    export tool) keeps that reason, under which even rules that matter wherever the
+    program runs (an unpinned loader) are cold (see :func:`outside_the_program`)."""
     where = "module code" if function.qualname == "<module>" else f"`{function.qualname}`"
     return [
         (region.start, region.end, Context(region.kind, f"{region.why} in {where}" if region.kind == HOT else region.why))
         for region in function.regions
+        if runs_once or region.why not in RUN_ONCE_WHYS
     ]
 
 
@@ -167,9 +173,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
             context = contexts.get((key, qualname), UNKNOWN_CONTEXT)
             if context.is_cold:
                 functions.append((function.line, function.end_line, qualname, context))
+            regions += _regions(function, runs_once=not context.is_cold)
         else:
             functions.append((function.line, function.end_line, qualname, contexts.get((key, qualname), UNKNOWN_CONTEXT)))
-        regions += _regions(function)
+            regions += _regions(function)
         if _reports_at_calls(index, contexts, (key, qualname), function):
             synced_at_callers.update((sync.line, sync.column, sync.code) for sync in function.argument_syncs)
         for call, callee in calls.get((key, qualname), ()):

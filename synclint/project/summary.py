@@ -61,6 +61,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
+from synclint.project.run_once import run_once_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
     names_passed_as_values,
@@ -69,7 +70,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 18
+SUMMARY_VERSION = 19
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -470,6 +471,7 @@ class _Builder:
         nested: list[ast.AST] = []
         self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
         self._body(tree.body, top, prefix="", cls=None, loaders=set())
+        top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree)]
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),

@@ -1,0 +1,99 @@
+"""Code that runs once per run: a module's statements outside its loops.
+
+Python runs a module's top-level statements once per import or script run, and a
+class body (with the decorators, default values and base classes of what it
+defines) once, when the definition runs. A sync there (``print(y.cpu())`` after a
+script's training loop, ``plt.imshow(images[0].cpu())`` in a notebook cell) waits
+for the device once, not every step: cold, like a constructor.
+
+What runs more often keeps the context the index gives it:
+
+* the body of a module-level loop (``for``, ``async for``, ``while``) runs once per
+  pass: a loop over batches is the step itself (a hot region), any other loop is
+  left as it is, with everything nested in it;
+* function and lambda bodies run when called: their own context. A statement that
+  holds a lambda is left whole (a line cannot be split between the two);
+* ``except`` clauses are error paths, cold with that reason already.
+
+The walk recurses into ``if``/``elif``/``else``, ``with``, ``try``/``else``/``finally``,
+``match`` and class bodies (a ``if __name__ == "__main__":`` block holding
+``for batch in loader:`` leaves the loop alone and makes the lines around it cold).
+Spans are whole lines, so a header expression (an ``if`` test, a decorator, a
+default value) is cold only when it ends before its block's first line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+#: Why a module's straight-line code is cold.
+MODULE_CODE = "module code outside a loop (runs once)"
+#: Why a class body, and what a definition evaluates, is cold.
+DEFINITION_TIME = "evaluated once, where a class or function is defined (a class body, decorators, default values, base classes)"
+#: Both: what a module cold as a whole (a test) leaves out, to keep its own reason.
+RUN_ONCE_WHYS = frozenset({MODULE_CODE, DEFINITION_TIME})
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def run_once_spans(module: ast.Module) -> Iterator[tuple[int, int, str]]:
+    """(first line, last line, why) of the module's code that runs once per run."""
+    yield from _block(module.body, MODULE_CODE)
+
+
+def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[tuple[int, int, str]]:
+    for statement in statements:
+        yield from _statement(statement, why)
+
+
+def _statement(node: ast.stmt, why: str) -> Iterator[tuple[int, int, str]]:
+    if isinstance(node, _LOOPS):
+        # The body runs once per pass; the ``else`` once, when the loop ends.
+        yield from _block(node.orelse, why)
+    elif isinstance(node, _FUNCTIONS):
+        arguments = node.args
+        yield from _definition(node, [*node.decorator_list, *arguments.defaults, *arguments.kw_defaults])
+    elif isinstance(node, ast.ClassDef):
+        yield from _definition(node, [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
+        yield from _block(node.body, DEFINITION_TIME)
+    elif isinstance(node, ast.If):
+        yield from _header([node.test], node.body, why)
+        yield from _block(node.body, why)
+        yield from _block(node.orelse, why)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        yield from _header([item.context_expr for item in node.items], node.body, why)
+        yield from _block(node.body, why)
+    elif isinstance(node, _TRY):
+        for block in (node.body, node.orelse, node.finalbody):
+            yield from _block(block, why)
+    elif isinstance(node, ast.Match):
+        yield from _header([node.subject], node.cases[0].body, why)
+        for case in node.cases:
+            yield from _header([case.guard], case.body, why)
+            yield from _block(case.body, why)
+    elif not _holds_a_lambda(node):
+        yield node.lineno, node.end_lineno or node.lineno, why
+
+
+def _definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+                expressions: list[ast.expr | None]) -> Iterator[tuple[int, int, str]]:
+    """What a definition evaluates when it runs, when it can run code (holds a call)."""
+    computed = [e for e in expressions if e is not None and any(isinstance(n, ast.Call) for n in ast.walk(e))]
+    yield from _header(computed, node.body, DEFINITION_TIME)
+
+
+def _header(expressions: Iterable[ast.AST | None], body: list[ast.stmt], why: str) -> Iterator[tuple[int, int, str]]:
+    """Spans of a block's header expressions that end before the block's first line."""
+    for expression in expressions:
+        if expression is None or _holds_a_lambda(expression):
+            continue
+        last = expression.end_lineno or expression.lineno
+        if last < body[0].lineno:
+            yield expression.lineno, last, why
+
+
+def _holds_a_lambda(node: ast.AST) -> bool:
+    return any(isinstance(child, ast.Lambda) for child in ast.walk(node))
