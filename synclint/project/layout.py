@@ -125,13 +125,25 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
     return sorted(_walk(root))
 
 
+#: Configuration files, which may name a class for a framework to build
+#: (Hydra's ``_target_: pkg.losses.FocalLoss``): see :mod:`synclint.project.unnamed_classes`.
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+
+
+def config_files(root: Path) -> list[str]:
+    """The configuration files of the project under ``root``, sorted (skipping the
+    directories :func:`project_files` skips)."""
+    return sorted(os.path.join(directory, name) for directory, name in _walk_names(root, CONFIG_SUFFIXES))
+
+
 def _walk(root: Path) -> Iterator[Path]:
     for directory, name in _walk_names(root):
         yield Path(directory, name)
 
 
-def _walk_names(root: Path) -> Iterator[tuple[str, str]]:
-    """(directory, file name) of each Python file of the project under ``root``."""
+def _walk_names(root: Path, suffixes: str | tuple[str, ...] = ".py") -> Iterator[tuple[str, str]]:
+    """(directory, file name) of each file of the project under ``root`` whose name ends
+    with one of ``suffixes`` (Python files by default)."""
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = [
             d for d in dirnames
@@ -139,5 +151,5 @@ def _walk_names(root: Path) -> Iterator[tuple[str, str]]:
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         ]
         for name in filenames:
-            if name.endswith(".py"):
+            if name.endswith(suffixes):
                 yield directory, name

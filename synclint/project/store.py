@@ -21,7 +21,7 @@ from stat import S_ISREG
 from synclint.collector import collector_paused
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import is_shallow, natural_root, project_files, project_root
+from synclint.project.layout import config_files, is_shallow, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
 
@@ -130,7 +130,12 @@ def _project_facts(
             continue
         data[key] = content
         fresh[key] = (stat.st_size, stat.st_mtime_ns, hashlib.blake2b(content, digest_size=20).hexdigest())
-    state = hashlib.blake2b(repr(sorted((k, v[2]) for k, v in fresh.items())).encode(), digest_size=16).hexdigest()
+    split = root != natural_root(root) or is_shallow(root, root)
+    # Configuration files may name a class (see unnamed_classes): their stats are part of
+    # the state. A piece of a split project never asks them.
+    configs = () if split else tuple(config_files(root))
+    state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(configs))).encode(),
+                            digest_size=16).hexdigest()
     if stale or len(fresh) != len(records):
         _save(base, "files", fresh)
     cached = _load(base, "facts")
@@ -147,12 +152,23 @@ def _project_facts(
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
-    split = root != natural_root(root) or is_shallow(root, root)
-    facts = facts_for_project(ProjectIndex(summaries, root), split=split)
+    facts = facts_for_project(ProjectIndex(summaries, root, configs), split=split)
     if base is not None:  # (without a cache, pickling every file's facts is wasted work)
         _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                           for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}
+
+
+def _stats(paths: Iterable[str]) -> list[tuple[str, int, int]]:
+    """(path, size, mtime) of each of ``paths`` that can be read."""
+    stats = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stats.append((path, stat.st_size, stat.st_mtime_ns))
+    return stats
 
 
 def _summarize_all(

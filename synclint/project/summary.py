@@ -26,6 +26,7 @@ from synclint.project.argument_syncs import (
 )
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
+from synclint.project.mentions import find_reflection, named_outside_themselves, words
 from synclint.project.residency import (
     closure_rebound_names,
     host_names,
@@ -54,6 +55,7 @@ from synclint.project.rare_blocks import (
 from synclint.project.scopes import (
     all_nodes,
     child_nodes,
+    dotted,
     field_values,
     function_nodes,
     nested_scopes,
@@ -63,7 +65,7 @@ from synclint.project.scopes import (
 from synclint.project.value_references import handed_to_a_decorator, names_passed_as_values
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -193,6 +195,11 @@ class ClassSummary:
     module_attrs: dict[str, str] = field(default_factory=dict)
     #: Attributes every assignment of which is a host tensor (``device="cpu"``, ``.cpu()``).
     host_attrs: frozenset[str] = frozenset()
+    #: It has a decorator (which may register it: ``@MODELS.register_module()``).
+    decorated: bool = False
+    #: Its name is spelled in its file outside its own definition (see
+    #: :mod:`synclint.project.mentions`); read for top-level classes only.
+    named_in_file: bool = True
 
 
 @dataclass
@@ -209,6 +216,12 @@ class FileSummary:
     #: Names of what it passes as values, to be called elsewhere (``checkpoint(self._inner, x)``):
     #: see :mod:`synclint.project.value_references`.
     passed_as_values: frozenset[str] = frozenset()
+    #: Every word of the file's text, and the reflection in it that could build a class by
+    #: a computed name (see :mod:`synclint.project.mentions` and
+    #: :mod:`synclint.project.unnamed_classes`).
+    words: frozenset[str] = frozenset()
+    reflection: str | None = None
+    reflected_modules: frozenset[str] = frozenset()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -229,8 +242,13 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
+    top_level = {name: (klass.line, klass.end_line) for name, klass in builder.classes.items() if "." not in name}
+    named = named_outside_themselves(source, top_level)
+    for name in top_level:
+        builder.classes[name].named_in_file = name in named
+    reflection, reflected_modules = find_reflection(source, tree)
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values))
+                       frozenset(builder.passed_as_values), words(source), reflection, reflected_modules)
 
 
 def is_test_file(path: str) -> bool:
@@ -242,21 +260,6 @@ def is_optimizer_class(cls: ClassSummary) -> bool:
     """An optimizer by its name or a base's (``FP16Optimizer``, ``class Lion(Optimizer)``):
     its ``step`` runs once per training step."""
     return bool(_OPTIMIZER_BASE.search(cls.name.rsplit(".", 1)[-1]) or any(_OPTIMIZER_BASE.search(b) for b in cls.bases))
-
-
-def dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
-        parts.append("super")
-    else:
-        return None
-    return ".".join(reversed(parts))
 
 
 def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
@@ -583,7 +586,8 @@ class _Builder:
         methods = tuple(
             s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
-        summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods)
+        summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods,
+                               decorated=bool(node.decorator_list))
         self.classes[name] = summary
         summary.module_attrs, summary.host_attrs = _attributes(node, self.module_definitions)
         for statement in node.body:
