@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from synclint.config import Settings
@@ -145,17 +144,14 @@ def test_the_file_s_words_and_its_classes_named_outside_themselves():
 
 
 def test_which_reflection_rules_unnamed_classes_out():
-    def reflection(source: str):
-        return find_reflection(source, ast.parse(source))
-
-    assert reflection("x = Base.__subclasses__()\n") == ("`__subclasses__()`", frozenset())
-    assert reflection("cls = globals()[name]\n") == ("`globals()`", frozenset())
-    assert reflection("import importlib\nm = importlib.import_module(path)\n")[0] == (
-        "`importlib.import_module` of a computed name"
-    )
-    assert reflection("class Meta(type):\n    pass\n") == ("a metaclass", frozenset())
-    assert reflection("from abc import ABCMeta\nclass A(metaclass=ABCMeta):\n    pass\n") == (None, frozenset())
+    assert find_reflection("x = Base.__subclasses__()\n") == ("`__subclasses__`", frozenset())
+    assert find_reflection("cls = globals()[name]\n") == ("`globals()`", frozenset())
+    assert find_reflection("import importlib\nm = importlib.import_module(path)\n")[0] == "`import_module`"
+    assert find_reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
+    assert find_reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())
+    assert find_reflection("class A(metaclass=abc.ABCMeta):\n    pass\n") == (None, frozenset())
     # Members fetched by a computed name: the index asks whether these name project modules.
-    assert reflection("import models\ncls = getattr(models.losses, name)\n") == (None, frozenset({"models.losses"}))
-    assert reflection("import models\ncls = getattr(models, 'Net')\n") == (None, frozenset())
-
+    assert find_reflection("cls = getattr(models.losses, name)\n") == (None, frozenset({"models.losses"}))
+    assert find_reflection("cls = getattr(\n    models,\n    f'{arch}Net',\n)\n") == (None, frozenset({"models"}))
+    assert find_reflection("cls = getattr(models, 'Net')\n") == (None, frozenset())
+    assert find_reflection("table = vars(losses)\nother = heads.__dict__\n") == (None, frozenset({"losses", "heads"}))

@@ -11,22 +11,36 @@ only, so it lives in the file's cached summary.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
-
-from synclint.project.scopes import dotted, walk_nodes
 
 #: A word as Python reads a name (``[^\W\d]`` is a letter or an underscore, Unicode included).
 WORD = re.compile(r"[^\W\d]\w*")
 
-#: Text without one of these holds no reflection below, so its tree is not walked.
-_REFLECTION_HINTS = ("__subclasses__", "__init_subclass__", "metaclass", "(type)", "globals(", "getattr(", "vars(",
-                     "getmembers(", "__dict__", "import_module(", "__import__(", "sys.modules")
-#: Metaclasses that register nothing: ``class Base(metaclass=ABCMeta)`` builds no class by name.
-_PLAIN_METACLASSES = frozenset({"ABCMeta", "abc.ABCMeta", "type"})
-#: Calls that list or fetch a module's members (``getattr`` only with a computed name).
-_MEMBER_LOOKUPS = frozenset({"getattr", "vars", "getmembers", "inspect.getmembers"})
+_NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
+#: Reflection that could build any class by a computed name, spelled anywhere in the file
+#: (a comment or a string too: it errs towards ruling unnamed classes out). Each with a
+#: piece of text that it needs, so that most files pay a substring search only.
+_MARKERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
+    ("__subclasses__", r"__subclasses__"),
+    ("__init_subclass__", r"__init_subclass__"),
+    ("globals(", r"globals\(\s*\)"),
+    ("sys.modules", r"sys\.modules\b"),
+    ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
+    ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
+    ("metaclass", r"\bmetaclass\s*=\s*(?!(?:abc\.)?ABCMeta\b)"),
+    ("(type)", r"\bclass\s+\w+\(type\)"),
+))
+#: Calls that list or fetch the members of the dotted name they capture by a computed
+#: name: ``getattr(models, name)`` (not ``getattr(models, "Net")``), ``vars(losses)``,
+#: ``inspect.getmembers(heads)``; and ``registry.__dict__`` (whose name ends the text before it).
+_LOOKUPS = tuple((hint, re.compile(pattern)) for hint, pattern in (
+    ("getattr(", r"getattr\(\s*([^\W\d][\w.]*)\s*," + _NOT_A_STRING_ARGUMENT),
+    ("vars(", r"vars\(\s*([^\W\d][\w.]*)\s*\)"),
+    ("getmembers(", r"getmembers\(\s*([^\W\d][\w.]*)\s*[,)]"),
+))
+_DICT = re.compile(r"\.__dict__\b")
+_DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
 def words(source: str) -> frozenset[str]:
@@ -41,64 +55,36 @@ def named_outside_themselves(source: str, classes: dict[str, tuple[int, int]]) -
     if not classes:
         return frozenset()
     line_starts = [0, *(match.end() for match in re.finditer("\n", source))]
-    found = set()
-    for name, (first, last) in classes.items():
-        for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", source):
-            line = bisect.bisect_right(line_starts, match.start())
-            if not first <= line <= last:
-                found.add(name)
-                break
+    names = sorted(classes, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
+    found: set[str] = set()
+    for match in re.finditer(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)", source):
+        name = match.group()
+        first, last = classes[name]
+        if name not in found and not first <= bisect.bisect_right(line_starts, match.start()) <= last:
+            found.add(name)
     return frozenset(found)
 
 
-def find_reflection(source: str, tree: ast.Module) -> tuple[str | None, frozenset[str]]:
-    """Reflection in the file that could build a class by a computed name.
+def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
+    """Reflection in the file's text that could build a class by a computed name.
 
     Returns what rules unnamed classes out for the whole project (``__subclasses__``,
-    ``__init_subclass__``, a registering metaclass, ``globals()``, a module loaded or
-    looked up by a computed name), or None; and the dotted names whose members the file
-    lists or fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``):
-    the index decides whether they are project modules. ``eval`` and ``exec`` are not
-    counted: the strings they read name the classes in the project's own files
-    (yolov7's ``eval(m)`` of its model yamls' module names).
+    ``__init_subclass__``, a metaclass, ``globals()``, ``sys.modules``, a module imported
+    by a computed name), or None; and the dotted names whose members the file lists or
+    fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``): the
+    index decides whether they are project modules (``getattr(nn, name)`` on torch's is
+    not). ``eval`` and ``exec`` are not counted: the strings they read name the classes
+    in the project's own files (yolov7's ``eval(m)`` of its model yamls' module names).
+    Text, not the tree: a match in a comment or a string counts too, and the search costs
+    a scan, not a walk.
     """
-    if not any(hint in source for hint in _REFLECTION_HINTS):
-        return None, frozenset()
-    modules: set[str] = set()
-    for node in walk_nodes(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr == "__subclasses__":
-                return "`__subclasses__()`", frozenset()
-            if node.attr == "__dict__" and (text := dotted(node.value)) is not None:
-                modules.add(text)
-            elif node.attr == "modules" and dotted(node.value) == "sys":
-                return "`sys.modules`", frozenset()
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init_subclass__":
-            return "`__init_subclass__`", frozenset()
-        elif isinstance(node, ast.ClassDef) and _registers_classes(node):
-            return "a metaclass", frozenset()
-        elif isinstance(node, ast.Call):
-            name = dotted(node.func) or ""
-            if name == "globals":
-                return "`globals()`", frozenset()
-            if name.rsplit(".", 1)[-1] in ("import_module", "__import__") and not _literal(node.args[:1]):
-                return f"`{name}` of a computed name", frozenset()
-            if name in _MEMBER_LOOKUPS and node.args and (name != "getattr" or not _literal(node.args[1:2])):
-                text = dotted(node.args[0])
-                if text is not None:
-                    modules.add(text)
+    for hint, pattern in _MARKERS:
+        if hint in source and (marker := pattern.search(source)) is not None:
+            return f"`{marker.group().rstrip('( =')}`", frozenset()
+    modules = {match.group(1) for hint, pattern in _LOOKUPS if hint in source for match in pattern.finditer(source)}
+    if "__dict__" in source:
+        for match in _DICT.finditer(source):
+            owner = _DOTTED_AT_END.search(source, max(0, match.start() - 200), match.start())
+            if owner is not None:
+                modules.add(owner.group())
     return None, frozenset(modules)
-
-
-def _registers_classes(node: ast.ClassDef) -> bool:
-    """A metaclass (``class Meta(type)``), or a class built by one that may register it."""
-    if any(dotted(base) == "type" for base in node.bases):
-        return True
-    return any(
-        keyword.arg == "metaclass" and dotted(keyword.value) not in _PLAIN_METACLASSES for keyword in node.keywords
-    )
-
-
-def _literal(args: list[ast.expr]) -> bool:
-    return bool(args) and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str)
-

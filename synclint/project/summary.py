@@ -246,7 +246,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
     named = named_outside_themselves(source, top_level)
     for name in top_level:
         builder.classes[name].named_in_file = name in named
-    reflection, reflected_modules = find_reflection(source, tree)
+    reflection, reflected_modules = find_reflection(source)
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
                        frozenset(builder.passed_as_values), words(source), reflection, reflected_modules)
 

@@ -25,8 +25,9 @@ and the project allows the question at all:
 * **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): in a
   library, users outside the project build its classes. A piece of a project too big to
   index at once does not know what the other pieces name.
-* **No file uses reflection that could build a class by a computed name**:
-  ``__subclasses__()``, ``__init_subclass__``, a registering metaclass, ``globals()``,
+* **No file uses reflection that could build a class by a computed name**, as its
+  text spells it (a comment or a string counts too): ``__subclasses__``,
+  ``__init_subclass__``, a metaclass (other than ``ABCMeta``), ``globals()``,
   ``sys.modules``, ``import_module``/``__import__`` of a computed name, or ``getattr``
   (with a computed name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the
   project's modules (:func:`~synclint.project.mentions.find_reflection`). ``getattr(nn,
