@@ -125,9 +125,10 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
     return sorted(_walk(root))
 
 
-#: Configuration files, which may name a class for a framework to build
-#: (Hydra's ``_target_: pkg.losses.FocalLoss``): see :mod:`synclint.project.unnamed_classes`.
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+#: Configuration files, which may name a class for a framework to build (Hydra's
+#: ``_target_: pkg.losses.FocalLoss``), and the shell scripts and notebooks that run the
+#: program (``--loss APLoss``): see :mod:`synclint.project.unnamed_classes`.
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".ipynb")
 
 
 def config_files(root: Path) -> list[str]:
