@@ -40,11 +40,11 @@ class ModuleEntry:
 
 
 class ProjectIndex:
-    def __init__(self, summaries: dict[str, FileSummary], root: Path, config_files: tuple[str, ...] = ()) -> None:
+    def __init__(self, summaries: dict[str, FileSummary], root: Path, naming_files: tuple[str, ...] = ()) -> None:
         self.root = root
-        #: The project's configuration files (:func:`synclint.project.layout.config_files`),
-        #: read only to ask whether they name a class (:mod:`synclint.project.unnamed_classes`).
-        self.config_files = config_files
+        #: The project's configuration files, scripts and documentation
+        #: (:func:`synclint.project.layout.naming_files`), read only to ask whether they name a class (:mod:`synclint.project.unnamed_classes`).
+        self.naming_files = naming_files
         self.entries: dict[str, ModuleEntry] = {}
         self.modules: dict[str, str] = {}  # dotted name -> file key
         self._method_owners: dict[str, list[FunctionId]] | None = None

@@ -125,16 +125,17 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
     return sorted(_walk(root))
 
 
-#: Configuration files, which may name a class for a framework to build (Hydra's
-#: ``_target_: pkg.losses.FocalLoss``), and the shell scripts and notebooks that run the
-#: program (``--loss APLoss``): see :mod:`synclint.project.unnamed_classes`.
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".ipynb")
+#: Files other than Python that may name a class: configuration files, from which a
+#: framework builds it (Hydra's ``_target_: pkg.losses.FocalLoss``), the shell scripts
+#: and notebooks that run the program (``--loss APLoss``), and the documentation that
+#: tells users to (see :mod:`synclint.project.unnamed_classes`).
+NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".ipynb", ".md", ".rst")
 
 
-def config_files(root: Path) -> list[str]:
-    """The configuration files of the project under ``root``, sorted (skipping the
-    directories :func:`project_files` skips)."""
-    return sorted(os.path.join(directory, name) for directory, name in _walk_names(root, CONFIG_SUFFIXES))
+def naming_files(root: Path) -> list[str]:
+    """The files of the project under ``root`` that are not Python but may name a class
+    (:data:`NAMING_SUFFIXES`), sorted, skipping the directories :func:`project_files` skips."""
+    return sorted(os.path.join(directory, name) for directory, name in _walk_names(root, NAMING_SUFFIXES))
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -21,7 +21,7 @@ from stat import S_ISREG
 from synclint.collector import collector_paused
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import config_files, is_shallow, natural_root, project_files, project_root
+from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
 
@@ -131,10 +131,10 @@ def _project_facts(
         data[key] = content
         fresh[key] = (stat.st_size, stat.st_mtime_ns, hashlib.blake2b(content, digest_size=20).hexdigest())
     split = root != natural_root(root) or is_shallow(root, root)
-    # Configuration files may name a class (see unnamed_classes): their stats are part of
-    # the state. A piece of a split project never asks them.
-    configs = () if split else tuple(config_files(root))
-    state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(configs))).encode(),
+    # Configuration files and documentation may name a class (see unnamed_classes): their
+    # stats are part of the state. A piece of a split project never asks them.
+    namers = () if split else tuple(naming_files(root))
+    state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(namers))).encode(),
                             digest_size=16).hexdigest()
     if stale or len(fresh) != len(records):
         _save(base, "files", fresh)
@@ -152,7 +152,7 @@ def _project_facts(
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
-    facts = facts_for_project(ProjectIndex(summaries, root, configs), split=split)
+    facts = facts_for_project(ProjectIndex(summaries, root, namers), split=split)
     if base is not None:  # (without a cache, pickling every file's facts is wasted work)
         _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                           for key, value in facts.items()}})

@@ -13,9 +13,10 @@ A top-level class is *unnamed* when all of these hold:
   of any other Python file of the project, wherever it stands (code, a string, a
   comment, ``__all__``, an import, a base of another class, a definition of the same
   name), nor of its own file outside its own definition (code in a class runs only once
-  the class does), nor of a configuration file, shell script or notebook
-  (:data:`~synclint.project.layout.CONFIG_SUFFIXES`: Hydra's ``_target_: pkg.losses.APLoss``
-  builds a class by path, a run script may pass ``--loss APLoss``). A Python file the
+  the class does), nor of a configuration file, shell script, notebook or documentation
+  page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
+  pkg.losses.APLoss`` builds a class by path, a run script may pass ``--loss APLoss``, a
+  README may tell users to). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
   names ``A``: a base is named by every subclass, named or not.
 * **Nothing could register it.** It has no decorator.
@@ -70,7 +71,7 @@ def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> froz
     candidates = {(key, name) for key, name in candidates if spelled_by.get(name, set()) <= {key}}
     names = {name for _key, name in candidates}
     if names:
-        spelled = _spelled_in(list(index.config_files) + unread, names)
+        spelled = _spelled_in(list(index.naming_files) + unread, names)
         candidates = {(key, name) for key, name in candidates if name not in spelled}
     return frozenset(candidates)
 
