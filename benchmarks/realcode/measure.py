@@ -55,8 +55,9 @@ ARCHIVE_PATHSPECS = ["*.py", "*.pyi", "*.toml", "*.cfg", "*.ini"]
 
 #: Python files, and the files synclint reads as a clone holds them: settings, and the
 #: configuration files, scripts and pages that may name a class (a class nothing names
-#: cannot run: synclint.project.layout.NAMING_SUFFIXES).
-SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".sh", ".ipynb", ".md", ".rst")
+#: cannot run: synclint.project.layout.NAMING_SUFFIXES). Not notebooks, which synclint
+#: checks too: a set that checks them says so (``extra_suffixes``).
+SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".sh", ".md", ".rst")
 
 
 def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Path:
