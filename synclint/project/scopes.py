@@ -138,18 +138,3 @@ def _scope(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[ast.
         nested: list[ast.AST] = []
         found = _BY_FUNCTION[function] = (tuple(own_nodes(function.body, nested)), tuple(nested))
     return found
-
-
-def dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
-        parts.append("super")
-    else:
-        return None
-    return ".".join(reversed(parts))

@@ -78,7 +78,7 @@ def _facts_for_files(
             meanwhile = None
         for key in keys:
             if key not in project:  # outside the project's tree (a build dir): on its own
-                result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1))
+                result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1, alone=True))
     return result
 
 
@@ -97,8 +97,10 @@ def _project_facts(
     cache_directory: Path | None,
     jobs: int,
     meanwhile: Callable[[], None] | None = None,
+    alone: bool = False,
 ) -> dict[str, FileFacts]:
-    """Facts for ``wanted`` from the project of ``keys``.
+    """Facts for ``wanted`` from the project of ``keys`` (``alone``: one file outside any
+    project's tree, whose directory's other files are none of its project).
 
     Three cache files per project: the files' stat and content hashes (small,
     read every run), the facts of the last state of the project (read when no
@@ -133,7 +135,7 @@ def _project_facts(
     split = root != natural_root(root) or is_shallow(root, root)
     # Configuration files and documentation may name a class (see unnamed_classes): their
     # stats are part of the state. A piece of a split project never asks them.
-    namers = () if split else tuple(naming_files(root))
+    namers = () if split or alone else tuple(naming_files(root))
     state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(namers))).encode(),
                             digest_size=16).hexdigest()
     if stale or len(fresh) != len(records):

@@ -55,7 +55,6 @@ from synclint.project.rare_blocks import (
 from synclint.project.scopes import (
     all_nodes,
     child_nodes,
-    dotted,
     field_values,
     function_nodes,
     nested_scopes,
@@ -260,6 +259,21 @@ def is_optimizer_class(cls: ClassSummary) -> bool:
     """An optimizer by its name or a base's (``FP16Optimizer``, ``class Lion(Optimizer)``):
     its ``step`` runs once per training step."""
     return bool(_OPTIMIZER_BASE.search(cls.name.rsplit(".", 1)[-1]) or any(_OPTIMIZER_BASE.search(b) for b in cls.bases))
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for names and attribute chains; ``super.f`` for ``super().f``."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        parts.append("super")
+    else:
+        return None
+    return ".".join(reversed(parts))
 
 
 def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
