@@ -155,3 +155,15 @@ def test_which_reflection_rules_unnamed_classes_out():
     assert find_reflection("cls = getattr(\n    models,\n    f'{arch}Net',\n)\n") == (None, frozenset({"models"}))
     assert find_reflection("cls = getattr(models, 'Net')\n") == (None, frozenset())
     assert find_reflection("table = vars(losses)\nother = heads.__dict__\n") == (None, frozenset({"losses", "heads"}))
+
+
+def test_a_text_file_spells_a_name_only_as_a_whole_word_across_the_pieces_it_is_read_in(tmp_path: Path, monkeypatch):
+    from synclint.project import unnamed_classes
+
+    monkeypatch.setattr(unnamed_classes, "_CHUNK", 8)  # "loss: RankLoss" straddles two pieces
+    page = tmp_path / "README.md"
+    page.write_text("see RankLossV2 and XAPLoss; loss: RankLoss\n")
+    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss", "Other"}) == {"RankLoss"}
+    page.write_text("see RankLossV2 and XAPLoss\n")
+    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss"}) == set()
+    assert unnamed_classes._spelled_in_file(str(tmp_path / "gone.md"), {"RankLoss"}) == {"RankLoss"}  # unreadable

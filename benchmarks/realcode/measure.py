@@ -18,8 +18,9 @@ Inputs (all in this folder):
 
 SRC holds the fetched repositories as the `fetch` tool lays them out
 (`SRC/<owner>+<name>/repo`, a bare git dir), or already extracted trees
-(`SRC/<owner>+<name>@<commit>/`).  Trees are extracted (Python and config
-files only) under --work and reused.
+(`SRC/<owner>+<name>@<commit>/`).  Trees are extracted (Python, config,
+script and documentation files: SOURCE_SUFFIXES) under --work and reused; a
+tree extracted with other suffixes is extracted again.
 
 Usage:
   python benchmarks/realcode/measure.py SRC --synclint PATH [--python PY]

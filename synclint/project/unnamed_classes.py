@@ -42,13 +42,14 @@ as they are.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from synclint.project.index import ClassId, ProjectIndex
 
 #: How much of a text file is searched at a time (big JSON files are read in pieces).
 _CHUNK = 1 << 20
+#: The bytes of an ASCII word (a name is compared as bytes: see :func:`_spelled_in_file`).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> frozenset[ClassId]:
@@ -123,17 +124,29 @@ def _spelled_in_file(path: str, names: set[str]) -> set[str]:
     """Those of ``names`` that the file spells as a word, read in pieces that overlap by
     the longest name. Bytes, not text: a byte of a multi-byte character next to a name
     ends the word, so the answer errs towards "spelled"."""
-    encoded = sorted((name.encode("utf-8") for name in names), key=len, reverse=True)
-    pattern = re.compile(rb"(?<![A-Za-z0-9_])(?:" + b"|".join(map(re.escape, encoded)) + rb")(?![A-Za-z0-9_])")
-    overlap = len(encoded[0])
+    left = {name.encode("utf-8"): name for name in names}
+    overlap = max(map(len, left))
     found: set[str] = set()
     try:
         with open(path, "rb") as handle:
             tail = b""
-            while len(found) < len(names) and (chunk := handle.read(_CHUNK)):
+            while left and (chunk := handle.read(_CHUNK)):
                 text = tail + chunk
-                found.update(match.group().decode("utf-8") for match in pattern.finditer(text))
+                for encoded in [encoded for encoded in left if _spelled_as_word(text, encoded)]:
+                    found.add(left.pop(encoded))
                 tail = text[-overlap:]
     except OSError:
         return set(names)
     return found
+
+
+def _spelled_as_word(text: bytes, name: bytes) -> bool:
+    """``name`` stands in ``text`` with no letter, digit or underscore on either side (a
+    substring search first: a notebook of embedded images is megabytes of base64)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or text[start - 1] not in _WORD_BYTES) and (end == len(text) or text[end] not in _WORD_BYTES):
+            return True
+        start = text.find(name, start + 1)
+    return False
