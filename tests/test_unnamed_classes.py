@@ -129,6 +129,14 @@ def test_reflection_over_classes_keeps_every_class_a_root(tmp_path: Path):
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
+    # What a test builds by a computed name runs in the test, not in the program's steps.
+    test = "import sys\n\n\ndef test_import():\n    assert 'losses' in sys.modules\n"
+    assert _findings(tmp_path, _program(**{"tests/test_losses.py": test})) == [
+        ("losses.py", 6, 16, "SL101", "unknown", UNNAMED),
+    ]
+
+
 def test_getattr_on_a_module_outside_the_project_rules_nothing_out(tmp_path: Path):
     extra = "\nimport torch.nn as nn\n\n\ndef activation(name):\n    return getattr(nn, name)()\n"
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]

@@ -27,7 +27,8 @@ and the project allows the question at all:
 * **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): in a
   library, users outside the project build its classes. A piece of a project too big to
   index at once does not know what the other pieces name.
-* **No file uses reflection that could build a class by a computed name**, as its
+* **No file of the program (tests, benchmarks and export tools aside: their context is
+  decided) uses reflection that could build a class by a computed name**, as its
   text spells it (a comment or a string counts too): ``__subclasses__``,
   ``__init_subclass__``, a metaclass (other than ``ABCMeta``), ``globals()``,
   ``sys.modules``, ``import_module``/``__import__`` of a computed name, or ``getattr``
@@ -57,7 +58,7 @@ def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> froz
     and that hold a root; none when reflection could build a class by a computed name.
     ``decided``: whether a file's context is already decided (its classes are left alone)."""
     candidates = _candidates(index, decided)
-    if not candidates or _reflection(index):
+    if not candidates or _reflection(index, decided):
         return frozenset()
     names = {name for _key, name in candidates}
     unread = []
@@ -95,9 +96,13 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
     return found
 
 
-def _reflection(index: ProjectIndex) -> bool:
-    """Some project file could build a class by a computed name."""
+def _reflection(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
+    """Some file of the program could build a class by a computed name. (A test that
+    patches ``sys.modules``, a benchmark that imports a module by name: what they build
+    runs in the test or the benchmark, not in the program's steps.)"""
     for key, entry in index.entries.items():
+        if decided(key):
+            continue
         if entry.summary.reflection is not None:
             return True
         for text in entry.summary.reflected_modules:
