@@ -361,6 +361,8 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
             return context
         return Context(UNKNOWN, "")  # shown wherever it is: the rule is not about per-step cost
     if context.kind == UNKNOWN:
+        if context.why:  # the index says why it is unreached (a class nothing names)
+            return context
         if report.named_step:
             return Context(UNKNOWN, "in a function named like a step (forward, a loss, a training step)")
         if facts.whole_project:

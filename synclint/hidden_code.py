@@ -72,7 +72,7 @@ from typing import NamedTuple
 from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.step_names import names_a_step
 from synclint.project.facts import FileFacts
-from synclint.project.hotness import HOT
+from synclint.project.hotness import HOT, is_hidden
 from synclint.project.loss_names import is_loss_class
 from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
 from synclint.sources import source_lines
@@ -263,14 +263,15 @@ def _hidden(facts: FileFacts, start: int, end: int, named_step: bool) -> bool:
     """Every finding on lines ``start`` to ``end`` would be hidden: each function there
     is cold or unreached (the file's whole project has steps), and no hot loop over
     batches lies inside. Unreached code is shown in a function named like a step
-    (``named_step``: the one defined at ``start``; a nested ``def step`` too)."""
+    (``named_step``: the one defined at ``start``; a nested ``def step`` too), unless it
+    is in a class nothing in the project names."""
     for first, last, name, context in facts.functions:
         if first > end:
             break
         if (
             first >= start
             and last <= end
-            and not context.is_cold
+            and not is_hidden(context.kind, context.why)  # cold, or in a class nothing names
             and (named_step or context.is_hot or context.why or _named_like_a_step(name))
         ):
             return False

@@ -18,8 +18,9 @@ Inputs (all in this folder):
 
 SRC holds the fetched repositories as the `fetch` tool lays them out
 (`SRC/<owner>+<name>/repo`, a bare git dir), or already extracted trees
-(`SRC/<owner>+<name>@<commit>/`).  Trees are extracted (Python and config
-files only) under --work and reused.
+(`SRC/<owner>+<name>@<commit>/`).  Trees are extracted (Python, config,
+script and documentation files: SOURCE_SUFFIXES) under --work and reused; a
+tree extracted with other suffixes is extracted again.
 
 Usage:
   python benchmarks/realcode/measure.py SRC --synclint PATH [--python PY]
@@ -53,11 +54,15 @@ ARCHIVE_PATHSPECS = ["*.py", "*.pyi", "*.toml", "*.cfg", "*.ini"]
 # ----------------------------------------------------------------- sources
 
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
+#: Python files, and the files synclint reads as a clone holds them: settings, and the
+#: configuration files, scripts and pages that may name a class (a class nothing names
+#: cannot run: synclint.project.layout.NAMING_SUFFIXES). Not notebooks, which synclint
+#: checks too: a set that checks them says so (``extra_suffixes``).
+SOURCE_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".sh", ".md", ".rst")
 
 
 def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Path:
-    """An extracted tree of repo@commit (Python and config files only, or ``suffixes``),
+    """An extracted tree of repo@commit (files of ``SOURCE_SUFFIXES`` only, or ``suffixes``),
     with an empty ``.git`` directory at its top, as a clone has: synclint finds a project's
     root from markers such as ``.git``, and without one a folder of scripts that is not a
     package (``demo/``, ``tools/``) would be indexed as a project of its own."""
@@ -66,7 +71,8 @@ def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str,
     if ready.is_dir():
         return ready
     dest = work / f"{slug}@{commit[:12]}"
-    if (dest / ".extracted").exists():
+    marker = f"{commit} {' '.join(suffixes)}"  # a tree extracted with other suffixes is extracted again
+    if (dest / ".extracted").exists() and (dest / ".extracted").read_text() == marker:
         (dest / ".git").mkdir(exist_ok=True)
         return dest
     git_dir = src / slug / "repo"
@@ -97,7 +103,7 @@ def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str,
         with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
             tar.extractall(dest, filter="data")
     (dest / ".git").mkdir(exist_ok=True)
-    (dest / ".extracted").write_text(commit)
+    (dest / ".extracted").write_text(marker)
     return dest
 
 

@@ -20,6 +20,7 @@ from synclint.project.host_returns import HostCondition
 from synclint.project.index import ProjectIndex
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.summary import FileSummary, FunctionSummary
+from synclint.project.unnamed_classes import unnamed_classes
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,14 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     ``whole_project``: the index holds a project, not one source on its own;
     ``split``: it holds one piece of a project too big to index at once.
     """
-    contexts, skipped = contexts_and_skipped_blocks(index)
+    # A class nothing names cannot run, but only a whole project shows that nothing does.
+    unnamed = frozenset()
+    if whole_project and not split:
+        unnamed = unnamed_classes(index, lambda key: file_context(index, key) is not None)
+    contexts, skipped = contexts_and_skipped_blocks(index, unnamed)
+    if unnamed and not any(context.is_hot for context in contexts.values()):
+        # Its only steps were those classes': a library of models, which its users build.
+        contexts, skipped = contexts_and_skipped_blocks(index)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).

@@ -21,7 +21,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import is_optimizer_class, is_test_file
 
@@ -60,10 +60,20 @@ PROVEN_SYNC = "not reached from a step of the project, but it syncs on every cal
 AT_CALL_SITES = "it syncs on a parameter: reported at each call of the function instead"
 
 
+#: The ``why`` of code in a class nothing in the project names (see
+#: :mod:`synclint.project.unnamed_classes`): it cannot run, whatever its methods are called.
+_NEVER_NAMED = f"{UNREACHED}: nothing in the project names "
+
+
+def never_named(class_name: str) -> str:
+    return f"{_NEVER_NAMED}`{class_name}`"
+
+
 def is_hidden(kind: str | None, why: str) -> bool:
     """Findings not shown without ``--include-cold``: cold ones, unknown ones without
-    evidence in a project the index saw whole, and syncs reported at the calls instead."""
-    return kind == COLD or (kind == UNKNOWN and why in (UNREACHED, AT_CALL_SITES))
+    evidence in a project the index saw whole (code in a class nothing names among
+    them), and syncs reported at the calls instead."""
+    return kind == COLD or (kind == UNKNOWN and (why in (UNREACHED, AT_CALL_SITES) or why.startswith(_NEVER_NAMED)))
 
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
@@ -208,21 +218,24 @@ def _short(qualname: str) -> str:
 _MAX_SKIP_ROUNDS = 4
 
 
-def contexts_and_skipped_blocks(index: ProjectIndex) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
+def contexts_and_skipped_blocks(
+    index: ProjectIndex, unnamed: frozenset[ClassId] = frozenset()
+) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
     """The context of every function, and the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
     hot no more than a call on an error path does, which can leave the step's calls of
-    another function all passing one value: so the two are computed until they agree."""
+    another function all passing one value: so the two are computed until they agree.
+    ``unnamed``: top-level classes nothing in the project names, whose code roots nothing."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
-    contexts = compute_contexts(index)
+    contexts = compute_contexts(index, unnamed=unnamed)
     for _round in range(_MAX_SKIP_ROUNDS):
         found = blocks_the_step_skips(index, contexts, quiet)
         if found == skipped:
             break
         skipped = found
         quiet = _calls_in(index, skipped)
-        contexts = compute_contexts(index, quiet)
+        contexts = compute_contexts(index, quiet, unnamed)
     return contexts, skipped
 
 
@@ -239,10 +252,15 @@ def _calls_in(index: ProjectIndex, skipped: dict[FunctionId, SkippedBlocks]) -> 
     return quiet
 
 
-def compute_contexts(index: ProjectIndex, quiet_calls: dict[int, str] | None = None) -> dict[FunctionId, Context]:
+def compute_contexts(
+    index: ProjectIndex, quiet_calls: dict[int, str] | None = None, unnamed: frozenset[ClassId] = frozenset()
+) -> dict[FunctionId, Context]:
     """The context of every function in the project. ``quiet_calls``: calls (by identity)
-    that make nothing hot beyond those the summaries know, with why."""
+    that make nothing hot beyond those the summaries know, with why; ``unnamed``: top-level
+    classes nothing names, whose methods are no roots (unreached, unless a call reaches them)."""
     quiet_calls = quiet_calls or {}
+    #: Functions of an unnamed class (its methods and what they nest) -> the class's name.
+    inert: dict[FunctionId, str] = {}
     contexts: dict[FunctionId, Context] = {}
     cold_own: dict[FunctionId, str] = {}
     hot_roots: list[tuple[FunctionId, list[str]]] = []
@@ -266,7 +284,10 @@ def compute_contexts(index: ProjectIndex, quiet_calls: dict[int, str] | None = N
                 weak_cold[fid] = function.cold
             elif function.cold is not None:
                 cold_own[fid] = function.cold
-            if function.root is not None and fid not in cold_own:
+            owner = qualname.split(".", 1)[0]
+            if owner != qualname and (key, owner) in unnamed:
+                inert[fid] = owner
+            elif function.root is not None and fid not in cold_own:
                 hot_roots.append((fid, [function.root]))
             if function.data_root is not None:
                 data_roots.append((fid, function.data_root))
@@ -285,7 +306,10 @@ def compute_contexts(index: ProjectIndex, quiet_calls: dict[int, str] | None = N
         for class_name, klass in summary.classes.items():
             # An optimizer whose ``step`` comes from a base or mixin (``class FP16Optimizer(
             # _FP16OptimizerMixin, FairseqOptimizer)``): that ``step`` is this optimizer's.
-            if "step" not in klass.methods and is_optimizer_class(klass) and file_cold is None:
+            if (
+                "step" not in klass.methods and is_optimizer_class(klass) and file_cold is None
+                and (key, class_name.split(".", 1)[0]) not in unnamed
+            ):
                 inherited = index.method(key, class_name, "step")
                 if inherited is not None:
                     hot_roots.append((inherited, [f"optimizer step `{class_name}.step` (inherited from `{inherited[1]}`)"]))
@@ -350,6 +374,8 @@ def compute_contexts(index: ProjectIndex, quiet_calls: dict[int, str] | None = N
                 why = _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
                 contexts[callee] = Context(COLD, _called_only_from(why))
                 cold_queue.append(callee)
+    for fid, owner in inert.items():
+        contexts.setdefault(fid, Context(UNKNOWN, never_named(owner)))
     return contexts
 
 

@@ -40,8 +40,12 @@ class ModuleEntry:
 
 
 class ProjectIndex:
-    def __init__(self, summaries: dict[str, FileSummary], root: Path) -> None:
+    def __init__(self, summaries: dict[str, FileSummary], root: Path, naming_files: tuple[str, ...] = ()) -> None:
         self.root = root
+        #: The project's configuration files, scripts and documentation pages
+        #: (:func:`synclint.project.layout.naming_files`), read only to ask whether they
+        #: name a class (:mod:`synclint.project.unnamed_classes`).
+        self.naming_files = naming_files
         self.entries: dict[str, ModuleEntry] = {}
         self.modules: dict[str, str] = {}  # dotted name -> file key
         self._method_owners: dict[str, list[FunctionId]] | None = None

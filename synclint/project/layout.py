@@ -125,13 +125,27 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
     return sorted(_walk(root))
 
 
+#: Files other than Python that may name a class: configuration files, from which a
+#: framework builds it (Hydra's ``_target_: pkg.losses.FocalLoss``), the shell scripts
+#: and notebooks that run the program (``--loss APLoss``), and the documentation that
+#: tells users to (see :mod:`synclint.project.unnamed_classes`).
+NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".ipynb", ".md", ".rst")
+
+
+def naming_files(root: Path) -> list[str]:
+    """The files of the project under ``root`` that are not Python but may name a class
+    (:data:`NAMING_SUFFIXES`), sorted, skipping the directories :func:`project_files` skips."""
+    return sorted(os.path.join(directory, name) for directory, name in _walk_names(root, NAMING_SUFFIXES))
+
+
 def _walk(root: Path) -> Iterator[Path]:
     for directory, name in _walk_names(root):
         yield Path(directory, name)
 
 
-def _walk_names(root: Path) -> Iterator[tuple[str, str]]:
-    """(directory, file name) of each Python file of the project under ``root``."""
+def _walk_names(root: Path, suffixes: str | tuple[str, ...] = ".py") -> Iterator[tuple[str, str]]:
+    """(directory, file name) of each file of the project under ``root`` whose name ends
+    with one of ``suffixes`` (Python files by default)."""
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = [
             d for d in dirnames
@@ -139,5 +153,5 @@ def _walk_names(root: Path) -> Iterator[tuple[str, str]]:
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         ]
         for name in filenames:
-            if name.endswith(".py"):
+            if name.endswith(suffixes):
                 yield directory, name

@@ -21,7 +21,7 @@ from stat import S_ISREG
 from synclint.collector import collector_paused
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import is_shallow, natural_root, project_files, project_root
+from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
 
@@ -78,7 +78,7 @@ def _facts_for_files(
             meanwhile = None
         for key in keys:
             if key not in project:  # outside the project's tree (a build dir): on its own
-                result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1))
+                result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1, alone=True))
     return result
 
 
@@ -97,8 +97,10 @@ def _project_facts(
     cache_directory: Path | None,
     jobs: int,
     meanwhile: Callable[[], None] | None = None,
+    alone: bool = False,
 ) -> dict[str, FileFacts]:
-    """Facts for ``wanted`` from the project of ``keys``.
+    """Facts for ``wanted`` from the project of ``keys`` (``alone``: one file outside any
+    project's tree, whose directory's other files are none of its project).
 
     Three cache files per project: the files' stat and content hashes (small,
     read every run), the facts of the last state of the project (read when no
@@ -130,7 +132,12 @@ def _project_facts(
             continue
         data[key] = content
         fresh[key] = (stat.st_size, stat.st_mtime_ns, hashlib.blake2b(content, digest_size=20).hexdigest())
-    state = hashlib.blake2b(repr(sorted((k, v[2]) for k, v in fresh.items())).encode(), digest_size=16).hexdigest()
+    split = root != natural_root(root) or is_shallow(root, root)
+    # Configuration files and documentation may name a class (see unnamed_classes): their
+    # stats are part of the state. A piece of a split project never asks them.
+    namers = () if split or alone else tuple(naming_files(root))
+    state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(namers))).encode(),
+                            digest_size=16).hexdigest()
     if stale or len(fresh) != len(records):
         _save(base, "files", fresh)
     cached = _load(base, "facts")
@@ -147,12 +154,23 @@ def _project_facts(
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
-    split = root != natural_root(root) or is_shallow(root, root)
-    facts = facts_for_project(ProjectIndex(summaries, root), split=split)
+    facts = facts_for_project(ProjectIndex(summaries, root, namers), split=split)
     if base is not None:  # (without a cache, pickling every file's facts is wasted work)
         _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                           for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}
+
+
+def _stats(paths: Iterable[str]) -> list[tuple[str, int, int]]:
+    """(path, size, mtime) of each of ``paths`` that can be read."""
+    stats = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        stats.append((path, stat.st_size, stat.st_mtime_ns))
+    return stats
 
 
 def _summarize_all(

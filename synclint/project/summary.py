@@ -26,6 +26,7 @@ from synclint.project.argument_syncs import (
 )
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
+from synclint.project.mentions import find_reflection, named_outside_themselves, words
 from synclint.project.numbers import is_number, number_names
 from synclint.project.residency import (
     closure_rebound_names,
@@ -70,7 +71,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 19
+SUMMARY_VERSION = 20
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -210,6 +211,11 @@ class ClassSummary:
     module_attrs: dict[str, str] = field(default_factory=dict)
     #: Attributes every assignment of which is a host tensor (``device="cpu"``, ``.cpu()``).
     host_attrs: frozenset[str] = frozenset()
+    #: It has a decorator (which may register it: ``@MODELS.register_module()``).
+    decorated: bool = False
+    #: Its name is spelled in its file outside its own definition (see
+    #: :mod:`synclint.project.mentions`); read for top-level classes only.
+    named_in_file: bool = True
 
 
 @dataclass
@@ -229,6 +235,12 @@ class FileSummary:
     #: Attributes of ``self`` its methods hand on as values (``checkpoint(self.block, x)``),
     #: see :func:`synclint.project.value_references.self_attributes_handed_on`.
     handed_attributes: frozenset[str] = frozenset()
+    #: Every word of the file's text, and the reflection in it that could build a class by
+    #: a computed name (see :mod:`synclint.project.mentions` and
+    #: :mod:`synclint.project.unnamed_classes`).
+    words: frozenset[str] = frozenset()
+    reflection: str | None = None
+    reflected_modules: frozenset[str] = frozenset()
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -249,8 +261,14 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
+    top_level = {name: (klass.line, klass.end_line) for name, klass in builder.classes.items() if "." not in name}
+    named = named_outside_themselves(source, top_level)
+    for name in top_level:
+        builder.classes[name].named_in_file = name in named
+    reflection, reflected_modules = find_reflection(source)
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes))
+                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes), words(source),
+                       reflection, reflected_modules)
 
 
 def is_test_file(path: str) -> bool:
@@ -613,7 +631,8 @@ class _Builder:
         methods = tuple(
             s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
-        summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods)
+        summary = ClassSummary(name, node.lineno, node.end_lineno or node.lineno, bases, methods,
+                               decorated=bool(node.decorator_list))
         self.classes[name] = summary
         summary.module_attrs, summary.host_attrs = _attributes(node, self.module_definitions)
         for statement in node.body:

@@ -1,0 +1,90 @@
+"""What one file's text says about which classes the project can build: the words it
+spells, the classes it names outside their own definition, and reflection that could
+build a class by a computed name.
+
+A class nothing names cannot run (see :mod:`synclint.project.unnamed_classes`). The
+evidence is text, not resolved references, so that it errs towards "named": a word
+counts wherever it stands (code, a string, a comment, ``__all__``, a base of another
+class, a function of the same name). Everything here depends on the file's content
+only, so it lives in the file's cached summary.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+#: A word as Python reads a name (``[^\W\d]`` is a letter or an underscore, Unicode included).
+WORD = re.compile(r"[^\W\d]\w*")
+
+_NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
+#: Reflection that could build any class by a computed name, spelled anywhere in the file
+#: (a comment or a string too: it errs towards ruling unnamed classes out). Each with a
+#: piece of text that it needs, so that most files pay a substring search only.
+_MARKERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
+    ("__subclasses__", r"__subclasses__"),
+    ("__init_subclass__", r"__init_subclass__"),
+    ("globals(", r"globals\(\s*\)"),
+    ("sys.modules", r"sys\.modules\b"),
+    ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
+    ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
+    ("metaclass", r"\bmetaclass\s*=\s*(?!(?:abc\.)?ABCMeta\b)"),
+    ("(type)", r"\bclass\s+\w+\(type\)"),
+))
+#: Calls that list or fetch the members of the dotted name they capture by a computed
+#: name: ``getattr(models, name)`` (not ``getattr(models, "Net")``), ``vars(losses)``,
+#: ``inspect.getmembers(heads)``; and ``registry.__dict__`` (whose name ends the text before it).
+_LOOKUPS = tuple((hint, re.compile(pattern)) for hint, pattern in (
+    ("getattr(", r"getattr\(\s*([^\W\d][\w.]*)\s*," + _NOT_A_STRING_ARGUMENT),
+    ("vars(", r"vars\(\s*([^\W\d][\w.]*)\s*\)"),
+    ("getmembers(", r"getmembers\(\s*([^\W\d][\w.]*)\s*[,)]"),
+))
+_DICT = re.compile(r"\.__dict__\b")
+_DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
+
+
+def words(source: str) -> frozenset[str]:
+    """Every word of ``source``, wherever it stands."""
+    return frozenset(WORD.findall(source))
+
+
+def named_outside_themselves(source: str, classes: dict[str, tuple[int, int]]) -> frozenset[str]:
+    """The names of ``classes`` (name -> first and last line of its definition) that the
+    file spells outside that definition. Code inside a class runs only once the class
+    does: ``super(APLoss, self).__init__()`` in ``APLoss`` names it for no one else."""
+    if not classes:
+        return frozenset()
+    line_starts = [0, *(match.end() for match in re.finditer("\n", source))]
+    names = sorted(classes, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
+    found: set[str] = set()
+    for match in re.finditer(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)", source):
+        name = match.group()
+        first, last = classes[name]
+        if name not in found and not first <= bisect.bisect_right(line_starts, match.start()) <= last:
+            found.add(name)
+    return frozenset(found)
+
+
+def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
+    """Reflection in the file's text that could build a class by a computed name.
+
+    Returns what rules unnamed classes out for the whole project (``__subclasses__``,
+    ``__init_subclass__``, a metaclass, ``globals()``, ``sys.modules``, a module imported
+    by a computed name), or None; and the dotted names whose members the file lists or
+    fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``): the
+    index decides whether they are project modules (``getattr(nn, name)`` on torch's is
+    not). ``eval`` and ``exec`` are not counted: the strings they read name the classes
+    in the project's own files (yolov7's ``eval(m)`` of its model yamls' module names).
+    Text, not the tree: a match in a comment or a string counts too, and the search costs
+    a scan, not a walk.
+    """
+    for hint, pattern in _MARKERS:
+        if hint in source and (marker := pattern.search(source)) is not None:
+            return f"`{marker.group().rstrip('( =')}`", frozenset()
+    modules = {match.group(1) for hint, pattern in _LOOKUPS if hint in source for match in pattern.finditer(source)}
+    if "__dict__" in source:
+        for match in _DICT.finditer(source):
+            owner = _DOTTED_AT_END.search(source, max(0, match.start() - 200), match.start())
+            if owner is not None:
+                modules.add(owner.group())
+    return None, frozenset(modules)

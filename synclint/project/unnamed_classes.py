@@ -1,0 +1,157 @@
+"""Classes that nothing in the project names, whose methods therefore never run.
+
+``forward`` methods, losses and autograd ``Function.forward`` are roots of the hot
+call graph (:mod:`synclint.project.hotness`): the project may build such a class
+through a registry or a config, where no call shows it. But it has to name the class
+somewhere to build it. yolov7's ``utils/loss.py`` defines ``RankSort``, ``aLRPLoss``
+and ``APLoss``, whose names appear nowhere else in the repository: they cannot run,
+and their methods are no roots.
+
+A top-level class is *unnamed* when all of these hold:
+
+* **No text names it.** Its name is not a word (see :mod:`synclint.project.mentions`)
+  of any other Python file of the project, wherever it stands (code, a string, a
+  comment, ``__all__``, an import, a base of another class, a definition of the same
+  name), nor of its own file outside its own definition (code in a class runs only once
+  the class does), nor of a configuration file, shell script, notebook or documentation
+  page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
+  pkg.losses.APLoss`` builds a class by path, a run script may pass ``--loss APLoss``, a
+  README may tell users to). A Python file the
+  index could not read is searched as text, like configuration files. ``class B(A)``
+  names ``A``: a base is named by every subclass, named or not.
+* **Nothing could register it.** It has no decorator.
+* **It holds a root** (a method that is one, or a function nested in one).
+
+and the project allows the question at all:
+
+* **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): in a
+  library, users outside the project build its classes. A piece of a project too big to
+  index at once does not know what the other pieces name.
+* **No file of the program (tests, benchmarks and export tools aside: their context is
+  decided) uses reflection that could build a class by a computed name**, as its
+  text spells it (a comment or a string counts too): ``__subclasses__``,
+  ``__init_subclass__``, a metaclass (other than ``ABCMeta``), ``globals()``,
+  ``sys.modules``, ``import_module``/``__import__`` of a computed name, or ``getattr``
+  (with a computed name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the
+  project's modules (:func:`~synclint.project.mentions.find_reflection`). ``getattr(nn,
+  name)`` fetches from a module outside the project and rules nothing out; ``eval`` does
+  not either (the names it reads are spelled in the project's files).
+
+Files whose context is decided otherwise (tests, export tools: cold as a whole) are left
+as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from synclint.project.index import ClassId, ProjectIndex
+
+#: How much of a text file is searched at a time (big JSON files are read in pieces).
+_CHUNK = 1 << 20
+#: The bytes of an ASCII word (a name is compared as bytes: see :func:`_spelled_in_file`).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> frozenset[ClassId]:
+    """The top-level classes (file key, name) of ``index`` that nothing in the project names
+    and that hold a root; none when reflection could build a class by a computed name.
+    ``decided``: whether a file's context is already decided (its classes are left alone)."""
+    candidates = _candidates(index, decided)
+    if not candidates or _reflection(index, decided):
+        return frozenset()
+    names = {name for _key, name in candidates}
+    unread = []
+    spelled_by: dict[str, set[str]] = {}  # name -> the Python files that spell it
+    for key, entry in index.entries.items():
+        if "<module>" not in entry.summary.functions:  # not parsed: its words are unknown
+            unread.append(key)
+        for name in names & entry.summary.words:
+            spelled_by.setdefault(name, set()).add(key)
+    # A file's words hold its own classes' names (``named_in_file`` says whether it names
+    # them elsewhere); two classes of one name in two files name each other.
+    candidates = {(key, name) for key, name in candidates if spelled_by.get(name, set()) <= {key}}
+    names = {name for _key, name in candidates}
+    if names:
+        spelled = _spelled_in(list(index.naming_files) + unread, names)
+        candidates = {(key, name) for key, name in candidates if name not in spelled}
+    return frozenset(candidates)
+
+
+def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
+    """Undecorated top-level classes that hold a root, unnamed in their own file."""
+    found = set()
+    for key, entry in index.entries.items():
+        summary = entry.summary
+        unnamed = {
+            name for name, klass in summary.classes.items()
+            if "." not in name and not klass.decorated and not klass.named_in_file
+        }
+        if not unnamed or decided(key):
+            continue
+        for qualname, function in summary.functions.items():
+            owner = qualname.split(".", 1)[0]
+            if function.root is not None and owner in unnamed and owner != qualname:
+                found.add((key, owner))
+    return found
+
+
+def _reflection(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
+    """Some file of the program could build a class by a computed name. (A test that
+    patches ``sys.modules``, a benchmark that imports a module by name: what they build
+    runs in the test or the benchmark, not in the program's steps.)"""
+    for key, entry in index.entries.items():
+        if decided(key):
+            continue
+        if entry.summary.reflection is not None:
+            return True
+        for text in entry.summary.reflected_modules:
+            if index.resolve_dotted(key, "", text)[0] == "module":
+                return True
+    return False
+
+
+def _spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that some file of ``paths`` spells as a word. A file that
+    cannot be read may spell any of them."""
+    left = set(names)
+    found: set[str] = set()
+    for path in paths:
+        if not left:
+            break
+        spelled = _spelled_in_file(path, left)
+        found |= spelled
+        left -= spelled
+    return found
+
+
+def _spelled_in_file(path: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that the file spells as a word, read in pieces that overlap by
+    the longest name. Bytes, not text: a byte of a multi-byte character next to a name
+    ends the word, so the answer errs towards "spelled"."""
+    left = {name.encode("utf-8"): name for name in names}
+    overlap = max(map(len, left))
+    found: set[str] = set()
+    try:
+        with open(path, "rb") as handle:
+            tail = b""
+            while left and (chunk := handle.read(_CHUNK)):
+                text = tail + chunk
+                for encoded in [encoded for encoded in left if _spelled_as_word(text, encoded)]:
+                    found.add(left.pop(encoded))
+                tail = text[-overlap:]
+    except OSError:
+        return set(names)
+    return found
+
+
+def _spelled_as_word(text: bytes, name: bytes) -> bool:
+    """``name`` stands in ``text`` with no letter, digit or underscore on either side (a
+    substring search first: a notebook of embedded images is megabytes of base64)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or text[start - 1] not in _WORD_BYTES) and (end == len(text) or text[end] not in _WORD_BYTES):
+            return True
+        start = text.find(name, start + 1)
+    return False

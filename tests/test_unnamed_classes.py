@@ -1,0 +1,177 @@
+"""A class nothing in the project names cannot run: its methods are no roots
+(:mod:`synclint.project.unnamed_classes`), and its findings are unreached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synclint.config import Settings
+from synclint.project.mentions import find_reflection, named_outside_themselves, words
+from synclint.runner import RunOptions, lint_paths
+
+#: The program: a loop over batches that runs ``Net``.
+_TRAIN = """\
+from model import Net
+
+
+def train(loader):
+    net = Net()
+    for batch in loader:
+        net(batch)
+{extra}"""
+_MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+#: A loss class (a root by its name) that syncs in ``forward``.
+_LOSSES = """\
+import torch
+
+
+{decorator}class RankLoss(torch.nn.Module):
+    def forward(self, logits):
+        return logits.nonzero()
+"""
+UNNAMED = "not reached from any step of the project: nothing in the project names `RankLoss`"
+HOT = "`RankLoss.forward`"
+
+
+def _findings(root: Path, files: dict[str, str], include_cold: bool = True, cache: Path | None = None) -> list:
+    """(file, line, column, code, context, why) of a project of ``files`` under ``root``."""
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    options = RunOptions(jobs=1, use_cache=cache is not None, cache_dir=cache, include_cold=include_cold)
+    found = lint_paths([root], Settings(root=root), options)
+    return sorted((Path(f.path).name, f.line, f.column, f.code, f.context, f.why) for f in found)
+
+
+def _program(extra: str = "", losses: str = _LOSSES.format(decorator=""), **more: str) -> dict[str, str]:
+    return {"train.py": _TRAIN.format(extra=extra), "model.py": _MODEL, "losses.py": losses, **more}
+
+
+def test_an_unnamed_loss_class_is_unreached_and_hidden_by_default(tmp_path: Path):
+    # yolov7's utils/loss.py: `APLoss`, `aLRPLoss`, `RankSort`, named nowhere else.
+    assert _findings(tmp_path, _program()) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+    assert _findings(tmp_path, _program(), include_cold=False) == []
+
+
+def test_a_class_named_in_another_python_file_stays_a_root(tmp_path: Path):
+    extra = "\n\ndef criterion():\n    from losses import RankLoss\n    return RankLoss()\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_class_named_only_in_a_string_or_a_comment_stays_a_root(tmp_path: Path):
+    # A registry of names, `__all__`, a lookup by a string the config spells.
+    assert _findings(tmp_path, _program('\nLOSSES = ["RankLoss"]\n')) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+    assert _findings(tmp_path, _program("\n# see RankLoss\n")) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
+    # Hydra's `_target_` builds a class by its path, with no decorator and no import.
+    config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}
+    assert _findings(tmp_path, _program(**config)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_config_that_comes_to_name_the_class_is_read_on_a_cached_run(tmp_path: Path):
+    cache = tmp_path / "cache"
+    root = tmp_path / "project"
+    root.mkdir()
+    assert _findings(root, _program(), cache=cache) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+    (root / "loss.json").write_text('{"loss": "RankLoss"}\n')
+    assert _findings(root, _program(), cache=cache) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_decorated_class_stays_a_root(tmp_path: Path):
+    # `@LOSSES.register_module()` files the class under a name no one spells.
+    losses = "REGISTRY = {}\n\n\ndef register(cls):\n    REGISTRY[cls.__name__.lower()] = cls\n    return cls\n\n\n"
+    losses += _LOSSES.format(decorator="@register\n")
+    assert _findings(tmp_path, _program(losses=losses)) == [("losses.py", 15, 16, "SL101", "hot", HOT)]
+
+
+def test_a_library_with_no_steps_but_the_unnamed_class_s_keeps_it_a_root(tmp_path: Path):
+    # Users outside the project build the classes of a library.
+    assert _findings(tmp_path, {"losses.py": _LOSSES.format(decorator="")}) == [
+        ("losses.py", 6, 16, "SL101", "hot", HOT),
+    ]
+
+
+def test_an_unnamed_base_whose_named_subclass_runs_its_forward_stays_a_root(tmp_path: Path):
+    losses = _LOSSES.format(decorator="").replace("RankLoss", "RankLossBase")
+    losses += "\n\nclass RankLoss(RankLossBase):\n    pass\n"
+    extra = "\n\ndef criterion():\n    from losses import RankLoss\n    return RankLoss()\n"
+    assert _findings(tmp_path, _program(extra, losses)) == [
+        ("losses.py", 6, 16, "SL101", "hot", "`RankLossBase.forward`"),
+    ]
+
+
+def test_a_class_named_only_inside_itself_is_unnamed(tmp_path: Path):
+    # Its own code runs only once it does: `super(RankLoss, self)` names it for no one else.
+    losses = _LOSSES.format(decorator="") + "\n    def __init__(self):\n        super(RankLoss, self).__init__()\n"
+    assert _findings(tmp_path, _program(losses=losses)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+
+
+def test_a_class_its_own_module_builds_stays_a_root(tmp_path: Path):
+    losses = _LOSSES.format(decorator="") + "\n\ncriterion = RankLoss()\n"
+    assert _findings(tmp_path, _program(losses=losses)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_reflection_over_classes_keeps_every_class_a_root(tmp_path: Path):
+    # A factory that finds the loss among a base's subclasses by a name the command line gives.
+    extra = "\n\ndef losses_by_name(base):\n    return {cls.__name__: cls for cls in base.__subclasses__()}\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+    extra = "\nimport losses\n\n\ndef loss_named(name):\n    return getattr(losses, name)()\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
+    # What a test builds by a computed name runs in the test, not in the program's steps.
+    test = "import sys\n\n\ndef test_import():\n    assert 'losses' in sys.modules\n"
+    assert _findings(tmp_path, _program(**{"tests/test_losses.py": test})) == [
+        ("losses.py", 6, 16, "SL101", "unknown", UNNAMED),
+    ]
+
+
+def test_getattr_on_a_module_outside_the_project_rules_nothing_out(tmp_path: Path):
+    extra = "\nimport torch.nn as nn\n\n\ndef activation(name):\n    return getattr(nn, name)()\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+
+
+def test_the_file_s_words_and_its_classes_named_outside_themselves():
+    source = (
+        "class A(Base):\n    def f(self):\n        return A()\n\n\n"
+        "class B:\n    pass\n\n\nB_list = 'AB, B'\n"
+    )
+    assert words(source) >= {"A", "B", "Base", "B_list", "AB", "self", "f"}
+    assert named_outside_themselves(source, {"A": (1, 3), "B": (6, 7)}) == {"B"}
+
+
+def test_which_reflection_rules_unnamed_classes_out():
+    assert find_reflection("x = Base.__subclasses__()\n") == ("`__subclasses__`", frozenset())
+    assert find_reflection("cls = globals()[name]\n") == ("`globals()`", frozenset())
+    assert find_reflection("import importlib\nm = importlib.import_module(path)\n")[0] == "`import_module`"
+    assert find_reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
+    assert find_reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())
+    assert find_reflection("class A(metaclass=abc.ABCMeta):\n    pass\n") == (None, frozenset())
+    # Members fetched by a computed name: the index asks whether these name project modules.
+    assert find_reflection("cls = getattr(models.losses, name)\n") == (None, frozenset({"models.losses"}))
+    assert find_reflection("cls = getattr(\n    models,\n    f'{arch}Net',\n)\n") == (None, frozenset({"models"}))
+    assert find_reflection("cls = getattr(models, 'Net')\n") == (None, frozenset())
+    assert find_reflection("table = vars(losses)\nother = heads.__dict__\n") == (None, frozenset({"losses", "heads"}))
+
+
+def test_a_text_file_spells_a_name_only_as_a_whole_word_across_the_pieces_it_is_read_in(tmp_path: Path, monkeypatch):
+    from synclint.project import unnamed_classes
+
+    monkeypatch.setattr(unnamed_classes, "_CHUNK", 8)  # "loss: RankLoss" straddles two pieces
+    page = tmp_path / "README.md"
+    page.write_text("see RankLossV2 and XAPLoss; loss: RankLoss\n")
+    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss", "Other"}) == {"RankLoss"}
+    page.write_text("see RankLossV2 and XAPLoss\n")
+    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss"}) == set()
+    assert unnamed_classes._spelled_in_file(str(tmp_path / "gone.md"), {"RankLoss"}) == {"RankLoss"}  # unreadable
