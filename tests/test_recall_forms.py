@@ -45,6 +45,44 @@ def test_a_while_loop_drawing_batches_with_next_is_a_step():
     assert _found(source) == {(11, 21, "SL201"): "hot"}
 
 
+def test_a_loop_fetching_a_batch_in_its_body_is_a_step():
+    # llm.c's train_gpt2.py: a module-level loop over steps, each accumulating micro-batches
+    # from ``train_loader.next_batch()``; nanoGPT's ``get_batch("train")``.
+    source = """
+        import torch
+        if __name__ == "__main__":
+            for step in range(num_iterations + 1):
+                for micro_step in range(grad_accum_steps):
+                    x, y = train_loader.next_batch()
+                    loss = model(x, y)
+                    lossf += loss.detach()
+                lossf = lossf.item()
+            print(loss.item())
+        def evaluate(model):
+            for k in range(eval_iters):
+                x, y = get_batch("val")
+                out = model(x, y).item()
+        """
+    assert _found(source, include_cold=True) == {
+        (9, 17, "SL201"): "hot", (10, 11, "SL201"): "cold", (14, 15, "SL201"): "hot",
+    }
+
+
+def test_an_epoch_loop_around_the_fetching_loop_is_not_a_step():
+    source = """
+        import torch
+        def train(model, loader, epochs):
+            for epoch in range(epochs):
+                it = iter(loader)
+                while True:
+                    batch = next(it)
+                    model(batch).sum().item()
+                print(model.weight.sum().item())
+        """
+    found = _found(source, include_cold=True)
+    assert found == {(8, 13, "SL201"): "hot", (9, 15, "SL201"): "unknown"}
+
+
 def test_a_while_loop_without_batches_is_not_a_step():
     source = """
         import torch

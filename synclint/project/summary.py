@@ -71,7 +71,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 20
+SUMMARY_VERSION = 21
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -314,19 +314,45 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
     return None
 
 
-def next_batch_loader(loop: ast.While, loaders: set[str]) -> str | None:
-    """The loader a ``while`` loop draws its batches from with ``next(it)``
-    (``it = iter(loader)``; ``while True: batch = next(it)``), or None."""
-    for node in walk_nodes(loop):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "next"
-            and node.args
-        ):
+def _accumulates(loop: ast.For | ast.AsyncFor) -> bool:
+    """``for micro_step in range(grad_accum_steps):``: a gradient accumulation loop."""
+    names = [dotted(node) or "" for node in walk_nodes(loop.iter) if isinstance(node, (ast.Name, ast.Attribute))]
+    names.append(dotted(loop.target) or "")
+    return any(_ACCUMULATION.search(name) or "micro" in name.lower() for name in names)
+
+
+#: A call that fetches the next batch: ``get_batch("train")`` (nanoGPT),
+#: ``train_loader.next_batch()`` (llm.c), ``self.sample_batch()``.
+_BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
+
+
+def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> str | None:
+    """Where a loop that does not iterate over batches draws them from in its body:
+    ``next(it)`` of a loader (``it = iter(loader)``; ``while True: batch = next(it)``), or a
+    call that fetches a batch (``for step in range(n): x, y = train_loader.next_batch()``);
+    None when it draws none. Functions nested in its body are not read, nor are loops but
+    gradient accumulation's (``for micro_step in range(grad_accum_steps):``, whose
+    iterations make up one step): an epoch loop around the loop that fetches batches is
+    not a loop over batches itself."""
+    pending = [*loop.body, *loop.orelse]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.While)):
+            continue
+        if isinstance(node, (ast.For, ast.AsyncFor)) and not _accumulates(node):
+            continue
+        pending.extend(child_nodes(node))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "next" and node.args:
             found = is_batch_iterable(node.args[0], loaders)
             if found:
                 return found
+        if isinstance(func, ast.Attribute) and _BATCH_FETCH.match(func.attr):
+            return dotted(func.value) or func.attr  # ``train_loader.next_batch()``: the loader
+        if isinstance(func, ast.Name) and _BATCH_FETCH.match(func.id):
+            return func.id
     return None
 
 
@@ -698,7 +724,7 @@ class _CallWalker:
             and self.rest_cold is not None
             and self.owner.qualname != "<module>"
             and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
-            and not (isinstance(node, ast.While) and next_batch_loader(node, self.loaders))
+            and not (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and next_batch_loader(node, self.loaders))
         ):
             why = self.rest_cold
             self._region_cold(node, why)
@@ -720,7 +746,7 @@ class _CallWalker:
                 loader = next_batch_loader(node, self.loaders)
                 self._expressions([node.test])
             else:
-                loader = is_batch_iterable(node.iter, self.loaders)
+                loader = is_batch_iterable(node.iter, self.loaders) or next_batch_loader(node, self.loaders)
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
