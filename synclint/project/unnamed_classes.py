@@ -46,6 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from synclint.project.index import ClassId, ProjectIndex
+from synclint.project.mentions import spelled_names
+from synclint.sources import python_text, read_source
 
 #: How much of a text file is searched at a time (big JSON files are read in pieces).
 _CHUNK = 1 << 20
@@ -56,21 +58,15 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> frozenset[ClassId]:
     """The top-level classes (file key, name) of ``index`` that nothing in the project names
     and that hold a root; none when reflection could build a class by a computed name.
-    ``decided``: whether a file's context is already decided (its classes are left alone)."""
+    ``decided``: whether a file's context is already decided (its classes are left alone).
+
+    The project's files are read again here, and only here: few projects have candidates,
+    so their summaries keep no words (the index's cache state holds every Python file's
+    content hash, so a change to one that names a class is seen)."""
     candidates = _candidates(index, decided)
     if not candidates or _reflection(index, decided):
         return frozenset()
-    names = {name for _key, name in candidates}
-    unread = []
-    spelled_by: dict[str, set[str]] = {}  # name -> the Python files that spell it
-    for key, entry in index.entries.items():
-        if "<module>" not in entry.summary.functions:  # not parsed: its words are unknown
-            unread.append(key)
-        for name in names & entry.summary.words:
-            spelled_by.setdefault(name, set()).add(key)
-    # A file's words hold its own classes' names (``named_in_file`` says whether it names
-    # them elsewhere); two classes of one name in two files name each other.
-    candidates = {(key, name) for key, name in candidates if spelled_by.get(name, set()) <= {key}}
+    candidates, unread = _unnamed_in_python(index, candidates)
     names = {name for _key, name in candidates}
     if names:
         spelled = _spelled_in(list(index.naming_files) + unread, names)
@@ -79,21 +75,49 @@ def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> froz
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
-    """Undecorated top-level classes that hold a root, unnamed in their own file."""
+    """Undecorated top-level classes that hold a root."""
     found = set()
     for key, entry in index.entries.items():
         summary = entry.summary
-        unnamed = {
-            name for name, klass in summary.classes.items()
-            if "." not in name and not klass.decorated and not klass.named_in_file
-        }
-        if not unnamed or decided(key):
+        undecorated = {name for name, klass in summary.classes.items() if "." not in name and not klass.decorated}
+        if not undecorated or decided(key):
             continue
         for qualname, function in summary.functions.items():
             owner = qualname.split(".", 1)[0]
-            if function.root is not None and owner in unnamed and owner != qualname:
+            if function.root is not None and owner in undecorated and owner != qualname:
                 found.add((key, owner))
     return found
+
+
+def _unnamed_in_python(index: ProjectIndex, candidates: set[ClassId]) -> tuple[set[ClassId], list[str]]:
+    """Those of ``candidates`` that no Python file the index parsed names: as a word of
+    another file (two classes of one name in two files name each other), or in their own
+    file outside their own definition. And the Python files it could not parse (their
+    words are unknown: they are searched as text, like configuration files)."""
+    left = set(candidates)
+    unread = []
+    for key, entry in index.entries.items():
+        if "<module>" not in entry.summary.functions:
+            unread.append(key)
+            continue
+        if not left:
+            continue
+        classes = entry.summary.classes
+        defined = {name: (classes[name].line, classes[name].end_line) for owner, name in left if owner == key}
+        text = _python_text(key)
+        if text is None:  # gone since it was summarised: it may have named any of them
+            left = set()
+            continue
+        spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
+        left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
+    return left, unread
+
+
+def _python_text(path: str) -> str | None:
+    try:
+        return python_text(read_source(path))
+    except OSError:
+        return None
 
 
 def _reflection(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
