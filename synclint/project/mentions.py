@@ -5,9 +5,8 @@ class by a computed name.
 A class nothing names cannot run (see :mod:`synclint.project.unnamed_classes`). The
 evidence is text, not resolved references, so that it errs towards "named": a word
 counts wherever it stands (code, a string, a comment, ``__all__``, a base of another
-class, a function of the same name). Reflection is cheap to find (a substring search
-guards each pattern) and lives in the file's cached summary; names are searched only
-for the few classes the index asks about, when it asks.
+class, a function of the same name). The index searches a project's files only when
+some class could be unnamed (few projects have one), so no file's summary pays for it.
 """
 
 from __future__ import annotations
