@@ -66,19 +66,26 @@ def spelled_names(
     names = sorted(names, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
     if not names:
         return frozenset(), frozenset()
-    # A word begins after digits that begin no word (``2Loss`` spells ``Loss``; ``a2Loss`` does not).
-    pattern = re.compile(rf"(?<!\w)(\d*)({'|'.join(map(re.escape, names))})(?!\w)")
+    # The start of a word is checked by hand: a pattern that begins with a look-behind
+    # tries every position of the text, one that begins with the names scans for their
+    # first letters (8x faster on a project's files).
+    pattern = re.compile(rf"(?:{'|'.join(map(re.escape, names))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
     outside: set[str] = set()
     for match in pattern.finditer(source):
-        digits, name = match.groups()
+        start = before = match.start()
+        while before and (source[before - 1].isalnum() or source[before - 1] == "_"):  # (``\w``)
+            before -= 1
+        if before < start and not source[before:start].isdecimal():
+            continue  # the end of a longer word; digits that begin no word do not (``2Loss`` spells ``Loss``)
+        name = match.group()
         spelled.add(name)
-        if name in defined and name not in outside and not digits:
+        if name in defined and name not in outside and before == start:
             if not line_starts:
                 line_starts = [0, *(newline.end() for newline in re.finditer("\n", source))]
             first, last = defined[name]
-            if not first <= bisect.bisect_right(line_starts, match.start()) <= last:
+            if not first <= bisect.bisect_right(line_starts, start) <= last:
                 outside.add(name)
     return frozenset(spelled), frozenset(outside)
 
