@@ -91,6 +91,19 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> byte
         os.close(descriptor)
 
 
+def python_text(data: bytes) -> str | None:
+    """The text of Python source ``data`` in its PEP 263 encoding (a BOM dropped); None
+    when it cannot be decoded (the check reports that; project-wide passes skip it)."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),

@@ -175,3 +175,24 @@ def test_a_text_file_spells_a_name_only_as_a_whole_word_across_the_pieces_it_is_
     page.write_text("see RankLossV2 and XAPLoss\n")
     assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss"}) == set()
     assert unnamed_classes._spelled_in_file(str(tmp_path / "gone.md"), {"RankLoss"}) == {"RankLoss"}  # unreadable
+
+
+def test_a_python_file_that_comes_to_name_the_class_is_read_on_a_cached_run(tmp_path: Path):
+    # Names are searched when the index asks, not kept in summaries: the facts' cache state
+    # must still change with the Python file that names the class.
+    cache = tmp_path / "cache"
+    root = tmp_path / "project"
+    root.mkdir()
+    assert _findings(root, _program(), cache=cache) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+    assert _findings(root, _program("\n# see RankLoss\n"), cache=cache) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_the_names_a_file_spells_are_its_words():
+    from synclint.project.mentions import spelled_names
+
+    source = "class Loss:\n    x = Loss\n\n\nv = (2Loss, aLossV2, LossV2, éAP, _AP)\n"
+    names = {"Loss", "LossV2", "AP", "Net"}
+    assert spelled_names(source, names, {})[0] == names & words(source) == {"Loss", "LossV2"}
+    # Inside its own definition, and after a digit, a name is not named outside itself.
+    assert spelled_names(source, names, {"Loss": (1, 2)}) == ({"Loss", "LossV2"}, frozenset())
+    assert spelled_names(source + "y = Loss\n", names, {"Loss": (1, 2)})[1] == {"Loss"}

@@ -23,7 +23,7 @@ from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
-from synclint.sources import DEFAULT_MAX_FILE_SIZE, read_source
+from synclint.sources import DEFAULT_MAX_FILE_SIZE, python_text, read_source
 
 INDEX_ENTRIES = "index-v1"
 _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
@@ -200,13 +200,8 @@ def _summarize_path(key: str) -> FileSummary:
 
 
 def _summarize_bytes(data: bytes) -> FileSummary:
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError):  # the check reports it; the index skips it
+    text = python_text(data)
+    if text is None:  # the check reports it; the index skips it
         return _EMPTY
     with collector_paused():  # the file's ``ast`` tree is freed by reference counting
         return summarize(text) or _EMPTY

@@ -26,7 +26,6 @@ from synclint.project.argument_syncs import (
 )
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
-from synclint.project.mentions import find_reflection, named_outside_themselves, words
 from synclint.project.numbers import is_number, number_names
 from synclint.project.residency import (
     closure_rebound_names,
@@ -213,9 +212,6 @@ class ClassSummary:
     host_attrs: frozenset[str] = frozenset()
     #: It has a decorator (which may register it: ``@MODELS.register_module()``).
     decorated: bool = False
-    #: Its name is spelled in its file outside its own definition (see
-    #: :mod:`synclint.project.mentions`); read for top-level classes only.
-    named_in_file: bool = True
 
 
 @dataclass
@@ -235,12 +231,9 @@ class FileSummary:
     #: Attributes of ``self`` its methods hand on as values (``checkpoint(self.block, x)``),
     #: see :func:`synclint.project.value_references.self_attributes_handed_on`.
     handed_attributes: frozenset[str] = frozenset()
-    #: Every word of the file's text, and the reflection in it that could build a class by
-    #: a computed name (see :mod:`synclint.project.mentions` and
-    #: :mod:`synclint.project.unnamed_classes`).
-    words: frozenset[str] = frozenset()
-    reflection: str | None = None
-    reflected_modules: frozenset[str] = frozenset()
+    # Which classes the file names, and reflection that could build one by a computed name,
+    # are searched only when the index asks (synclint.project.unnamed_classes): most checks
+    # never do, and every file would pay for them.
     # Nothing that depends on the file's path: summaries are cached by content and shared
     # by files of equal content (whether a file is test code: ``is_test_file(path)``).
 
@@ -261,14 +254,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
-    top_level = {name: (klass.line, klass.end_line) for name, klass in builder.classes.items() if "." not in name}
-    named = named_outside_themselves(source, top_level)
-    for name in top_level:
-        builder.classes[name].named_in_file = name in named
-    reflection, reflected_modules = find_reflection(source)
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes), words(source),
-                       reflection, reflected_modules)
+                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes))
 
 
 def is_test_file(path: str) -> bool:

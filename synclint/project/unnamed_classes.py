@@ -46,6 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from synclint.project.index import ClassId, ProjectIndex
+from synclint.project.mentions import find_reflection, spelled_names
+from synclint.sources import python_text, read_source
 
 #: How much of a text file is searched at a time (big JSON files are read in pieces).
 _CHUNK = 1 << 20
@@ -56,59 +58,75 @@ _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> frozenset[ClassId]:
     """The top-level classes (file key, name) of ``index`` that nothing in the project names
     and that hold a root; none when reflection could build a class by a computed name.
-    ``decided``: whether a file's context is already decided (its classes are left alone)."""
+    ``decided``: whether a file's context is already decided (its classes are left alone).
+
+    The project's Python files are read again here, and only here: few projects have
+    candidates, so no summary pays for the search (the index's cache state holds every
+    Python file's content hash, so a change to one that names a class is seen)."""
     candidates = _candidates(index, decided)
-    if not candidates or _reflection(index, decided):
-        return frozenset()
-    names = {name for _key, name in candidates}
-    unread = []
-    spelled_by: dict[str, set[str]] = {}  # name -> the Python files that spell it
-    for key, entry in index.entries.items():
-        if "<module>" not in entry.summary.functions:  # not parsed: its words are unknown
-            unread.append(key)
-        for name in names & entry.summary.words:
-            spelled_by.setdefault(name, set()).add(key)
-    # A file's words hold its own classes' names (``named_in_file`` says whether it names
-    # them elsewhere); two classes of one name in two files name each other.
-    candidates = {(key, name) for key, name in candidates if spelled_by.get(name, set()) <= {key}}
-    names = {name for _key, name in candidates}
-    if names:
-        spelled = _spelled_in(list(index.naming_files) + unread, names)
-        candidates = {(key, name) for key, name in candidates if name not in spelled}
+    if candidates:
+        candidates, unread = _unnamed_in_python(index, candidates, decided)
+        names = {name for _key, name in candidates}
+        if names:
+            spelled = _spelled_in(list(index.naming_files) + unread, names)
+            candidates = {(key, name) for key, name in candidates if name not in spelled}
     return frozenset(candidates)
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
-    """Undecorated top-level classes that hold a root, unnamed in their own file."""
+    """Undecorated top-level classes that hold a root."""
     found = set()
     for key, entry in index.entries.items():
         summary = entry.summary
-        unnamed = {
-            name for name, klass in summary.classes.items()
-            if "." not in name and not klass.decorated and not klass.named_in_file
-        }
-        if not unnamed or decided(key):
+        undecorated = {name for name, klass in summary.classes.items() if "." not in name and not klass.decorated}
+        if not undecorated or decided(key):
             continue
         for qualname, function in summary.functions.items():
             owner = qualname.split(".", 1)[0]
-            if function.root is not None and owner in unnamed and owner != qualname:
+            if function.root is not None and owner in undecorated and owner != qualname:
                 found.add((key, owner))
     return found
 
 
-def _reflection(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
-    """Some file of the program could build a class by a computed name. (A test that
-    patches ``sys.modules``, a benchmark that imports a module by name: what they build
-    runs in the test or the benchmark, not in the program's steps.)"""
+def _unnamed_in_python(
+    index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool]
+) -> tuple[set[ClassId], list[str]]:
+    """Those of ``candidates`` that no Python file the index parsed names: as a word of
+    another file (two classes of one name in two files name each other), or in their own
+    file outside their own definition; none when one of them could build a class by a
+    computed name. And the Python files it could not parse (their words are unknown: they
+    are searched as text, like configuration files)."""
+    left = set(candidates)
+    unread = []
     for key, entry in index.entries.items():
-        if decided(key):
+        if "<module>" not in entry.summary.functions:
+            unread.append(key)
             continue
-        if entry.summary.reflection is not None:
-            return True
-        for text in entry.summary.reflected_modules:
-            if index.resolve_dotted(key, "", text)[0] == "module":
-                return True
-    return False
+        text = _python_text(key)
+        if text is None or (not decided(key) and _reflection(index, key, text)):
+            return set(), []  # (unreadable since it was summarised: it may name any of them)
+        classes = entry.summary.classes
+        defined = {name: (classes[name].line, classes[name].end_line) for owner, name in left if owner == key}
+        spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
+        left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
+        if not left:
+            break
+    return left, unread
+
+
+def _python_text(path: str) -> str | None:
+    try:
+        return python_text(read_source(path))
+    except OSError:
+        return None
+
+
+def _reflection(index: ProjectIndex, key: str, text: str) -> bool:
+    """The text of the program's file ``key`` could build a class by a computed name. (Not
+    asked of a test that patches ``sys.modules`` or a benchmark that imports a module by
+    name: what they build runs in the test or the benchmark, not in the program's steps.)"""
+    reflection, modules = find_reflection(text)
+    return reflection is not None or any(index.resolve_dotted(key, "", name)[0] == "module" for name in modules)
 
 
 def _spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
