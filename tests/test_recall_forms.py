@@ -103,6 +103,18 @@ def test_code_after_a_gradient_accumulation_loop_is_still_the_step():
     assert _found(source, include_cold=True) == {(8, 22, "SL201"): "hot", (12, 12, "SL201"): "hot"}
 
 
+def test_a_step_loop_counted_in_accumulation_units_ends_the_steps():
+    source = """
+        import torch
+        def train(model, max_iters, grad_accum_steps):
+            for step in range(max_iters // grad_accum_steps):
+                x, y = get_batch("train")
+                model(x, y).backward()
+            print(model.weight.sum().item())
+        """
+    assert _found(source, include_cold=True) == {(7, 11, "SL201"): "cold"}
+
+
 def test_an_epoch_loop_peeking_at_a_batch_is_not_a_step():
     # ``next(iter(val_loader))`` once per epoch, beside the loop over the epoch's batches.
     source = """

@@ -302,9 +302,17 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
 
 
 def _accumulates(loop: ast.For | ast.AsyncFor) -> bool:
-    """``for micro_step in range(grad_accum_steps):``: a gradient accumulation loop."""
-    names = [dotted(node) or "" for node in walk_nodes(loop.iter) if isinstance(node, (ast.Name, ast.Attribute))]
-    names.append(dotted(loop.target) or "")
+    """``for micro_step in range(grad_accum_steps):``: a gradient accumulation loop; not
+    ``for step in range(max_iters // grad_accum_steps):``, whose passes are whole steps
+    (arithmetic on the accumulation count counts steps, not micro-steps)."""
+    names = [dotted(loop.target) or ""]
+    pending: list[ast.AST] = [loop.iter]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            names.append(dotted(node) or "")
+        if not isinstance(node, ast.BinOp):
+            pending.extend(child_nodes(node))
     return any(_ACCUMULATION.search(name) or "micro" in name.lower() for name in names)
 
 
