@@ -129,6 +129,22 @@ def test_an_epoch_loop_peeking_at_a_batch_is_not_a_step():
     assert _found(source, include_cold=True) == {(8, 15, "SL201"): "unknown"}
 
 
+def test_a_loop_prefetching_the_first_batch_of_an_inner_step_loop_is_not_a_step():
+    # A benchmark's stages: each fetches the first batch, runs the steps (each fetching
+    # the next), then waits for the device once to time the stage.
+    source = """
+        import torch
+        for stage, num_steps in enumerate([10, 20]):
+            x, y = get_batch("train")
+            for k in range(num_steps):
+                loss = model(x, y)
+                x, y = get_batch("train")
+                print(loss.item())
+            torch.cuda.synchronize()
+        """
+    assert _found(source, include_cold=True) == {(8, 15, "SL201"): "hot", (9, 5, "SL501"): "unknown"}
+
+
 def test_a_while_loop_without_batches_is_not_a_step():
     source = """
         import torch
