@@ -83,6 +83,68 @@ def test_an_epoch_loop_around_the_fetching_loop_is_not_a_step():
     assert found == {(8, 13, "SL201"): "hot", (9, 15, "SL201"): "unknown"}
 
 
+def test_code_after_a_gradient_accumulation_loop_is_still_the_step():
+    # The micro-steps' iterations make up one step: what follows them in the step's
+    # function runs every step, not once after a loop over batches, and their first
+    # pass runs once per step.
+    source = """
+        import torch
+        def train_step(model, opt, grad_accum_steps):
+            tokens = None
+            for micro_step in range(grad_accum_steps):
+                x, y = get_batch("train")
+                if tokens is None:
+                    tokens = (y > 0).sum().item()
+                loss = model(x, y) / grad_accum_steps
+                loss.backward()
+            opt.step()
+            return loss.item()
+        """
+    assert _found(source, include_cold=True) == {(8, 22, "SL201"): "hot", (12, 12, "SL201"): "hot"}
+
+
+def test_a_step_loop_counted_in_accumulation_units_ends_the_steps():
+    source = """
+        import torch
+        def train(model, max_iters, grad_accum_steps):
+            for step in range(max_iters // grad_accum_steps):
+                x, y = get_batch("train")
+                model(x, y).backward()
+            print(model.weight.sum().item())
+        """
+    assert _found(source, include_cold=True) == {(7, 11, "SL201"): "cold"}
+
+
+def test_an_epoch_loop_peeking_at_a_batch_is_not_a_step():
+    # ``next(iter(val_loader))`` once per epoch, beside the loop over the epoch's batches.
+    source = """
+        import torch
+        def train(model, train_loader, val_loader, epochs):
+            for epoch in range(epochs):
+                for batch in train_loader:
+                    model(batch).sum().backward()
+                x_vis = next(iter(val_loader))
+                print(model(x_vis).sum().item())
+        """
+    assert _found(source, include_cold=True) == {(8, 15, "SL201"): "unknown"}
+
+
+def test_a_loop_prefetching_the_first_batch_of_an_inner_step_loop_is_not_a_step():
+    # A benchmark's stages: each fetches the first batch, runs the steps (each fetching
+    # the next), then waits for the device once to time the stage.
+    source = """
+        import torch
+        for stage, num_steps in enumerate([10, 20]):
+            x, y = get_batch("train")
+            for k in range(num_steps):
+                loss = model(x, y)
+                x, y = get_batch("train")
+                print(loss.item())
+            torch.cuda.synchronize()
+        """
+    assert _found(source, include_cold=True) == {(8, 15, "SL201"): "hot", (9, 5, "SL501"): "unknown"}
+
+
 def test_a_while_loop_without_batches_is_not_a_step():
     source = """
         import torch

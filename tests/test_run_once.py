@@ -146,3 +146,22 @@ def test_match_and_with_blocks_run_once_unless_in_a_loop():
         ("SL201", None, 9, 23, "unknown", ""),
         ("SL201", None, 10, 19, "cold", MODULE_CODE),
     ]
+
+
+def test_a_comprehension_over_batches_runs_per_batch_not_once():
+    """A comprehension or generator over a loader is a loop over batches, like a ``for``."""
+    source = textwrap.dedent("""\
+        import torch
+        from torch.utils.data import DataLoader
+        model = torch.nn.Linear(3, 3).cuda()
+        batches = DataLoader(range(10), pin_memory=True)
+        losses = [model(x.cuda(non_blocking=True)).sum().item() for x in batches]
+        stats = (model(x.cuda(non_blocking=True)).sum().item()
+                 for x in batches)
+        print(torch.stack([torch.ones(1, device="cuda") for _ in range(2)]).sum().item())
+        """)
+    assert _rows(check_source(source, "c.py", include_cold=True)) == [
+        ("SL201", None, 5, 11, "unknown", ""),
+        ("SL201", None, 6, 10, "unknown", ""),
+        ("SL201", None, 8, 7, "cold", MODULE_CODE),  # a comprehension over no batches runs once
+    ]

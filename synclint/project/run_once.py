@@ -11,6 +11,8 @@ What runs more often keeps the context the index gives it:
 * the body of a module-level loop (``for``, ``async for``, ``while``) runs once per
   pass: a loop over batches is the step itself (a hot region), any other loop is
   left as it is, with everything nested in it;
+* a comprehension (or generator expression) over batches runs once per batch, like
+  a ``for`` over them: a statement that holds one is left as it is;
 * function and lambda bodies run when called: their own context. A statement that
   holds a lambda is left whole (a line cannot be split between the two);
 * ``except`` clauses are error paths, cold with that reason already.
@@ -25,7 +27,7 @@ default value) is cold only when it ends before its block's first line.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 #: Why a module's straight-line code is cold.
 MODULE_CODE = "module code outside a loop (runs once)"
@@ -37,19 +39,26 @@ RUN_ONCE_WHYS = frozenset({MODULE_CODE, DEFINITION_TIME})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+#: (the statement or header expression, its first line, last line, why)
+_Span = tuple[ast.AST, int, int, str]
 
 
-def run_once_spans(module: ast.Module) -> Iterator[tuple[int, int, str]]:
-    """(first line, last line, why) of the module's code that runs once per run."""
-    yield from _block(module.body, MODULE_CODE)
+def run_once_spans(module: ast.Module, over_batches: Callable[[ast.expr], bool]) -> Iterator[tuple[int, int, str]]:
+    """(first line, last line, why) of the module's code that runs once per run;
+    ``over_batches``: whether an iterable yields batches (``loader``)."""
+    for node, first, last, why in _block(module.body, MODULE_CODE):
+        if not _runs_apart(node, over_batches):
+            yield first, last, why
 
 
-def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[tuple[int, int, str]]:
+def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[_Span]:
     for statement in statements:
         yield from _statement(statement, why)
 
 
-def _statement(node: ast.stmt, why: str) -> Iterator[tuple[int, int, str]]:
+def _statement(node: ast.stmt, why: str) -> Iterator[_Span]:
     if isinstance(node, _LOOPS):
         # The body runs once per pass; the ``else`` once, when the loop ends.
         yield from _block(node.orelse, why)
@@ -74,26 +83,32 @@ def _statement(node: ast.stmt, why: str) -> Iterator[tuple[int, int, str]]:
         for case in node.cases:
             yield from _header([case.guard], case.body, why)
             yield from _block(case.body, why)
-    elif not _holds_a_lambda(node):
-        yield node.lineno, node.end_lineno or node.lineno, why
+    else:
+        yield node, node.lineno, node.end_lineno or node.lineno, why
 
 
 def _definition(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
-                expressions: list[ast.expr | None]) -> Iterator[tuple[int, int, str]]:
+                expressions: list[ast.expr | None]) -> Iterator[_Span]:
     """What a definition evaluates when it runs, when it can run code (holds a call)."""
     computed = [e for e in expressions if e is not None and any(isinstance(n, ast.Call) for n in ast.walk(e))]
     yield from _header(computed, node.body, DEFINITION_TIME)
 
 
-def _header(expressions: Iterable[ast.AST | None], body: list[ast.stmt], why: str) -> Iterator[tuple[int, int, str]]:
+def _header(expressions: Iterable[ast.AST | None], body: list[ast.stmt], why: str) -> Iterator[_Span]:
     """Spans of a block's header expressions that end before the block's first line."""
     for expression in expressions:
-        if expression is None or _holds_a_lambda(expression):
+        if expression is None:
             continue
         last = expression.end_lineno or expression.lineno
         if last < body[0].lineno:
-            yield expression.lineno, last, why
+            yield expression, expression.lineno, last, why
 
 
-def _holds_a_lambda(node: ast.AST) -> bool:
-    return any(isinstance(child, ast.Lambda) for child in ast.walk(node))
+def _runs_apart(node: ast.AST, over_batches: Callable[[ast.expr], bool]) -> bool:
+    """``node`` holds code that runs apart from it: a lambda's body (when called), or a
+    comprehension's over batches (once per batch)."""
+    return any(
+        isinstance(child, ast.Lambda)
+        or (isinstance(child, _COMPREHENSIONS) and any(over_batches(loop.iter) for loop in child.generators))
+        for child in ast.walk(node)
+    )

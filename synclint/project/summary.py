@@ -70,7 +70,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 22
+SUMMARY_VERSION = 23
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -302,10 +302,38 @@ def is_batch_iterable(node: ast.AST, loaders: set[str]) -> str | None:
 
 
 def _accumulates(loop: ast.For | ast.AsyncFor) -> bool:
-    """``for micro_step in range(grad_accum_steps):``: a gradient accumulation loop."""
-    names = [dotted(node) or "" for node in walk_nodes(loop.iter) if isinstance(node, (ast.Name, ast.Attribute))]
-    names.append(dotted(loop.target) or "")
+    """``for micro_step in range(grad_accum_steps):``: a gradient accumulation loop; not
+    ``for step in range(max_iters // grad_accum_steps):``, whose passes are whole steps
+    (arithmetic on the accumulation count counts steps, not micro-steps)."""
+    names = [dotted(loop.target) or ""]
+    pending: list[ast.AST] = [loop.iter]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            names.append(dotted(node) or "")
+        if not isinstance(node, ast.BinOp):
+            pending.extend(child_nodes(node))
     return any(_ACCUMULATION.search(name) or "micro" in name.lower() for name in names)
+
+
+def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> bool:
+    """``statements`` run a whole loop over batches (not gradient accumulation's) each
+    time they run: one of them, or of a ``with`` or ``try`` block among them, not one
+    under an ``if`` (a step loop's periodic evaluation over ``val_loader``)."""
+    for statement in statements:
+        if isinstance(statement, (ast.For, ast.AsyncFor)) and not _accumulates(statement):
+            if is_batch_iterable(statement.iter, loaders) or next_batch_loader(statement, loaders):
+                return True
+        elif isinstance(statement, ast.While):
+            if next_batch_loader(statement, loaders):
+                return True
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            if _runs_a_loop_over_batches(statement.body, loaders):
+                return True
+        elif isinstance(statement, (ast.Try, *_TRY_STAR)):
+            if _runs_a_loop_over_batches([*statement.body, *statement.orelse, *statement.finalbody], loaders):
+                return True
+    return False
 
 
 #: A call that fetches the next batch: ``get_batch("train")`` (nanoGPT),
@@ -320,7 +348,10 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
     None when it draws none. Functions nested in its body are not read, nor are loops but
     gradient accumulation's (``for micro_step in range(grad_accum_steps):``, whose
     iterations make up one step): an epoch loop around the loop that fetches batches is
-    not a loop over batches itself."""
+    not a loop over batches itself, nor is one that runs such a loop on every pass and
+    peeks at a batch beside it (``x = next(iter(val_loader))`` to plot once per epoch)."""
+    if _runs_a_loop_over_batches(loop.body, loaders):
+        return None
     pending = [*loop.body, *loop.orelse]
     while pending:
         node = pending.pop()
@@ -501,19 +532,24 @@ class _Builder:
         self.functions[top.qualname] = top
         nested: list[ast.AST] = []
         self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
-        self._body(tree.body, top, prefix="", cls=None, loaders=set())
-        top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree)]
+        loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
+
+        def over_batches(iterable: ast.expr) -> bool:
+            return is_batch_iterable(iterable, loaders) is not None
+
+        top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
-              numbers: frozenset[str] = frozenset()) -> None:
+              numbers: frozenset[str] = frozenset()) -> _CallWalker:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
         ``arguments``: its parameters that the body never rebinds; ``rearmed``: its locals
         that functions nested in it rebind (``nonlocal``); ``numbers``: its locals that
-        only ever hold Python numbers."""
+        only ever hold Python numbers. Returns the walker (the loaders it found)."""
         walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers)
         for statement in statements:
             walker.statement(statement)
+        return walker
 
     def import_from(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
@@ -737,14 +773,17 @@ class _CallWalker:
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
-            self.loops.append((node, bool(loader)))
+            # A gradient accumulation loop's passes make up one step: its first pass is
+            # once per step, and the code after it ends that step, not the run.
+            accumulates = isinstance(node, (ast.For, ast.AsyncFor)) and _accumulates(node)
+            self.loops.append((node, bool(loader) and not accumulates))
             if loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
                 self.batch_loops.append(loader)
                 self._statements(node.body, depth + 1)
                 self.batch_loops.pop()
-                if depth == 0:
+                if depth == 0 and not accumulates:
                     self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
                 self._statements(node.body, depth + 1)
