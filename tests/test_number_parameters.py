@@ -320,3 +320,22 @@ def test_an_attribute_a_subclass_builds_for_a_base_class_call_keeps_the_finding(
     bias = _BIAS + "\n\nclass Plain(nn.Module):\n    def forward(self, t, device):\n        return t\n"
     attention = _SUBCLASS_BUILDS.format(base_init=base_init)
     assert _findings(tmp_path, bias=bias, attention=attention) == [("bias.py", 11, 26, "SL201")]
+
+
+def test_a_tensor_passed_into_star_args_is_not_the_keyword_only_parameter(tmp_path: Path):
+    # ``n`` is keyword-only: the tensor at position 1 goes to ``*rest``, so every call passing
+    # a tensor there says nothing about ``n`` (whose default is a number).
+    helpers = """\
+    import torch
+
+
+    def scale(x, *rest, n=2):
+        if n > 1:
+            return x * n
+        return x
+
+
+    def forward(x):
+        return scale(x, torch.ones(3))
+    """
+    assert _findings(tmp_path, helpers=helpers) == []

@@ -17,7 +17,7 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
-from synclint.project.index import ProjectIndex
+from synclint.project.index import ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.summary import FileSummary, FunctionSummary
 from synclint.project.unnamed_classes import unnamed_classes
@@ -132,7 +132,8 @@ def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> f
         if function.cls is not None and params and params[0] in ("self", "cls"):
             params = params[1:]
         for position, name in enumerate(params):
-            if all(position in call.tensor_args or name in call.tensor_args for call, bound in sites if bound) and all(
+            places = argument_places(function, position, name)
+            if all(any(where in call.tensor_args for where in places) for call, bound in sites if bound) and all(
                 bound for _call, bound in sites
             ):
                 found.add((qualname, name))

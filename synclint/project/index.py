@@ -39,6 +39,17 @@ class ModuleEntry:
     summary: FileSummary
 
 
+def argument_places(function: FunctionSummary, position: int, name: str) -> tuple[int | str, ...]:
+    """Where a call passes ``function``'s parameter ``name`` (at ``position``, counted
+    without ``self``): its position, unless it is keyword-only (``f(x, *rest, n)`` lists
+    another argument there), and its name, unless it is positional-only (``n=`` then goes
+    to ``**kwargs``)."""
+    return (
+        *(() if name in function.keyword_only else (position,)),
+        *(() if name in function.positional_only else (name,)),
+    )
+
+
 class ProjectIndex:
     def __init__(self, summaries: dict[str, FileSummary], root: Path, naming_files: tuple[str, ...] = ()) -> None:
         self.root = root
@@ -507,14 +518,8 @@ class ProjectIndex:
                 params = params[1:]
             for position, name in enumerate(params):
                 if name in function.kept_params:
-                    # how a call passes it: a position (not for a keyword-only parameter,
-                    # which ``f(x, *rest, n)`` lists after ``x``), its name (not for a
-                    # positional-only one: ``n=`` then goes to ``**kwargs``)
-                    wheres = (
-                        *(() if name in function.keyword_only else (position,)),
-                        *(() if name in function.positional_only else (name,)),
-                    )
-                    candidates.append((callee, wheres, name, [call for call, _plain in sites]))
+                    candidates.append((callee, argument_places(function, position, name), name,
+                                       [call for call, _plain in sites]))
         found: set[tuple[FunctionId, str]] = set()
         changed = True
         while changed:
