@@ -7,12 +7,14 @@ from pathlib import Path
 
 from synclint.project.argument_syncs import stable_parameters
 from synclint.project.scopes import (
+    BINDERS_OTHER_THAN_NAMES,
     NESTED_SCOPES,
     _node_fields,
     all_nodes,
     child_nodes,
     field_values,
     function_nodes,
+    names_bound_by,
     nested_scopes,
     own_nodes,
     walk_nodes,
@@ -151,3 +153,13 @@ def test_stable_parameters_match_the_whole_function_walk():
     outer = ast.parse(_SOURCE).body[1]
     # ``x``: shadowed by the lambdas and ``inner``; ``y``: augmented; ``*rest``/``**extra``: not counted
     assert stable_parameters(outer) == frozenset({"key"})
+
+
+def test_the_binders_other_than_names_are_the_nodes_names_bound_by_reads():
+    source = (
+        "import a.b as c, d\nfrom e import f\ndef g(): pass\nasync def h(): pass\nclass I: pass\n"
+        "try:\n    pass\nexcept E as j:\n    pass\nmatch k:\n    case [l, *m]:\n        pass\n"
+        "    case {'n': 1, **o}:\n        pass\nq = (r := 1)\nfor s in t: del u\n"
+    )
+    binders = {type(node) for node in ast.walk(ast.parse(source)) if list(names_bound_by(node))}
+    assert binders - {ast.Name} == BINDERS_OTHER_THAN_NAMES

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterable
 
-from synclint.project.scopes import function_nodes, names_bound_by
+from synclint.project.scopes import BINDERS_OTHER_THAN_NAMES, function_nodes, names_bound_by
 
 #: Calls whose result is a Python number whatever they are given.
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "round"})
@@ -27,9 +27,6 @@ _NUMBER_BUILTINS = frozenset({"len", "int", "float", "round"})
 _NUMBER_METHODS = frozenset({"dim", "ndimension", "numel", "nelement", "element_size", "item", "size"})
 _SIZE_ATTRIBUTES = frozenset({"ndim"})
 _SHAPE_ATTRIBUTE = "shape"
-#: Nodes other than a ``Name`` that bind names (:func:`names_bound_by`).
-_OTHER_BINDERS = frozenset({ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-                            ast.MatchAs, ast.MatchStar, ast.MatchMapping})
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
@@ -142,7 +139,7 @@ def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
                 assignments.append((node.target.id, node.value, node.value, []))
         elif kind in (ast.Global, ast.Nonlocal):
             excluded.update(node.names)
-        elif kind in _OTHER_BINDERS:
+        elif kind in BINDERS_OTHER_THAN_NAMES:
             for name in names_bound_by(node):
                 stores[name] = stores.get(name, 0) + 1
     if not assignments:

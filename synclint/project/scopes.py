@@ -91,6 +91,11 @@ def walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
         found.extend(child_nodes(current))
 
 
+#: The nodes other than a ``Name`` that bind names (:func:`names_bound_by` reads them).
+BINDERS_OTHER_THAN_NAMES = frozenset({ast.alias, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                                      ast.MatchAs, ast.MatchStar, ast.MatchMapping})
+
+
 def names_bound_by(node: ast.AST) -> Iterator[str]:
     """The names ``node`` itself binds, not its children (an assignment target, an import
     alias, a definition, an ``except ... as``, a capture pattern); a walrus binds through

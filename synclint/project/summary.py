@@ -64,6 +64,7 @@ from synclint.project.scopes import (
 from synclint.project.run_once import run_once_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
+    is_self_attribute,
     names_passed_as_values,
     self_attributes_called_within,
     self_attributes_handed_on,
@@ -760,7 +761,7 @@ class _CallWalker:
         self._statement(node, depth)
 
     def _statement(self, node: ast.stmt, depth: int) -> None:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attribute(node.targets[0]):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attribute(node.targets[0]):
             built = _built_or_none(node.value)
             if built is not None:
                 self.held[id(built)] = node.targets[0].attr
@@ -1072,10 +1073,6 @@ def _returns_host(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return all(value is not None and _host_expression(value, host_names) for value in returns)
 
 
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
 def _built_or_none(value: ast.AST | None) -> ast.Call | None:
     """The call that builds the attribute's value: ``Head(...)``, or the call of
     ``Head(...) if flag else None`` (either order): when set at all, it is that."""
@@ -1118,7 +1115,7 @@ def _attributes(node: ast.ClassDef, module_definitions: frozenset[str] = frozens
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
         value = current.value
         for target in targets:
-            if not _is_self_attribute(target):
+            if not is_self_attribute(target):
                 continue
             attr = target.attr
             built = _built_or_none(value)

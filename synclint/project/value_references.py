@@ -98,7 +98,7 @@ def _add_self_attributes(handed: list[tuple[int, str]], call: int, values) -> No
     for value in values:
         if type(value) is ast.Starred:
             value = value.value
-        if type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":
+        if is_self_attribute(value):
             handed.append((call, value.attr))
 
 
@@ -117,13 +117,18 @@ def self_attributes_called_within(nested: Iterable[ast.AST]) -> set[str]:
         found |= self_attributes_handed_on(nodes)
         found.update(
             node.func.attr for node in nodes
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_self(node.func.value)
+            if isinstance(node, ast.Call) and is_self_attribute(node.func)
         )
     return found
 
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    """``self.name``."""
+    return isinstance(node, ast.Attribute) and _is_self(node.value)
 
 
 def _is_getattr_of_self(node: ast.Call) -> bool:
