@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from synclint.config import Settings
-from synclint.project.mentions import find_reflection, named_outside_themselves, words
+from synclint.project.mentions import find_reflection, spelled_names
 from synclint.runner import RunOptions, lint_paths
 
 #: The program: a loop over batches that runs ``Net``.
@@ -147,8 +148,9 @@ def test_the_file_s_words_and_its_classes_named_outside_themselves():
         "class A(Base):\n    def f(self):\n        return A()\n\n\n"
         "class B:\n    pass\n\n\nB_list = 'AB, B'\n"
     )
-    assert words(source) >= {"A", "B", "Base", "B_list", "AB", "self", "f"}
-    assert named_outside_themselves(source, {"A": (1, 3), "B": (6, 7)}) == {"B"}
+    spelled = {"A", "B", "Base", "B_list", "AB", "self", "f"}
+    assert spelled_names(source, spelled, {})[0] == spelled
+    assert spelled_names(source, {"A", "B"}, {"A": (1, 3), "B": (6, 7)})[1] == {"B"}
 
 
 def test_which_reflection_rules_unnamed_classes_out():
@@ -187,12 +189,15 @@ def test_a_python_file_that_comes_to_name_the_class_is_read_on_a_cached_run(tmp_
     assert _findings(root, _program("\n# see RankLoss\n"), cache=cache) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
-def test_the_names_a_file_spells_are_its_words():
-    from synclint.project.mentions import spelled_names
+def _words(source: str) -> set[str]:
+    """Every word of ``source``, as Python reads a name (the oracle ``spelled_names`` must agree with)."""
+    return set(re.findall(r"[^\W\d]\w*", source))
 
+
+def test_the_names_a_file_spells_are_its_words():
     source = "class Loss:\n    x = Loss\n\n\nv = (2Loss, aLossV2, LossV2, éAP, _AP)\n"
     names = {"Loss", "LossV2", "AP", "Net"}
-    assert spelled_names(source, names, {})[0] == names & words(source) == {"Loss", "LossV2"}
+    assert spelled_names(source, names, {})[0] == names & _words(source) == {"Loss", "LossV2"}
     # Inside its own definition, and after a digit, a name is not named outside itself.
     assert spelled_names(source, names, {"Loss": (1, 2)}) == ({"Loss", "LossV2"}, frozenset())
     assert spelled_names(source + "y = Loss\n", names, {"Loss": (1, 2)})[1] == {"Loss"}

@@ -15,8 +15,6 @@ import bisect
 import re
 from collections.abc import Iterable
 
-#: A word as Python reads a name (``[^\W\d]`` is a letter or an underscore, Unicode included).
-WORD = re.compile(r"[^\W\d]\w*")
 
 _NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
 #: Reflection that could build any class by a computed name, spelled anywhere in the file
@@ -44,25 +42,15 @@ _DICT = re.compile(r"\.__dict__\b")
 _DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
-def words(source: str) -> frozenset[str]:
-    """Every word of ``source``, wherever it stands."""
-    return frozenset(WORD.findall(source))
-
-
-def named_outside_themselves(source: str, classes: dict[str, tuple[int, int]]) -> frozenset[str]:
-    """The names of ``classes`` (name -> first and last line of its definition) that the
-    file spells outside that definition. Code inside a class runs only once the class
-    does: ``super(APLoss, self).__init__()`` in ``APLoss`` names it for no one else."""
-    return spelled_names(source, classes, classes)[1]
-
-
 def spelled_names(
     source: str, names: Iterable[str], defined: dict[str, tuple[int, int]]
 ) -> tuple[frozenset[str], frozenset[str]]:
-    """Of ``names``: those that are :func:`words` of ``source``, and those of ``defined``
-    (name -> first and last line of the file's definition of it) that it spells outside
-    that definition, with no digit before them either (see :func:`named_outside_themselves`).
-    One search for all of them."""
+    """Of ``names``: those that ``source`` spells as words (as Python reads a name: no
+    letter, digit or underscore before or after; Unicode letters included), and those of
+    ``defined`` (name -> first and last line of the file's definition of it) that it spells
+    outside that definition, with no digit before them either. Code inside a class runs
+    only once the class does: ``super(APLoss, self).__init__()`` in ``APLoss`` names it for
+    no one else. One search for all of them."""
     names = sorted(names, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
     if not names:
         return frozenset(), frozenset()
