@@ -43,7 +43,7 @@ from synclint.analysis.imports import ImportMap, imports_from_tree
 from synclint.analysis.kinds import ARRAY_METHODS, COMPARISON_METHODS, Kind
 from synclint.catalogue import CATALOGUE
 from synclint.prefilter import rule_tokens
-from synclint.project.scopes import child_nodes, names_bound_by, walk_nodes
+from synclint.project.scopes import COMPREHENSIONS, child_nodes, names_bound_by, walk_nodes
 from synclint.sources import source_lines
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -54,7 +54,6 @@ _ANNOTATION_LIKE = re.compile(r"[\w.\[\], |]{1,200}")
 _INERT = frozenset({Kind.UNKNOWN, Kind.PYTHON})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SCOPE_NODES = (*_DEFINITIONS, ast.Lambda)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Worth the bookkeeping only when this much of the file can go.
 _MIN_DROPPED_FRACTION = 0.05
 
@@ -349,7 +348,7 @@ def _bindings_anywhere(root: ast.AST) -> set[str]:
                 stack.extend(arguments.defaults)
                 stack.extend(d for d in arguments.kw_defaults if d is not None)
             continue
-        if isinstance(node, _COMPREHENSIONS):
+        if isinstance(node, COMPREHENSIONS):
             # Only a walrus in a comprehension binds in the enclosing scope.
             stack.extend(n for n in walk_nodes(node) if isinstance(n, ast.NamedExpr))
             continue

@@ -29,6 +29,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from synclint.project.scopes import COMPREHENSIONS, TRY_STATEMENTS
+
 #: Why a module's straight-line code is cold.
 MODULE_CODE = "module code outside a loop (runs once)"
 #: Why a class body, and what a definition evaluates, is cold.
@@ -38,8 +40,6 @@ RUN_ONCE_WHYS = frozenset({MODULE_CODE, DEFINITION_TIME})
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 #: (the statement or header expression, its first line, last line, why)
 _Span = tuple[ast.AST, int, int, str]
@@ -75,7 +75,7 @@ def _statement(node: ast.stmt, why: str) -> Iterator[_Span]:
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         yield from _header([item.context_expr for item in node.items], node.body, why)
         yield from _block(node.body, why)
-    elif isinstance(node, _TRY):
+    elif isinstance(node, TRY_STATEMENTS):
         for block in (node.body, node.orelse, node.finalbody):
             yield from _block(block, why)
     elif isinstance(node, ast.Match):
@@ -109,6 +109,6 @@ def _runs_apart(node: ast.AST, over_batches: Callable[[ast.expr], bool]) -> bool
     comprehension's over batches (once per batch)."""
     return any(
         isinstance(child, ast.Lambda)
-        or (isinstance(child, _COMPREHENSIONS) and any(over_batches(loop.iter) for loop in child.generators))
+        or (isinstance(child, COMPREHENSIONS) and any(over_batches(loop.iter) for loop in child.generators))
         for child in ast.walk(node)
     )

@@ -10,6 +10,10 @@ from weakref import WeakKeyDictionary
 
 #: Nodes that open a scope of their own.
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+#: Comprehensions (each a scope of its own too, whose first iterable its parent evaluates).
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: ``try`` statements, with ``except*`` where the Python has it (3.11+).
+TRY_STATEMENTS = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 #: A function's own nodes and the scopes nested in it, found once: the summary's helpers
 #: (residency, guards, returns, rebound names) each read every one of them. Weak keys: an

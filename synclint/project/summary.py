@@ -53,6 +53,7 @@ from synclint.project.rare_blocks import (
     tracing_only,
 )
 from synclint.project.scopes import (
+    TRY_STATEMENTS,
     all_nodes,
     child_nodes,
     field_values,
@@ -331,7 +332,7 @@ def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> 
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             if _runs_a_loop_over_batches(statement.body, loaders):
                 return True
-        elif isinstance(statement, (ast.Try, *_TRY_STAR)):
+        elif isinstance(statement, TRY_STATEMENTS):
             if _runs_a_loop_over_batches([*statement.body, *statement.orelse, *statement.finalbody], loaders):
                 return True
     return False
@@ -692,9 +693,6 @@ class _Builder:
                 self.klass(statement, f"{name}.")
 
 
-_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
-
-
 class _CallWalker:
     """Records the calls and regions of one function body (not of nested defs)."""
 
@@ -812,7 +810,7 @@ class _CallWalker:
             else:
                 self._branch(node.orelse, None, depth)
             return
-        if isinstance(node, (ast.Try, *_TRY_STAR)):
+        if isinstance(node, TRY_STATEMENTS):
             # An except clause runs only when the body raised: an error path (a diagnostic
             # that re-raises, a fallback); the body, ``else`` and ``finally`` run as usual.
             self._statements(node.body, depth + 1)
