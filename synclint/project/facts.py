@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
+from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
-from synclint.project.index import ProjectIndex, argument_places
+from synclint.project.index import FunctionId, ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.summary import FileSummary, FunctionSummary
 from synclint.project.unnamed_classes import unnamed_classes
@@ -114,9 +115,10 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).
     whole_project = whole_project and (split or any(context.is_hot for context in contexts.values()))
+    once = functions_called_once(index, contexts)
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project)
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once)
     return result
 
 
@@ -163,7 +165,8 @@ def _regions(function: FunctionSummary, runs_once: bool = True) -> list[tuple[in
     ]
 
 
-def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool) -> FileFacts:
+def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
+                once: dict[FunctionId, str]) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -205,6 +208,9 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     argument_syncs = {spelled: syncs for spelled, syncs in argument_syncs.items() if syncs and len(callees_of[spelled]) == 1}
     regions += [(first, last, Context(COLD, why))
                 for qualname in summary.functions for first, last, why in skipped.get((key, qualname), ())]
+    regions += [(first, last, Context(COLD, runs_once(once[key, qualname])))
+                for qualname, function in summary.functions.items() if (key, qualname) in once
+                for first, last in function.once_spans]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
     host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)

@@ -417,15 +417,15 @@ class ProjectIndex:
         (``self.bias(n, device)`` after ``b, n = x.shape[:2]``), directly or through a
         parameter of the caller that is such a parameter itself; as :meth:`host_parameters`
         otherwise. A function passed as a value (``functools.partial(_scale, n)``) may run with
-        arguments no call shows: its parameters are left out (see :meth:`_runs_unseen`)."""
+        arguments no call shows: its parameters are left out (see :meth:`runs_unseen`)."""
         if self._number_parameters is None:
             self._number_parameters = frozenset(
                 (callee, name) for callee, name in self._parameters_every_call_passes("number_args", ignored)
-                if not self._runs_unseen(callee)
+                if not self.runs_unseen(callee)
             )
         return self._number_parameters
 
-    def _runs_unseen(self, fid: FunctionId) -> bool:
+    def runs_unseen(self, fid: FunctionId) -> bool:
         """Whether ``fid`` may run from a call the index does not see: the project passes a
         function of its name as a value, or, for a module's ``forward``/``__call__``, builds
         an instance the index cannot follow (see :meth:`_instances_followed`). (Not the

@@ -53,6 +53,16 @@ def run_once_spans(module: ast.Module, over_batches: Callable[[ast.expr], bool])
             yield first, last, why
 
 
+def straight_line_spans(statements: list[ast.stmt], over_batches: Callable[[ast.expr], bool]) -> Iterator[tuple[int, int]]:
+    """(first line, last line) of a function body's code that runs once per call: the
+    same walk as :func:`run_once_spans`, over ``statements`` (what a loop's body, a nested
+    function's body or a lambda runs is left out). A function called only where code runs
+    once (``main()`` under ``if __name__ == "__main__":``) runs these lines once per run."""
+    for node, first, last, _why in _block(statements, ""):
+        if not _runs_apart(node, over_batches):
+            yield first, last
+
+
 def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[_Span]:
     for statement in statements:
         yield from _statement(statement, why)

@@ -1,0 +1,94 @@
+"""Functions that run once per run: every call of each is made where code runs once.
+
+A script's ``main()`` under ``if __name__ == "__main__":``, a notebook's ``show_images``
+helper called from a cell, ``evaluate(model)`` called after the training loop: no step
+reaches them, and nothing marks them cold by name, so the call graph alone leaves them
+unknown. Yet each call runs once. The function's own code outside its loops (setup before
+the loop, the summary after it) then runs once per run too, like the module code that
+calls it: cold. Its loops keep the context the index gives them (a loop over batches is a
+step; any other loop is left as it is), and so do the functions those loops call.
+
+A call site runs once when it is
+
+* in module code outside a loop (:data:`synclint.project.run_once.RUN_ONCE_WHYS`),
+* in such a function's own code outside its loops, to a fixpoint,
+* in cold code, or on an error path or under a periodic guard (``call.quiet``).
+
+A function is left alone when it may run from a call the index does not see: its name is
+passed as a value somewhere (a callback, a decorator that registers it), or it is a
+module's ``forward``/``__call__`` (see ``ProjectIndex.runs_unseen``). The call graph
+resolves calls as :mod:`synclint.project.hotness` does, with the same blind spot: a call
+it cannot resolve is no call site.
+"""
+
+from __future__ import annotations
+
+from synclint.project.hotness import UNKNOWN_CONTEXT, Context
+from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.run_once import RUN_ONCE_WHYS
+
+MODULE_SITE = "module code outside a loop"
+
+
+def runs_once(why_called: str) -> str:
+    """The cold ``why`` of a function's straight-line code, called only from ``why_called``."""
+    return f"runs once: called only from {why_called}"
+
+
+def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Context]) -> dict[FunctionId, str]:
+    """Functions of unknown context (with no reason, so not in a class nothing names) all of
+    whose project calls run once, each with where it is called from (for its ``why``)."""
+    callers = index.callers()
+    owners = index.call_owners()
+    module_spans: dict[str, list[tuple[int, int]]] = {}
+    for key, entry in index.entries.items():
+        top = entry.summary.functions.get("<module>")
+        if top is not None:
+            module_spans[key] = [(r.start, r.end) for r in top.regions if r.kind == "cold" and r.why in RUN_ONCE_WHYS]
+    candidates: list[tuple[FunctionId, list]] = []
+    for fid, sites in sorted(callers.items()):
+        function = index.function(fid)
+        if function is None or not sites or not function.once_spans:
+            continue
+        if contexts.get(fid, UNKNOWN_CONTEXT) != UNKNOWN_CONTEXT or index.runs_unseen(fid):
+            continue
+        candidates.append((fid, [call for call, _plain in sites]))
+    found: dict[FunctionId, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for fid, sites in candidates:
+            if fid in found:
+                continue
+            where = None
+            for call in sites:
+                site = _once_site(call, owners[id(call)], contexts, module_spans, found, index)
+                if site is None:
+                    break
+                where = where or site
+            else:
+                found[fid] = where or MODULE_SITE
+                changed = True
+    return found
+
+
+def _once_site(call, owner: FunctionId, contexts, module_spans, found, index: ProjectIndex) -> str | None:
+    """Where ``call`` runs once, in words, or None when it may run more often."""
+    if call.quiet is not None:
+        return f"where it runs rarely ({call.quiet})"
+    context = contexts.get(owner, UNKNOWN_CONTEXT)
+    if context.is_cold:
+        return f"cold code ({context.why})"
+    if owner[1] == "<module>":
+        if _within(call.line, module_spans.get(owner[0], ())):
+            return MODULE_SITE
+        return None
+    if owner in found:
+        function = index.function(owner)
+        if function is not None and _within(call.line, function.once_spans):
+            return f"`{owner[1]}` outside its loops"
+    return None
+
+
+def _within(line: int, spans) -> bool:
+    return any(first <= line <= last for first, last in spans)

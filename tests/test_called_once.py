@@ -1,0 +1,168 @@
+"""Functions every call of which runs once run once themselves: their code outside loops is
+cold (synclint.project.called_once)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from synclint import check_source
+from synclint.config import Settings
+from synclint.project.called_once import MODULE_SITE, runs_once
+from synclint.runner import RunOptions, lint_paths
+
+SCRIPT = textwrap.dedent("""\
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    def evaluate(model, inputs):
+        total = torch.zeros((), device="cuda")
+        for i in range(len(inputs)):
+            total += model(inputs[i]).sum()
+        return total.item()
+
+
+    def report(model):
+        print(model.weight.cpu())
+
+
+    def per_pass(model):
+        print(model.bias.sum().item())
+
+
+    def main():
+        model = torch.nn.Linear(3, 3).cuda()
+        start = model.weight.sum().item()
+        print(evaluate(model, [torch.ones(3, device="cuda")]))
+        report(model)
+        for i in range(3):
+            per_pass(model)
+            print(model.bias.sum().item())
+        for batch in DataLoader(range(10), pin_memory=True):
+            print(model(batch.cuda(non_blocking=True)).sum().item())
+
+
+    if __name__ == "__main__":
+        main()
+    """)
+
+#: The why of ``main``'s own straight-line code, and of what only it calls there.
+FROM_MODULE = runs_once(MODULE_SITE)
+FROM_MAIN = runs_once("`main` outside its loops")
+
+
+def _rows(findings) -> list[tuple]:
+    return [(f.code, f.cell, f.line, f.column, f.context, f.why) for f in findings]
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> list[Path]:
+    (tmp_path / ".git").mkdir()
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def _lint(tmp_path: Path, paths: list[Path], include_cold: bool = True):
+    return lint_paths(paths, Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=include_cold))
+
+
+def test_main_s_code_outside_its_loops_and_what_only_it_calls_there_run_once(tmp_path: Path):
+    paths = _project(tmp_path, {"train.py": SCRIPT})
+    assert _rows(_lint(tmp_path, paths)) == [
+        ("SL201", None, 9, 12, "cold", FROM_MAIN),  # an evaluation main runs once, before training
+        ("SL201", None, 13, 11, "cold", FROM_MAIN),
+        ("SL201", None, 17, 11, "unknown", ""),  # called from main's loop: every pass
+        ("SL201", None, 22, 13, "cold", FROM_MODULE),  # main's setup
+        ("SL201", None, 27, 15, "unknown", ""),  # a loop's body keeps its context
+        ("SL201", None, 29, 15, "hot", "the loop over `DataLoader` in `main`"),
+    ]
+    assert [(f.line, f.column) for f in _lint(tmp_path, paths, include_cold=False)] == [(17, 11), (27, 15), (29, 15)]
+
+
+def test_a_function_also_called_from_a_loop_is_not_once(tmp_path: Path):
+    source = SCRIPT.replace("        per_pass(model)\n", "        per_pass(model)\n        report(model)\n")
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source})))
+    assert ("SL201", None, 13, 11, "unknown", "") in rows
+    assert ("SL201", None, 9, 12, "cold", FROM_MAIN) in rows
+
+
+def test_a_function_passed_as_a_value_may_run_unseen(tmp_path: Path):
+    """``register(report)`` may call it every step: its one visible call proves nothing."""
+    source = SCRIPT.replace("    report(model)\n", "    report(model)\n    hooks.append(report)\n")
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source})))
+    assert ("SL201", None, 13, 11, "unknown", "") in rows
+
+
+def test_a_step_s_callee_stays_hot_whoever_else_calls_it_once(tmp_path: Path):
+    source = textwrap.dedent("""\
+        import torch
+
+        def norm(t):
+            return t / t.sum().item()
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return norm(x)
+
+        if __name__ == "__main__":
+            print(norm(torch.ones(2, device="cuda")))
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"net.py": source})))
+    assert rows == [("SL201", None, 4, 16, "hot", "`Net.forward` -> `norm`")]
+
+
+def test_once_flows_across_files_and_through_helpers(tmp_path: Path):
+    """``main`` (in one file) calls ``setup`` (in another) once, which calls ``summary`` once."""
+    helpers = textwrap.dedent("""\
+        import torch
+
+        def summary(model):
+            print(model.weight.norm().item())
+
+        def setup():
+            model = torch.nn.Linear(2, 2).cuda()
+            summary(model)
+            return model
+        """)
+    script = textwrap.dedent("""\
+        from helpers import setup
+
+        def main():
+            return setup()
+
+        main()
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"helpers.py": helpers, "run.py": script})))
+    # ``setup`` is cold only by a name hot code may break: its caller decides.
+    assert rows == [("SL201", None, 4, 11, "cold", runs_once("`setup` outside its loops"))]
+
+
+def _notebook(*sources: str) -> str:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": source.splitlines(keepends=True)} for source in sources]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_helper_called_from_cells_runs_once_per_call():
+    text = _notebook(
+        "import torch\n\ndef show(images):\n    print(images.cpu())\n",
+        "samples = torch.rand(4, 3, device='cuda')\nshow(samples)\n",
+        "for i in range(2):\n    print(samples[i].sum().item())\n",
+    )
+    assert _rows(check_source(text, "nb.ipynb", include_cold=True)) == [
+        ("SL201", 1, 4, 11, "cold", FROM_MODULE),
+        ("SL201", 3, 2, 11, "unknown", ""),
+    ]
+
+
+def test_a_notebook_helper_called_in_a_loop_keeps_its_context():
+    text = _notebook(
+        "import torch\n\ndef show(images):\n    print(images.cpu())\n",
+        "for i in range(2):\n    show(torch.rand(4, device='cuda'))\n",
+    )
+    assert _rows(check_source(text, "nb.ipynb", include_cold=True)) == [("SL201", 1, 4, 11, "unknown", "")]
