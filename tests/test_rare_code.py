@@ -1345,3 +1345,51 @@ def test_a_flag_or_counter_a_nested_function_sets_again_is_not_first_pass_only()
     found = _found(REARMED_BY_A_CLOSURE)
     assert found[(11, "SL201")] == ("hot", "the loop over `loader` in `train`")
     assert found[(15, "SL201")] == ("hot", "the loop over `loader` in `train`")
+
+
+NON_FINITE = """
+    import torch
+    class Loss(torch.nn.Module):
+        def forward(self, scores, target, step):
+            loss = (scores - target).pow(2).mean()
+            if torch.isnan(loss):
+                print(f"diverged: {loss}")
+            if not torch.isfinite(scores).all() and step > 0:
+                torch.save(scores.cpu(), "scores.pth")
+            if torch.isfinite(loss):
+                pass
+            else:
+                print(loss.item())
+            if torch.isnan(loss).any() or step > 3:
+                print(loss.item())
+            if torch.isfinite(loss).all() and step > 0:
+                pass
+            else:
+                print(loss.item())
+            if target.isinf().any():
+                target = torch.nan_to_num(target)
+            if torch.isfinite(loss):
+                print(loss.item())
+            return loss
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (6, "hot"),  # the check itself runs every step
+        (7, "cold"),  # taken only on a NaN loss, raising or not
+        (8, "hot"),
+        (9, "cold"),  # `not isfinite(...).all() and ...`: false on finite data
+        (13, "cold"),  # the `else` of a check that is true on finite data
+        (15, "hot"),  # `... or step > 3` runs on ordinary steps too
+        (19, "hot"),  # the `else` of `isfinite(...) and step > 0`: ordinary steps with step == 0
+        (23, "hot"),  # the branch taken on finite data is the ordinary step
+    ],
+)
+def test_a_branch_taken_only_on_nan_or_infinite_values_is_rare(line, expected):
+    assert _at(NON_FINITE, line) == {expected}
+
+
+def test_a_non_finite_branch_says_why():
+    assert _found(NON_FINITE)[(7, "SL201")] == ("cold", "only on NaN or infinite values (handling a diverged step)")

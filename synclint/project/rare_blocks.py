@@ -6,6 +6,10 @@ Read from the code's control flow, not from names:
   only on the way to an exception (building its message included); a branch on a
   data-validity check (``if not valid.all():``) that raises on some path handles
   invalid data (non-finite boxes), not the ordinary step;
+* **non-finite values**: a branch taken only when a value is NaN or infinite
+  (``if torch.isnan(loss):`` dumping state, the ``else`` of ``if torch.isfinite(loss):``)
+  handles a diverged step, not the ordinary one, whether or not it raises. The test
+  itself still runs every step;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
   ``if key not in self.table: self.table[key] = ...``) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
@@ -55,6 +59,55 @@ def handles_invalid_data(node: ast.If) -> bool:
     """``if not valid_mask.all(): if training: raise ...; boxes = boxes[valid_mask]``:
     a branch taken when a validity check on tensor data fails, which raises on some path."""
     return _checks_validity(node.test) and any(_raises_here(statement) for statement in node.body)
+
+
+#: Why a block taken only on NaN or infinite values is rare.
+NON_FINITE_ONLY = "only on NaN or infinite values (handling a diverged step)"
+_NON_FINITE_CHECKS = frozenset({"isnan", "isinf", "isposinf", "isneginf"})
+#: Calls that keep what a check says for every element of finite data: ``isnan(x).any()``
+#: is false, ``isfinite(x).all()`` true, whichever way the result is reduced.
+_REDUCTIONS = frozenset({"any", "all", "item", "bool"})
+
+
+def true_only_on_non_finite(test: ast.expr) -> bool:
+    """``test`` is false whenever the data is finite: ``torch.isnan(loss)``,
+    ``not torch.isfinite(x).all()``, ``isinf(a).any() or isnan(b).any()``,
+    ``isnan(loss) and rank == 0``. A block under it runs only on a diverged step."""
+    return _non_finite_polarity(test) is False
+
+
+def true_on_finite(test: ast.expr) -> bool:
+    """``test`` is true whenever the data is finite (``torch.isfinite(loss)``): its
+    ``else`` runs only on a diverged step."""
+    return _non_finite_polarity(test) is True
+
+
+def _non_finite_polarity(test: ast.expr) -> bool | None:
+    """What ``test`` is on finite data, when the code says: True, False, or None (it
+    depends on other values)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, (ast.Not, ast.Invert)):
+        inner = _non_finite_polarity(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_non_finite_polarity(value) for value in test.values]
+        # ``a and b`` is false if either is, true only if both are; ``or`` the converse.
+        decisive = False if isinstance(test.op, ast.And) else True
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(value == (not decisive) for value in values) else None
+    if isinstance(test, ast.Call):
+        func = test.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in _NON_FINITE_CHECKS:
+            return False
+        if name == "isfinite":
+            return True
+        if name in _REDUCTIONS:
+            if isinstance(func, ast.Attribute) and not test.args:  # ``check.any()``
+                return _non_finite_polarity(func.value)
+            if len(test.args) == 1:  # ``torch.any(check)``, ``bool(check)``
+                return _non_finite_polarity(test.args[0])
+    return None
 
 
 def _checks_validity(test: ast.AST) -> bool:

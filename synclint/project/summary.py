@@ -35,6 +35,7 @@ from synclint.project.residency import (
     rebound_names,
 )
 from synclint.project.rare_blocks import (
+    NON_FINITE_ONLY,
     TRACING_ONLY,
     ParamGuard,
     bounded_by_counter,
@@ -51,6 +52,8 @@ from synclint.project.rare_blocks import (
     refills_in_else,
     root_name,
     tracing_only,
+    true_on_finite,
+    true_only_on_non_finite,
 )
 from synclint.project.scopes import (
     TRY_STATEMENTS,
@@ -72,7 +75,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 25
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -815,6 +818,8 @@ class _CallWalker:
                 self._branch(node.body, self._rare_branch(node), depth)
             if ends_in_raise(node.orelse):
                 self._branch(node.orelse, "error path", depth)
+            elif true_on_finite(node.test):
+                self._branch(node.orelse, NON_FINITE_ONLY, depth)
             elif refills_in_else(node, self.persistent):
                 self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
             else:
@@ -888,6 +893,8 @@ class _CallWalker:
         """Why the body of ``node`` runs rarely (see :mod:`synclint.project.rare_blocks`), or None."""
         if ends_in_raise(node.body) or handles_invalid_data(node):
             return "error path"
+        if true_only_on_non_finite(node.test):
+            return NON_FINITE_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
         if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
