@@ -1393,3 +1393,43 @@ def test_a_branch_taken_only_on_nan_or_infinite_values_is_rare(line, expected):
 
 def test_a_non_finite_branch_says_why():
     assert _found(NON_FINITE)[(7, "SL201")] == ("cold", "only on NaN or infinite values (handling a diverged step)")
+
+
+def test_epoch_and_phase_hooks_run_once_per_epoch_not_per_step():
+    source = """
+        import torch
+        class Memory(torch.nn.Module):
+            def cluster(self):
+                return self.bank.argmax(1).cpu()
+
+            def forward(self, x):
+                return x @ self.bank.t()
+
+        class Model(torch.nn.Module):
+            def on_train_epoch_end(self):
+                print(self.total.item())
+
+            def on_phase_start(self, task):
+                task.memory.cluster()
+
+            def on_train_batch_end(self, outputs):
+                print(outputs.sum().item())
+
+            def validation_epoch_end(self, outputs):
+                print(torch.stack(outputs).mean().item())
+
+            def training_step(self, batch, i):
+                self.on_epoch_end()
+                return batch.sum()
+
+            def on_epoch_end(self):
+                print(self.total.item())
+        """
+    found = _found(source)
+    HOOK = "epoch or phase hook code (runs per epoch, phase or run, not per step)"
+    assert found[(5, "SL201")] == ("cold", "called only from epoch or phase hook code")
+    assert found[(12, "SL201")] == ("cold", HOOK)
+    assert found[(18, "SL201")] == ("unknown", "")  # a per-batch hook runs every step
+    assert found[(21, "SL201")] == ("cold", HOOK)
+    # a step that calls the hook itself makes it a step's code: the name is only a convention
+    assert found[(28, "SL201")] == ("hot", "`Model.training_step` -> `Model.on_epoch_end`")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
-from synclint.project.summary import is_optimizer_class, is_test_file
+from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
 _MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle
@@ -147,8 +147,9 @@ def _called_only_from(why: str) -> str:
 
 
 def _weakly_cold(name: str, why: str) -> bool:
-    """Cold by a naming convention that hot code may break (``build_*``, ``setup_*``)."""
-    return why == "construction or setup" and name not in _STRONGLY_COLD
+    """Cold by a naming convention that hot code may break (``build_*``, ``setup_*``, an
+    epoch hook a training step calls itself)."""
+    return (why == "construction or setup" and name not in _STRONGLY_COLD) or why == EPOCH_HOOK
 
 
 def _cold_directory(parts: tuple[str, ...]) -> str | None:

@@ -75,7 +75,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 25
+SUMMARY_VERSION = 26
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -100,6 +100,17 @@ _LOGGING = re.compile(
     r"(^|_)(logging|logger|tensorboard|wandb|training_log)(_|$)|"
     r"^_?log_(metrics|stats|info|scalars?|images?|step|losses?|results?|values?|dict|hparams|grad_norm|memory|throughput)$"
 )
+#: Framework hooks that run once per epoch, phase, validation or run (Lightning's
+#: ``on_train_epoch_end``, ``on_validation_end``, ``validation_epoch_end``; ClassyVision's and
+#: VISSL's ``on_phase_start``), not per step: not ``on_train_batch_end``,
+#: ``on_before_backward`` or ``on_after_optimizer_step``, which run every step.
+_EPOCH_HOOK = re.compile(
+    r"^_?on_(\w+_)?(epoch|phase|fit|sanity_check)_(start|begin|end)$"
+    r"|^_?on_(train|training|validation|val|test|predict)_(start|begin|end)$"
+    r"|^(training|validation|test)_epoch_end$"
+)
+#: Why a function so named is cold (cold by a name hot code may break: see ``hotness``).
+EPOCH_HOOK = "epoch or phase hook code (runs per epoch, phase or run, not per step)"
 _COLD_WORDS = re.compile(r"(^|_)(onnx|export|symbolic|plot|visuali[sz]e|benchmark|throughput|warmup|warm_up|demo)(_|$)", re.I)
 #: Opt-in debugging aids: ``_maybe_dump_logits``, ``_debug_dump_patches`` (not ``debugmodel``).
 _DEBUG_WORDS = re.compile(r"(^|_)(dump|debug)(_|$)", re.I)
@@ -649,6 +660,8 @@ class _Builder:
                 cold = "export, plotting or benchmarking code"
             elif name.startswith(("plot", "_plot", "visuali", "print_", "save_", "load_")) or _LOGGING.search(name):
                 cold = "logging, plotting or checkpointing"
+        if cold is None and _EPOCH_HOOK.match(name):
+            cold = EPOCH_HOOK
         if cold is None and _DEBUG_WORDS.search(name):
             cold = "debugging aid (dumps or checks, not the step itself)"
         if cls is not None and (cls_name.startswith("Test") or any(b.endswith("TestCase") for b in cls.bases)):
