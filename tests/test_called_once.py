@@ -166,3 +166,28 @@ def test_a_notebook_helper_called_in_a_loop_keeps_its_context():
         "for i in range(2):\n    show(torch.rand(4, device='cuda'))\n",
     )
     assert _rows(check_source(text, "nb.ipynb", include_cold=True)) == [("SL201", 1, 4, 11, "unknown", "")]
+
+
+def test_a_call_in_a_comprehension_runs_once_per_item(tmp_path: Path):
+    """``[generate(model, p) for p in prompts]`` is a loop whatever ``prompts`` holds: a call
+    in it runs once per item, in a function's code outside its loops or in module code."""
+    helper = textwrap.dedent("""\
+        import torch
+
+        def generate(model, prompt):
+            return model(prompt.cuda()).sum().item()
+
+        def main(model, prompts):
+            first = generate(model, prompts[0])
+            return first, [generate(model, p) for p in prompts]
+        """)
+    at_module = helper.replace("[generate(model, p) for p in prompts]", "0") + textwrap.dedent("""\
+
+        scores = [generate(None, p) for p in range(9)]
+        main(None, [])
+        """)
+    for where, source in (("a function", helper + "\nmain(None, [])\n"), ("module code", at_module)):
+        project = tmp_path / where.replace(" ", "_")
+        project.mkdir()
+        rows = _rows(_lint(project, _project(project, {"gen.py": source})))
+        assert rows == [("SL201", None, 4, 12, "unknown", "")], where

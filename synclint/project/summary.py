@@ -72,7 +72,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 25
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -199,9 +199,10 @@ class FunctionSummary:
     #: Parameters only a position can pass (before ``/``): a keyword of their name goes to
     #: ``**kwargs``, if anywhere.
     positional_only: frozenset[str] = frozenset()
-    #: (first line, last line) of its code outside loops, which runs once per call (see
-    #: :func:`synclint.project.run_once.straight_line_spans`); only for a function with no
-    #: root or data role of its own: the others never take their callers' context.
+    #: (first line, last line) of its code outside loops and comprehensions, which runs once
+    #: per call (see :func:`synclint.project.run_once.straight_line_spans`); for ``<module>``,
+    #: once per run. Only for a function with no root or data role of its own: the others
+    #: never take their callers' context.
     once_spans: tuple[tuple[int, int], ...] = ()
 
 
@@ -544,6 +545,7 @@ class _Builder:
             return is_batch_iterable(iterable, loaders) is not None
 
         top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
+        top.once_spans = tuple(straight_line_spans(tree.body))
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
@@ -616,14 +618,12 @@ class _Builder:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
         rearmed = frozenset(closure_rebound_names(node))
-        loaders = self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(),
-                             arguments=stable_parameters(node), rearmed=rearmed,
-                             numbers=number_names(node) - rearmed).loaders
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
+                   rearmed=rearmed, numbers=number_names(node) - rearmed)
         if summary.root is None and summary.data_root is None:
             # A step or the data pipeline never takes its callers' context (a function cold by
             # a name hot code may break, ``setup_*``, may: unknown when unknown code calls it).
-            summary.once_spans = tuple(straight_line_spans(
-                node.body, lambda iterable: is_batch_iterable(iterable, loaders) is not None))
+            summary.once_spans = tuple(straight_line_spans(node.body))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
