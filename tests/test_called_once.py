@@ -191,3 +191,38 @@ def test_a_call_in_a_comprehension_runs_once_per_item(tmp_path: Path):
         project.mkdir()
         rows = _rows(_lint(project, _project(project, {"gen.py": source})))
         assert rows == [("SL201", None, 4, 12, "unknown", "")], where
+
+
+def test_a_method_the_project_may_call_where_the_index_cannot_resolve_is_not_once(tmp_path: Path):
+    """``meters["loss"].accumulate(...)`` runs every pass, on a receiver the index cannot spell;
+    ``m.accumulate(...)`` in ``main`` is the only call it resolves. A method of that name may
+    run from the call it does not see."""
+    source = textwrap.dedent("""\
+        import torch
+
+        class Meter:
+            def accumulate(self, v):
+                self.total = v.sum().item()
+
+        def advance(model, meters):
+            meters["loss"].accumulate(model(torch.randn(2, device="cuda")))
+
+        def main(model, iters):
+            m = Meter()
+            m.accumulate(torch.ones(2, device="cuda"))
+            for it in range(iters):
+                advance(model, {"loss": m})
+
+        main(None, 100)
+        """)
+    # ``self.accumulate`` in ``Trainer`` resolves to nothing: it runs ``Meter``'s on a ``Metered``.
+    unresolved = source.replace(
+        'def advance(model, meters):\n    meters["loss"].accumulate',
+        "class Trainer:\n    def advance(self, model, meters):\n        self.accumulate",
+    ).replace("advance(model, {", "Metered().advance(model, {") + "\n\nclass Metered(Trainer, Meter):\n    pass\n"
+    resolved = source.replace('meters["loss"].accumulate(model(torch.randn(2, device="cuda")))', "pass")
+    for where, text, context, why in (("unspelled", source, "unknown", ""), ("unresolved", unresolved, "unknown", ""),
+                                      ("resolved", resolved, "cold", FROM_MAIN)):
+        project = tmp_path / where
+        project.mkdir()
+        assert _rows(_lint(project, _project(project, {"train.py": text}))) == [("SL201", None, 5, 22, context, why)], where

@@ -19,8 +19,11 @@ A call site runs once when it is
 A function is left alone when it may run from a call the index does not see: its name is
 passed as a value somewhere (a callback, a decorator that registers it), or it is a
 module's ``forward``/``__call__`` (see ``ProjectIndex.runs_unseen``). The call graph
-resolves calls as :mod:`synclint.project.hotness` does, with the same blind spot: a call
-it cannot resolve is no call site.
+resolves calls as :mod:`synclint.project.hotness` does; a call it cannot resolve is no call
+site, so a method is also left alone when a call the index does not resolve may run it
+(``meters["loss"].update(x)`` in a step makes every project ``update`` a candidate callee:
+see ``ProjectIndex.methods_called_unresolved``). A module-level function is called by its
+name, which the index resolves.
 """
 
 from __future__ import annotations
@@ -41,12 +44,15 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
     whose project calls run once, each with where it is called from (for its ``why``)."""
     callers = index.callers()
     owners = index.call_owners()
+    unresolved = index.methods_called_unresolved()
     candidates: list[tuple[FunctionId, list]] = []
     for fid, sites in sorted(callers.items()):
         function = index.function(fid)
         if function is None or not sites or not function.once_spans:
             continue
         if contexts.get(fid, UNKNOWN_CONTEXT) != UNKNOWN_CONTEXT or index.runs_unseen(fid):
+            continue
+        if function.cls is not None and function.name in unresolved:
             continue
         candidates.append((fid, [call for call, _plain in sites]))
     found: dict[FunctionId, str] = {}

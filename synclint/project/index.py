@@ -71,6 +71,7 @@ class ProjectIndex:
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
+        self._methods_called_unresolved: frozenset[str] | None = None
         #: Each file's :meth:`relative_parts`: asked once per call site that passes a host tensor.
         self._relative_parts: dict[str, tuple[str, ...]] = {}
         self._natural_root: Path | None = None
@@ -531,6 +532,22 @@ class ProjectIndex:
                     found.add((callee, name))
                     changed = True
         return frozenset(found)
+
+    def methods_called_unresolved(self) -> frozenset[str]:
+        """Names of the methods some call may run that the index does not resolve: called on
+        a receiver no dotted name spells (``meters["loss"].update(x)``, see
+        :attr:`FileSummary.unspelled_calls`), or a dotted call that resolves to nothing
+        (``logger.meter.update(x)`` when several classes define ``update``). A project method
+        of such a name may run from a call the index does not see."""
+        if self._methods_called_unresolved is None:
+            resolved = {id(call) for calls in self.resolved_calls().values() for call, _callee in calls}
+            names = set().union(*(entry.summary.unspelled_calls for entry in self.entries.values()))
+            for entry in self.entries.values():
+                for function in entry.summary.functions.values():
+                    names.update(call.target.rpartition(".")[2] for call in function.calls
+                                 if "." in call.target and id(call) not in resolved)
+            self._methods_called_unresolved = frozenset(names)
+        return self._methods_called_unresolved
 
     def passed_as_values(self) -> frozenset[str]:
         """Names any file passes as a value, to be called elsewhere (``checkpoint(self._inner, x)``):

@@ -72,7 +72,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 25
+SUMMARY_VERSION = 26
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -238,6 +238,9 @@ class FileSummary:
     #: Attributes of ``self`` its methods hand on as values (``checkpoint(self.block, x)``),
     #: see :func:`synclint.project.value_references.self_attributes_handed_on`.
     handed_attributes: frozenset[str] = frozenset()
+    #: Names of the methods it calls on a receiver no dotted name spells
+    #: (``meters["loss"].update(x)``, ``get_ema().update(m)``): calls the index cannot resolve.
+    unspelled_calls: frozenset[str] = frozenset()
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -262,7 +265,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
     except RecursionError:
         return None
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes))
+                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
+                       frozenset(builder.unspelled_calls))
 
 
 def is_test_file(path: str) -> bool:
@@ -515,6 +519,8 @@ class _Builder:
         self.passed_as_values: set[str] = set()
         #: See :attr:`FileSummary.handed_attributes`.
         self.handed_attributes: set[str] = set()
+        #: See :attr:`FileSummary.unspelled_calls`.
+        self.unspelled_calls: set[str] = set()
         self._tree: ast.Module | None = None
         self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
@@ -953,6 +959,8 @@ class _CallWalker:
             if found is not None:
                 self.owner.argument_syncs.append(found)
         if target is None:
+            if isinstance(node.func, ast.Attribute):
+                self.builder.unspelled_calls.add(node.func.attr)
             return
         loop = self.batch_loops[-1] if self.batch_loops else None
         tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
