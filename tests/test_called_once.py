@@ -10,6 +10,10 @@ from pathlib import Path
 from synclint import check_source
 from synclint.config import Settings
 from synclint.project.called_once import MODULE_SITE, runs_once
+from synclint.project.facts import facts_for_project
+from synclint.project.hotness import COLD, UNKNOWN_CONTEXT, Context
+from synclint.project.index import ProjectIndex
+from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
 
 SCRIPT = textwrap.dedent("""\
@@ -226,3 +230,24 @@ def test_a_method_the_project_may_call_where_the_index_cannot_resolve_is_not_onc
         project = tmp_path / where
         project.mkdir()
         assert _rows(_lint(project, _project(project, {"train.py": text}))) == [("SL201", None, 5, 22, context, why)], where
+
+
+def test_a_piece_of_a_split_project_may_be_called_from_another_piece():
+    """A huge tree is indexed piece by piece: ``report``'s per-step callers may be in another
+    piece, so the one call this piece shows proves nothing."""
+    source = textwrap.dedent("""\
+        import torch
+
+        def report(m):
+            print(m.weight.norm().item())
+
+        def main():
+            report(torch.nn.Linear(2, 2).cuda())
+
+        main()
+        """)
+    key = "/project/piece/helpers.py"
+    index = ProjectIndex({key: summarize(source)}, Path("/project/piece"))
+    assert facts_for_project(index, split=False)[key].context_at(4) == Context(COLD, FROM_MAIN)
+    index = ProjectIndex({key: summarize(source)}, Path("/project/piece"))
+    assert facts_for_project(index, split=True)[key].context_at(4) == UNKNOWN_CONTEXT

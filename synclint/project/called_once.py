@@ -23,7 +23,9 @@ resolves calls as :mod:`synclint.project.hotness` does; a call it cannot resolve
 site, so a method is also left alone when a call the index does not resolve may run it
 (``meters["loss"].update(x)`` in a step makes every project ``update`` a candidate callee:
 see ``ProjectIndex.methods_called_unresolved``). A module-level function is called by its
-name, which the index resolves.
+name, which the index resolves. A piece of a project split for its size
+(:mod:`synclint.project.layout`) does not hold every call: nothing there runs once by this
+reasoning.
 """
 
 from __future__ import annotations
