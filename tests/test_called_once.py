@@ -251,3 +251,30 @@ def test_a_piece_of_a_split_project_may_be_called_from_another_piece():
     assert facts_for_project(index, split=False)[key].context_at(4) == Context(COLD, FROM_MAIN)
     index = ProjectIndex({key: summarize(source)}, Path("/project/piece"))
     assert facts_for_project(index, split=True)[key].context_at(4) == UNKNOWN_CONTEXT
+
+
+def test_a_call_from_an_earlier_definition_of_a_name_is_a_call_site_too(tmp_path: Path):
+    """``train`` is defined twice (by torch version): the first one, which the index keeps
+    apart from the name's last definition, calls ``report`` every pass."""
+    source = textwrap.dedent("""\
+        import torch
+
+        def report(m):
+            print(m.weight.sum().item())
+
+        if torch.__version__ >= "2":
+            def train(m, n):
+                for i in range(n):
+                    report(m)
+        else:
+            def train(m, n):
+                pass
+
+        def main():
+            m = torch.nn.Linear(2, 2).cuda()
+            report(m)
+            train(m, 10)
+
+        main()
+        """)
+    assert _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source}))) == [("SL201", None, 4, 11, "unknown", "")]

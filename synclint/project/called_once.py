@@ -25,7 +25,8 @@ site, so a method is also left alone when a call the index does not resolve may 
 see ``ProjectIndex.methods_called_unresolved``). A module-level function is called by its
 name, which the index resolves. A piece of a project split for its size
 (:mod:`synclint.project.layout`) does not hold every call: nothing there runs once by this
-reasoning.
+reasoning. Nor does a function that an earlier definition of a name defined twice calls
+(see :attr:`FileSummary.redefined`): the call graph leaves those calls out.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
     callers = index.callers()
     owners = index.call_owners()
     unresolved = index.methods_called_unresolved()
+    called_apart = _called_from_earlier_definitions(index)
     candidates: list[tuple[FunctionId, list]] = []
     for fid, sites in sorted(callers.items()):
         function = index.function(fid)
@@ -54,7 +56,7 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
             continue
         if contexts.get(fid, UNKNOWN_CONTEXT) != UNKNOWN_CONTEXT or index.runs_unseen(fid):
             continue
-        if function.cls is not None and function.name in unresolved:
+        if (function.cls is not None and function.name in unresolved) or fid in called_apart:
             continue
         candidates.append((fid, [call for call, _plain in sites]))
     found: dict[FunctionId, str] = {}
@@ -74,6 +76,20 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
                 found[fid] = where or MODULE_SITE
                 changed = True
     return found
+
+
+def _called_from_earlier_definitions(index: ProjectIndex) -> set[FunctionId]:
+    """What the earlier definitions of a name defined twice call (``if PT2: def train ...
+    else: def train ...``): the call graph holds a name's last definition, so their calls
+    are no call sites of it, though either one may be the definition that runs."""
+    called = set()
+    for key, entry in index.entries.items():
+        for function in entry.summary.redefined:
+            for call in function.calls:
+                callee = index.resolve_call(key, function, call.target)
+                if callee is not None:
+                    called.add(callee)
+    return called
 
 
 def _once_site(call, owner: FunctionId, contexts, found, index: ProjectIndex) -> str | None:
