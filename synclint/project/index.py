@@ -537,8 +537,8 @@ class ProjectIndex:
         """Names of the methods some call may run that the index does not resolve: called on
         a receiver no dotted name spells (``meters["loss"].update(x)``, see
         :attr:`FileSummary.unspelled_calls`), or a dotted call that resolves to nothing
-        (``logger.meter.update(x)`` when several classes define ``update``). A project method
-        of such a name may run from a call the index does not see."""
+        (``self.update(x)`` in a class that leaves ``update`` to a subclass's other base).
+        A project method of such a name may run from a call the index does not see."""
         if self._methods_called_unresolved is None:
             resolved = {id(call) for calls in self.resolved_calls().values() for call, _callee in calls}
             names = set().union(*(entry.summary.unspelled_calls for entry in self.entries.values()))
