@@ -278,3 +278,29 @@ def test_a_call_from_an_earlier_definition_of_a_name_is_a_call_site_too(tmp_path
         main()
         """)
     assert _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source}))) == [("SL201", None, 4, 11, "unknown", "")]
+
+
+def test_a_function_some_unresolved_call_of_its_name_may_run_is_not_once(tmp_path: Path):
+    """``from utils import *`` leaves ``report(...)`` in the training loop unresolved: the
+    self-test under ``utils``'s ``__main__`` is the only call the index sees."""
+    utils = textwrap.dedent("""\
+        import torch
+
+        def report(x):
+            print(x.sum().item())
+
+        if __name__ == "__main__":
+            report(torch.ones(2, device="cuda"))
+        """)
+    train = textwrap.dedent("""\
+        import torch
+        from utils import *
+
+        def main(iters):
+            for i in range(iters):
+                report(torch.randn(2, device="cuda"))
+
+        main(10)
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"utils.py": utils, "train.py": train})))
+    assert rows == [("SL201", None, 4, 11, "unknown", "")]

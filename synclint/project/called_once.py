@@ -20,13 +20,18 @@ A function is left alone when it may run from a call the index does not see: its
 passed as a value somewhere (a callback, a decorator that registers it), or it is a
 module's ``forward``/``__call__`` (see ``ProjectIndex.runs_unseen``). The call graph
 resolves calls as :mod:`synclint.project.hotness` does; a call it cannot resolve is no call
-site, so a method is also left alone when a call the index does not resolve may run it
-(``meters["loss"].update(x)`` in a step makes every project ``update`` a candidate callee:
-see ``ProjectIndex.methods_called_unresolved``). A module-level function is called by its
-name, which the index resolves. A piece of a project split for its size
-(:mod:`synclint.project.layout`) does not hold every call: nothing there runs once by this
-reasoning. Nor does a function that an earlier definition of a name defined twice calls
-(see :attr:`FileSummary.redefined`): the call graph leaves those calls out.
+site, so a function is also left alone when such a call may run it
+(``ProjectIndex.unresolved_calls``): a plain call of its name (``report(x)`` after
+``from utils import *``), or for a method, an attribute call of its name
+(``meters["loss"].update(x)``). Nor is one an earlier definition of a twice-defined
+name calls (see ``FileSummary.redefined``): the call graph leaves those calls out. A piece
+of a project split for its size (:mod:`synclint.project.layout`) does not hold every call:
+nothing there runs once by this reasoning.
+
+Blind spots left: a function reached through an attribute call the index cannot resolve
+(``U = importlib.import_module("utils"); U.report(x)``), or by a computed name
+(``getattr(self, mode + "_pass")(x)``, ``globals()[name](x)``), while the index sees
+only calls of it that run once.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
     whose project calls run once, each with where it is called from (for its ``why``)."""
     callers = index.callers()
     owners = index.call_owners()
-    unresolved = index.methods_called_unresolved()
+    unresolved = index.unresolved_calls()
     called_apart = _called_from_earlier_definitions(index)
     candidates: list[tuple[FunctionId, list]] = []
     for fid, sites in sorted(callers.items()):
@@ -56,7 +61,8 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
             continue
         if contexts.get(fid, UNKNOWN_CONTEXT) != UNKNOWN_CONTEXT or index.runs_unseen(fid):
             continue
-        if (function.cls is not None and function.name in unresolved) or fid in called_apart:
+        # A method runs from attribute calls, a function from calls of its plain name.
+        if function.name in (unresolved.names if function.cls is None else unresolved.attributes) or fid in called_apart:
             continue
         candidates.append((fid, [call for call, _plain in sites]))
     found: dict[FunctionId, str] = {}
