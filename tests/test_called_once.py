@@ -10,6 +10,10 @@ from pathlib import Path
 from synclint import check_source
 from synclint.config import Settings
 from synclint.project.called_once import MODULE_SITE, runs_once
+from synclint.project.facts import facts_for_project
+from synclint.project.hotness import COLD, UNKNOWN_CONTEXT, Context
+from synclint.project.index import ProjectIndex
+from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
 
 SCRIPT = textwrap.dedent("""\
@@ -166,3 +170,137 @@ def test_a_notebook_helper_called_in_a_loop_keeps_its_context():
         "for i in range(2):\n    show(torch.rand(4, device='cuda'))\n",
     )
     assert _rows(check_source(text, "nb.ipynb", include_cold=True)) == [("SL201", 1, 4, 11, "unknown", "")]
+
+
+def test_a_call_in_a_comprehension_runs_once_per_item(tmp_path: Path):
+    """``[generate(model, p) for p in prompts]`` is a loop whatever ``prompts`` holds: a call
+    in it runs once per item, in a function's code outside its loops or in module code."""
+    helper = textwrap.dedent("""\
+        import torch
+
+        def generate(model, prompt):
+            return model(prompt.cuda()).sum().item()
+
+        def main(model, prompts):
+            first = generate(model, prompts[0])
+            return first, [generate(model, p) for p in prompts]
+        """)
+    at_module = helper.replace("[generate(model, p) for p in prompts]", "0") + textwrap.dedent("""\
+
+        scores = [generate(None, p) for p in range(9)]
+        main(None, [])
+        """)
+    for where, source in (("a function", helper + "\nmain(None, [])\n"), ("module code", at_module)):
+        project = tmp_path / where.replace(" ", "_")
+        project.mkdir()
+        rows = _rows(_lint(project, _project(project, {"gen.py": source})))
+        assert rows == [("SL201", None, 4, 12, "unknown", "")], where
+
+
+def test_a_method_the_project_may_call_where_the_index_cannot_resolve_is_not_once(tmp_path: Path):
+    """``meters["loss"].accumulate(...)`` runs every pass, on a receiver the index cannot spell;
+    ``m.accumulate(...)`` in ``main`` is the only call it resolves. A method of that name may
+    run from the call it does not see."""
+    source = textwrap.dedent("""\
+        import torch
+
+        class Meter:
+            def accumulate(self, v):
+                self.total = v.sum().item()
+
+        def advance(model, meters):
+            meters["loss"].accumulate(model(torch.randn(2, device="cuda")))
+
+        def main(model, iters):
+            m = Meter()
+            m.accumulate(torch.ones(2, device="cuda"))
+            for it in range(iters):
+                advance(model, {"loss": m})
+
+        main(None, 100)
+        """)
+    # ``self.accumulate`` in ``Trainer`` resolves to nothing: it runs ``Meter``'s on a ``Metered``.
+    unresolved = source.replace(
+        'def advance(model, meters):\n    meters["loss"].accumulate',
+        "class Trainer:\n    def advance(self, model, meters):\n        self.accumulate",
+    ).replace("advance(model, {", "Metered().advance(model, {") + "\n\nclass Metered(Trainer, Meter):\n    pass\n"
+    resolved = source.replace('meters["loss"].accumulate(model(torch.randn(2, device="cuda")))', "pass")
+    for where, text, context, why in (("unspelled", source, "unknown", ""), ("unresolved", unresolved, "unknown", ""),
+                                      ("resolved", resolved, "cold", FROM_MAIN)):
+        project = tmp_path / where
+        project.mkdir()
+        assert _rows(_lint(project, _project(project, {"train.py": text}))) == [("SL201", None, 5, 22, context, why)], where
+
+
+def test_a_piece_of_a_split_project_may_be_called_from_another_piece():
+    """A huge tree is indexed piece by piece: ``report``'s per-step callers may be in another
+    piece, so the one call this piece shows proves nothing."""
+    source = textwrap.dedent("""\
+        import torch
+
+        def report(m):
+            print(m.weight.norm().item())
+
+        def main():
+            report(torch.nn.Linear(2, 2).cuda())
+
+        main()
+        """)
+    key = "/project/piece/helpers.py"
+    index = ProjectIndex({key: summarize(source)}, Path("/project/piece"))
+    assert facts_for_project(index, split=False)[key].context_at(4) == Context(COLD, FROM_MAIN)
+    index = ProjectIndex({key: summarize(source)}, Path("/project/piece"))
+    assert facts_for_project(index, split=True)[key].context_at(4) == UNKNOWN_CONTEXT
+
+
+def test_a_call_from_an_earlier_definition_of_a_name_is_a_call_site_too(tmp_path: Path):
+    """``train`` is defined twice (by torch version): the first one, which the index keeps
+    apart from the name's last definition, calls ``report`` every pass."""
+    source = textwrap.dedent("""\
+        import torch
+
+        def report(m):
+            print(m.weight.sum().item())
+
+        if torch.__version__ >= "2":
+            def train(m, n):
+                for i in range(n):
+                    report(m)
+        else:
+            def train(m, n):
+                pass
+
+        def main():
+            m = torch.nn.Linear(2, 2).cuda()
+            report(m)
+            train(m, 10)
+
+        main()
+        """)
+    assert _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source}))) == [("SL201", None, 4, 11, "unknown", "")]
+
+
+def test_a_function_some_unresolved_call_of_its_name_may_run_is_not_once(tmp_path: Path):
+    """``from utils import *`` leaves ``report(...)`` in the training loop unresolved: the
+    self-test under ``utils``'s ``__main__`` is the only call the index sees."""
+    utils = textwrap.dedent("""\
+        import torch
+
+        def report(x):
+            print(x.sum().item())
+
+        if __name__ == "__main__":
+            report(torch.ones(2, device="cuda"))
+        """)
+    train = textwrap.dedent("""\
+        import torch
+        from utils import *
+
+        def main(iters):
+            for i in range(iters):
+                report(torch.randn(2, device="cuda"))
+
+        main(10)
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"utils.py": utils, "train.py": train})))
+    assert rows == [("SL201", None, 4, 11, "unknown", "")]

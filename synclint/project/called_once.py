@@ -10,22 +10,34 @@ step; any other loop is left as it is), and so do the functions those loops call
 
 A call site runs once when it is
 
-* in module code outside a loop (:data:`synclint.project.run_once.RUN_ONCE_WHYS`),
-* in such a function's own code outside its loops, to a fixpoint,
-* in cold code, or on an error path or under a periodic guard (``call.quiet``).
+* in module code outside a loop,
+* in such a function's own code outside its loops, to a fixpoint (a comprehension is a
+  loop there, whatever it iterates: see :func:`synclint.project.run_once.straight_line_spans`),
+* in cold code, or where the summary found it runs rarely (``call.quiet``: an error path,
+  a periodic guard, after the loop over batches).
 
 A function is left alone when it may run from a call the index does not see: its name is
 passed as a value somewhere (a callback, a decorator that registers it), or it is a
 module's ``forward``/``__call__`` (see ``ProjectIndex.runs_unseen``). The call graph
-resolves calls as :mod:`synclint.project.hotness` does, with the same blind spot: a call
-it cannot resolve is no call site.
+resolves calls as :mod:`synclint.project.hotness` does; a call it cannot resolve is no call
+site, so a function is also left alone when such a call may run it
+(``ProjectIndex.unresolved_calls``): a plain call of its name (``report(x)`` after
+``from utils import *``), or for a method, an attribute call of its name
+(``meters["loss"].update(x)``). Nor is one an earlier definition of a twice-defined
+name calls (see ``FileSummary.redefined``): the call graph leaves those calls out. A piece
+of a project split for its size (:mod:`synclint.project.layout`) does not hold every call:
+nothing there runs once by this reasoning.
+
+Blind spots left: a function reached through an attribute call the index cannot resolve
+(``U = importlib.import_module("utils"); U.report(x)``), or by a computed name
+(``getattr(self, mode + "_pass")(x)``, ``globals()[name](x)``), while the index sees
+only calls of it that run once.
 """
 
 from __future__ import annotations
 
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.project.index import FunctionId, ProjectIndex
-from synclint.project.run_once import RUN_ONCE_WHYS
 
 MODULE_SITE = "module code outside a loop"
 
@@ -40,17 +52,17 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
     whose project calls run once, each with where it is called from (for its ``why``)."""
     callers = index.callers()
     owners = index.call_owners()
-    module_spans: dict[str, list[tuple[int, int]]] = {}
-    for key, entry in index.entries.items():
-        top = entry.summary.functions.get("<module>")
-        if top is not None:
-            module_spans[key] = [(r.start, r.end) for r in top.regions if r.kind == "cold" and r.why in RUN_ONCE_WHYS]
+    unresolved = index.unresolved_calls()
+    called_apart = _called_from_earlier_definitions(index)
     candidates: list[tuple[FunctionId, list]] = []
     for fid, sites in sorted(callers.items()):
         function = index.function(fid)
         if function is None or not sites or not function.once_spans:
             continue
         if contexts.get(fid, UNKNOWN_CONTEXT) != UNKNOWN_CONTEXT or index.runs_unseen(fid):
+            continue
+        # A method runs from attribute calls, a function from calls of its plain name.
+        if function.name in (unresolved.names if function.cls is None else unresolved.attributes) or fid in called_apart:
             continue
         candidates.append((fid, [call for call, _plain in sites]))
     found: dict[FunctionId, str] = {}
@@ -62,7 +74,7 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
                 continue
             where = None
             for call in sites:
-                site = _once_site(call, owners[id(call)], contexts, module_spans, found, index)
+                site = _once_site(call, owners[id(call)], contexts, found, index)
                 if site is None:
                     break
                 where = where or site
@@ -72,22 +84,34 @@ def functions_called_once(index: ProjectIndex, contexts: dict[FunctionId, Contex
     return found
 
 
-def _once_site(call, owner: FunctionId, contexts, module_spans, found, index: ProjectIndex) -> str | None:
+def _called_from_earlier_definitions(index: ProjectIndex) -> set[FunctionId]:
+    """What the earlier definitions of a name defined twice call (``if PT2: def train ...
+    else: def train ...``): the call graph holds a name's last definition, so their calls
+    are no call sites of it, though either one may be the definition that runs."""
+    called = set()
+    for key, entry in index.entries.items():
+        for function in entry.summary.redefined:
+            for call in function.calls:
+                callee = index.resolve_call(key, function, call.target)
+                if callee is not None:
+                    called.add(callee)
+    return called
+
+
+def _once_site(call, owner: FunctionId, contexts, found, index: ProjectIndex) -> str | None:
     """Where ``call`` runs once, in words, or None when it may run more often."""
     if call.quiet is not None:
         return f"where it runs rarely ({call.quiet})"
     context = contexts.get(owner, UNKNOWN_CONTEXT)
     if context.is_cold:
         return f"cold code ({context.why})"
-    if owner[1] == "<module>":
-        if _within(call.line, module_spans.get(owner[0], ())):
-            return MODULE_SITE
+    module = owner[1] == "<module>"
+    if not module and owner not in found:
         return None
-    if owner in found:
-        function = index.function(owner)
-        if function is not None and _within(call.line, function.once_spans):
-            return f"`{owner[1]}` outside its loops"
-    return None
+    function = index.function(owner)
+    if function is None or not _within(call.line, function.once_spans):
+        return None
+    return MODULE_SITE if module else f"`{owner[1]}` outside its loops"
 
 
 def _within(line: int, spans) -> bool:

@@ -115,7 +115,9 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).
     whole_project = whole_project and (split or any(context.is_hot for context in contexts.values()))
-    once = functions_called_once(index, contexts)
+    # A piece of a split project does not hold every call: a caller in another piece may
+    # run the function every step.
+    once = {} if split else functions_called_once(index, contexts)
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from synclint.project.layout import is_package_init, module_names, natural_root
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
@@ -29,6 +30,18 @@ _COMMON_METHODS = frozenset(
      "warning", "error", "flush", "save", "load", "run", "call", "process", "transform", "fit", "score"}
 )
 ClassId = tuple[str, str]
+
+
+class UnresolvedCalls(NamedTuple):
+    """What the project calls that the index resolves to no function, by the name called."""
+
+    #: Plain calls (``report(x)`` after ``from utils import *``): a function may run from them.
+    names: frozenset[str]
+    #: Attribute calls: the method names of ``meters["loss"].update(x)`` (see
+    #: :attr:`FileSummary.unspelled_calls`) and of dotted ones that name nothing the index
+    #: knows (``self.update(x)`` in a class that leaves ``update`` to a subclass's other
+    #: base): a method may run from them.
+    attributes: frozenset[str]
 
 
 @dataclass
@@ -71,6 +84,7 @@ class ProjectIndex:
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
+        self._unresolved_calls: UnresolvedCalls | None = None
         #: Each file's :meth:`relative_parts`: asked once per call site that passes a host tensor.
         self._relative_parts: dict[str, tuple[str, ...]] = {}
         self._natural_root: Path | None = None
@@ -531,6 +545,22 @@ class ProjectIndex:
                     found.add((callee, name))
                     changed = True
         return frozenset(found)
+
+    def unresolved_calls(self) -> UnresolvedCalls:
+        """The names the project calls where the index resolves no function: a project
+        function of such a name may run from a call the index does not see."""
+        if self._unresolved_calls is None:
+            resolved = {id(call) for calls in self.resolved_calls().values() for call, _callee in calls}
+            names: set[str] = set()
+            attributes = set().union(*(entry.summary.unspelled_calls for entry in self.entries.values()))
+            for entry in self.entries.values():
+                for function in entry.summary.functions.values():
+                    for call in function.calls:
+                        if id(call) not in resolved:
+                            _head, dot, last = call.target.rpartition(".")
+                            (attributes if dot else names).add(last)
+            self._unresolved_calls = UnresolvedCalls(frozenset(names), frozenset(attributes))
+        return self._unresolved_calls
 
     def passed_as_values(self) -> frozenset[str]:
         """Names any file passes as a value, to be called elsewhere (``checkpoint(self._inner, x)``):

@@ -53,14 +53,20 @@ def run_once_spans(module: ast.Module, over_batches: Callable[[ast.expr], bool])
             yield first, last, why
 
 
-def straight_line_spans(statements: list[ast.stmt], over_batches: Callable[[ast.expr], bool]) -> Iterator[tuple[int, int]]:
-    """(first line, last line) of a function body's code that runs once per call: the
-    same walk as :func:`run_once_spans`, over ``statements`` (what a loop's body, a nested
-    function's body or a lambda runs is left out). A function called only where code runs
-    once (``main()`` under ``if __name__ == "__main__":``) runs these lines once per run."""
+def straight_line_spans(statements: list[ast.stmt]) -> Iterator[tuple[int, int]]:
+    """(first line, last line) of the code among ``statements`` (a function's body, or a
+    module's) that runs once each time they run, for the calls it makes: the same walk as
+    :func:`run_once_spans`, but a statement that holds any comprehension is left out, not
+    only one over batches. ``[generate(model, p) for p in prompts]`` calls ``generate``
+    once per prompt, as a ``for`` loop over them would. A function called only from these
+    lines (``main()`` under ``if __name__ == "__main__":``) runs them once per run."""
     for node, first, last, _why in _block(statements, ""):
-        if not _runs_apart(node, over_batches):
+        if not _runs_apart(node, _any_iterable):
             yield first, last
+
+
+def _any_iterable(_iterable: ast.expr) -> bool:
+    return True
 
 
 def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[_Span]:

@@ -213,9 +213,10 @@ class FunctionSummary:
     #: Parameters only a position can pass (before ``/``): a keyword of their name goes to
     #: ``**kwargs``, if anywhere.
     positional_only: frozenset[str] = frozenset()
-    #: (first line, last line) of its code outside loops, which runs once per call (see
-    #: :func:`synclint.project.run_once.straight_line_spans`); only for a function with no
-    #: root or data role of its own: the others never take their callers' context.
+    #: (first line, last line) of its code outside loops and comprehensions, which runs once
+    #: per call (see :func:`synclint.project.run_once.straight_line_spans`); for ``<module>``,
+    #: once per run. Only for a function with no root or data role of its own: the others
+    #: never take their callers' context.
     once_spans: tuple[tuple[int, int], ...] = ()
 
 
@@ -251,6 +252,9 @@ class FileSummary:
     #: Attributes of ``self`` its methods hand on as values (``checkpoint(self.block, x)``),
     #: see :func:`synclint.project.value_references.self_attributes_handed_on`.
     handed_attributes: frozenset[str] = frozenset()
+    #: Names of the methods it calls on a receiver no dotted name spells
+    #: (``meters["loss"].update(x)``, ``get_ema().update(m)``): calls the index cannot resolve.
+    unspelled_calls: frozenset[str] = frozenset()
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -275,7 +279,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
     except RecursionError:
         return None
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
-                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes))
+                       frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
+                       frozenset(builder.unspelled_calls))
 
 
 def is_test_file(path: str) -> bool:
@@ -528,6 +533,8 @@ class _Builder:
         self.passed_as_values: set[str] = set()
         #: See :attr:`FileSummary.handed_attributes`.
         self.handed_attributes: set[str] = set()
+        #: See :attr:`FileSummary.unspelled_calls`.
+        self.unspelled_calls: set[str] = set()
         self._tree: ast.Module | None = None
         self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
@@ -558,6 +565,7 @@ class _Builder:
             return is_batch_iterable(iterable, loaders) is not None
 
         top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
+        top.once_spans = tuple(straight_line_spans(tree.body))
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
@@ -630,14 +638,12 @@ class _Builder:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
         rearmed = frozenset(closure_rebound_names(node))
-        loaders = self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(),
-                             arguments=stable_parameters(node), rearmed=rearmed,
-                             numbers=number_names(node) - rearmed).loaders
+        self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
+                   rearmed=rearmed, numbers=number_names(node) - rearmed)
         if summary.root is None and summary.data_root is None:
             # A step or the data pipeline never takes its callers' context (a function cold by
             # a name hot code may break, ``setup_*``, may: unknown when unknown code calls it).
-            summary.once_spans = tuple(straight_line_spans(
-                node.body, lambda iterable: is_batch_iterable(iterable, loaders) is not None))
+            summary.once_spans = tuple(straight_line_spans(node.body))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
@@ -973,6 +979,8 @@ class _CallWalker:
             if found is not None:
                 self.owner.argument_syncs.append(found)
         if target is None:
+            if isinstance(node.func, ast.Attribute):
+                self.builder.unspelled_calls.add(node.func.attr)
             return
         loop = self.batch_loops[-1] if self.batch_loops else None
         tensors: list[int | str] = [i for i, arg in enumerate(node.args) if self._is_tensor(arg)]
