@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from synclint.project.constant_attributes import constant_attributes
 from synclint.project.layout import is_package_init, module_names, natural_root
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
@@ -81,6 +82,7 @@ class ProjectIndex:
         self._number_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._loose_classes: frozenset[ClassId] | None = None
         self._handed_attributes: frozenset[str] | None = None
+        self._constant_attributes: dict[str, frozenset[object]] | None = None
         self._owners: dict[int, FunctionId] | None = None
         self._subclasses: dict[ClassId, list[ClassId]] | None = None
         self._passed_as_values: frozenset[str] | None = None
@@ -561,6 +563,19 @@ class ProjectIndex:
                             (attributes if dot else names).add(last)
             self._unresolved_calls = UnresolvedCalls(frozenset(names), frozenset(attributes))
         return self._unresolved_calls
+
+    def constant_attributes(self, ignored: Callable[[str], bool] = lambda key: False) -> dict[str, frozenset[object]]:
+        """Attribute names that only ever hold the constants an ``__init__`` stores in them,
+        with those constants (see :mod:`synclint.project.constant_attributes`); none when
+        program code (a file not ``ignored``: not a test) may store one by a computed name."""
+        if self._constant_attributes is None:
+            summaries = [entry.summary for entry in self.entries.values()]
+            if any(summary.stores_by_computed_name for key, summary in zip(self.entries, summaries) if not ignored(key)):
+                self._constant_attributes = {}
+            else:
+                names = {function.name for summary in summaries for function in summary.functions.values()}
+                self._constant_attributes = constant_attributes((summary.attribute_stores for summary in summaries), names)
+        return self._constant_attributes
 
     def passed_as_values(self) -> frozenset[str]:
         """Names any file passes as a value, to be called elsewhere (``checkpoint(self._inner, x)``):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Container
 from typing import NamedTuple
 
 from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
@@ -528,7 +528,7 @@ class ParamGuard(NamedTuple):
         return outcome == self.needs
 
 
-def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> list[ParamGuard]:
+def parameter_guards(node: ast.FunctionDef | ast.AsyncFunctionDef, params: Container[str]) -> list[ParamGuard]:
     """Blocks that run only for some value of a parameter the body never rebinds:
     ``if is_joined_rank: ...`` runs when it is true, its ``else`` and the body of
     ``if not flag:`` when it is false; the body of ``if a and mode == "cpu":`` only when
@@ -585,29 +585,48 @@ def _guard(block: list[ast.stmt], param: str, kind: str, constant: object, needs
     return ParamGuard(block[0].lineno, block[-1].end_lineno or block[-1].lineno, param, kind, constant, needs)
 
 
-def _parameter_test(test: ast.AST, params: frozenset[str]) -> tuple[str, str, object, bool] | None:
+def _parameter_test(test: ast.AST, params: Container[str]) -> tuple[str, str, object, bool] | None:
     """(parameter, test, constant, outcome needed for the test to hold) of ``p``, ``not p``,
-    ``p is None``, ``p is not None``, ``p == "cpu"``, ``p != 0`` (either side), or None."""
+    ``p is None``, ``p is not None``, ``p == "cpu"``, ``p != 0`` (either side), or None.
+    ``p`` is a name, or ``self.attr`` spelled so (see :func:`tested_name`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _parameter_test(test.operand, params)
         return None if inner is None else (*inner[:3], not inner[3])
-    if isinstance(test, ast.Name):
-        return (test.id, "truth", None, True) if test.id in params else None
+    name = tested_name(test)
+    if name is not None:
+        return (name, "truth", None, True) if name in params else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    if isinstance(left, ast.Constant) and isinstance(right, ast.Name):
+    if isinstance(left, ast.Constant) and tested_name(right) is not None:
         left, right = right, left  # ``"cpu" == mode``
-    if not (isinstance(left, ast.Name) and left.id in params):
+    name = tested_name(left)
+    if name is None or name not in params:
         return None
     value = constant_value(right)
     if not value:
         return None
     if isinstance(op, (ast.Is, ast.IsNot)) and value[0] is None:
-        return (left.id, "none", None, isinstance(op, ast.Is))
+        return (name, "none", None, isinstance(op, ast.Is))
     if isinstance(op, (ast.Eq, ast.NotEq)):
-        return (left.id, "eq", value[0], isinstance(op, ast.Eq))
+        return (name, "eq", value[0], isinstance(op, ast.Eq))
     return None
+
+
+def tested_name(node: ast.AST) -> str | None:
+    """``mode`` for a name, ``self.stratified`` for an attribute of ``self``, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+class SelfAttributes:
+    """Every ``self.attr`` name (for :func:`parameter_guards`: the blocks a flag attribute decides)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.startswith("self.")
 
 
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.

@@ -21,6 +21,10 @@ are functions the project passes as values (``checkpoint(self._inner, x, mask)``
 ``functools.partial``, hooks, calls in lambdas): whoever calls them passes arguments no
 call the index reads shows (:mod:`synclint.project.value_references`).
 
+An attribute every store of which is one constant in an ``__init__`` (``self.stratified =
+False``, see :mod:`synclint.project.constant_attributes`) closes the blocks its tests guard
+for every caller, hot or not: ``if self.stratified:`` never runs.
+
 A flag a caller passes on unchanged (``batched_soft_nms(..., method_gaussian=True)`` ->
 ``soft_nms(..., method_gaussian=method_gaussian)``) takes the values the caller's own
 calls pass, each function on the way under the same rules.
@@ -33,7 +37,7 @@ from typing import NamedTuple
 
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
-from synclint.project.summary import CallSite, FunctionSummary
+from synclint.project.summary import CallSite, FunctionSummary, is_test_file
 
 #: What a call passes for a parameter when it is not a constant.
 _TENSOR = object()  # a visible tensor: not None, truth and equality unknown
@@ -53,12 +57,13 @@ def blocks_the_step_skips(
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
     blocks (by identity), which make nothing hot."""
     calls = _StepCalls(index, contexts, quiet_calls)
+    constants = index.constant_attributes(is_test_file)
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            if not function.param_guards:
+            blocks = _closed_by_constants(function, constants)
+            if not function.param_guards and not blocks:
                 continue
-            blocks = []
             for guard in function.param_guards:
                 values = calls.values((key, qualname), function, guard)
                 if values is None or any(_may_enter(guard, value) for value in values):
@@ -131,6 +136,19 @@ class _StepCalls:
             else:
                 found.append(value)
         return found
+
+
+def _closed_by_constants(function: FunctionSummary, constants: Mapping[str, frozenset[object]]) -> list[tuple[int, int, str]]:
+    """The blocks of ``function`` that a test of a constant attribute never lets run
+    (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets it)."""
+    blocks = []
+    for guard in function.attribute_guards:
+        values = constants.get(guard.param.removeprefix("self."))
+        if values and not any(guard.entered(value) for value in values):
+            shown = " or ".join(sorted(map(repr, values)))
+            blocks.append((guard.first, guard.last,
+                           f"never runs: `{guard.param}` is only ever {shown} (what `__init__` stores; nothing sets it again)"))
+    return blocks
 
 
 def _is_hot(context: object) -> bool:

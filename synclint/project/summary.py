@@ -24,6 +24,7 @@ from synclint.project.argument_syncs import (
     stable_parameters,
     tensor_parameters,
 )
+from synclint.project.constant_attributes import UNKNOWN_VALUE, StoredValue, attribute_stores, class_body_names
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.numbers import is_number, number_names
@@ -38,6 +39,7 @@ from synclint.project.rare_blocks import (
     NON_FINITE_ONLY,
     TRACING_ONLY,
     ParamGuard,
+    SelfAttributes,
     bounded_by_counter,
     clears_its_flag,
     clears_loop_flag,
@@ -75,7 +77,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 27
+SUMMARY_VERSION = 28
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -218,6 +220,9 @@ class FunctionSummary:
     #: once per run. Only for a function with no root or data role of its own: the others
     #: never take their callers' context.
     once_spans: tuple[tuple[int, int], ...] = ()
+    #: Blocks run only for some values of an attribute of ``self`` (``if self.stratified:``),
+    #: with ``param`` spelled ``self.stratified`` (see :mod:`synclint.project.constant_attributes`).
+    attribute_guards: tuple[ParamGuard, ...] = ()
 
 
 @dataclass
@@ -255,6 +260,13 @@ class FileSummary:
     #: Names of the methods it calls on a receiver no dotted name spells
     #: (``meters["loss"].update(x)``, ``get_ema().update(m)``): calls the index cannot resolve.
     unspelled_calls: frozenset[str] = frozenset()
+    #: Every attribute name the file stores, with the values stored: ``(constant,)`` for
+    #: ``self.name = <constant>`` in an ``__init__``, ``()`` for any other store (see
+    #: :mod:`synclint.project.constant_attributes`).
+    attribute_stores: dict[str, tuple[StoredValue, ...]] = field(default_factory=dict)
+    #: It stores attributes by a computed name (``setattr(obj, key, v)``, ``obj.__dict__.update``)
+    #: or defines ``__setattr__``: any attribute may hold anything.
+    stores_by_computed_name: bool = False
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -280,7 +292,9 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         return None
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
                        frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
-                       frozenset(builder.unspelled_calls))
+                       frozenset(builder.unspelled_calls),
+                       {name: tuple(values) for name, values in builder.attribute_stores.items()},
+                       builder.stores_by_computed_name)
 
 
 def is_test_file(path: str) -> bool:
@@ -533,6 +547,9 @@ class _Builder:
         self.passed_as_values: set[str] = set()
         #: See :attr:`FileSummary.handed_attributes`.
         self.handed_attributes: set[str] = set()
+        #: See :attr:`FileSummary.attribute_stores` and ``stores_by_computed_name``.
+        self.attribute_stores: dict[str, list[StoredValue]] = {}
+        self.stores_by_computed_name = False
         #: See :attr:`FileSummary.unspelled_calls`.
         self.unspelled_calls: set[str] = set()
         self._tree: ast.Module | None = None
@@ -558,7 +575,9 @@ class _Builder:
         )
         self.functions[top.qualname] = top
         nested: list[ast.AST] = []
-        self.passed_as_values.update(names_passed_as_values(own_nodes(tree.body, nested), nested))
+        own = own_nodes(tree.body, nested)
+        self.passed_as_values.update(names_passed_as_values(own, nested))
+        self.record_attribute_stores(own, in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
 
         def over_batches(iterable: ast.expr) -> bool:
@@ -566,6 +585,12 @@ class _Builder:
 
         top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
         top.once_spans = tuple(straight_line_spans(tree.body))
+
+    def record_attribute_stores(self, nodes, in_init: bool) -> None:
+        stores, dynamic = attribute_stores(nodes, in_init)
+        for name, values in stores.items():
+            self.attribute_stores.setdefault(name, []).extend(values)
+        self.stores_by_computed_name = self.stores_by_computed_name or dynamic
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
@@ -621,12 +646,17 @@ class _Builder:
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
+        self.record_attribute_stores(function_nodes(node), in_init=cls is not None and node.name == "__init__")
+        if node.name == "__setattr__":
+            self.stores_by_computed_name = True
         if cls is not None:
             self.handed_attributes.update(self_attributes_handed_on(function_nodes(node)))
             self.handed_attributes.update(self_attributes_called_within(nested_scopes(node)))
         if handed_to_a_decorator(node):
             self.passed_as_values.add(node.name)
         summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
+        if cls is not None:
+            summary.attribute_guards = tuple(parameter_guards(node, SelfAttributes()))
         if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
@@ -718,6 +748,8 @@ class _Builder:
                                decorated=bool(node.decorator_list))
         self.classes[name] = summary
         summary.module_attrs, summary.host_attrs = _attributes(node, self.module_definitions)
+        for bound in class_body_names(node.body):
+            self.attribute_stores.setdefault(bound, []).append(UNKNOWN_VALUE)
         for statement in node.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(statement, f"{name}.", summary, node)

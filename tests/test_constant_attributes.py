@@ -1,0 +1,115 @@
+"""A flag attribute only ever set to one constant closes the blocks its tests guard
+(synclint.project.constant_attributes)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from synclint.config import Settings
+from synclint.runner import RunOptions, lint_paths
+
+MODEL = textwrap.dedent("""\
+    import torch
+
+
+    def stratify(x):
+        return x.sum().item()
+
+
+    class RF(torch.nn.Module):
+        def __init__(self, model, ln=True):
+            super().__init__()
+            self.model = model
+            self.ln = ln
+            self.stratified = False
+            self.mode = "fast"
+
+        def forward(self, x):
+            b = x.size(0)
+            if self.stratified:
+                t = torch.linspace(0, 1, b).to(x.device)
+                stratify(x)
+            else:
+                t = torch.rand((b,), device=x.device)
+            if self.mode == "slow":
+                print(x.sum().item())
+            if not self.stratified:
+                print(x.mean().item())
+            if self.ln:
+                print(x.max().item())
+            return self.model(x, t)
+    """)
+
+STRATIFIED = "never runs: `self.stratified` is only ever False (what `__init__` stores; nothing sets it again)"
+
+
+def _rows(tmp_path: Path, files: dict[str, str]) -> list[tuple]:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    found = lint_paths([tmp_path / "rf.py"], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    return [(f.code, f.line, f.column, f.context, f.why) for f in found]
+
+
+def test_blocks_a_constant_flag_closes_are_cold_and_so_is_what_only_they_call(tmp_path: Path):
+    assert _rows(tmp_path, {"rf.py": MODEL}) == [
+        ("SL201", 5, 12, "cold", f"called only where it runs rarely: {STRATIFIED}"),
+        ("SL403", 19, 17, "cold", STRATIFIED),
+        ("SL201", 24, 19, "cold",
+         "never runs: `self.mode` is only ever 'fast' (what `__init__` stores; nothing sets it again)"),
+        ("SL201", 26, 19, "hot", "`RF.forward`"),  # `not self.stratified`: always taken
+        ("SL201", 28, 19, "hot", "`RF.forward`"),  # a parameter's value: any
+    ]
+
+
+def _stratified_line_context(tmp_path: Path, files: dict[str, str]) -> str:
+    return next(row[3] for row in _rows(tmp_path, files) if row[0] == "SL403")
+
+
+def test_a_store_anywhere_else_opens_the_block(tmp_path: Path):
+    script = "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot"
+
+
+def test_a_second_constant_stored_by_another_init_opens_it(tmp_path: Path):
+    sub = "from rf import RF\nclass Strat(RF):\n    def __init__(self, model):\n        super().__init__(model)\n        self.stratified = True\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
+
+
+def test_a_class_attribute_of_the_name_opens_it(tmp_path: Path):
+    sub = "from rf import RF\nclass Strat(RF):\n    stratified = True\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
+
+
+def test_a_store_by_a_computed_name_in_program_code_opens_every_block(tmp_path: Path):
+    loader = "def configure(model, options):\n    for key, value in options.items():\n        setattr(model, key, value)\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": loader}) == "hot"
+    dict_update = "def configure(model, options):\n    model.__dict__.update(options)\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": dict_update}) == "hot"
+
+
+def test_a_test_s_setattr_by_a_computed_name_does_not(tmp_path: Path):
+    test = "def test_flags(model, options):\n    for key, value in options.items():\n        setattr(model, key, value)\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "tests/test_rf.py": test}) == "cold"
+
+
+def test_setattr_or_a_register_call_of_the_name_opens_it(tmp_path: Path):
+    for call in ("setattr(model, 'stratified', True)", "model.register_buffer('stratified', None)"):
+        script = f"from rf import RF\nmodel = RF(None)\n{call}\n"
+        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", call
+
+
+def test_a_property_of_the_name_may_hold_anything(tmp_path: Path):
+    sub = "from rf import RF\nclass Strat(RF):\n    @property\n    def stratified(self):\n        return self.ln\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
+
+
+def test_a_store_of_a_parameter_or_in_another_method_is_not_constant(tmp_path: Path):
+    from_parameter = MODEL.replace("self.stratified = False", "self.stratified = ln is False")
+    assert _stratified_line_context(tmp_path, {"rf.py": from_parameter}) == "hot"
+    toggled = MODEL.replace("    def forward(self, x):", "    def enable(self):\n        self.stratified = True\n\n    def forward(self, x):")
+    rows = _rows(tmp_path, {"rf.py": toggled})
+    assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
