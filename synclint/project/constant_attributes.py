@@ -32,6 +32,9 @@ UNKNOWN_VALUE: StoredValue = ()
 
 #: Calls that store an attribute named by their (constant) string argument: position of it.
 _NAMED_STORES = {"setattr": 1, "register_buffer": 0, "register_parameter": 0, "add_module": 0, "register_module": 0}
+#: The nodes that may store an attribute.
+_STORING = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem,
+                      ast.Call, ast.Attribute})
 #: Attributes PyTorch itself sets on modules.
 _SET_BY_TORCH = frozenset({"training"})
 
@@ -44,6 +47,8 @@ def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str,
     dynamic = False
     for node in nodes:
         kind = type(node)
+        if kind not in _STORING:  # (most nodes: every node of the file passes here)
+            continue
         if kind is ast.Assign:
             for target in node.targets:
                 _targets(target, node.value if in_init and len(node.targets) == 1 else None, stores)

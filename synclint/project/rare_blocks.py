@@ -623,10 +623,14 @@ def tested_name(node: ast.AST) -> str | None:
 
 
 class SelfAttributes:
-    """Every ``self.attr`` name (for :func:`parameter_guards`: the blocks a flag attribute decides)."""
+    """``params`` and every ``self.attr`` name (for :func:`parameter_guards`: the blocks
+    a parameter or a flag attribute decides)."""
+
+    def __init__(self, params: Container[str] = ()) -> None:
+        self.params = params
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.startswith("self.")
+        return isinstance(name, str) and (name.startswith("self.") or name in self.params)
 
 
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.

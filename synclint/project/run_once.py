@@ -27,6 +27,7 @@ default value) is cold only when it ends before its block's first line.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Callable, Iterable, Iterator
 
 from synclint.project.scopes import COMPREHENSIONS, TRY_STATEMENTS
@@ -39,6 +40,8 @@ DEFINITION_TIME = "evaluated once, where a class or function is defined (a class
 RUN_ONCE_WHYS = frozenset({MODULE_CODE, DEFINITION_TIME})
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+#: Code that runs apart from the statement holding it: a lambda's body, a comprehension's.
+_APART = (ast.Lambda, *COMPREHENSIONS)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 #: (the statement or header expression, its first line, last line, why)
@@ -53,20 +56,27 @@ def run_once_spans(module: ast.Module, over_batches: Callable[[ast.expr], bool])
             yield first, last, why
 
 
-def straight_line_spans(statements: list[ast.stmt]) -> Iterator[tuple[int, int]]:
+def straight_line_spans(statements: list[ast.stmt], apart: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """(first line, last line) of the code among ``statements`` (a function's body, or a
     module's) that runs once each time they run, for the calls it makes: the same walk as
     :func:`run_once_spans`, but a statement that holds any comprehension is left out, not
     only one over batches. ``[generate(model, p) for p in prompts]`` calls ``generate``
     once per prompt, as a ``for`` loop over them would. A function called only from these
-    lines (``main()`` under ``if __name__ == "__main__":``) runs them once per run."""
-    for node, first, last, _why in _block(statements, ""):
-        if not _runs_apart(node, _any_iterable):
+    lines (``main()`` under ``if __name__ == "__main__":``) runs them once per run.
+
+    ``apart``: the (first, last) lines of every lambda and comprehension among the
+    statements (see :func:`code_apart`), which the caller has at hand: a statement that
+    holds one by its lines is left out (two statements on one line both are)."""
+    starts = sorted(first for first, _last in apart)
+    for _node, first, last, _why in _block(statements, ""):
+        at = bisect.bisect_left(starts, first)
+        if at == len(starts) or starts[at] > last:
             yield first, last
 
 
-def _any_iterable(_iterable: ast.expr) -> bool:
-    return True
+def code_apart(nodes: Iterable[ast.AST]) -> list[tuple[int, int]]:
+    """(first, last) lines of the lambdas and comprehensions among ``nodes``."""
+    return [(node.lineno, node.end_lineno or node.lineno) for node in nodes if isinstance(node, _APART)]
 
 
 def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[_Span]:

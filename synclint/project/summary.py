@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -67,7 +68,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
-from synclint.project.run_once import run_once_spans, straight_line_spans
+from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
     is_self_attribute,
@@ -537,6 +538,18 @@ def _is_cpu(node: ast.AST | None) -> bool:
     return False
 
 
+def _apart_lines(own: Iterable[ast.AST], nested: Iterable[ast.AST]) -> list[tuple[int, int]]:
+    """The lines of the lambdas and comprehensions of a scope (its ``own`` nodes and the
+    scopes ``nested`` in it), with those of the class bodies it holds, whose statements
+    run with it (:func:`synclint.project.run_once.straight_line_spans`)."""
+    found = code_apart(own) + code_apart(nested)
+    for scope in nested:
+        if isinstance(scope, ast.ClassDef):
+            inner: list[ast.AST] = []
+            found += _apart_lines(own_nodes(scope.body, inner), inner)
+    return found
+
+
 class _Builder:
     def __init__(self) -> None:
         self.imports: dict[str, tuple[int, str, str | None]] = {}
@@ -584,7 +597,7 @@ class _Builder:
             return is_batch_iterable(iterable, loaders) is not None
 
         top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
-        top.once_spans = tuple(straight_line_spans(tree.body))
+        top.once_spans = tuple(straight_line_spans(tree.body, _apart_lines(own, nested)))
 
     def record_attribute_stores(self, nodes, in_init: bool) -> None:
         stores, dynamic = attribute_stores(nodes, in_init)
@@ -654,9 +667,10 @@ class _Builder:
             self.handed_attributes.update(self_attributes_called_within(nested_scopes(node)))
         if handed_to_a_decorator(node):
             self.passed_as_values.add(node.name)
-        summary.param_guards = tuple(parameter_guards(node, summary.kept_params))
-        if cls is not None:
-            summary.attribute_guards = tuple(parameter_guards(node, SelfAttributes()))
+        # One pass for both: the guards of its parameters, and (a method's) of ``self``'s attributes.
+        guards = parameter_guards(node, SelfAttributes(summary.kept_params) if cls is not None else summary.kept_params)
+        summary.param_guards = tuple(guard for guard in guards if not guard.param.startswith("self."))
+        summary.attribute_guards = tuple(guard for guard in guards if guard.param.startswith("self."))
         if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
@@ -673,7 +687,7 @@ class _Builder:
         if summary.root is None and summary.data_root is None:
             # A step or the data pipeline never takes its callers' context (a function cold by
             # a name hot code may break, ``setup_*``, may: unknown when unknown code calls it).
-            summary.once_spans = tuple(straight_line_spans(node.body))
+            summary.once_spans = tuple(straight_line_spans(node.body, _apart_lines(function_nodes(node), nested_scopes(node))))
         if summary.argument_syncs:  # only the syncs whose result it returns: the op under another name
             returned, tensors = returned_calls(node), tensor_parameters(node)
             summary.argument_syncs = [sync._replace(tensor_param=sync.param in tensors)
