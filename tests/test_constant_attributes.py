@@ -113,3 +113,45 @@ def test_a_store_of_a_parameter_or_in_another_method_is_not_constant(tmp_path: P
     toggled = MODEL.replace("    def forward(self, x):", "    def enable(self):\n        self.stratified = True\n\n    def forward(self, x):")
     rows = _rows(tmp_path, {"rf.py": toggled})
     assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
+
+
+def test_a_setattr_in_a_lambda_opens_it(tmp_path: Path):
+    for script in ("from rf import RF\nmodel = RF(None)\nmodel.apply(lambda m: setattr(m, 'stratified', True))\n",
+                   "def enable(model):\n    model.apply(lambda m: setattr(m, 'stratified', True))\n"):
+        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", script
+
+
+def test_stores_through_setattr_methods_and_the_instance_dict_open_it(tmp_path: Path):
+    for store in ("object.__setattr__(model, 'stratified', True)",
+                  "torch.nn.Module.__setattr__(model, 'stratified', True)",
+                  "model.__setattr__('stratified', True)",
+                  "model.__dict__['stratified'] = True",
+                  "vars(model)['stratified'] = True",
+                  "model.__dict__.setdefault('stratified', True)"):
+        script = f"import torch\nfrom rf import RF\nmodel = RF(None)\n{store}\n"
+        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", store
+
+
+def test_setattr_handed_on_as_a_value_may_store_any_name(tmp_path: Path):
+    for script in ("import functools\nfrom rf import RF\nenable = functools.partial(setattr, RF(None), 'stratified')\n",
+                   "store = setattr\ndef configure(model, key, value):\n    store(model, key, value)\n"):
+        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", script
+
+
+def test_an_instance_dict_store_by_a_computed_name_opens_every_block(tmp_path: Path):
+    script = "def configure(model, options):\n    for key, value in options.items():\n        model.__dict__[key] = value\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": script}) == "hot"
+
+
+def test_a_program_file_that_does_not_parse_may_store_anything(tmp_path: Path):
+    script = "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\nprint 'training'\n"
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot"
+
+
+def test_a_flag_that_frameworks_set_on_every_module_that_has_it_is_not_constant(tmp_path: Path):
+    # transformers' ``model.gradient_checkpointing_enable()`` sets ``module.gradient_checkpointing
+    # = True`` on each submodule that has the attribute: no store in the project shows it.
+    model = MODEL.replace("stratified", "gradient_checkpointing")
+    rows = _rows(tmp_path, {"rf.py": model})
+    assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
+
