@@ -7,6 +7,9 @@ import textwrap
 from pathlib import Path
 
 from synclint.config import Settings
+from synclint.project.facts import facts_for_project
+from synclint.project.index import ProjectIndex
+from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
 
 MODEL = textwrap.dedent("""\
@@ -155,3 +158,10 @@ def test_a_flag_that_frameworks_set_on_every_module_that_has_it_is_not_constant(
     rows = _rows(tmp_path, {"rf.py": model})
     assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
 
+
+def test_a_piece_of_a_split_project_knows_no_constant_attribute():
+    """A huge tree is indexed piece by piece: ``model.stratified = True`` may be in another piece."""
+    key = "/project/piece/rf.py"
+    for split, hot in ((False, False), (True, True)):
+        index = ProjectIndex({key: summarize(MODEL)}, Path("/project/piece"))
+        assert facts_for_project(index, split=split)[key].context_at(19).is_hot is hot, split

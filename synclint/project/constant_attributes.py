@@ -18,7 +18,8 @@ computed name (``setattr(obj, key, value)``, ``obj.__dict__.update(...)``,
 customises stores (``def __setattr__``) or has a file Python's parser rejects (whose
 stores no one can see), nor a name the project also defines as a function (a property,
 whose setter may store anything), nor one a framework sets on modules it does not own
-(:data:`SET_BY_FRAMEWORKS`).
+(:data:`SET_BY_FRAMEWORKS`). Nor is anything constant in one piece of a project too big
+to index at once: another piece may store it (see ``step_branches``).
 
 All collection works on CPython ``ast`` nodes the summary already walks.
 """

@@ -51,13 +51,14 @@ _MAX_FORWARDS = 3
 
 
 def blocks_the_step_skips(
-    index: ProjectIndex, contexts: Mapping[FunctionId, object], quiet_calls: Mapping[int, str]
+    index: ProjectIndex, contexts: Mapping[FunctionId, object], quiet_calls: Mapping[int, str], split: bool = False
 ) -> dict[FunctionId, SkippedBlocks]:
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
-    blocks (by identity), which make nothing hot."""
+    blocks (by identity), which make nothing hot. In a piece of a ``split`` project no
+    attribute is constant: another piece may store it."""
     calls = _StepCalls(index, contexts, quiet_calls)
-    constants = index.constant_attributes(is_test_file)
+    constants = {} if split else index.constant_attributes(is_test_file)
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
