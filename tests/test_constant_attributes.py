@@ -165,3 +165,11 @@ def test_a_piece_of_a_split_project_knows_no_constant_attribute():
     for split, hot in ((False, False), (True, True)):
         index = ProjectIndex({key: summarize(MODEL)}, Path("/project/piece"))
         assert facts_for_project(index, split=split)[key].context_at(19).is_hot is hot, split
+
+
+def test_a_class_attribute_bound_in_a_branch_or_by_unpacking_opens_it(tmp_path: Path):
+    for body in ("    if hasattr(torch, 'compile'):\n        stratified = True\n",
+                 "    stratified, ln = True, False\n",
+                 "    for stratified in (True,):\n        pass\n"):
+        sub = f"import torch\nfrom rf import RF\nclass Strat(RF):\n{body}"
+        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot", body

@@ -30,6 +30,7 @@ import ast
 from collections.abc import Iterable
 
 from synclint.project.rare_blocks import constant_value
+from synclint.project.scopes import own_nodes
 
 #: A store of a name with a value the summary cannot tell: ``()``; a constant: ``(value,)``.
 StoredValue = tuple[()] | tuple[object]
@@ -141,14 +142,10 @@ def _is_instance_dict(node: ast.AST) -> bool:
 
 
 def class_body_names(body: list[ast.stmt]) -> list[str]:
-    """Names a class body binds by assignment (``stratified = False``): a class attribute
-    of that name is what an instance without its own reads."""
-    found = []
-    for statement in body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
-        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            found += [target.id for target in targets if isinstance(target, ast.Name)]
-    return found
+    """Names a class body binds (``stratified = False``, also under an ``if``, by unpacking
+    or as a loop target): a class attribute of that name is what an instance without its
+    own reads."""
+    return [node.id for node in own_nodes(body) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)]
 
 
 def constant_attributes(
