@@ -173,3 +173,16 @@ def test_a_class_attribute_bound_in_a_branch_or_by_unpacking_opens_it(tmp_path: 
                  "    for stratified in (True,):\n        pass\n"):
         sub = f"import torch\nfrom rf import RF\nclass Strat(RF):\n{body}"
         assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot", body
+
+
+def test_a_class_deriving_from_a_library_class_may_have_the_flag_stored_by_its_methods(tmp_path: Path):
+    # ``model.set_grad_checkpointing(True)``, ``trainer.fit(model)``: a library base's methods,
+    # which the index never reads, may store any attribute of the instance.
+    for base, imports in (("VisionTransformer", "from timm.models import VisionTransformer"),
+                          ("pl.LightningModule", "import lightning.pytorch as pl")):
+        model = MODEL.replace("class RF(torch.nn.Module):", f"{imports}\n\n\nclass RF({base}):")
+        assert next(row[3] for row in _rows(tmp_path, {"rf.py": model}) if row[0] == "SL403") == "hot", base
+    # torch's own classes set no flag but ``training``; nor do the standard library's
+    for base, imports in (("nn.Module", "from torch import nn"), ("Module, ABC", "from torch.nn import Module\nfrom abc import ABC")):
+        model = MODEL.replace("class RF(torch.nn.Module):", f"{imports}\n\n\nclass RF({base}):")
+        assert next(row[3] for row in _rows(tmp_path, {"rf.py": model}) if row[0] == "SL403") == "cold", base

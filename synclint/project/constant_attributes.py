@@ -18,7 +18,9 @@ computed name (``setattr(obj, key, value)``, ``obj.__dict__.update(...)``,
 customises stores (``def __setattr__``) or has a file Python's parser rejects (whose
 stores no one can see), nor a name the project also defines as a function (a property,
 whose setter may store anything), nor one a framework sets on modules it does not own
-(:data:`SET_BY_FRAMEWORKS`). Nor is anything constant in one piece of a project too big
+(:data:`SET_BY_FRAMEWORKS`). A test of ``self.name`` in a class deriving from a library's
+class (not torch's: :data:`STORE_NO_FLAG`) closes nothing: the library's methods may store
+it (``model.set_grad_checkpointing(True)``). Nor is anything constant in one piece of a project too big
 to index at once: another piece may store it (see ``step_branches``).
 
 All collection works on CPython ``ast`` nodes the summary already walks.
@@ -43,6 +45,10 @@ _NAMED_STORES = {"setattr": 1, "register_buffer": 0, "register_parameter": 0, "a
 #: ``gradient_checkpointing_enable()`` sets ``gradient_checkpointing`` on every submodule
 #: that has the attribute (the modelling code only ever stores ``False`` in ``__init__``).
 SET_BY_FRAMEWORKS = frozenset({"training", "gradient_checkpointing"})
+#: Packages whose classes store no attribute of a subclass's instance that a flag of the
+#: project's could be (torch's modules: only ``training``): a class deriving from any other
+#: library's class may have its flags stored by methods the index never reads.
+STORE_NO_FLAG = frozenset({"torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses"})
 
 
 def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str, list[StoredValue]], bool]:

@@ -62,7 +62,7 @@ def blocks_the_step_skips(
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            blocks = _closed_by_constants(function, constants)
+            blocks = _closed_by_constants(index, (key, qualname), function, constants)
             if not function.param_guards and not blocks:
                 continue
             for guard in function.param_guards:
@@ -139,9 +139,12 @@ class _StepCalls:
         return found
 
 
-def _closed_by_constants(function: FunctionSummary, constants: Mapping[str, frozenset[object]]) -> list[tuple[int, int, str]]:
-    """The blocks of ``function`` that a test of a constant attribute never lets run
-    (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets it)."""
+def _closed_by_constants(
+    index: ProjectIndex, fid: FunctionId, function: FunctionSummary, constants: Mapping[str, frozenset[object]]
+) -> list[tuple[int, int, str]]:
+    """The blocks of method ``fid`` that a test of a constant attribute never lets run
+    (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets
+    it), unless a library's base class, whose methods may store it, is among its class's."""
     blocks = []
     for guard in function.attribute_guards:
         values = constants.get(guard.param.removeprefix("self."))
@@ -149,6 +152,8 @@ def _closed_by_constants(function: FunctionSummary, constants: Mapping[str, froz
             shown = " or ".join(sorted(map(repr, values)))
             blocks.append((guard.first, guard.last,
                            f"never runs: `{guard.param}` is only ever {shown} (what `__init__` stores; nothing sets it again)"))
+    if blocks and index.derives_from_a_library((fid[0], fid[1].rpartition(".")[0])):
+        return []
     return blocks
 
 
