@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -186,3 +187,15 @@ def test_a_class_deriving_from_a_library_class_may_have_the_flag_stored_by_its_m
     for base, imports in (("nn.Module", "from torch import nn"), ("Module, ABC", "from torch.nn import Module\nfrom abc import ABC")):
         model = MODEL.replace("class RF(torch.nn.Module):", f"{imports}\n\n\nclass RF({base}):")
         assert next(row[3] for row in _rows(tmp_path, {"rf.py": model}) if row[0] == "SL403") == "cold", base
+
+
+def test_a_notebook_of_the_project_may_store_the_flag(tmp_path: Path):
+    def notebook(*cells: str) -> str:
+        return json.dumps({"cells": [{"cell_type": "code", "source": [cell]} for cell in cells], "nbformat": 4})
+
+    stores = notebook("from rf import RF\nmodel = RF(None)\n", "model.stratified = True\n")
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": stores}) == "hot"
+    by_name = notebook("from rf import RF\nmodel = RF(None)\nfor k, v in flags.items():\n    setattr(model, k, v)\n")
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": by_name}) == "hot"
+    unrelated = notebook("from rf import RF\nmodel = RF(None)\nmodel.mode = 'slow'\n")
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": unrelated}) == "cold"

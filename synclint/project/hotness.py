@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
-from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
+from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips, constant_attributes
 from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
@@ -231,8 +231,9 @@ def contexts_and_skipped_blocks(
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
     contexts = compute_contexts(index, unnamed=unnamed)
+    constants = constant_attributes(index, split)
     for _round in range(_MAX_SKIP_ROUNDS):
-        found = blocks_the_step_skips(index, contexts, quiet, split)
+        found = blocks_the_step_skips(index, contexts, quiet, constants)
         if found == skipped:
             break
         skipped = found
