@@ -20,9 +20,10 @@ stores no one can see), nor a name the project also defines as a function (a pro
 whose setter may store anything), nor one a framework sets on modules it does not own
 (:data:`SET_BY_FRAMEWORKS`). A test of ``self.name`` in a class deriving from a library's
 class (not torch's: :data:`STORE_NO_FLAG`) closes nothing: the library's methods may store
-it (``model.set_grad_checkpointing(True)``). Nor is anything constant in one piece of a project too big
-to index at once: another piece may store it; nor a name a notebook of the project spells,
-whose cells the index never reads (see ``step_branches.constant_attributes``).
+it (``model.set_grad_checkpointing(True)``). Nor is anything constant in one piece of a
+project too big to index at once (another piece may store it), nor a name a notebook of
+the project spells, whose cells the index never reads (see
+``step_branches.constant_attributes``).
 
 All collection works on CPython ``ast`` nodes the summary already walks.
 """
