@@ -7,14 +7,23 @@ the project (``x.name = ...``, ``x.name += ...``, a ``for``/``with`` target, a c
 ``name = ...``, ``setattr(x, "name", ...)``, ``register_buffer("name", ...)``) is
 ``self.name = <constant>`` in an ``__init__``: its values are those constants. Any other
 store of the name, in any class, makes it unknown (a subclass or a script may set it:
-``model.stratified = True``). The name is matched alone, not per class: erring towards
-"may be set".
+``model.stratified = True``), and so do the spellings that bypass ``x.name = ...``:
+``object.__setattr__(x, "name", v)``, ``x.__dict__["name"] = v``, ``vars(x)["name"] = v``,
+and ``setattr`` in a lambda (``model.apply(lambda m: setattr(m, "name", v))``). The name
+is matched alone, not per class: erring towards "may be set".
 
 Nothing is constant in a project whose program code could store an attribute by a
 computed name (``setattr(obj, key, value)``, ``obj.__dict__.update(...)``,
-``vars(obj)[k] = v``) or customises stores (``def __setattr__``), nor a name the project
-also defines as a function (a property, whose setter may store anything), nor
-``training`` (which ``Module.train()``/``eval()`` set).
+``vars(obj)[k] = v``, ``setattr`` handed on as a value: ``partial(setattr, obj)``),
+customises stores (``def __setattr__``) or has a file Python's parser rejects (whose
+stores no one can see), nor a name the project also defines as a function (a property,
+whose setter may store anything), nor one a framework sets on modules it does not own
+(:data:`SET_BY_FRAMEWORKS`). A test of ``self.name`` in a class deriving from a library's
+class (not torch's: :data:`STORE_NO_FLAG`) closes nothing: the library's methods may store
+it (``model.set_grad_checkpointing(True)``). Nor is anything constant in one piece of a
+project too big to index at once (another piece may store it), nor a name a notebook of
+the project spells, whose cells the index never reads (see
+``step_branches.constant_attributes``).
 
 All collection works on CPython ``ast`` nodes the summary already walks.
 """
@@ -25,6 +34,7 @@ import ast
 from collections.abc import Iterable
 
 from synclint.project.rare_blocks import constant_value
+from synclint.project.scopes import own_nodes
 
 #: A store of a name with a value the summary cannot tell: ``()``; a constant: ``(value,)``.
 StoredValue = tuple[()] | tuple[object]
@@ -32,49 +42,75 @@ UNKNOWN_VALUE: StoredValue = ()
 
 #: Calls that store an attribute named by their (constant) string argument: position of it.
 _NAMED_STORES = {"setattr": 1, "register_buffer": 0, "register_parameter": 0, "add_module": 0, "register_module": 0}
-#: The nodes that may store an attribute.
+#: The nodes that may store an attribute (a ``setattr`` name: handed on as a value).
 _STORING = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem,
-                      ast.Call, ast.Attribute})
-#: Attributes PyTorch itself sets on modules.
-_SET_BY_TORCH = frozenset({"training"})
+                      ast.Call, ast.Attribute, ast.Name})
+#: Flags frameworks set on the project's modules with no store in the project to show it:
+#: ``Module.train()``/``eval()`` set ``training`` on every submodule; transformers'
+#: ``gradient_checkpointing_enable()`` sets ``gradient_checkpointing`` on every submodule
+#: that has the attribute (the modelling code only ever stores ``False`` in ``__init__``).
+SET_BY_FRAMEWORKS = frozenset({"training", "gradient_checkpointing"})
+#: Packages whose classes store no attribute of a subclass's instance that a flag of the
+#: project's could be (torch's modules: only ``training``): a class deriving from any other
+#: library's class may have its flags stored by methods the index never reads.
+STORE_NO_FLAG = frozenset({"torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses"})
 
 
 def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str, list[StoredValue]], bool]:
-    """The attribute stores among a scope's own ``nodes``: name -> the values stored
-    (constants of ``self.name = <constant>`` in an ``__init__`` when ``in_init``, else
-    unknown); and whether the scope stores an attribute by a computed name."""
+    """The attribute stores among a scope's own ``nodes`` (parents before their children):
+    name -> the values stored (constants of ``self.name = <constant>`` in an ``__init__``
+    when ``in_init``, else unknown); and whether the scope stores an attribute by a
+    computed name."""
     stores: dict[str, list[StoredValue]] = {}
     dynamic = False
+    called: set[int] = set()  # the ``func`` of each call seen: ``setattr`` named elsewhere is a value
     for node in nodes:
         kind = type(node)
         if kind not in _STORING:  # (most nodes: every node of the file passes here)
             continue
         if kind is ast.Assign:
             for target in node.targets:
-                _targets(target, node.value if in_init and len(node.targets) == 1 else None, stores)
+                value = node.value if in_init and len(node.targets) == 1 else None
+                dynamic = _targets(target, value, stores) or dynamic
         elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            _targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores)
+            dynamic = _targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores) or dynamic
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-            _targets(node.target, None, stores)
+            dynamic = _targets(node.target, None, stores) or dynamic
         elif kind is ast.withitem and node.optional_vars is not None:
-            _targets(node.optional_vars, None, stores)
+            dynamic = _targets(node.optional_vars, None, stores) or dynamic
         elif kind is ast.Call:
+            called.add(id(node.func))
             dynamic = _named_store(node, stores) or dynamic
         elif kind is ast.Attribute and node.attr == "__dict__" and not isinstance(node.ctx, ast.Load):
             dynamic = True
+        elif kind is ast.Name and node.id == "setattr" and id(node) not in called:
+            dynamic = True  # ``partial(setattr, obj)``, ``store = setattr``: called with any name
     return stores, dynamic
 
 
-def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]]) -> None:
+def lambda_nodes(scopes: Iterable[ast.AST]) -> list[ast.AST]:
+    """Every node of the lambdas among ``scopes`` (a scope's nested scopes), parents first:
+    no function summary walks them (``model.apply(lambda m: setattr(m, "fused", True))``)."""
+    found: list[ast.AST] = []
+    for scope in scopes:
+        if isinstance(scope, ast.Lambda):
+            found += ast.walk(scope.body)
+    return found
+
+
+def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]]) -> bool:
+    """Record the attributes ``target`` stores; True when it stores one by a computed name."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            _targets(element, None, stores)
-    elif isinstance(target, ast.Starred):
-        _targets(target.value, None, stores)
-    elif isinstance(target, ast.Attribute):
+        return any([_targets(element, None, stores) for element in target.elts])
+    if isinstance(target, ast.Starred):
+        return _targets(target.value, None, stores)
+    if isinstance(target, ast.Attribute):
         own = isinstance(target.value, ast.Name) and target.value.id == "self"
         stored = constant_value(value) if own and value is not None else UNKNOWN_VALUE
         stores.setdefault(target.attr, []).append(stored or UNKNOWN_VALUE)
+    elif isinstance(target, ast.Subscript) and _is_instance_dict(target.value):
+        return _store_named_by(target.slice, stores)  # ``x.__dict__["name"] = v``
+    return False
 
 
 def _named_store(call: ast.Call, stores: dict[str, list[StoredValue]]) -> bool:
@@ -82,30 +118,47 @@ def _named_store(call: ast.Call, stores: dict[str, list[StoredValue]]) -> bool:
     through ``__dict__``/``vars()`` (``obj.__dict__.update(d)``, ``vars(obj).update(d)``)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name == "update" and isinstance(func, ast.Attribute):
-        holder = func.value
-        return (isinstance(holder, ast.Attribute) and holder.attr == "__dict__") or (
-            isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) and holder.func.id == "vars"
-        )
+    if isinstance(func, ast.Attribute) and _is_instance_dict(func.value):
+        if name == "update":
+            return True
+        return name == "setdefault" and bool(call.args) and _store_named_by(call.args[0], stores)
+    if name == "__setattr__":  # ``object.__setattr__(x, "name", v)``, ``super().__setattr__("name", v)``
+        return _store_named_by(next((a for a in call.args[:2] if _spelled(a) is not None), None), stores)
     position = _NAMED_STORES.get(name)
     if position is None or len(call.args) <= position:
         return False
-    spelled = call.args[position]
-    if isinstance(spelled, ast.Constant) and isinstance(spelled.value, str):
-        stores.setdefault(spelled.value, []).append(UNKNOWN_VALUE)
+    spelled = _spelled(call.args[position])
+    if spelled is not None:
+        stores.setdefault(spelled, []).append(UNKNOWN_VALUE)
         return False
     return name == "setattr"  # (a buffer or module registered by a computed name stores no flag)
 
 
+def _store_named_by(key: ast.AST | None, stores: dict[str, list[StoredValue]]) -> bool:
+    """Record a store of the attribute ``key`` spells; True when it spells none."""
+    spelled = _spelled(key)
+    if spelled is None:
+        return True
+    stores.setdefault(spelled, []).append(UNKNOWN_VALUE)
+    return False
+
+
+def _spelled(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _is_instance_dict(node: ast.AST) -> bool:
+    """``x.__dict__`` or ``vars(x)``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__dict__"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and bool(node.args)
+
+
 def class_body_names(body: list[ast.stmt]) -> list[str]:
-    """Names a class body binds by assignment (``stratified = False``): a class attribute
-    of that name is what an instance without its own reads."""
-    found = []
-    for statement in body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
-        if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            found += [target.id for target in targets if isinstance(target, ast.Name)]
-    return found
+    """Names a class body binds (``stratified = False``, also under an ``if``, by unpacking
+    or as a loop target): a class attribute of that name is what an instance without its
+    own reads."""
+    return [node.id for node in own_nodes(body) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)]
 
 
 def constant_attributes(
@@ -115,7 +168,7 @@ def constant_attributes(
     :func:`attribute_stores`), for names only ever stored as constants in an ``__init__``
     and not defined as functions (``function_names``)."""
     values: dict[str, set[object]] = {}
-    unknown: set[str] = set(_SET_BY_TORCH) | function_names
+    unknown: set[str] = set(SET_BY_FRAMEWORKS) | function_names
     for file_stores in stores:
         for name, stored in file_stores.items():
             if name in unknown:

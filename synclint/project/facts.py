@@ -107,10 +107,10 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     unnamed = frozenset()
     if whole_project and not split:
         unnamed = unnamed_classes(index, lambda key: file_context(index, key) is not None)
-    contexts, skipped = contexts_and_skipped_blocks(index, unnamed)
+    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, split)
     if unnamed and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes': a library of models, which its users build.
-        contexts, skipped = contexts_and_skipped_blocks(index)
+        contexts, skipped = contexts_and_skipped_blocks(index, split=split)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).

@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
-from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
+from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips, constant_attributes
 from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
@@ -220,18 +220,20 @@ _MAX_SKIP_ROUNDS = 4
 
 
 def contexts_and_skipped_blocks(
-    index: ProjectIndex, unnamed: frozenset[ClassId] = frozenset()
+    index: ProjectIndex, unnamed: frozenset[ClassId] = frozenset(), split: bool = False
 ) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
     """The context of every function, and the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
     hot no more than a call on an error path does, which can leave the step's calls of
     another function all passing one value: so the two are computed until they agree.
-    ``unnamed``: top-level classes nothing in the project names, whose code roots nothing."""
+    ``unnamed``: top-level classes nothing in the project names, whose code roots nothing;
+    ``split``: the index holds one piece of a project too big to index at once."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
     contexts = compute_contexts(index, unnamed=unnamed)
+    constants = constant_attributes(index, split)
     for _round in range(_MAX_SKIP_ROUNDS):
-        found = blocks_the_step_skips(index, contexts, quiet)
+        found = blocks_the_step_skips(index, contexts, quiet, constants)
         if found == skipped:
             break
         skipped = found

@@ -9,12 +9,14 @@ content hash (:mod:`synclint.project.store`); resolving and the hotness pass
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from synclint.project.constant_attributes import constant_attributes
+from synclint.project.constant_attributes import STORE_NO_FLAG, constant_attributes
 from synclint.project.layout import is_package_init, module_names, natural_root
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
@@ -234,6 +236,27 @@ class ProjectIndex:
                     if ancestor not in found:
                         found.append(ancestor)
         return found
+
+    def derives_from_a_library(self, cid: ClassId) -> bool:
+        """Whether ``cid`` or a project base of it derives from a class neither the project
+        nor torch nor the standard library defines (timm's ``VisionTransformer``, Lightning's
+        ``LightningModule``): that class's methods, which the index never reads, may store
+        any attribute of the instance (``model.set_grad_checkpointing(True)``)."""
+        for ancestor in self.class_bases(cid):
+            klass = self.klass(ancestor)
+            for base in klass.bases if klass is not None else ():
+                if base and self.resolve_dotted(ancestor[0], "", base)[0] != "class" and self._library_class(ancestor[0], base):
+                    return True
+        return False
+
+    def _library_class(self, key: str, base: str) -> bool:
+        head, _, rest = base.partition(".")
+        imported = self.entries[key].summary.imports.get(head)
+        if imported is None:  # a builtin (``object``), or a name the file computes: anything
+            return not hasattr(builtins, head)
+        level, module, name = imported
+        dotted = ".".join(part for part in (module, name, rest) if part)
+        return bool(level) or dotted.partition(".")[0] not in STORE_NO_FLAG
 
     def method(self, key: str, class_name: str, name: str, skip_own: bool = False) -> FunctionId | None:
         """The method ``name`` of a class or its nearest project base defining it."""

@@ -38,7 +38,10 @@ from typing import NamedTuple
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
 from synclint.project.summary import CallSite, FunctionSummary, is_test_file
+from synclint.project.unnamed_classes import spelled_in
 
+#: Names a notebook spells when it may store an attribute by a computed name.
+_COMPUTED_STORES = frozenset({"setattr", "__setattr__", "__dict__", "vars"})
 #: What a call passes for a parameter when it is not a constant.
 _TENSOR = object()  # a visible tensor: not None, truth and equality unknown
 _UNKNOWN = object()
@@ -51,17 +54,20 @@ _MAX_FORWARDS = 3
 
 
 def blocks_the_step_skips(
-    index: ProjectIndex, contexts: Mapping[FunctionId, object], quiet_calls: Mapping[int, str]
+    index: ProjectIndex,
+    contexts: Mapping[FunctionId, object],
+    quiet_calls: Mapping[int, str],
+    constants: Mapping[str, frozenset[object]],
 ) -> dict[FunctionId, SkippedBlocks]:
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
-    blocks (by identity), which make nothing hot."""
+    blocks (by identity), which make nothing hot; ``constants`` the attributes that hold
+    only the constants given (:func:`constant_attributes`)."""
     calls = _StepCalls(index, contexts, quiet_calls)
-    constants = index.constant_attributes(is_test_file)
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            blocks = _closed_by_constants(function, constants)
+            blocks = _closed_by_constants(index, (key, qualname), function, constants)
             if not function.param_guards and not blocks:
                 continue
             for guard in function.param_guards:
@@ -138,9 +144,28 @@ class _StepCalls:
         return found
 
 
-def _closed_by_constants(function: FunctionSummary, constants: Mapping[str, frozenset[object]]) -> list[tuple[int, int, str]]:
-    """The blocks of ``function`` that a test of a constant attribute never lets run
-    (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets it)."""
+def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset[object]]:
+    """The attributes that hold only the constants an ``__init__`` stores in them (see
+    :mod:`synclint.project.constant_attributes`): none in one piece of a ``split`` project,
+    whose other pieces may store any; none a notebook of the project names, whose cells
+    (never indexed) may store it; none at all when a notebook may store one by a computed
+    name."""
+    constants = {} if split else index.constant_attributes(is_test_file)
+    notebooks = [path for path in index.naming_files if path.endswith(".ipynb")]
+    if not constants or not notebooks:
+        return constants
+    spelled = spelled_in(notebooks, {*constants, *_COMPUTED_STORES})
+    if spelled & _COMPUTED_STORES:
+        return {}
+    return {name: values for name, values in constants.items() if name not in spelled}
+
+
+def _closed_by_constants(
+    index: ProjectIndex, fid: FunctionId, function: FunctionSummary, constants: Mapping[str, frozenset[object]]
+) -> list[tuple[int, int, str]]:
+    """The blocks of method ``fid`` that a test of a constant attribute never lets run
+    (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets
+    it), unless a library's base class, whose methods may store it, is among its class's."""
     blocks = []
     for guard in function.attribute_guards:
         values = constants.get(guard.param.removeprefix("self."))
@@ -148,6 +173,8 @@ def _closed_by_constants(function: FunctionSummary, constants: Mapping[str, froz
             shown = " or ".join(sorted(map(repr, values)))
             blocks.append((guard.first, guard.last,
                            f"never runs: `{guard.param}` is only ever {shown} (what `__init__` stores; nothing sets it again)"))
+    if blocks and index.derives_from_a_library((fid[0], fid[1].rpartition(".")[0])):
+        return []
     return blocks
 
 

@@ -27,6 +27,9 @@ from synclint.sources import DEFAULT_MAX_FILE_SIZE, python_text, read_source
 
 INDEX_ENTRIES = "index-v1"
 _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
+#: A file Python's parser rejects: nothing is known of it, and any attribute it stores may
+#: hold anything (a file in a newer Python's syntax still runs with the project).
+_UNPARSED = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True)
 
 
 
@@ -204,7 +207,7 @@ def _summarize_bytes(data: bytes) -> FileSummary:
     if text is None:  # the check reports it; the index skips it
         return _EMPTY
     with collector_paused():  # the file's ``ast`` tree is freed by reference counting
-        return summarize(text) or _EMPTY
+        return summarize(text) or _UNPARSED
 
 
 def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:

@@ -25,7 +25,13 @@ from synclint.project.argument_syncs import (
     stable_parameters,
     tensor_parameters,
 )
-from synclint.project.constant_attributes import UNKNOWN_VALUE, StoredValue, attribute_stores, class_body_names
+from synclint.project.constant_attributes import (
+    UNKNOWN_VALUE,
+    StoredValue,
+    attribute_stores,
+    class_body_names,
+    lambda_nodes,
+)
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.numbers import is_number, number_names
@@ -78,7 +84,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 28
+SUMMARY_VERSION = 30
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -591,6 +597,7 @@ class _Builder:
         own = own_nodes(tree.body, nested)
         self.passed_as_values.update(names_passed_as_values(own, nested))
         self.record_attribute_stores(own, in_init=False)
+        self.record_attribute_stores(lambda_nodes(nested), in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
 
         def over_batches(iterable: ast.expr) -> bool:
@@ -660,6 +667,7 @@ class _Builder:
         summary.kept_params = frozenset(params) - rebound_names(node)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
         self.record_attribute_stores(function_nodes(node), in_init=cls is not None and node.name == "__init__")
+        self.record_attribute_stores(lambda_nodes(nested_scopes(node)), in_init=False)
         if node.name == "__setattr__":
             self.stores_by_computed_name = True
         if cls is not None:

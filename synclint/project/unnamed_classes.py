@@ -68,7 +68,7 @@ def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> froz
         candidates, unread = _unnamed_in_python(index, candidates, decided)
         names = {name for _key, name in candidates}
         if names:
-            spelled = _spelled_in(list(index.naming_files) + unread, names)
+            spelled = spelled_in(list(index.naming_files) + unread, names)
             candidates = {(key, name) for key, name in candidates if name not in spelled}
     return frozenset(candidates)
 
@@ -129,7 +129,7 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> bool:
     return reflection is not None or any(index.resolve_dotted(key, "", name)[0] == "module" for name in modules)
 
 
-def _spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
+def spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
     """Those of ``names`` that some file of ``paths`` spells as a word. A file that
     cannot be read may spell any of them."""
     left = set(names)
