@@ -1433,3 +1433,32 @@ def test_epoch_and_phase_hooks_run_once_per_epoch_not_per_step():
     assert found[(21, "SL201")] == ("cold", HOOK)
     # a step that calls the hook itself makes it a step's code: the name is only a convention
     assert found[(28, "SL201")] == ("hot", "`Model.training_step` -> `Model.on_epoch_end`")
+
+
+NON_FINITE_PYTHON_BOOL = """
+    import math
+    import torch
+    class Loss(torch.nn.Module):
+        def forward(self, scores, target, clip):
+            loss = (scores - target).pow(2).mean()
+            if ~torch.isfinite(loss).item():
+                print(loss.item())
+            if ~math.isnan(clip):
+                print(loss.item())
+            if ~torch.isfinite(loss):
+                print(loss.item())
+            return loss
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # ``~`` of a Python bool is bitwise (``~True == -2``, ``~False == -1``): always true
+        (8, "hot"),
+        (10, "hot"),
+        (12, "cold"),  # ``~`` of a bool tensor is the logical not
+    ],
+)
+def test_bitwise_not_of_a_python_bool_is_always_true(line, expected):
+    assert _at(NON_FINITE_PYTHON_BOOL, line) == {expected}

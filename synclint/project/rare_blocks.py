@@ -86,6 +86,8 @@ def _non_finite_polarity(test: ast.expr) -> bool | None:
     """What ``test`` is on finite data, when the code says: True, False, or None (it
     depends on other values)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, (ast.Not, ast.Invert)):
+        if isinstance(test.op, ast.Invert) and _python_bool(test.operand):
+            return None  # bitwise: ``~True == -2``, ``~False == -1``, both true
         inner = _non_finite_polarity(test.operand)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
@@ -108,6 +110,19 @@ def _non_finite_polarity(test: ast.expr) -> bool | None:
             if len(test.args) == 1:  # ``torch.any(check)``, ``bool(check)``
                 return _non_finite_polarity(test.args[0])
     return None
+
+
+def _python_bool(node: ast.expr) -> bool:
+    """``node`` is a Python bool, not a bool tensor: ``check.item()``, ``bool(check)``,
+    ``math.isnan(x)``. ``~`` of a tensor is the logical not; of a Python bool, an int."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id == "bool"
+    return isinstance(func, ast.Attribute) and (
+        func.attr == "item" or (isinstance(func.value, ast.Name) and func.value.id == "math")
+    )
 
 
 def _checks_validity(test: ast.AST) -> bool:
