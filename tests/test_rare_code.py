@@ -1435,6 +1435,30 @@ def test_epoch_and_phase_hooks_run_once_per_epoch_not_per_step():
     assert found[(28, "SL201")] == ("hot", "`Model.training_step` -> `Model.on_epoch_end`")
 
 
+def test_a_loop_over_batches_in_an_epoch_hook_is_an_evaluation_pass():
+    # A kNN or validation pass run from an epoch hook: the hook runs once per epoch, but
+    # each pass of its loop over batches is an inference step, like the helper it calls.
+    source = """
+        import torch
+        class KnnEval:
+            def on_validation_epoch_end(self, trainer, pl_module):
+                correct = 0
+                for images, labels in self.val_loader:
+                    feats = pl_module(images)
+                    correct += (feats.argmax(1) == labels).sum().item()
+                    self.update(feats)
+                print(self.total.item())
+
+            def update(self, feats):
+                print(feats.norm().item())
+        """
+    found = _found(source)
+    loop = "the loop over `self.val_loader` in `KnnEval.on_validation_epoch_end`"
+    assert found[(8, "SL201")] == ("hot", loop)
+    assert found[(13, "SL201")] == ("hot", f"{loop} -> `KnnEval.update`")
+    assert found[(10, "SL201")] == ("cold", "after the loop over batches (a summary that runs once)")
+
+
 NON_FINITE_PYTHON_BOOL = """
     import math
     import torch

@@ -20,7 +20,7 @@ from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contex
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import FunctionId, ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
-from synclint.project.summary import FileSummary, FunctionSummary
+from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
 from synclint.project.unnamed_classes import unnamed_classes
 
 
@@ -81,7 +81,14 @@ class FileFacts:
             if first <= line <= last:
                 context, owner_first = function_context, first
                 break
-        own_cold = context.is_cold and not context.why.startswith(("called only", "data pipeline"))
+        # A loop over batches is evidence over a name: in an epoch hook (a validation or
+        # kNN pass run once per epoch) each of its passes is an inference step, as it is
+        # for the helpers it calls. Cold by what calls it, the function's loop is cold too.
+        own_cold = (
+            context.is_cold
+            and not context.why.startswith(("called only", "data pipeline"))
+            and context.why != EPOCH_HOOK
+        )
         for first, last, region in self.regions:
             if first <= line <= last and first >= owner_first:
                 if region.kind == COLD or (region.kind == HOT and not own_cold and not context.is_hot):
