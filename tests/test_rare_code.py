@@ -1486,3 +1486,49 @@ NON_FINITE_PYTHON_BOOL = """
 )
 def test_bitwise_not_of_a_python_bool_is_always_true(line, expected):
     assert _at(NON_FINITE_PYTHON_BOOL, line) == {expected}
+
+
+INFINITY_AS_A_SETTING = """
+    import math
+    import torch
+    import torch.distributed as dist
+    def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total_norm = torch.nn.utils.get_total_norm(grads, norm_type)
+        if math.isinf(norm_type):
+            print(total_norm.item())
+        else:
+            dist.all_reduce(total_norm)
+        if not math.isfinite(max_norm):
+            print(total_norm.item())
+        return total_norm
+
+    class Clipper(torch.nn.Module):
+        def forward(self, total_norm):
+            if math.isinf(self.norm_type):
+                print(total_norm.item())
+            if math.isnan(self.last):
+                print(total_norm.item())
+
+    def train(model, loader, opt, clipper):
+        for batch in loader:
+            model(batch).backward()
+            clip_grad_norm_(model.parameters(), 1.0, norm_type=float("inf"))
+            clipper(model.weight)
+            opt.step()
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # ``norm_type=inf`` (the infinity norm) and ``max_norm=inf`` (no clipping) are choices
+        # the caller makes, taken every step: not a diverged value
+        (9, "hot"),
+        (13, "hot"),
+        (19, "hot"),
+        (21, "cold"),  # NaN is no setting: a NaN stored value is a diverged one
+    ],
+)
+def test_infinity_in_a_parameter_or_attribute_is_a_setting_not_a_diverged_value(line, expected):
+    assert _at(INFINITY_AS_A_SETTING, line) == {expected}

@@ -64,34 +64,37 @@ def handles_invalid_data(node: ast.If) -> bool:
 #: Why a block taken only on NaN or infinite values is rare.
 NON_FINITE_ONLY = "only on NaN or infinite values (handling a diverged step)"
 _NON_FINITE_CHECKS = frozenset({"isnan", "isinf", "isposinf", "isneginf"})
+#: Checks that infinity passes or fails, not NaN alone: infinity is also a setting.
+_INFINITY_CHECKS = frozenset({"isinf", "isposinf", "isneginf", "isfinite"})
 #: Calls that keep what a check says for every element of finite data: ``isnan(x).any()``
 #: is false, ``isfinite(x).all()`` true, whichever way the result is reduced.
 _REDUCTIONS = frozenset({"any", "all", "item", "bool"})
 
 
-def true_only_on_non_finite(test: ast.expr) -> bool:
+def true_only_on_non_finite(test: ast.expr, parameters: Container[str] = ()) -> bool:
     """``test`` is false whenever the data is finite: ``torch.isnan(loss)``,
     ``not torch.isfinite(x).all()``, ``isinf(a).any() or isnan(b).any()``,
-    ``isnan(loss) and rank == 0``. A block under it runs only on a diverged step."""
-    return _non_finite_polarity(test) is False
+    ``isnan(loss) and rank == 0``. A block under it runs only on a diverged step.
+    ``parameters``: the function's, which may carry settings (see :func:`_a_setting`)."""
+    return _non_finite_polarity(test, parameters) is False
 
 
-def true_on_finite(test: ast.expr) -> bool:
+def true_on_finite(test: ast.expr, parameters: Container[str] = ()) -> bool:
     """``test`` is true whenever the data is finite (``torch.isfinite(loss)``): its
     ``else`` runs only on a diverged step."""
-    return _non_finite_polarity(test) is True
+    return _non_finite_polarity(test, parameters) is True
 
 
-def _non_finite_polarity(test: ast.expr) -> bool | None:
+def _non_finite_polarity(test: ast.expr, parameters: Container[str]) -> bool | None:
     """What ``test`` is on finite data, when the code says: True, False, or None (it
     depends on other values)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, (ast.Not, ast.Invert)):
         if isinstance(test.op, ast.Invert) and _python_bool(test.operand):
             return None  # bitwise: ``~True == -2``, ``~False == -1``, both true
-        inner = _non_finite_polarity(test.operand)
+        inner = _non_finite_polarity(test.operand, parameters)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
-        values = [_non_finite_polarity(value) for value in test.values]
+        values = [_non_finite_polarity(value, parameters) for value in test.values]
         # ``a and b`` is false if either is, true only if both are; ``or`` the converse.
         decisive = False if isinstance(test.op, ast.And) else True
         if decisive in values:
@@ -100,16 +103,32 @@ def _non_finite_polarity(test: ast.expr) -> bool | None:
     if isinstance(test, ast.Call):
         func = test.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in _INFINITY_CHECKS and _a_setting(test, parameters):
+            return None
         if name in _NON_FINITE_CHECKS:
             return False
         if name == "isfinite":
             return True
         if name in _REDUCTIONS:
             if isinstance(func, ast.Attribute) and not test.args:  # ``check.any()``
-                return _non_finite_polarity(func.value)
+                return _non_finite_polarity(func.value, parameters)
             if len(test.args) == 1:  # ``torch.any(check)``, ``bool(check)``
-                return _non_finite_polarity(test.args[0])
+                return _non_finite_polarity(test.args[0], parameters)
     return None
+
+
+def _a_setting(check: ast.Call, parameters: Container[str]) -> bool:
+    """``math.isinf(norm_type)``, ``math.isfinite(self.max_norm)``: a Python number the
+    function is given or keeps, not one it computed. Infinity there is a choice (the
+    infinity norm, no clipping, no limit) taken every step, not a diverged value; NaN is
+    no setting, so ``math.isnan(x)`` still reads as a diverged step."""
+    func = check.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "math"):
+        return False
+    value = check.args[0] if len(check.args) == 1 else None
+    if isinstance(value, ast.Name):
+        return value.id in parameters
+    return isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in ("self", "cls")
 
 
 def _python_bool(node: ast.expr) -> bool:
