@@ -1532,3 +1532,38 @@ INFINITY_AS_A_SETTING = """
 )
 def test_infinity_in_a_parameter_or_attribute_is_a_setting_not_a_diverged_value(line, expected):
     assert _at(INFINITY_AS_A_SETTING, line) == {expected}
+
+
+NAN_AS_MISSING_LABELS = """
+    import torch
+    def masked_loss(criterion, output, target):
+        if torch.isnan(target).any():
+            labelled = ~torch.isnan(target)
+            output = output[labelled]
+            target = target[labelled]
+        if torch.isinf(output).any():
+            output = output[torch.isfinite(output)]
+        if torch.isnan(output).any():
+            output = torch.where(torch.isfinite(output), output, 0.0)
+            print(output.sum().item())
+        return criterion(output, target)
+
+    def train(model, loader, criterion):
+        for x, y in loader:
+            masked_loss(criterion, model(x), y).backward()
+    """
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # Keeping the finite elements (``x[~torch.isnan(x)]``) treats NaN as missing data
+        # (unlabelled tasks of a multi-task set): the ordinary step, not a diverged one
+        (6, "hot"),
+        (7, "hot"),
+        (9, "hot"),
+        (12, "cold"),  # replacing the bad values and carrying on handles a diverged step
+    ],
+)
+def test_a_branch_that_keeps_the_finite_elements_treats_nan_as_missing_data(line, expected):
+    assert _at(NAN_AS_MISSING_LABELS, line) == {expected}

@@ -9,7 +9,9 @@ Read from the code's control flow, not from names:
 * **non-finite values**: a branch taken only when a value is NaN or infinite
   (``if torch.isnan(loss):`` dumping state, the ``else`` of ``if torch.isfinite(loss):``)
   handles a diverged step, not the ordinary one, whether or not it raises. The test
-  itself still runs every step;
+  itself still runs every step. A block that keeps only the finite elements
+  (``x[~torch.isnan(x)]``) treats NaN as missing data, not divergence: it is the
+  ordinary step;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
   ``if key not in self.table: self.table[key] = ...``) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
@@ -115,6 +117,26 @@ def _non_finite_polarity(test: ast.expr, parameters: Container[str]) -> bool | N
             if len(test.args) == 1:  # ``torch.any(check)``, ``bool(check)``
                 return _non_finite_polarity(test.args[0], parameters)
     return None
+
+
+def keeps_finite_elements(body: list[ast.stmt]) -> bool:
+    """``labelled = ~torch.isnan(target); output = output[labelled]``, ``x[torch.isfinite(x)]``:
+    the block indexes with a mask of the finite elements and carries on with them. NaN
+    there is missing data (the unlabelled tasks of a multi-task set), expected on any
+    step; a diverged step is skipped, dumped or repaired (``torch.where``), not filtered."""
+    nodes = own_nodes(body)
+    masks = {
+        target.id
+        for node in nodes
+        if isinstance(node, ast.Assign) and _non_finite_polarity(node.value, ()) is True
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    return any(
+        isinstance(node, ast.Subscript)
+        and (_non_finite_polarity(node.slice, ()) is True or (isinstance(node.slice, ast.Name) and node.slice.id in masks))
+        for node in nodes
+    )
 
 
 def _a_setting(check: ast.Call, parameters: Container[str]) -> bool:

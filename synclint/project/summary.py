@@ -55,6 +55,7 @@ from synclint.project.rare_blocks import (
     fills_loop_local,
     handles_invalid_data,
     is_lazy_initialisation,
+    keeps_finite_elements,
     other_backend_check,
     parameter_guards,
     rearmed_flags,
@@ -84,7 +85,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 32
+SUMMARY_VERSION = 33
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -891,7 +892,7 @@ class _CallWalker:
                 self._branch(node.body, self._rare_branch(node), depth)
             if ends_in_raise(node.orelse):
                 self._branch(node.orelse, "error path", depth)
-            elif true_on_finite(node.test, self.arguments):
+            elif true_on_finite(node.test, self.arguments) and not keeps_finite_elements(node.orelse):
                 self._branch(node.orelse, NON_FINITE_ONLY, depth)
             elif refills_in_else(node, self.persistent):
                 self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
@@ -966,7 +967,7 @@ class _CallWalker:
         """Why the body of ``node`` runs rarely (see :mod:`synclint.project.rare_blocks`), or None."""
         if ends_in_raise(node.body) or handles_invalid_data(node):
             return "error path"
-        if true_only_on_non_finite(node.test, self.arguments):
+        if true_only_on_non_finite(node.test, self.arguments) and not keeps_finite_elements(node.body):
             return NON_FINITE_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
