@@ -158,6 +158,39 @@ def test_a_while_loop_without_batches_is_not_a_step():
     assert _found(source, include_cold=True) == {(6, 15, "SL201"): "unknown", (8, 12, "SL101"): "unknown"}
 
 
+def test_a_loop_running_a_backward_pass_on_every_pass_is_a_step():
+    """NeRF slices each batch from rays it holds (no loader, no fetch call): the
+    ``.backward()`` on every pass makes the loop a training loop, and what it calls hot.
+    An epoch loop around such a loop is not one, nor a loop that backpropagates only in
+    a loop nested in it."""
+    source = """
+        import torch
+        def render(rays):
+            out = rays.sum(-1)
+            if torch.isnan(out).any():
+                print("nan")
+            return out
+        def train(model, rays, n_iters, epochs):
+            for i in range(n_iters):
+                batch = rays[i * 64:(i + 1) * 64]
+                loss = render(model(batch)).mean()
+                loss.backward()
+                print(loss.item())
+        def fit(model, rays, n_iters, epochs):
+            for epoch in range(epochs):
+                print(rays.sum().item())
+                for i in range(n_iters):
+                    scaler.scale(model(rays).mean()).backward()
+                    print(rays.max().item())
+        """
+    assert _found(source, include_cold=True) == {
+        (5, 8, "SL202"): "hot",
+        (13, 15, "SL201"): "hot",
+        (16, 15, "SL201"): "unknown",  # once per epoch
+        (19, 19, "SL201"): "hot",
+    }
+
+
 # -- unknown code: shown on the strength of the op alone -----------------------------------
 
 LIBRARY = """\

@@ -85,7 +85,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 33
+SUMMARY_VERSION = 34
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -386,6 +386,10 @@ def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> 
 #: A call that fetches the next batch: ``get_batch("train")`` (nanoGPT),
 #: ``train_loader.next_batch()`` (llm.c), ``self.sample_batch()``.
 _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
+#: Methods that run a backward pass (``loss.backward()``, ``scaler.scale(loss).backward()``,
+#: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
+#: runs one on every pass is a training loop, whatever it iterates, each pass a step.
+_BACKWARD = frozenset({"backward", "manual_backward"})
 
 
 def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> str | None:
@@ -396,10 +400,14 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
     gradient accumulation's (``for micro_step in range(grad_accum_steps):``, whose
     iterations make up one step): an epoch loop around the loop that fetches batches is
     not a loop over batches itself, nor is one that runs such a loop on every pass and
-    peeks at a batch beside it (``x = next(iter(val_loader))`` to plot once per epoch)."""
+    peeks at a batch beside it (``x = next(iter(val_loader))`` to plot once per epoch).
+    A loop that draws no batch but runs a backward pass on every pass (slicing its batch
+    from a tensor it holds: NeRF's rays) is a training loop too: its header stands for
+    the loader."""
     if _runs_a_loop_over_batches(loop.body, loaders):
         return None
     pending = [*loop.body, *loop.orelse]
+    backward = False
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.While)):
@@ -410,6 +418,7 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
         if not isinstance(node, ast.Call):
             continue
         func = node.func
+        backward = backward or (isinstance(func, ast.Attribute) and func.attr in _BACKWARD)
         if isinstance(func, ast.Name) and func.id == "next" and node.args:
             found = is_batch_iterable(node.args[0], loaders)
             if found:
@@ -418,7 +427,15 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
             return dotted(func.value) or func.attr  # ``train_loader.next_batch()``: the loader
         if isinstance(func, ast.Name) and _BATCH_FETCH.match(func.id):
             return func.id
+    if backward:  # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
+        return _loop_header(loop)
     return None
+
+
+def _loop_header(loop: ast.While | ast.For | ast.AsyncFor) -> str:
+    """``trange(start, N_iters)`` for a ``for`` loop's iterable, ``while True`` for a ``while``."""
+    text = ast.unparse(loop.iter) if isinstance(loop, (ast.For, ast.AsyncFor)) else f"while {ast.unparse(loop.test)}"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 _STEP_COUNTER = re.compile(
