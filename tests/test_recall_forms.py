@@ -191,6 +191,33 @@ def test_a_loop_running_a_backward_pass_on_every_pass_is_a_step():
     }
 
 
+def test_a_loop_that_only_backpropagates_does_not_end_the_step_or_the_run():
+    """A loop that draws no batch but backpropagates may be a step's own inner loop (a
+    backward per loss, chunks, a GAN's critic iterations): the code after it is still
+    the step, and the loop around it that draws the batch is still the loop over batches."""
+    source = """
+        import torch
+        def train_step(model, optimizer, batch):
+            losses = model(batch)
+            for loss in losses.values():
+                loss.backward(retain_graph=True)
+            optimizer.step()
+            print(losses["total"].item())
+        def main(model, optimizer, loader):
+            for batch in loader:
+                train_step(model, optimizer, batch)
+        def train_gan(G, D, iters, critic_iters):
+            for it in range(iters):
+                x = get_batch()
+                for _ in range(critic_iters):
+                    D(x).mean().backward()
+                g_loss = G(x).mean()
+                g_loss.backward()
+                print(g_loss.item())
+        """
+    assert _found(source, include_cold=True) == {(8, 11, "SL201"): "hot", (19, 15, "SL201"): "hot"}
+
+
 # -- unknown code: shown on the strength of the op alone -----------------------------------
 
 LIBRARY = """\
