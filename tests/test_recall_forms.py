@@ -218,6 +218,27 @@ def test_a_loop_that_only_backpropagates_does_not_end_the_step_or_the_run():
     assert _found(source, include_cold=True) == {(8, 11, "SL201"): "hot", (19, 15, "SL201"): "hot"}
 
 
+def test_a_loop_backpropagating_its_own_items_or_running_once_is_not_a_step():
+    """``layer.backward(grad)`` over the loop's own layers is one backward pass walked
+    layer by layer (a hand-written network), not a step per pass; a loop whose body
+    ends in ``break`` runs once."""
+    source = """
+        import torch
+        class Net:
+            def backward(self, grad):
+                for layer in reversed(self.layers):
+                    grad = layer.backward(grad)
+                    print(grad.sum().item())
+                return grad
+        def calibrate(model, x):
+            while True:
+                model(x).sum().backward()
+                print(x.sum().item())
+                break
+        """
+    assert _found(source, include_cold=True) == {(7, 19, "SL201"): "unknown", (12, 15, "SL201"): "unknown"}
+
+
 # -- unknown code: shown on the strength of the op alone -----------------------------------
 
 LIBRARY = """\

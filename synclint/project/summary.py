@@ -415,10 +415,14 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
     the loader. Returns that name and whether a batch was drawn: a loop that only
     backpropagates is weaker evidence, as likely a step's own inner loop (``for loss in
     losses: loss.backward()``, ``for chunk in batch.chunk(n)``, critic iterations) as
-    the run's, so the code after it is not taken for the end of the run."""
+    the run's, so the code after it is not taken for the end of the run. A backward pass
+    on the loop's own items (``for layer in reversed(layers): grad = layer.backward(grad)``,
+    ``for loss in losses: loss.backward()``) walks one step's pass piece by piece, and a
+    loop whose body ends in ``break`` or ``return`` runs once: neither is a training loop."""
     if _runs_a_loop_over_batches(loop.body, loaders):
         return None, False
     pending = [*loop.body, *loop.orelse]
+    items = _target_names(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
     backward = False
     while pending:
         node = pending.pop()
@@ -430,7 +434,9 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        backward = backward or (isinstance(func, ast.Attribute) and func.attr in _BACKWARD)
+        backward = backward or (
+            isinstance(func, ast.Attribute) and func.attr in _BACKWARD and root_name(func.value) not in items
+        )
         if isinstance(func, ast.Name) and func.id == "next" and node.args:
             found = is_batch_iterable(node.args[0], loaders)
             if found:
@@ -439,9 +445,15 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
             return dotted(func.value) or func.attr, True  # ``train_loader.next_batch()``: the loader
         if isinstance(func, ast.Name) and _BATCH_FETCH.match(func.id):
             return func.id, True
-    if backward:  # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
+    # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
+    if backward and not isinstance(loop.body[-1], (ast.Break, ast.Return)):
         return _loop_header(loop), False
     return None, False
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    """The names a ``for`` binds: ``i``, ``name`` and ``loss`` for ``for i, (name, loss) in ...``."""
+    return {node.id for node in ast.walk(target) if isinstance(node, ast.Name)}
 
 
 def _loop_header(loop: ast.While | ast.For | ast.AsyncFor) -> str:
