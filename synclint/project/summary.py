@@ -392,7 +392,7 @@ _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
 #: Methods that run a backward pass (``loss.backward()``, ``scaler.scale(loss).backward()``,
 #: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
 #: runs one on every pass is a training loop, whatever it iterates, each pass a step.
-_BACKWARD = frozenset({"backward", "manual_backward"})
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
 def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> str | None:
@@ -435,7 +435,7 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
             continue
         func = node.func
         backward = backward or (
-            isinstance(func, ast.Attribute) and func.attr in _BACKWARD and root_name(func.value) not in items
+            isinstance(func, ast.Attribute) and func.attr in BACKWARD_METHODS and root_name(func.value) not in items
         )
         if isinstance(func, ast.Name) and func.id == "next" and node.args:
             found = is_batch_iterable(node.args[0], loaders)
