@@ -221,7 +221,8 @@ def test_a_loop_that_only_backpropagates_does_not_end_the_step_or_the_run():
 def test_a_loop_backpropagating_its_own_items_or_running_once_is_not_a_step():
     """``layer.backward(grad)`` over the loop's own layers is one backward pass walked
     layer by layer (a hand-written network), not a step per pass; a loop whose body
-    ends in ``break`` runs once."""
+    ends in ``break`` runs once; a loop over a list written out in the source sweeps
+    configurations (a test script's shapes), one check each."""
     source = """
         import torch
         class Net:
@@ -235,8 +236,16 @@ def test_a_loop_backpropagating_its_own_items_or_running_once_is_not_a_step():
                 model(x).sum().backward()
                 print(x.sum().item())
                 break
+        def check(make, x):
+            for stride, channels in [(1, 32), (1, 128), (2, 32)]:
+                make(stride, channels)(x).mean().backward()
+                print(x.grad.sum().item())
         """
-    assert _found(source, include_cold=True) == {(7, 19, "SL201"): "unknown", (12, 15, "SL201"): "unknown"}
+    assert _found(source, include_cold=True) == {
+        (7, 19, "SL201"): "unknown",
+        (12, 15, "SL201"): "unknown",
+        (17, 15, "SL201"): "unknown",  # one pass per configuration written out
+    }
 
 
 # -- unknown code: shown on the strength of the op alone -----------------------------------

@@ -417,8 +417,8 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
     losses: loss.backward()``, ``for chunk in batch.chunk(n)``, critic iterations) as
     the run's, so the code after it is not taken for the end of the run. A backward pass
     on the loop's own items (``for layer in reversed(layers): grad = layer.backward(grad)``,
-    ``for loss in losses: loss.backward()``) walks one step's pass piece by piece, and a
-    loop whose body ends in ``break`` or ``return`` runs once: neither is a training loop."""
+    ``for loss in losses: loss.backward()``) walks one step's pass piece by piece: not a
+    training loop, nor is one that repeats no step (see :func:`_repeats_steps`)."""
     if _runs_a_loop_over_batches(loop.body, loaders):
         return None, False
     pending = [*loop.body, *loop.orelse]
@@ -446,9 +446,18 @@ def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) ->
         if isinstance(func, ast.Name) and _BATCH_FETCH.match(func.id):
             return func.id, True
     # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
-    if backward and not isinstance(loop.body[-1], (ast.Break, ast.Return)):
+    if backward and _repeats_steps(loop):
         return _loop_header(loop), False
     return None, False
+
+
+def _repeats_steps(loop: ast.While | ast.For | ast.AsyncFor) -> bool:
+    """Not a loop whose body ends in ``break`` or ``return`` (it runs once), nor one over a
+    list written out in the source (``for stride, c in [(1, 32), (2, 32)]``: a test
+    script sweeping configurations, one check each)."""
+    if isinstance(loop.body[-1], (ast.Break, ast.Return)):
+        return False
+    return not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)))
 
 
 def _target_names(target: ast.expr) -> set[str]:
