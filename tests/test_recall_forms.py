@@ -191,6 +191,63 @@ def test_a_loop_running_a_backward_pass_on_every_pass_is_a_step():
     }
 
 
+def test_a_loop_that_only_backpropagates_does_not_end_the_step_or_the_run():
+    """A loop that draws no batch but backpropagates may be a step's own inner loop (a
+    backward per loss, chunks, a GAN's critic iterations): the code after it is still
+    the step, and the loop around it that draws the batch is still the loop over batches."""
+    source = """
+        import torch
+        def train_step(model, optimizer, batch):
+            losses = model(batch)
+            for loss in losses.values():
+                loss.backward(retain_graph=True)
+            optimizer.step()
+            print(losses["total"].item())
+        def main(model, optimizer, loader):
+            for batch in loader:
+                train_step(model, optimizer, batch)
+        def train_gan(G, D, iters, critic_iters):
+            for it in range(iters):
+                x = get_batch()
+                for _ in range(critic_iters):
+                    D(x).mean().backward()
+                g_loss = G(x).mean()
+                g_loss.backward()
+                print(g_loss.item())
+        """
+    assert _found(source, include_cold=True) == {(8, 11, "SL201"): "hot", (19, 15, "SL201"): "hot"}
+
+
+def test_a_loop_backpropagating_its_own_items_or_running_once_is_not_a_step():
+    """``layer.backward(grad)`` over the loop's own layers is one backward pass walked
+    layer by layer (a hand-written network), not a step per pass; a loop whose body
+    ends in ``break`` runs once; a loop over a list written out in the source sweeps
+    configurations (a test script's shapes), one check each."""
+    source = """
+        import torch
+        class Net:
+            def backward(self, grad):
+                for layer in reversed(self.layers):
+                    grad = layer.backward(grad)
+                    print(grad.sum().item())
+                return grad
+        def calibrate(model, x):
+            while True:
+                model(x).sum().backward()
+                print(x.sum().item())
+                break
+        def check(make, x):
+            for stride, channels in [(1, 32), (1, 128), (2, 32)]:
+                make(stride, channels)(x).mean().backward()
+                print(x.grad.sum().item())
+        """
+    assert _found(source, include_cold=True) == {
+        (7, 19, "SL201"): "unknown",
+        (12, 15, "SL201"): "unknown",
+        (17, 15, "SL201"): "unknown",  # one pass per configuration written out
+    }
+
+
 # -- unknown code: shown on the strength of the op alone -----------------------------------
 
 LIBRARY = """\

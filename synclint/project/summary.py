@@ -85,7 +85,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 34
+SUMMARY_VERSION = 35
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -366,13 +366,16 @@ def _accumulates(loop: ast.For | ast.AsyncFor) -> bool:
 def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> bool:
     """``statements`` run a whole loop over batches (not gradient accumulation's) each
     time they run: one of them, or of a ``with`` or ``try`` block among them, not one
-    under an ``if`` (a step loop's periodic evaluation over ``val_loader``)."""
+    under an ``if`` (a step loop's periodic evaluation over ``val_loader``). A loop that
+    draws no batch but backpropagates does not count: it may be a step's own inner loop
+    (a GAN's critic iterations, a backward per loss), so the loop around it that draws
+    the batch stays the loop over batches."""
     for statement in statements:
         if isinstance(statement, (ast.For, ast.AsyncFor)) and not _accumulates(statement):
-            if is_batch_iterable(statement.iter, loaders) or next_batch_loader(statement, loaders):
+            if is_batch_iterable(statement.iter, loaders) or batch_source(statement, loaders)[1]:
                 return True
         elif isinstance(statement, ast.While):
-            if next_batch_loader(statement, loaders):
+            if batch_source(statement, loaders)[1]:
                 return True
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             if _runs_a_loop_over_batches(statement.body, loaders):
@@ -389,10 +392,16 @@ _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
 #: Methods that run a backward pass (``loss.backward()``, ``scaler.scale(loss).backward()``,
 #: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
 #: runs one on every pass is a training loop, whatever it iterates, each pass a step.
-_BACKWARD = frozenset({"backward", "manual_backward"})
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
 def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> str | None:
+    """The loader a loop draws its batches from, or its header where it draws none but
+    runs a backward pass on every pass (see :func:`batch_source`); None otherwise."""
+    return batch_source(loop, loaders)[0]
+
+
+def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> tuple[str | None, bool]:
     """Where a loop that does not iterate over batches draws them from in its body:
     ``next(it)`` of a loader (``it = iter(loader)``; ``while True: batch = next(it)``), or a
     call that fetches a batch (``for step in range(n): x, y = train_loader.next_batch()``);
@@ -403,10 +412,17 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
     peeks at a batch beside it (``x = next(iter(val_loader))`` to plot once per epoch).
     A loop that draws no batch but runs a backward pass on every pass (slicing its batch
     from a tensor it holds: NeRF's rays) is a training loop too: its header stands for
-    the loader."""
+    the loader. Returns that name and whether a batch was drawn: a loop that only
+    backpropagates is weaker evidence, as likely a step's own inner loop (``for loss in
+    losses: loss.backward()``, ``for chunk in batch.chunk(n)``, critic iterations) as
+    the run's, so the code after it is not taken for the end of the run. A backward pass
+    on the loop's own items (``for layer in reversed(layers): grad = layer.backward(grad)``,
+    ``for loss in losses: loss.backward()``) walks one step's pass piece by piece: not a
+    training loop, nor is one that repeats no step (see :func:`_repeats_steps`)."""
     if _runs_a_loop_over_batches(loop.body, loaders):
-        return None
+        return None, False
     pending = [*loop.body, *loop.orelse]
+    items = _target_names(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
     backward = False
     while pending:
         node = pending.pop()
@@ -418,18 +434,35 @@ def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        backward = backward or (isinstance(func, ast.Attribute) and func.attr in _BACKWARD)
+        backward = backward or (
+            isinstance(func, ast.Attribute) and func.attr in BACKWARD_METHODS and root_name(func.value) not in items
+        )
         if isinstance(func, ast.Name) and func.id == "next" and node.args:
             found = is_batch_iterable(node.args[0], loaders)
             if found:
-                return found
+                return found, True
         if isinstance(func, ast.Attribute) and _BATCH_FETCH.match(func.attr):
-            return dotted(func.value) or func.attr  # ``train_loader.next_batch()``: the loader
+            return dotted(func.value) or func.attr, True  # ``train_loader.next_batch()``: the loader
         if isinstance(func, ast.Name) and _BATCH_FETCH.match(func.id):
-            return func.id
-    if backward:  # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
-        return _loop_header(loop)
-    return None
+            return func.id, True
+    # ``for i in trange(n_iters): batch = rays[i * n:(i + 1) * n]; ...; loss.backward()``
+    if backward and _repeats_steps(loop):
+        return _loop_header(loop), False
+    return None, False
+
+
+def _repeats_steps(loop: ast.While | ast.For | ast.AsyncFor) -> bool:
+    """Not a loop whose body ends in ``break`` or ``return`` (it runs once), nor one over a
+    list written out in the source (``for stride, c in [(1, 32), (2, 32)]``: a test
+    script sweeping configurations, one check each)."""
+    if isinstance(loop.body[-1], (ast.Break, ast.Return)):
+        return False
+    return not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)))
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    """The names a ``for`` binds: ``i``, ``name`` and ``loss`` for ``for i, (name, loss) in ...``."""
+    return {node.id for node in ast.walk(target) if isinstance(node, ast.Name)}
 
 
 def _loop_header(loop: ast.While | ast.For | ast.AsyncFor) -> str:
@@ -868,11 +901,11 @@ class _CallWalker:
             if built is not None:
                 self.held[id(built)] = node.targets[0].attr
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            drawn = isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders)
+            loader, ends_run = (drawn, True) if drawn else batch_source(node, self.loaders)
             if isinstance(node, ast.While):
-                loader = next_batch_loader(node, self.loaders)
                 self._expressions([node.test])
             else:
-                loader = is_batch_iterable(node.iter, self.loaders) or next_batch_loader(node, self.loaders)
                 self._expressions([node.iter])
                 if isinstance(node.target, ast.Name):
                     self._alias(node.target.id, node.iter)
@@ -886,7 +919,9 @@ class _CallWalker:
                 self.batch_loops.append(loader)
                 self._statements(node.body, depth + 1)
                 self.batch_loops.pop()
-                if depth == 0 and not accumulates:
+                # Only a loop that draws its batches ends the run: one that just
+                # backpropagates may be an inner loop of a step function (see batch_source).
+                if depth == 0 and ends_run and not accumulates:
                     self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
                 self._statements(node.body, depth + 1)

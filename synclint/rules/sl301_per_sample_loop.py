@@ -7,6 +7,7 @@ import libcst as cst
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.prefilter import TENSOR_EVIDENCE
+from synclint.project.summary import BACKWARD_METHODS
 from synclint.rules.base import Invalid, Rule
 from synclint.analysis.kinds import NON_TENSOR_METHODS, classify_torch_callable
 from synclint.analysis.loaders import is_sample_collection
@@ -115,7 +116,9 @@ class PerSampleLoop(Rule):
     by nature and is not flagged, nor is one whose variables name pieces of every
     sample (`for student_chunk, label_chunk in ...`, `for lvl, (h, w) in
     enumerate(spatial_shapes)`), nor one that only stores each sample
-    (`group.append(image)` launches nothing; `out.append(x * 2)` does).
+    (`group.append(image)` launches nothing; `out.append(x * 2)` does), nor
+    one that runs a backward pass on every pass (`accelerator.backward(loss)`:
+    gradient accumulation, micro-batches split to fit in memory).
 
     ## Why is this bad?
     Each iteration launches the same kernels again for a handful of elements:
@@ -181,6 +184,10 @@ class PerSampleLoop(Rule):
         "import torch\ndef loss(student_logits, labels, n):\n    labels = [t.reshape(-1) for t in labels.tensor_split(n, dim=1)]\n"
         "    total = 0.0\n    for student_chunk, label_chunk in zip(student_logits, labels):\n"
         "        total += torch.nn.functional.cross_entropy(student_chunk, label_chunk)\n    return total\n",
+        # Gradient accumulation: each pass runs a whole forward and backward on a micro-batch.
+        "import torch\ndef step(model, batch_samples, accelerator, losses):\n    for i, batch in enumerate(batch_samples):\n"
+        "        loss = model(**batch).loss * len(batch_samples)\n        accelerator.backward(loss)\n"
+        "        losses.append(loss.detach())\n",
         "import torch\ndef f(targets):\n    n = len(targets)\n    for i in range(n):\n        print(i)\n",
         "import torch\nfor epoch in range(5):\n    train(model)\n",
         "import torch\ndef f(q, k, v):\n    for x in [q, k, v]:\n        x.mul_(2)\n",
@@ -331,6 +338,8 @@ class PerSampleLoop(Rule):
         loop_names = {n.value for n in _names(node.target)}
         if _is_recurrence(node.body):
             return  # ``h = self.cell(x[t], h)``: each step needs the previous one, nothing to batch
+        if _backpropagates(node.body):
+            return  # gradient accumulation over micro-batches: split on purpose, to fit in memory
         scan = _BodyScan(self, loop_names)
         walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
@@ -371,6 +380,31 @@ def _is_recurrence(body: cst.BaseSuite) -> bool:
             if bound & passed:
                 return True
     return False
+
+
+class _BackwardCall(cst.CSTVisitor):
+    """Whether a body calls a backward pass (not in a function it defines)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in BACKWARD_METHODS:
+            self.found = True
+
+
+def _backpropagates(body: cst.BaseSuite) -> bool:
+    """The body runs a backward pass (``accelerator.backward(loss)``, ``loss.backward()``):
+    each pass is a whole forward and backward on a micro-batch (gradient accumulation,
+    per-sample gradients), split so the activations fit in memory; launching once per
+    batch would undo the split, not speed it up."""
+    scan = _BackwardCall()
+    walk(body, scan)
+    return scan.found
 
 
 def _walks_pieces(node: cst.For) -> bool:
