@@ -248,6 +248,25 @@ def test_a_loop_backpropagating_its_own_items_or_running_once_is_not_a_step():
     }
 
 
+def test_a_step_s_loop_over_views_that_backpropagates_does_not_end_the_step():
+    """pytorchvideo's MoCo ``training_step`` runs ``manual_backward`` once per view: the
+    code after that loop (the queue update reading ``self.ptr``) is still the step, not
+    "after the loop over batches"."""
+    source = """
+        import torch
+        class MoCo(torch.nn.Module):
+            def training_step(self, batch, batch_idx):
+                for vids in batch:
+                    loss = self.model(vids).mean()
+                    self.manual_backward(loss)
+                self._enqueue()
+            def _enqueue(self):
+                ptr = int(self.ptr.item())
+                return ptr
+        """
+    assert _found(source, include_cold=True) == {(10, 19, "SL201"): "hot"}
+
+
 # -- unknown code: shown on the strength of the op alone -----------------------------------
 
 LIBRARY = """\
