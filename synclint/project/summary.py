@@ -371,11 +371,9 @@ def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> 
     (a GAN's critic iterations, a backward per loss), so the loop around it that draws
     the batch stays the loop over batches."""
     for statement in statements:
-        if isinstance(statement, (ast.For, ast.AsyncFor)) and not _accumulates(statement):
-            if is_batch_iterable(statement.iter, loaders) or batch_source(statement, loaders)[1]:
-                return True
-        elif isinstance(statement, ast.While):
-            if batch_source(statement, loaders)[1]:
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            accumulates = not isinstance(statement, ast.While) and _accumulates(statement)
+            if not accumulates and step_loop(statement, loaders)[1]:
                 return True
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             if _runs_a_loop_over_batches(statement.body, loaders):
@@ -395,10 +393,16 @@ _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
-def next_batch_loader(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> str | None:
-    """The loader a loop draws its batches from, or its header where it draws none but
-    runs a backward pass on every pass (see :func:`batch_source`); None otherwise."""
-    return batch_source(loop, loaders)[0]
+def step_loop(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> tuple[str | None, bool]:
+    """What a loop's passes are steps of: the loader it iterates (``for batch in loader``)
+    or draws from in its body, or its header where it draws none but runs a backward pass
+    on every pass (see :func:`batch_source`); None for a loop whose passes are no steps.
+    And whether it draws its batches (only such a loop ends its function's steps)."""
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        iterated = is_batch_iterable(loop.iter, loaders)
+        if iterated:
+            return iterated, True
+    return batch_source(loop, loaders)
 
 
 def batch_source(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> tuple[str | None, bool]:
@@ -647,8 +651,7 @@ class _Builder:
         nested: list[ast.AST] = []
         own = own_nodes(tree.body, nested)
         self.passed_as_values.update(names_passed_as_values(own, nested))
-        self.record_attribute_stores(own, in_init=False)
-        self.record_attribute_stores(lambda_nodes(nested), in_init=False)
+        self.record_attribute_stores([*own, *lambda_nodes(nested)], in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
 
         def over_batches(iterable: ast.expr) -> bool:
@@ -717,8 +720,9 @@ class _Builder:
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
         summary.kept_params = frozenset(params) - rebound_names(node)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
-        self.record_attribute_stores(function_nodes(node), in_init=cls is not None and node.name == "__init__")
-        self.record_attribute_stores(lambda_nodes(nested_scopes(node)), in_init=False)
+        # (A lambda holds no ``self.name = <constant>`` statement: ``in_init`` is moot for it.)
+        self.record_attribute_stores([*function_nodes(node), *lambda_nodes(nested_scopes(node))],
+                                     in_init=cls is not None and node.name == "__init__")
         if node.name == "__setattr__":
             self.stores_by_computed_name = True
         if cls is not None:
@@ -882,8 +886,7 @@ class _CallWalker:
             depth == 0
             and self.rest_cold is not None
             and self.owner.qualname != "<module>"
-            and not (isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders))
-            and not (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and next_batch_loader(node, self.loaders))
+            and not (isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and step_loop(node, self.loaders)[0])
         ):
             why = self.rest_cold
             self._region_cold(node, why)
@@ -901,8 +904,7 @@ class _CallWalker:
             if built is not None:
                 self.held[id(built)] = node.targets[0].attr
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            drawn = isinstance(node, (ast.For, ast.AsyncFor)) and is_batch_iterable(node.iter, self.loaders)
-            loader, ends_run = (drawn, True) if drawn else batch_source(node, self.loaders)
+            loader, ends_run = step_loop(node, self.loaders)
             if isinstance(node, ast.While):
                 self._expressions([node.test])
             else:
