@@ -3,7 +3,6 @@ cold (synclint.project.called_once)."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from synclint.project.hotness import COLD, UNKNOWN_CONTEXT, Context
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
+from tests.notebook_helpers import notebook_of
 
 SCRIPT = textwrap.dedent("""\
     import torch
@@ -146,14 +146,8 @@ def test_once_flows_across_files_and_through_helpers(tmp_path: Path):
     assert rows == [("SL201", None, 4, 11, "cold", runs_once("`setup` outside its loops"))]
 
 
-def _notebook(*sources: str) -> str:
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-              "source": source.splitlines(keepends=True)} for source in sources]
-    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-
-
 def test_a_notebook_helper_called_from_cells_runs_once_per_call():
-    text = _notebook(
+    text = notebook_of(
         "import torch\n\ndef show(images):\n    print(images.cpu())\n",
         "samples = torch.rand(4, 3, device='cuda')\nshow(samples)\n",
         "for i in range(2):\n    print(samples[i].sum().item())\n",
@@ -165,7 +159,7 @@ def test_a_notebook_helper_called_from_cells_runs_once_per_call():
 
 
 def test_a_notebook_helper_called_in_a_loop_keeps_its_context():
-    text = _notebook(
+    text = notebook_of(
         "import torch\n\ndef show(images):\n    print(images.cpu())\n",
         "for i in range(2):\n    show(torch.rand(4, device='cuda'))\n",
     )

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from synclint.config import Settings
 from synclint.project.facts import facts_for_project
 from synclint.project.index import ProjectIndex
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
+from tests.notebook_helpers import notebook_of
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -73,26 +75,54 @@ def _stratified_line_context(tmp_path: Path, files: dict[str, str]) -> str:
     return next(row[3] for row in _rows(tmp_path, files) if row[0] == "SL403")
 
 
-def test_a_store_anywhere_else_opens_the_block(tmp_path: Path):
-    script = "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot"
+#: Another file of the project, and how it may store ``stratified``: each keeps the block open.
+_OTHER_STORES = {
+    # a script or another class stores the name
+    "script": ("train.py", "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\n"),
+    "another __init__'s constant": ("strat.py", "from rf import RF\nclass Strat(RF):\n    def __init__(self, model):\n"
+                                                "        super().__init__(model)\n        self.stratified = True\n"),
+    "class attribute": ("strat.py", "from rf import RF\nclass Strat(RF):\n    stratified = True\n"),
+    "class attribute in a branch": ("strat.py", "import torch\nfrom rf import RF\nclass Strat(RF):\n"
+                                                "    if hasattr(torch, 'compile'):\n        stratified = True\n"),
+    "class attribute by unpacking": ("strat.py", "import torch\nfrom rf import RF\nclass Strat(RF):\n"
+                                                 "    stratified, ln = True, False\n"),
+    "class attribute as a loop target": ("strat.py", "import torch\nfrom rf import RF\nclass Strat(RF):\n"
+                                                     "    for stratified in (True,):\n        pass\n"),
+    "property": ("strat.py", "from rf import RF\nclass Strat(RF):\n    @property\n    def stratified(self):\n"
+                             "        return self.ln\n"),
+    # stores that spell the name otherwise
+    "setattr": ("train.py", "from rf import RF\nmodel = RF(None)\nsetattr(model, 'stratified', True)\n"),
+    "register_buffer": ("train.py", "from rf import RF\nmodel = RF(None)\nmodel.register_buffer('stratified', None)\n"),
+    "setattr in a lambda": ("train.py", "from rf import RF\nmodel = RF(None)\n"
+                                        "model.apply(lambda m: setattr(m, 'stratified', True))\n"),
+    "setattr in a lambda in a function": ("train.py", "def enable(model):\n"
+                                                      "    model.apply(lambda m: setattr(m, 'stratified', True))\n"),
+    **{store: ("train.py", f"import torch\nfrom rf import RF\nmodel = RF(None)\n{store}\n") for store in (
+        "object.__setattr__(model, 'stratified', True)",
+        "torch.nn.Module.__setattr__(model, 'stratified', True)",
+        "model.__setattr__('stratified', True)",
+        "model.__dict__['stratified'] = True",
+        "vars(model)['stratified'] = True",
+        "model.__dict__.setdefault('stratified', True)",
+    )},
+    # program code that may store any name
+    "setattr by a computed name": ("config.py", "def configure(model, options):\n    for key, value in options.items():\n"
+                                                "        setattr(model, key, value)\n"),
+    "__dict__.update": ("config.py", "def configure(model, options):\n    model.__dict__.update(options)\n"),
+    "__dict__ by a computed key": ("config.py", "def configure(model, options):\n    for key, value in options.items():\n"
+                                                "        model.__dict__[key] = value\n"),
+    "setattr in a partial": ("train.py", "import functools\nfrom rf import RF\n"
+                                         "enable = functools.partial(setattr, RF(None), 'stratified')\n"),
+    "setattr as a value": ("train.py", "store = setattr\ndef configure(model, key, value):\n    store(model, key, value)\n"),
+    "a file that does not parse": ("train.py", "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\n"
+                                               "print 'training'\n"),
+}
 
 
-def test_a_second_constant_stored_by_another_init_opens_it(tmp_path: Path):
-    sub = "from rf import RF\nclass Strat(RF):\n    def __init__(self, model):\n        super().__init__(model)\n        self.stratified = True\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
-
-
-def test_a_class_attribute_of_the_name_opens_it(tmp_path: Path):
-    sub = "from rf import RF\nclass Strat(RF):\n    stratified = True\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
-
-
-def test_a_store_by_a_computed_name_in_program_code_opens_every_block(tmp_path: Path):
-    loader = "def configure(model, options):\n    for key, value in options.items():\n        setattr(model, key, value)\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": loader}) == "hot"
-    dict_update = "def configure(model, options):\n    model.__dict__.update(options)\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": dict_update}) == "hot"
+@pytest.mark.parametrize("store", list(_OTHER_STORES), ids=list(_OTHER_STORES))
+def test_any_other_store_of_the_name_keeps_the_block_open(tmp_path: Path, store: str):
+    name, text = _OTHER_STORES[store]
+    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, name: text}) == "hot"
 
 
 def test_a_test_s_setattr_by_a_computed_name_does_not(tmp_path: Path):
@@ -100,64 +130,18 @@ def test_a_test_s_setattr_by_a_computed_name_does_not(tmp_path: Path):
     assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "tests/test_rf.py": test}) == "cold"
 
 
-def test_setattr_or_a_register_call_of_the_name_opens_it(tmp_path: Path):
-    for call in ("setattr(model, 'stratified', True)", "model.register_buffer('stratified', None)"):
-        script = f"from rf import RF\nmodel = RF(None)\n{call}\n"
-        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", call
-
-
-def test_a_property_of_the_name_may_hold_anything(tmp_path: Path):
-    sub = "from rf import RF\nclass Strat(RF):\n    @property\n    def stratified(self):\n        return self.ln\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot"
-
-
 def test_a_store_of_a_parameter_or_in_another_method_is_not_constant(tmp_path: Path):
     from_parameter = MODEL.replace("self.stratified = False", "self.stratified = ln is False")
     assert _stratified_line_context(tmp_path, {"rf.py": from_parameter}) == "hot"
     toggled = MODEL.replace("    def forward(self, x):", "    def enable(self):\n        self.stratified = True\n\n    def forward(self, x):")
-    rows = _rows(tmp_path, {"rf.py": toggled})
-    assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
-
-
-def test_a_setattr_in_a_lambda_opens_it(tmp_path: Path):
-    for script in ("from rf import RF\nmodel = RF(None)\nmodel.apply(lambda m: setattr(m, 'stratified', True))\n",
-                   "def enable(model):\n    model.apply(lambda m: setattr(m, 'stratified', True))\n"):
-        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", script
-
-
-def test_stores_through_setattr_methods_and_the_instance_dict_open_it(tmp_path: Path):
-    for store in ("object.__setattr__(model, 'stratified', True)",
-                  "torch.nn.Module.__setattr__(model, 'stratified', True)",
-                  "model.__setattr__('stratified', True)",
-                  "model.__dict__['stratified'] = True",
-                  "vars(model)['stratified'] = True",
-                  "model.__dict__.setdefault('stratified', True)"):
-        script = f"import torch\nfrom rf import RF\nmodel = RF(None)\n{store}\n"
-        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", store
-
-
-def test_setattr_handed_on_as_a_value_may_store_any_name(tmp_path: Path):
-    for script in ("import functools\nfrom rf import RF\nenable = functools.partial(setattr, RF(None), 'stratified')\n",
-                   "store = setattr\ndef configure(model, key, value):\n    store(model, key, value)\n"):
-        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot", script
-
-
-def test_an_instance_dict_store_by_a_computed_name_opens_every_block(tmp_path: Path):
-    script = "def configure(model, options):\n    for key, value in options.items():\n        model.__dict__[key] = value\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "config.py": script}) == "hot"
-
-
-def test_a_program_file_that_does_not_parse_may_store_anything(tmp_path: Path):
-    script = "from rf import RF\nmodel = RF(None)\nmodel.stratified = True\nprint 'training'\n"
-    assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "train.py": script}) == "hot"
+    assert _stratified_line_context(tmp_path, {"rf.py": toggled}) == "hot"
 
 
 def test_a_flag_that_frameworks_set_on_every_module_that_has_it_is_not_constant(tmp_path: Path):
     # transformers' ``model.gradient_checkpointing_enable()`` sets ``module.gradient_checkpointing
     # = True`` on each submodule that has the attribute: no store in the project shows it.
     model = MODEL.replace("stratified", "gradient_checkpointing")
-    rows = _rows(tmp_path, {"rf.py": model})
-    assert next(row[3] for row in rows if row[0] == "SL403") == "hot"
+    assert _stratified_line_context(tmp_path, {"rf.py": model}) == "hot"
 
 
 def test_a_piece_of_a_split_project_knows_no_constant_attribute():
@@ -168,34 +152,23 @@ def test_a_piece_of_a_split_project_knows_no_constant_attribute():
         assert facts_for_project(index, split=split)[key].context_at(19).is_hot is hot, split
 
 
-def test_a_class_attribute_bound_in_a_branch_or_by_unpacking_opens_it(tmp_path: Path):
-    for body in ("    if hasattr(torch, 'compile'):\n        stratified = True\n",
-                 "    stratified, ln = True, False\n",
-                 "    for stratified in (True,):\n        pass\n"):
-        sub = f"import torch\nfrom rf import RF\nclass Strat(RF):\n{body}"
-        assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "strat.py": sub}) == "hot", body
-
-
 def test_a_class_deriving_from_a_library_class_may_have_the_flag_stored_by_its_methods(tmp_path: Path):
     # ``model.set_grad_checkpointing(True)``, ``trainer.fit(model)``: a library base's methods,
     # which the index never reads, may store any attribute of the instance.
     for base, imports in (("VisionTransformer", "from timm.models import VisionTransformer"),
                           ("pl.LightningModule", "import lightning.pytorch as pl")):
         model = MODEL.replace("class RF(torch.nn.Module):", f"{imports}\n\n\nclass RF({base}):")
-        assert next(row[3] for row in _rows(tmp_path, {"rf.py": model}) if row[0] == "SL403") == "hot", base
+        assert _stratified_line_context(tmp_path, {"rf.py": model}) == "hot", base
     # torch's own classes set no flag but ``training``; nor do the standard library's
     for base, imports in (("nn.Module", "from torch import nn"), ("Module, ABC", "from torch.nn import Module\nfrom abc import ABC")):
         model = MODEL.replace("class RF(torch.nn.Module):", f"{imports}\n\n\nclass RF({base}):")
-        assert next(row[3] for row in _rows(tmp_path, {"rf.py": model}) if row[0] == "SL403") == "cold", base
+        assert _stratified_line_context(tmp_path, {"rf.py": model}) == "cold", base
 
 
 def test_a_notebook_of_the_project_may_store_the_flag(tmp_path: Path):
-    def notebook(*cells: str) -> str:
-        return json.dumps({"cells": [{"cell_type": "code", "source": [cell]} for cell in cells], "nbformat": 4})
-
-    stores = notebook("from rf import RF\nmodel = RF(None)\n", "model.stratified = True\n")
+    stores = notebook_of("from rf import RF\nmodel = RF(None)\n", "model.stratified = True\n")
     assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": stores}) == "hot"
-    by_name = notebook("from rf import RF\nmodel = RF(None)\nfor k, v in flags.items():\n    setattr(model, k, v)\n")
+    by_name = notebook_of("from rf import RF\nmodel = RF(None)\nfor k, v in flags.items():\n    setattr(model, k, v)\n")
     assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": by_name}) == "hot"
-    unrelated = notebook("from rf import RF\nmodel = RF(None)\nmodel.mode = 'slow'\n")
+    unrelated = notebook_of("from rf import RF\nmodel = RF(None)\nmodel.mode = 'slow'\n")
     assert _stratified_line_context(tmp_path, {"rf.py": MODEL, "demo.ipynb": unrelated}) == "cold"

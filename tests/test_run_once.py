@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from synclint import check_source
 from synclint.config import Settings
 from synclint.project.run_once import DEFINITION_TIME, MODULE_CODE
 from synclint.runner import RunOptions, lint_paths
+from tests.notebook_helpers import notebook_of
 
 #: The loop over batches in ``MAIN_SCRIPT``, and the chain from it to ``count``.
 LOOP = "the loop over `DataLoader` in module code"
@@ -92,14 +92,8 @@ def test_a_main_block_s_loop_over_batches_stays_hot_and_definitions_keep_their_o
     assert [(f.code, f.line) for f in shown] == [("SL101", 6), ("SL201", 16), ("SL402", 19), ("SL201", 25)]
 
 
-def _notebook(*sources: str) -> str:
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-              "source": source.splitlines(keepends=True)} for source in sources]
-    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-
-
 def test_each_cell_s_code_outside_a_loop_is_cold():
-    text = _notebook(
+    text = notebook_of(
         "import torch\nimages = torch.rand(4, 3, device='cuda')\nprint(images[0].cpu())\n",
         "for i in range(3):\n    print(images[i].sum().item())\nprint(torch.cat([images]).cpu())\n",
     )
