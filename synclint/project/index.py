@@ -10,7 +10,6 @@ content hash (:mod:`synclint.project.store`); resolving and the hotness pass
 from __future__ import annotations
 
 import builtins
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
