@@ -318,7 +318,8 @@ def gen_pin_memory(rng: random.Random) -> Program:
     source = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
         f"def f(ds):\n    device = 'cuda' if False else 'cpu'\n    loader = DataLoader({args})\n"
-        "    return [b.sum() for b in loader]\n"
+        # Copies that ask to be asynchronous: pinning is what they need (SL402).
+        "    return [b.to(device, non_blocking=True).sum() for b in loader]\n"
     )
     return Program(source, lambda r: ([tensor(r, shape=(2,), dtype=torch.float32, grad=False) for _ in range(3)],))
 

@@ -353,9 +353,12 @@ def _context(report: Report, facts: FileFacts, line: int) -> Context:
     altogether (tests, benchmarks, export tools). Unknown code needs evidence in a
     project whose steps the index found (see docs/faq.md).
     """
-    if report.cold is not None:
-        return Context(COLD, report.cold)
     context = facts.context_at(line)
+    if report.cold is not None:
+        # Code outside the program (a test, an export tool) says more than the rule's reason.
+        if not report.rule.hot_path_only and context.kind == COLD and outside_the_program(context.why):
+            return context
+        return Context(COLD, report.cold)
     if not report.rule.hot_path_only and not context.is_hot:
         if context.kind == COLD and outside_the_program(context.why):
             return context

@@ -21,7 +21,7 @@ class Sampler(DataLoader):
         stats = DataLoader(data)
         for batch in enumerate(stats):
             pass
-        x = torch.zeros(3).cuda()
+        x = data.cuda(non_blocking=True)
 
     def _compute_norm(self):
         loader = torch.utils.data.DataLoader(self, batch_size=200)
@@ -135,6 +135,9 @@ def test_a_loader_helper_that_training_setup_also_calls_is_part_of_the_program(t
                 return DataLoader(data, batch_size=32)
 
             DEVICE = "cuda"
+
+            def upload(batch):
+                return batch.to(DEVICE, non_blocking=True)
             """,
         "train.py": """
             from pkg.data import make_loader
@@ -176,7 +179,7 @@ def main(args, ds_train, ds_val):
     def later():
         return unused_but_closed_over
 
-    evaluate(data_loader_val, torch.device("cuda"))
+    evaluate(data_loader_val, torch.device("cuda"), non_blocking=True)
     return later
 '''
 
@@ -217,7 +220,7 @@ def setup(ds):
 
 def train(model):
     for x in train_loader:
-        model(x.cuda())
+        model(x.cuda(non_blocking=True))
 '''
 
 

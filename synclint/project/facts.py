@@ -62,6 +62,10 @@ class FileFacts:
     #: ``(function qualname, parameter)`` that every project call site passes a Python
     #: number (``self.bias(n, device)`` after ``b, n = x.shape[:2]``).
     number_params: frozenset[tuple[str, str]] = frozenset()
+    #: No file of the project asks for an asynchronous host-to-device copy
+    #: (:func:`synclint.project.summary.copies_asynchronously`): every copy syncs, from
+    #: pinned memory or not. False where the project is split, so not all of it is seen.
+    blocking_copies_only: bool = False
 
     def function_context(self, qualname: str) -> Context:
         return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
@@ -125,9 +129,10 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # A piece of a split project does not hold every call: a caller in another piece may
     # run the function every step.
     once = {} if split else functions_called_once(index, contexts)
+    blocking_only = not split and not any(entry.summary.copies_asynchronously for entry in index.entries.values())
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once)
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, blocking_only)
     return result
 
 
@@ -175,7 +180,7 @@ def _regions(function: FunctionSummary, runs_once: bool = True) -> list[tuple[in
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
-                once: dict[FunctionId, str]) -> FileFacts:
+                once: dict[FunctionId, str], blocking_copies_only: bool = False) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -238,7 +243,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     regions.sort(key=lambda item: (item[0], -item[1]))
     file_cold = file_context(index, key)
     digest = hashlib.blake2b(
-        repr((whole_project, file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+        repr((whole_project, blocking_copies_only, file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
         digest_size=12,
     ).hexdigest()
@@ -246,4 +251,5 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
+        blocking_copies_only=blocking_copies_only,
     )

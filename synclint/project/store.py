@@ -30,6 +30,7 @@ _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
 #: A file Python's parser rejects: nothing is known of it, and any attribute it stores may
 #: hold anything (a file in a newer Python's syntax still runs with the project).
 _UNPARSED = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True)
+_UNPARSED_ASYNC = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True, copies_asynchronously=True)
 
 
 
@@ -207,7 +208,12 @@ def _summarize_bytes(data: bytes) -> FileSummary:
     if text is None:  # the check reports it; the index skips it
         return _EMPTY
     with collector_paused():  # the file's ``ast`` tree is freed by reference counting
-        return summarize(text) or _UNPARSED
+        summary = summarize(text)
+    if summary is not None:
+        return summary
+    # Nothing else is known of it, but its text still shows whether it asks for asynchronous
+    # copies (one Python 2 script should not decide that for the whole project).
+    return _UNPARSED_ASYNC if "non_blocking" in text else _UNPARSED
 
 
 def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:

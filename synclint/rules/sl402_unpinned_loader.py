@@ -22,6 +22,13 @@ class UnpinnedLoader(Rule):
     iterated where it is built, in code that runs once) and loaders bound to a
     name their function never reads (no batch of them is ever copied).
 
+    Pinning matters only to a copy that would not wait otherwise. A project
+    that never asks for one (no `non_blocking=` keyword that is not `False`,
+    no Lightning or Composer trainer, which copy every batch that way) waits
+    at each of its blocking copies, pinned or not: SL401 reports those copies,
+    and this finding is shown only with `--include-cold` until the copies
+    become non-blocking.
+
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
     `non_blocking=True` the copy is staged through a pinned buffer
@@ -57,14 +64,16 @@ class UnpinnedLoader(Rule):
         "import torch\nl = MyLoader(ds)\nd = 'cuda'\n",
         "import torch\nl = torch.utils.data.DataLoader(ds, **kwargs)\nd = 'cuda'\n",
         "import torch\nl = torch.utils.data.DataLoader(ds, pin_memory=args.pin)\nd = 'cuda'\n",
+        # Every copy blocks: it waits (SL401) from pinned memory too.
+        "from torch.utils.data import DataLoader\nl = DataLoader(ds)\nfor x in l:\n    x = x.cuda()\n",
     )
     INVALID = (
-        Invalid("import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4)\nd = 'cuda'\n", 2, 5, "import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4, pin_memory=True)\nd = 'cuda'\n"),
-        Invalid("from torch.utils.data import DataLoader\nl = DataLoader(ds)\nx = x.cuda()\n", 2, 5, "from torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nx = x.cuda()\n"),
-        Invalid("from torch.utils.data import DataLoader as DL\nl = DL(ds, pin_memory=False)\nx = x.cuda()\n", 2, 5, None),
-        Invalid("import torch.utils.data as tud\nl = tud.DataLoader(ds, shuffle=True)\ndevice = 'cuda:0'\n", 2, 5, "import torch.utils.data as tud\nl = tud.DataLoader(ds, shuffle=True, pin_memory=True)\ndevice = 'cuda:0'\n"),
-        Invalid("from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds)\nx = 'cuda'\n", 3, 12, "from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds, pin_memory=True)\nx = 'cuda'\n"),
-        Invalid("from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds)\nx = 'cuda'\n", 2, 5, "from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds, pin_memory=True)\nx = 'cuda'\n"),
+        Invalid("import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4)\nd = 'cuda'\nx = x.to(d, non_blocking=True)\n", 2, 5, "import torch\nl = torch.utils.data.DataLoader(ds, batch_size=4, pin_memory=True)\nd = 'cuda'\nx = x.to(d, non_blocking=True)\n"),
+        Invalid("from torch.utils.data import DataLoader\nl = DataLoader(ds)\nx = x.cuda(non_blocking=True)\n", 2, 5, "from torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nx = x.cuda(non_blocking=True)\n"),
+        Invalid("from torch.utils.data import DataLoader as DL\nl = DL(ds, pin_memory=False)\nx = x.cuda(non_blocking=args.async_copy)\n", 2, 5, None),
+        Invalid("import torch.utils.data as tud\nimport pytorch_lightning as pl\nl = tud.DataLoader(ds, shuffle=True)\npl.Trainer(accelerator='cuda').fit(model, l)\n", 3, 5, "import torch.utils.data as tud\nimport pytorch_lightning as pl\nl = tud.DataLoader(ds, shuffle=True, pin_memory=True)\npl.Trainer(accelerator='cuda').fit(model, l)\n"),
+        Invalid("from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds)\ndef step(b):\n    return b.to('cuda', non_blocking=True)\n", 3, 12, "from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds, pin_memory=True)\ndef step(b):\n    return b.to('cuda', non_blocking=True)\n"),
+        Invalid("from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds)\nx = 'cuda'\ny.copy_(z, non_blocking=True)\n", 2, 5, "from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds, pin_memory=True)\nx = 'cuda'\ny.copy_(z, non_blocking=True)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -80,6 +89,8 @@ class UnpinnedLoader(Rule):
             cold = "a loader the code never uses (bound to a name its function never reads)"
         elif self._one_off(node, uses):
             cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
+        elif self.context.flow.facts.blocking_copies_only:
+            cold = "every copy in the project blocks (none asks for `non_blocking=True`): each waits, pinned or not"
         else:
             cold = None
         self.report(

@@ -1,0 +1,153 @@
+"""SL402 only where pinning can matter: a project that asks for an asynchronous copy.
+
+A blocking copy (``x.to(device)``, ``x.cuda()``) waits for the device whether its source is
+pinned or not (PyTorch's ``copy_`` synchronises the stream after it), so an unpinned loader
+in a project whose copies all block adds no wait of its own: SL401 reports the copies.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.engine import check_source
+from synclint.project.summary import summarize
+from synclint.runner import RunOptions, lint_paths
+
+BLOCKING = "every copy in the project blocks (none asks for `non_blocking=True`): each waits, pinned or not"
+
+LOADER = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def make_loader(ds):
+    return DataLoader(ds, batch_size=8)
+
+
+DEVICE = "cuda"
+"""
+
+TRAIN = """\
+from pkg.data import make_loader
+
+
+def train(model, ds, device):
+    for x, y in make_loader(ds):
+        x, y = x.to(device), y.to(device{copy})
+        model(x, y).backward()
+"""
+
+
+def _project(tmp_path: Path, copy: str = "", extra: dict[str, str] | None = None) -> Path:
+    files = {"pyproject.toml": "[project]\nname = 'pkg'\n", "pkg/__init__.py": "", "pkg/data.py": LOADER,
+             "pkg/train.py": TRAIN.format(copy=copy), **(extra or {})}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _sl402(root: Path, include_cold: bool = True) -> list[tuple[str, int, int, str, str]]:
+    findings = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False, include_cold=include_cold))
+    return [(Path(f.path).relative_to(root).as_posix(), f.line, f.column, f.context, f.why)
+            for f in findings if f.code == "SL402"]
+
+
+def test_a_loader_whose_project_copies_only_blocking_is_cold(tmp_path):
+    root = _project(tmp_path)
+    assert _sl402(root) == [("pkg/data.py", 6, 12, "cold", BLOCKING)]
+    assert _sl402(root, include_cold=False) == []
+    # The waits themselves are reported where they happen.
+    findings = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False))
+    assert {(f.line, f.code) for f in findings if f.path.endswith("train.py")} == {(6, "SL401")}
+
+
+@pytest.mark.parametrize(
+    ("copy", "shown"),
+    [
+        (", non_blocking=True", True),
+        (", non_blocking=args.async_copy", True),  # may be true
+        (", non_blocking=False", False),
+        (", False", False),  # positional: `to(device, dtype)` in the other order is not asked for
+    ],
+)
+def test_a_copy_that_asks_to_be_asynchronous_anywhere_shows_the_loader(tmp_path, copy, shown):
+    root = _project(tmp_path, copy=copy.replace("args.", ""))
+    expected = ("pkg/data.py", 6, 12, "unknown", "") if shown else ("pkg/data.py", 6, 12, "cold", BLOCKING)
+    assert _sl402(root) == [expected]
+
+
+@pytest.mark.parametrize("module", ["pytorch_lightning", "lightning.pytorch", "lightning_fabric", "composer.trainer"])
+def test_a_trainer_that_copies_batches_asynchronously_shows_the_loader(tmp_path, module):
+    # Lightning's move_data_to_device and Composer's DeviceGPU pass non_blocking=True themselves.
+    extra = {"pkg/fit.py": f"import {module} as trainer_lib\n\n\ndef fit(model, loader):\n    return trainer_lib\n"}
+    assert _sl402(_project(tmp_path, extra=extra)) == [("pkg/data.py", 6, 12, "unknown", "")]
+
+
+def test_a_relative_import_named_like_a_trainer_is_not_one(tmp_path):
+    extra = {"pkg/lightning.py": "", "pkg/fit.py": "from . import lightning\n"}
+    assert _sl402(_project(tmp_path, extra=extra)) == [("pkg/data.py", 6, 12, "cold", BLOCKING)]
+
+
+def test_a_file_python_cannot_parse_still_counts_by_its_text(tmp_path):
+    # A Python 2 script is common in research repositories: one that asks for asynchronous
+    # copies counts; one that does not, does not switch the analysis off.
+    quiet = _project(tmp_path / "a", extra={"tools/old.py": "print 'hello'\n"})
+    assert _sl402(quiet) == [("pkg/data.py", 6, 12, "cold", BLOCKING)]
+    asks = _project(tmp_path / "b", extra={"tools/old.py": "print 'x'\ny = x.cuda(non_blocking=True)\n"})
+    assert _sl402(asks) == [("pkg/data.py", 6, 12, "unknown", "")]
+
+
+def test_code_outside_the_program_keeps_its_own_reason(tmp_path):
+    extra = {"tests/test_data.py": "from torch.utils.data import DataLoader\n\n\ndef test_it(ds):\n"
+                                   "    return DataLoader(ds).cuda\n"}
+    found = _sl402(_project(tmp_path, extra=extra))
+    assert ("tests/test_data.py", 5, 12, "cold", "test code") in found
+
+
+def test_a_new_asynchronous_copy_elsewhere_rechecks_the_loader_file(tmp_path):
+    # The loader's file did not change, but its facts did: the results cache must not
+    # serve the old (cold) finding.
+    root = _project(tmp_path)
+    settings = Settings(root=root)
+
+    def shown() -> list[tuple[int, str]]:
+        findings = lint_paths([root], settings, RunOptions(jobs=1, use_cache=True, cache_dir=tmp_path / ".cache"))
+        return [(f.line, f.code) for f in findings if f.code == "SL402"]
+
+    assert shown() == []
+    (root / "pkg" / "train.py").write_text(TRAIN.format(copy=", non_blocking=True"))
+    assert shown() == [(6, "SL402")]
+
+
+def test_a_source_on_its_own_is_its_own_project():
+    blocking = "from torch.utils.data import DataLoader\nl = DataLoader(ds)\nfor x in l:\n    x = x.cuda()\n"
+    found = [(f.line, f.context, f.why) for f in check_source(blocking, "t.py", include_cold=True) if f.code == "SL402"]
+    assert found == [(2, "cold", BLOCKING)]
+    asks = blocking.replace("x.cuda()", "x.cuda(non_blocking=True)")
+    assert [(f.line, f.context) for f in check_source(asks, "t.py") if f.code == "SL402"] == [(2, "unknown")]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x.to(d, non_blocking=True)\n", True),
+        ("x.copy_(y, non_blocking=flag)\n", True),
+        ("f(**{'non_blocking': True})\n", False),  # no keyword spelled: nothing known
+        ("x.to(d, non_blocking=False)\n", False),
+        ("# non_blocking=True in a comment\nx.to(d)\n", False),
+        ("s = 'non_blocking=True'\n", False),
+        ("def f(non_blocking=True):\n    pass\n", False),  # a parameter's default is no copy
+        ("import pytorch_lightning as pl\n", True),
+        ("from lightning.pytorch import Trainer\n", True),
+        ("from composer import Trainer\n", True),
+        ("import lightgbm\n", False),
+    ],
+)
+def test_what_counts_as_asking_for_an_asynchronous_copy(source, expected):
+    assert summarize(source).copies_asynchronously is expected
