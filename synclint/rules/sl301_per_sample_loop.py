@@ -19,7 +19,12 @@ _IOU_NAME = re.compile(r"iou", re.I)
 #: for memory (``for student_chunk, label_chunk in zip(student_logits, labels)``, torchtune's
 #: chunked distillation loss) and levels of a feature pyramid (``for lvl, (H_, W_) in
 #: enumerate(spatial_shapes)``, GroundingDINO's proposals per level).
-_PIECE_NAME = re.compile(r"(^|_)(chunks?|shards?|lvl|levels?)(_|$)", re.I)
+#: So do the layers, scales, stages and branches of a network and the views or crops of a
+#: multi-crop batch (``for layer_index, layer_predictions in enumerate(predictions)``:
+#: a YOLO loss per output layer, each of another grid size).
+_PIECE_NAME = re.compile(
+    r"(^|_)(chunks?|shards?|lvl|levels?|layers?|scales?|stages?|branch(es)?|views?|crops?|resolutions?)(_|$)", re.I
+)
 
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
@@ -44,11 +49,16 @@ class _BodyScan(cst.CSTVisitor):
         self.tensor_ops = 0
         self.iou_call: str | None = None
         self.indexes_by_loop_var = False
+        #: The body calls what the loop variable picks (``self.adapt_convs[i](xs[i])``,
+        #: ``getattr(self, f"head{i}")(x)``): another module or function on each pass.
+        self.calls_what_the_pass_picks = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._picked_by_the_pass(node.func):
+            self.calls_what_the_pass_picks = True
         context = self.rule.context
         qualified = context.qualify(node.func)
         name = dotted_name(node.func) or ""
@@ -75,6 +85,24 @@ class _BodyScan(cst.CSTVisitor):
                 self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
             elif any(self._computes(arg.value) for arg in node.args):
                 self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
+
+    def _picked_by_the_pass(self, func: cst.BaseExpression) -> bool:
+        """``modules[i]`` or ``getattr(obj, f"conv{i}")``, with ``i`` a loop variable: a
+        tensor is not callable, so what is picked is a module or a function, not a sample."""
+        if isinstance(func, cst.Subscript):
+            return any(
+                isinstance(element.slice, cst.Index) and self._names_a_loop_variable(element.slice.value)
+                for element in func.slice
+            )
+        return (
+            isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr"
+            and len(func.args) >= 2 and self._names_a_loop_variable(func.args[1].value)
+        )
+
+    def _names_a_loop_variable(self, node: cst.CSTNode) -> bool:
+        finder = _NameFinder(self.loop_names)
+        node.visit(finder)
+        return finder.found
 
     def _computes(self, value: cst.BaseExpression) -> bool:
         """A stored tensor that is computed where it is stored: arithmetic, a comparison,
@@ -103,6 +131,16 @@ class _BodyScan(cst.CSTVisitor):
                 self.indexes_by_loop_var = True
 
 
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.names
+
+
 class PerSampleLoop(Rule):
     """Flags Python loops over the samples of a batch whose body launches tensor ops.
 
@@ -115,7 +153,12 @@ class PerSampleLoop(Rule):
     self.cell(x[t], hidden)`: the time steps of a recurrent layer) is sequential
     by nature and is not flagged, nor is one whose variables name pieces of every
     sample (`for student_chunk, label_chunk in ...`, `for lvl, (h, w) in
-    enumerate(spatial_shapes)`), nor one that only stores each sample
+    enumerate(spatial_shapes)`, `for layer_index, layer_out in
+    enumerate(outputs)`: levels, layers, scales, stages, branches, views and
+    crops), nor one that calls what the loop variable picks
+    (`self.adapt_convs[i](xs[i])`, `getattr(self, f"head{i}")(x)`: each pass
+    runs its own weights, a branch of the network rather than a sample), nor
+    one that only stores each sample
     (`group.append(image)` launches nothing; `out.append(x * 2)` does), nor
     one that runs a backward pass on every pass (`accelerator.backward(loss)`:
     gradient accumulation, micro-batches split to fit in memory).
@@ -168,6 +211,13 @@ class PerSampleLoop(Rule):
         "    def forward(self, x):\n        masks = self.gate(x) > 0\n        for mask, expert in zip(masks, self.experts):\n"
         "            x = x + expert(x) * mask.float()\n        return x\n",
         "import torch\nfor i in range(10):\n    layers.append(torch.nn.Linear(2, 2))\n",
+        # The branches of a multi-scale block (score_sde's RefineBlock): its own conv per input.
+        "import torch\nclass Refine(torch.nn.Module):\n    def forward(self, xs):\n        hs = []\n"
+        "        for i in range(len(xs)):\n            hs.append(self.adapt_convs[i](xs[i]))\n        return hs\n",
+        # A loss per output layer of a detector, each of another grid size.
+        "import torch\ndef loss(predictions, targets):\n    total = 0\n"
+        "    for layer_index, layer_predictions in enumerate(predictions):\n"
+        "        total = total + torch.sigmoid(layer_predictions).sum()\n    return total\n",
         "import torch\ndef f(xs):\n    for x in xs:\n        print(x)\n",
         "import torch\ndef f(x: torch.Tensor):\n    for _ in range(3):\n        x = torch.relu(x)\n    return x\n",
         "import torch\ndef f(blocks, x):\n    for block in blocks:\n        x = block(x)\n    return x\n",
@@ -344,6 +394,8 @@ class PerSampleLoop(Rule):
         walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
             return
+        if scan.calls_what_the_pass_picks:
+            return  # ``self.adapt_convs[i](xs[i])``: each pass runs its own weights (a branch, not a sample)
         if scan.iou_call:
             advice = (
                 f"the body computes a box IoU loss (`{scan.iou_call}`): pad the targets and call "

@@ -1,0 +1,38 @@
+"""SL301 flags loops over samples, not over the branches, layers or views of a network."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from synclint.engine import check_source
+
+
+def _sl301(body: str) -> list[int]:
+    source = "import torch\n\n\nclass Block(torch.nn.Module):\n    def forward(self, xs, targets, pred):\n" + textwrap.indent(
+        textwrap.dedent(body), " " * 8)
+    return [f.line for f in check_source(source, "m.py", include_cold=True) if f.code == "SL301"]
+
+
+@pytest.mark.parametrize(
+    ("body", "flagged"),
+    [
+        # Its own module per pass: a branch of the network (score_sde's RefineBlock).
+        ("hs = []\nfor i in range(len(xs)):\n    hs.append(self.adapt_convs[i](xs[i]))\n", False),
+        ("out = 0\nfor i, t in enumerate(targets):\n    out = out + getattr(self, f'head{i}')(t).sum()\n", False),
+        ("out = 0\nfor i, t in enumerate(targets):\n    out = out + self.heads[i + 1](t).sum()\n", False),
+        # The same module on every sample: one launch per sample.
+        ("out = 0\nfor i in range(len(targets)):\n    out = out + self.head(pred[i]).sum() - targets[i].sum()\n", True),
+        ("out = 0\nfor i in range(len(targets)):\n    out = out + self.heads[0](pred[i]).sum() - targets[i].sum()\n", True),
+        # Layers, scales and views are pieces of every sample.
+        ("out = 0\nfor layer_index, layer_pred in enumerate(targets):\n    out = out + torch.sigmoid(layer_pred).sum()\n", False),
+        ("out = 0\nfor scale, view in zip(xs, targets):\n    out = out + torch.sigmoid(view).sum()\n", False),
+        ("out = 0\nfor crop in targets:\n    out = out + torch.sigmoid(crop).sum()\n", False),
+        # A sample beside the index of its layer is still a sample.
+        ("out = 0\nfor target, layer_id in zip(targets, xs):\n    out = out + torch.sigmoid(target).sum()\n", True),
+        ("out = 0\nfor player in targets:\n    out = out + torch.sigmoid(player).sum()\n", True),
+    ],
+)
+def test_branches_are_not_samples(body, flagged):
+    assert bool(_sl301(body)) is flagged
