@@ -1567,3 +1567,40 @@ NAN_AS_MISSING_LABELS = """
 )
 def test_a_branch_that_keeps_the_finite_elements_treats_nan_as_missing_data(line, expected):
     assert _at(NAN_AS_MISSING_LABELS, line) == {expected}
+
+
+PERIODIC_EVALUATION = """
+    import torch
+
+
+    def nms(prediction, conf_thres=0.25, classes=None):
+        keep = prediction[prediction[:, 4] > conf_thres]
+        if classes is not None:
+            keep = keep[(keep[:, 5:6] == torch.tensor(classes, device=keep.device)).any(1)]
+        return keep
+
+
+    def evaluate(model, loader, classes):
+        for images in loader:
+            nms(model(images.cuda()), conf_thres=0.1)
+        for images in loader:
+            nms(model(images.cuda()), classes={classes})
+
+
+    def train(model, loader, optimizer):
+        for step, images in enumerate(loader):
+            optimizer.zero_grad()
+            model(images.cuda()).sum().backward()
+            optimizer.step()
+            if step % 1000 == 0:
+                evaluate(model, loader, [0])
+    """
+
+
+@pytest.mark.parametrize(("passed", "expected"), [("None", "cold"), ("classes", "hot")])
+def test_the_loops_of_an_evaluation_called_every_n_steps_decide_what_the_step_passes(passed, expected):
+    # PyTorch-YOLOv3: `_evaluate` runs every N epochs, so it is cold by its callers, but its
+    # loop over batches is a step of its own, and none of that loop's calls passes `classes`.
+    found = _found(PERIODIC_EVALUATION.replace("{classes}", passed))
+    assert found[(6, "SL103")][0] == "hot"
+    assert {found[(8, "SL103")][0], found[(8, "SL403")][0]} == {expected}

@@ -118,7 +118,7 @@ class _StepCalls:
         for call, plain in self.callers.get(fid, ()):
             if call.quiet is None and id(call) not in self.quiet_calls:
                 context = self.contexts.get(self.owners[id(call)])
-                if _is_hot(context):
+                if _is_hot(context) or (call.batch_loop is not None and not _cold_on_its_own(context)):
                     hot.append((call, plain))
                 elif not getattr(context, "is_cold", False):
                     unsure.append((call, plain))
@@ -180,6 +180,13 @@ def _closed_by_constants(
 
 def _is_hot(context: object) -> bool:
     return context is not None and getattr(context, "is_hot", False)
+
+
+def _cold_on_its_own(context: object) -> bool:
+    """Cold for a reason of its own (test code, an error path), not only because its
+    callers run rarely: the loops over batches of an evaluation called every N steps still
+    run every batch of it, and their calls are the step's (as the call graph has them)."""
+    return getattr(context, "is_cold", False) and not getattr(context, "why", "").startswith("called only")
 
 
 def _may_enter(guard: ParamGuard, value: object) -> bool:
