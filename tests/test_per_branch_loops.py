@@ -36,3 +36,4 @@ def _sl301(body: str) -> list[int]:
 )
 def test_branches_are_not_samples(body, flagged):
     assert bool(_sl301(body)) is flagged
+

@@ -58,6 +58,8 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
         return True
     if kind is not Kind.UNKNOWN:
         return False
+    if isinstance(receiver, cst.Name) and receiver.value == "self" and _self_is_no_tensor(context):
+        return False  # ``self.inverse(mag, phase)``: tacotron2's STFT calls its own method
     if not context.imports.imports_torch or method in NEEDS_EVIDENCE:
         return False
     if context.imports.imports_other_tensors:
@@ -67,6 +69,15 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
     if method in SHARED_WITH_HOST_ARRAYS:
         return not (context.imports.imports_numpy or context.imports.imports_pandas)
     return True
+
+
+def _self_is_no_tensor(context: RuleContext) -> bool:
+    """``self`` in a method of a class that names no ``Tensor`` among its bases: an
+    instance of the class (a module, a helper object), whose methods are its own."""
+    for scope in reversed(context.flow.scopes):
+        if scope.kind == "class" and isinstance(scope.node, cst.ClassDef):
+            return not any((dotted_name(base.value) or "").endswith("Tensor") for base in scope.node.bases)
+    return False
 
 
 def match_sync_call(context: RuleContext, call: cst.Call, code: str) -> SyncCall | None:
