@@ -1604,3 +1604,36 @@ def test_the_loops_of_an_evaluation_called_every_n_steps_decide_what_the_step_pa
     found = _found(PERIODIC_EVALUATION.replace("{classes}", passed))
     assert found[(6, "SL103")][0] == "hot"
     assert {found[(8, "SL103")][0], found[(8, "SL403")][0]} == {expected}
+
+
+SCHEDULE_FLAGS = """
+    import torch
+
+
+    def step(self, loss, x):
+        apply_gp = self.steps % 4 == 0
+        apply_pl = not self.no_pl and self.steps > 5000 and self.steps % 32 == 0
+        if apply_gp:
+            x.norm().item()
+        if apply_pl and x is not None:
+            x.sum().item()
+        if not apply_gp:
+            loss.item()
+        redone = self.steps % 4 == 0
+        redone = redone or self.force
+        if redone:
+            loss.mean().item()
+        grown = self.steps % 8 == 0
+        grown |= self.force
+        if grown:
+            loss.max().item()
+        return loss
+    """
+
+
+@pytest.mark.parametrize(("line", "periodic"), [(9, True), (11, True), (13, False), (17, False), (21, False)])
+def test_a_local_bound_to_a_schedule_guards_periodic_code(line, periodic):
+    # lucidrains/stylegan2-pytorch: `apply_gradient_penalty = self.steps % 4 == 0`, then
+    # `if apply_gradient_penalty:` around the penalty and its `.item()`.
+    found = _found(SCHEDULE_FLAGS)[(line, "SL201")]
+    assert (found == ("cold", "periodic (logging every N steps)")) is periodic

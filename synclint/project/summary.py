@@ -85,7 +85,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 37
+SUMMARY_VERSION = 38
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -532,6 +532,14 @@ def _is_periodic_guard(test: ast.AST) -> bool:
     return False
 
 
+def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
+    """``if apply_gp:`` or ``if apply_gp and x:``, with ``apply_gp`` one of ``flags``
+    (``not apply_gp`` runs on the other steps)."""
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(_tests_a_flag(v, flags) for v in test.values)
+
+
 def _schedule_parts(test: ast.AST) -> list[ast.AST]:
     """The nodes of ``test`` (breadth first), less the gradient accumulation boundaries in it
     (``i % args.accum_freq``: its ``freq`` says nothing of logging)."""
@@ -893,6 +901,9 @@ class _CallWalker:
         self.persistent: set[str] = {"self", "cls"}
         #: Names bound to a check of another backend (``mps = "mps" in device.type``).
         self.backend_flags: set[str] = set()
+        #: Names every binding of which (so far) is a schedule (``apply_gp = self.steps % 4 == 0``).
+        self.schedule_flags: set[str] = set()
+        self._not_schedule: set[str] = set()
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -966,7 +977,7 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_periodic_guard(node.test):
+            if _is_periodic_guard(node.test) or _tests_a_flag(node.test, self.schedule_flags):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
                 self._branch(node.body, self._rare_branch(node), depth)
@@ -1006,6 +1017,13 @@ class _CallWalker:
             self._expressions([node.msg])
             self.quiet.pop()
             return
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign)) or (
+            isinstance(node, ast.Assign) and not all(isinstance(target, ast.Name) for target in node.targets)
+        ):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for name in _target_names(target):  # ``apply_gp |= x``, ``apply_gp, n = ...``: no schedule
+                    self.schedule_flags.discard(name)
+                    self._not_schedule.add(name)
         if isinstance(node, ast.Assign):
             value = node.value
             for target in node.targets:
@@ -1015,6 +1033,11 @@ class _CallWalker:
                         self.backend_flags.add(target.id)
                     else:
                         self.backend_flags.discard(target.id)
+                    if _is_periodic_guard(value) and target.id not in self._not_schedule:
+                        self.schedule_flags.add(target.id)
+                    else:
+                        self.schedule_flags.discard(target.id)
+                        self._not_schedule.add(target.id)
                     if _tensor_expression(value, self.tensor_names) and target.id not in self._not_tensor:
                         self.tensor_names.add(target.id)
                     else:
