@@ -41,6 +41,36 @@ def _is_cpu(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute)) and "cpu" in (dotted_name(node) or "").lower()
 
 
+#: Constructors from data (``torch.Tensor([])``, ``torch.tensor(())``) and factories taking
+#: sizes (``torch.zeros(0, 4)``): see :func:`empty_construction`.
+_FROM_DATA_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor",
+                                     "torch.LongTensor", "torch.IntTensor", "torch.BoolTensor", "torch.DoubleTensor"})
+_SIZED_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.rand", "torch.randn", "torch.full"})
+#: Methods that keep a tensor's number of elements (casts): ``torch.Tensor([]).long()``.
+_KEEP_NUMEL = frozenset({"long", "float", "int", "double", "half", "bool", "bfloat16", "byte", "detach", "clone"})
+
+
+def empty_construction(node: cst.BaseExpression, qualify) -> bool:
+    """A tensor built empty, visibly: ``torch.Tensor([])``, ``torch.tensor(())``,
+    ``torch.zeros(0, 4)``, ``torch.empty((0,))``, and casts of them. Copying one to a device
+    launches nothing and waits for nothing: ``copy_`` returns before its kernel when there
+    are no elements (``if (iter.numel() == 0) return self;`` in ATen's ``copy_impl``)."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _KEEP_NUMEL and not node.args:
+        node = node.func.value
+    if not isinstance(node, cst.Call):
+        return False
+    name = qualify(node.func)
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    if name in _FROM_DATA_CONSTRUCTORS:
+        return len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)) and not positional[0].elements
+    if name in _SIZED_FACTORIES:
+        sizes = positional[:-1] if name == "torch.full" else positional
+        if len(sizes) == 1 and isinstance(sizes[0], (cst.List, cst.Tuple)):
+            sizes = [element.value for element in sizes[0].elements]
+        return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
+    return False
+
+
 class DeviceInference:
     def __init__(self, flow: FlowState) -> None:
         self.flow = flow

@@ -21,7 +21,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.imports import ImportMap, dotted_name
-from synclint.analysis.devices import DeviceInference, moves_to_a_device
+from synclint.analysis.devices import DeviceInference, empty_construction, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
@@ -74,6 +74,8 @@ class Scope:
     loops: list[cst.CSTNode] = field(default_factory=list)
     #: Names bound to tensors known to live in host memory (``torch.tensor(data)``).
     host: set[str] = field(default_factory=set)
+    #: Names bound to a tensor built visibly empty (``torch.Tensor([])``): moving one copies nothing.
+    empty: set[str] = field(default_factory=set)
     #: Names bound to tensors moved to an accelerator (``x.to(device="cuda")``) and to
     #: accelerator devices (``device = torch.cuda.current_device()``): proof of a sync.
     accelerator: set[str] = field(default_factory=set)
@@ -457,12 +459,14 @@ class FlowState:
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             fed = isinstance(node.value, cst.Call) and _feeds_a_device(node.value, self.scope.device_fed)
+            empty = on_host and empty_construction(node.value, self.imports.qualify)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
                 self.bind(target.target, kind, node.value)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                    (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
                     self.scope.loader_batches.discard(target.target.value)
                 else:
@@ -475,6 +479,7 @@ class FlowState:
         elif isinstance(node, cst.AugAssign):
             if isinstance(node.target, cst.Name):
                 name = node.target.value
+                self.scope.empty.discard(name)  # ``x += y`` broadcasts: it may hold elements now
                 current = self.lookup(name)
                 if current is Kind.UNKNOWN:
                     self.bind(node.target, self.kind_of(node.value))
@@ -522,6 +527,7 @@ class FlowState:
         if isinstance(target, cst.Name):
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -600,6 +606,10 @@ class FlowState:
         if names and _moves_any(node.body, names):
             self.scope.host.update(names)
             self.scope.loader_batches.update(names)
+
+    def holds_an_empty_tensor(self, name: str) -> bool:
+        """``name`` was last bound, in this scope, to a tensor built visibly empty."""
+        return name in self.scope.empty
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.devices import empty_construction
 from synclint.analysis.inference import keyword
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
@@ -55,7 +56,10 @@ class HostTensorCtor(Rule):
     from the call graph, not from function names: a grad-norm helper called
     from the training loop is hot, a `build_*` or `__init__` is not. In hot
     code the data argument need not be proven Python: anything not known to be
-    a device tensor is copied from the host.
+    a device tensor is copied from the host. A tensor built visibly empty
+    (`torch.Tensor([])`, `torch.zeros(0, 4)`, casts of them) is left alone:
+    copying no elements launches nothing and waits for nothing (ATen's
+    `copy_` returns first).
 
     ## Why is this bad?
     The data is materialised in pageable host memory and copied with a
@@ -92,6 +96,9 @@ class HostTensorCtor(Rule):
     fix_applicability = "safe"
 
     VALID = (
+        # Empty accumulators (retinanet's post-processing): nothing is copied.
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        scores = torch.Tensor([])\n"
+        "        return scores.cuda(), torch.zeros(0, 4).to(x.device)\n",
         "import torch\nzero = torch.tensor(0.0, device='cuda')\n",
         "import torch\ndef forward(self, x):\n    return torch.zeros((), device=x.device)\n",
         "import torch\ndef forward(self, x):\n    return torch.tensor(x, device='cpu')\n",
@@ -172,7 +179,10 @@ class HostTensorCtor(Rule):
             hot = self.context.is_hot or (
                 device is not None and isinstance(device.value, cst.Attribute) and device.value.attr.value == "device"
             )
-            if hot and device is not None and _is_accelerator(device.value) and node.args and self._host_data(node.args[0].value):
+            if (
+                hot and device is not None and _is_accelerator(device.value) and node.args
+                and self._host_data(node.args[0].value) and not empty_construction(node, self.context.qualify)
+            ):
                 self.report(
                     node,
                     "Tensor built from Python data on the host and copied to the device each time "
@@ -191,6 +201,8 @@ class HostTensorCtor(Rule):
             and self.context.on_host(inner)
             and not self.context.flow.is_loader_batch(inner.value)  # moving a batch: SL401's business
         ):
+            if self.context.flow.holds_an_empty_tensor(inner.value):
+                return  # ``torch.Tensor([]).cuda()``: no elements, no copy, no wait
             self.report(
                 node,
                 f"`{inner.value}` lives in host memory (built without a device), so moving it is a "
@@ -207,8 +219,8 @@ class HostTensorCtor(Rule):
             and not inner.args
         ):
             inner, cast = inner.func.value, True
-        if not isinstance(inner, cst.Call):
-            return
+        if not isinstance(inner, cst.Call) or empty_construction(inner, self.context.qualify):
+            return  # ``torch.zeros(0, 4).cuda()`` copies nothing
         inner_name = self.context.qualify(inner.func)
         if inner_name is None or not inner_name.startswith("torch."):
             return
