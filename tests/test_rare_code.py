@@ -1637,3 +1637,43 @@ def test_a_local_bound_to_a_schedule_guards_periodic_code(line, periodic):
     # `if apply_gradient_penalty:` around the penalty and its `.item()`.
     found = _found(SCHEDULE_FLAGS)[(line, "SL201")]
     assert (found == ("cold", "periodic (logging every N steps)")) is periodic
+
+
+INTERACTIVE_LOOPS = """
+    import cv2
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def show(model, loader):
+        for data in loader:
+            scores = model(data.cuda())
+            keep = scores.cpu() > 0.5
+            cv2.imshow("img", keep.numpy())
+            cv2.waitKey(0)
+
+
+    def plot(model, loader):
+        for data in loader:
+            plt.imshow(model(data.cuda()).cpu())
+            plt.show()
+
+
+    def stream(model, loader):
+        for data in loader:
+            cv2.imshow("img", model(data.cuda()).cpu().numpy())
+            cv2.waitKey(1)
+
+
+    def batch_plots(model, loader):
+        for data in loader:
+            plt.imshow(model(data.cuda()).cpu())
+            plt.show(block=False)
+    """
+
+
+@pytest.mark.parametrize(("line", "expected"), [(10, "cold"), (17, "cold"), (23, "hot"), (29, "hot")])
+def test_a_loop_that_waits_for_a_person_on_every_pass_is_a_demo(line, expected):
+    # yhenon/pytorch-retinanet's visualize.py: each batch's detections drawn, then
+    # `cv2.waitKey(0)`; a live stream (`waitKey(1)`) or a non-blocking plot keeps going.
+    assert _at(INTERACTIVE_LOOPS, line) == {expected}
