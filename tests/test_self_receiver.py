@@ -14,3 +14,41 @@ def test_self_is_a_tensor_only_in_a_subclass_of_tensor():
         "class Helper:\n    def run(self, x: torch.Tensor):\n        def inner():\n            return self.inverse(x)\n        return inner()\n"
     )
     assert [(f.line, f.code) for f in check_source(source, "m.py", include_cold=True)] == [(11, "SL201")]
+
+
+ATTRIBUTE_CLASS = '''\
+import torch
+
+
+class TanhBijector:
+    def __init__(self, epsilon=1e-6):
+        self.epsilon = epsilon
+
+    @staticmethod
+    def inverse(y):
+        return torch.atanh(y.clamp(-0.99, 0.99))
+
+
+class Distribution(torch.nn.Module):
+    def __init__(self, squash, weight, helper):
+        super().__init__()
+        self.bijector = TanhBijector() if squash else None
+        self.weight = torch.nn.Parameter(weight)
+        self.helper = helper
+
+    def forward(self, actions):
+        a = self.bijector.inverse(actions)
+        b = TanhBijector.inverse(actions)
+        c = actions.inverse()
+        d = self.helper.inverse()
+        return a + b + c + d
+'''
+
+
+def test_a_method_of_the_class_an_attribute_is_built_from_is_that_method():
+    # stable-baselines3: `self.bijector = TanhBijector(eps)` and `TanhBijector.inverse(y)` are
+    # an elementwise atanh, not `Tensor.inverse`. The input's `.inverse()` is the tensor's;
+    # an attribute of unknown class (`self.helper`) is not resolved by the one project method
+    # of that name.
+    found = [(f.line, f.code) for f in check_source(ATTRIBUTE_CLASS, "dist.py", include_cold=True)]
+    assert found == [(23, "SL201"), (24, "SL201")]

@@ -66,6 +66,10 @@ class FileFacts:
     #: (:func:`synclint.project.summary.copies_asynchronously`): every copy syncs, from
     #: pinned memory or not. False where the project is split, so not all of it is seen.
     blocking_copies_only: bool = False
+    #: Calls (spelled as in ``host_calls``: ``Cls:self.bijector.inverse``) of a method of the
+    #: project class an attribute is built from (``self.bijector = TanhBijector(eps)``):
+    #: that method runs, not a tensor's method of the same name.
+    attribute_methods: frozenset[str] = frozenset()
 
     def function_context(self, qualname: str) -> Context:
         return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
@@ -189,6 +193,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     argument_syncs: dict[str, tuple[CallSiteSync, ...]] = {}
     synced_at_callers: set[tuple[int, int, str]] = set()
     callees_of: dict[str, set] = {}
+    attribute_methods: set[str] = set()
     calls = index.resolved_calls()
     for function in summary.redefined:  # the name's context, and its own cold and hot blocks
         functions.append((function.line, function.end_line, function.qualname,
@@ -209,6 +214,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
             target = index.function(callee)
             spelled = f"{function.cls}:{call.target}" if call.target.startswith("self.") else call.target
             callees_of.setdefault(spelled, set()).add(callee)
+            if _through_an_attribute_class(index, key, function, call.target, callee):
+                attribute_methods.add(spelled)
             if target is not None and _reports_at_calls(index, contexts, callee, target):
                 argument_syncs[spelled] = call_site_syncs(callee[1], target.params, target.cls is not None, target.argument_syncs)
             if target is not None and target.returns_host:
@@ -243,7 +250,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     regions.sort(key=lambda item: (item[0], -item[1]))
     file_cold = file_context(index, key)
     digest = hashlib.blake2b(
-        repr((whole_project, blocking_copies_only, file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+        repr((whole_project, blocking_copies_only, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
         digest_size=12,
     ).hexdigest()
@@ -251,5 +258,17 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         tuple(functions), tuple(regions), host_attributes, frozenset(host_calls), digest, tensor_params, whole_project,
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
-        blocking_copies_only=blocking_copies_only,
+        blocking_copies_only=blocking_copies_only, attribute_methods=frozenset(attribute_methods),
     )
+
+
+def _through_an_attribute_class(index: ProjectIndex, key: str, function: FunctionSummary, target: str,
+                                callee: FunctionId) -> bool:
+    """``self.attr.method(...)`` runs ``callee`` because ``attr`` is built from a project class
+    that defines (or inherits from the project) ``method``, not by the one-method-of-that-name
+    guess (:meth:`ProjectIndex.unique_method`), which says nothing of what the receiver is."""
+    parts = target.split(".")
+    if function.cls is None or len(parts) != 3 or parts[0] != "self":
+        return False
+    attr_class = index.module_attr_class(key, function.cls, parts[1])
+    return attr_class is not None and index.method(attr_class[0], attr_class[1], parts[2]) == callee

@@ -60,6 +60,11 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
         return False
     if isinstance(receiver, cst.Name) and receiver.value == "self" and _self_is_no_tensor(context):
         return False  # ``self.inverse(mag, phase)``: tacotron2's STFT calls its own method
+    if isinstance(receiver, cst.Name) and receiver.value in _module_classes(context):
+        return False  # ``TanhBijector.inverse(a)``: a static method of a class of the module
+    target = context.flow.project_target(receiver)
+    if target is not None and f"{target}.{method}" in context.flow.facts.attribute_methods:
+        return False  # ``self.bijector.inverse(a)``: the method of the class ``bijector`` is built from
     if not context.imports.imports_torch or method in NEEDS_EVIDENCE:
         return False
     if context.imports.imports_other_tensors:
@@ -69,6 +74,17 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
     if method in SHARED_WITH_HOST_ARRAYS:
         return not (context.imports.imports_numpy or context.imports.imports_pandas)
     return True
+
+
+def _module_classes(context: RuleContext) -> frozenset[str]:
+    """The classes the module defines at its top level (read once per file)."""
+    found = context.__dict__.get("_module_classes")
+    if found is None:
+        found = frozenset(
+            statement.name.value for statement in context.module.body if isinstance(statement, cst.ClassDef)
+        )
+        context.__dict__["_module_classes"] = found
+    return found
 
 
 def _self_is_no_tensor(context: RuleContext) -> bool:
