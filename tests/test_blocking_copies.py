@@ -7,6 +7,7 @@ in a project whose copies all block adds no wait of its own: SL401 reports the c
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from synclint.config import Settings
 from synclint.engine import check_source
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
+from tests.notebook_helpers import notebook_of
 
 BLOCKING = "every copy in the project blocks (none asks for `non_blocking=True`): each waits, pinned or not"
 
@@ -103,6 +105,56 @@ def test_a_file_python_cannot_parse_still_counts_by_its_text(tmp_path):
     assert _sl402(asks) == [("pkg/data.py", 6, 12, "unknown", "")]
 
 
+@pytest.mark.parametrize(
+    ("copy", "shown"),
+    [
+        ("y = x.cuda(async=True)", True),  # PyTorch before 0.4 spelled non_blocking `async`
+        ("y = x.cuda(non_blocking = flag)", True),
+        ("y = x.cuda(non_blocking=False)", False),
+        ("# no non_blocking here", False),
+    ],
+)
+def test_an_unparsed_file_asks_by_the_keyword_its_text_spells(tmp_path, copy, shown):
+    root = _project(tmp_path, extra={"tools/old.py": f"print 'x'\n{copy}\n"})
+    assert _sl402(root) == [("pkg/data.py", 6, 12, "unknown", "") if shown else ("pkg/data.py", 6, 12, "cold", BLOCKING)]
+
+
+@pytest.mark.parametrize(
+    ("cells", "shown"),
+    [
+        (["from pkg.data import make_loader", "for x in make_loader(ds):\n    x = x.cuda(non_blocking=True)"], True),
+        (["%matplotlib inline\nimport pytorch_lightning as pl", "pl.Trainer().fit(model)"], True),
+        (["!pip install torch\nfor x in loader:\n    x = x.cuda(non_blocking=True)"], True),  # a shell line: text
+        (["for x in loader:\n    x = x.cuda()"], False),
+    ],
+)
+def test_a_notebook_of_the_project_asks_for_asynchronous_copies_too(tmp_path, cells, shown):
+    # The training loop of many research projects lives in a notebook that imports the
+    # project's loaders: its copies are the loaders' copies.
+    root = _project(tmp_path, extra={"train.ipynb": notebook_of(*cells)})
+    assert _sl402(root) == [("pkg/data.py", 6, 12, "unknown", "") if shown else ("pkg/data.py", 6, 12, "cold", BLOCKING)]
+
+
+def test_a_notebook_markdown_cell_asks_for_nothing(tmp_path):
+    document = json.loads(notebook_of("import torch"))
+    document["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["Use `x.cuda(non_blocking=True)`."]})
+    root = _project(tmp_path, extra={"train.ipynb": json.dumps(document)})
+    assert _sl402(root) == [("pkg/data.py", 6, 12, "cold", BLOCKING)]
+
+
+def test_an_edited_notebook_rechecks_the_loader_file(tmp_path):
+    root = _project(tmp_path, extra={"train.ipynb": notebook_of("x = x.cuda()")})
+    settings = Settings(root=root)
+
+    def shown() -> list[tuple[int, str]]:
+        findings = lint_paths([root], settings, RunOptions(jobs=1, use_cache=True, cache_dir=tmp_path / ".cache"))
+        return [(f.line, f.code) for f in findings if f.code == "SL402"]
+
+    assert shown() == []
+    (root / "train.ipynb").write_text(notebook_of("x = x.cuda(non_blocking=True)"))
+    assert shown() == [(6, "SL402")]
+
+
 def test_code_outside_the_program_keeps_its_own_reason(tmp_path):
     extra = {"tests/test_data.py": "from torch.utils.data import DataLoader\n\n\ndef test_it(ds):\n"
                                    "    return DataLoader(ds).cuda\n"}
@@ -138,7 +190,16 @@ def test_a_source_on_its_own_is_its_own_project():
     [
         ("x.to(d, non_blocking=True)\n", True),
         ("x.copy_(y, non_blocking=flag)\n", True),
-        ("f(**{'non_blocking': True})\n", False),  # no keyword spelled: nothing known
+        ("f(**{'non_blocking': True})\n", True),  # a keyword spelled as a dictionary's key
+        ("options = dict(device=d, non_blocking=flag)\n", True),
+        ("options = {'non_blocking': False}\n", False),
+        ("x.cuda(0, True)\n", True),  # Tensor.cuda(device, non_blocking)
+        ("x.to(d, None, True)\n", True),  # Tensor.to(device, dtype, non_blocking)
+        ("x.to(torch.half, True)\n", True),  # Tensor.to(dtype, non_blocking)
+        ("y.copy_(x, True)\n", True),  # Tensor.copy_(src, non_blocking)
+        ("x.to(d, torch.half)\n", False),
+        ("x.cuda(0)\n", False),
+        ("f(a, True)\n", False),
         ("x.to(d, non_blocking=False)\n", False),
         ("# non_blocking=True in a comment\nx.to(d)\n", False),
         ("s = 'non_blocking=True'\n", False),
@@ -147,6 +208,11 @@ def test_a_source_on_its_own_is_its_own_project():
         ("from lightning.pytorch import Trainer\n", True),
         ("from composer import Trainer\n", True),
         ("import lightgbm\n", False),
+        ("import torchtnt.framework as tnt\n", True),  # AutoUnit prefetches batches on a side stream
+        ("from catalyst import dl\n", True),  # its runners move batches with any2device
+        ("from timm.data import PrefetchLoader\n", True),
+        ("import timm\nloader = timm.data.PrefetchLoader(loader)\n", True),
+        ("import timm\nmodel = timm.create_model('resnet50')\n", False),
     ],
 )
 def test_what_counts_as_asking_for_an_asynchronous_copy(source, expected):

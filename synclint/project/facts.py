@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
+from synclint.project.async_copies import notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
@@ -62,9 +63,9 @@ class FileFacts:
     #: ``(function qualname, parameter)`` that every project call site passes a Python
     #: number (``self.bias(n, device)`` after ``b, n = x.shape[:2]``).
     number_params: frozenset[tuple[str, str]] = frozenset()
-    #: No file of the project asks for an asynchronous host-to-device copy
-    #: (:func:`synclint.project.summary.copies_asynchronously`): every copy syncs, from
-    #: pinned memory or not. False where the project is split, so not all of it is seen.
+    #: No file of the project, notebooks included, asks for an asynchronous host-to-device
+    #: copy (:mod:`synclint.project.async_copies`): every copy syncs, from pinned memory or
+    #: not. False where the project is split, so not all of it is seen.
     blocking_copies_only: bool = False
     #: Calls (spelled as in ``host_calls``: ``Cls:self.bijector.inverse``) of a method of the
     #: project class an attribute is built from (``self.bijector = TanhBijector(eps)``):
@@ -133,7 +134,11 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # A piece of a split project does not hold every call: a caller in another piece may
     # run the function every step.
     once = {} if split else functions_called_once(index, contexts)
-    blocking_only = not split and not any(entry.summary.copies_asynchronously for entry in index.entries.values())
+    # The project's notebooks run its loaders too (a training loop in a notebook that imports
+    # them); they are read only when no Python file already asks (index.naming_files holds
+    # them, and their stats are part of the facts cache's state).
+    blocking_only = (not split and not any(entry.summary.copies_asynchronously for entry in index.entries.values())
+                     and not notebooks_copy_asynchronously(index.naming_files))
     result: dict[str, FileFacts] = {}
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, blocking_only)

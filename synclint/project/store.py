@@ -19,6 +19,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from synclint.collector import collector_paused
+from synclint.project.async_copies import text_copies_asynchronously
 from synclint.project.facts import FileFacts, facts_for_project
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
@@ -213,7 +214,7 @@ def _summarize_bytes(data: bytes) -> FileSummary:
         return summary
     # Nothing else is known of it, but its text still shows whether it asks for asynchronous
     # copies (one Python 2 script should not decide that for the whole project).
-    return _UNPARSED_ASYNC if "non_blocking" in text else _UNPARSED
+    return _UNPARSED_ASYNC if text_copies_asynchronously(text) else _UNPARSED
 
 
 def _entry_base(root: Path, cache_directory: Path | None) -> Path | None:

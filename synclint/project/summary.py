@@ -25,6 +25,7 @@ from synclint.project.argument_syncs import (
     stable_parameters,
     tensor_parameters,
 )
+from synclint.project.async_copies import copies_asynchronously
 from synclint.project.constant_attributes import (
     UNKNOWN_VALUE,
     StoredValue,
@@ -85,7 +86,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 39
+SUMMARY_VERSION = 40
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -275,9 +276,9 @@ class FileSummary:
     #: It stores attributes by a computed name (``setattr(obj, key, v)``, ``obj.__dict__.update``)
     #: or defines ``__setattr__``: any attribute may hold anything.
     stores_by_computed_name: bool = False
-    #: It asks for an asynchronous host-to-device copy somewhere: a ``non_blocking=`` keyword
-    #: that is not ``False``, or an import of a trainer that copies batches that way
-    #: (Lightning, Composer). See :func:`copies_asynchronously`.
+    #: It asks for an asynchronous host-to-device copy somewhere: a ``non_blocking`` argument
+    #: that is not ``False``, or an import of a library that copies batches that way
+    #: (see :mod:`synclint.project.async_copies`).
     copies_asynchronously: bool = False
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
@@ -306,29 +307,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
                        frozenset(builder.unspelled_calls),
                        {name: tuple(values) for name, values in builder.attribute_stores.items()},
-                       builder.stores_by_computed_name, copies_asynchronously(source, tree, builder.imports))
-
-
-#: Trainers that move each batch with ``.to(device, non_blocking=True)`` themselves:
-#: Lightning's ``move_data_to_device`` (Trainer and Fabric), Composer's ``DeviceGPU``.
-_ASYNC_COPYING_TRAINERS = frozenset({"lightning", "pytorch_lightning", "lightning_fabric", "composer"})
-
-
-def copies_asynchronously(source: str, tree: ast.Module, imports: dict[str, tuple[int, str, str | None]]) -> bool:
-    """Whether the file asks for an asynchronous host-to-device copy: a ``non_blocking``
-    keyword whose value is not the constant ``False`` (``non_blocking=args.async_copy``
-    may be true), or an import of a trainer that makes such copies of every batch.
-    Only then can a loader's pageable memory make a copy wait that would not have
-    waited anyway (SL402): a blocking copy syncs pinned or not."""
-    if any(level == 0 and module.split(".", 1)[0] in _ASYNC_COPYING_TRAINERS for level, module, _ in imports.values()):
-        return True
-    if "non_blocking" not in source:
-        return False
-    return any(
-        isinstance(node, ast.keyword) and node.arg == "non_blocking"
-        and not (isinstance(node.value, ast.Constant) and node.value.value is False)
-        for node in ast.walk(tree)
-    )
+                       builder.stores_by_computed_name,
+                       copies_asynchronously(source, tree, builder.imports, builder.qualify))
 
 
 def is_test_file(path: str) -> bool:

@@ -23,11 +23,12 @@ class UnpinnedLoader(Rule):
     name their function never reads (no batch of them is ever copied).
 
     Pinning matters only to a copy that would not wait otherwise. A project
-    that never asks for one (no `non_blocking=` keyword that is not `False`,
-    no Lightning or Composer trainer, which copy every batch that way) waits
-    at each of its blocking copies, pinned or not: SL401 reports those copies,
-    and this finding is shown only with `--include-cold` until the copies
-    become non-blocking.
+    that never asks for one (no `non_blocking` argument that is not `False`,
+    in its Python files or its notebooks; no Lightning, Composer, torchtnt or
+    Catalyst trainer and no timm `PrefetchLoader`, which copy every batch that
+    way) waits at each of its blocking copies, pinned or not: SL401 reports
+    those copies, and this finding is shown only with `--include-cold` until
+    the copies become non-blocking.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
