@@ -213,6 +213,9 @@ def test_a_source_on_its_own_is_its_own_project():
         ("from timm.data import PrefetchLoader\n", True),
         ("import timm\nloader = timm.data.PrefetchLoader(loader)\n", True),
         ("import timm\nmodel = timm.create_model('resnet50')\n", False),
+        ("from mmcv.parallel import MMDataParallel\n", True),  # scatters host batches on a side stream
+        ("import mmcv\nmodel = mmcv.parallel.MMDistributedDataParallel(model)\n", True),
+        ("import mmcv\nimage = mmcv.imread(path)\n", False),
     ],
 )
 def test_what_counts_as_asking_for_an_asynchronous_copy(source, expected):

@@ -35,9 +35,16 @@ from pathlib import Path
 ASYNC_COPYING_LIBRARIES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric", "composer", "torchtnt",
                                      "catalyst"})
 
-#: Wrappers of a user's loader that copy its batches with ``non_blocking=True``: timm's
-#: ``PrefetchLoader`` (``timm/data/loader.py``: ``next_input.to(device=..., non_blocking=True)``).
-ASYNC_COPYING_CALLABLES = frozenset({"timm.data.PrefetchLoader", "timm.data.loader.PrefetchLoader"})
+#: Wrappers that copy the batches they are handed with ``non_blocking=True``: timm's
+#: ``PrefetchLoader`` around a loader (``timm/data/loader.py``: ``next_input.to(device=...,
+#: non_blocking=True)``); mmcv's model wrappers, which scatter the host batches an mmcv
+#: runner hands them on a side stream (``mmcv/parallel/_functions.py``, ``Scatter.forward``:
+#: ``comm.scatter``, or in other versions ``output.cuda(devices[0], non_blocking=True)``).
+ASYNC_COPYING_CALLABLES = frozenset({
+    "timm.data.PrefetchLoader", "timm.data.loader.PrefetchLoader",
+    "mmcv.parallel.MMDataParallel", "mmcv.parallel.data_parallel.MMDataParallel",
+    "mmcv.parallel.MMDistributedDataParallel", "mmcv.parallel.distributed.MMDistributedDataParallel",
+})
 _CALLABLE_NAMES = frozenset(name.rsplit(".", 1)[1] for name in ASYNC_COPYING_CALLABLES)
 
 #: Where ``non_blocking`` stands among a copy's positional arguments: ``cuda(device,

@@ -25,8 +25,8 @@ class UnpinnedLoader(Rule):
     Pinning matters only to a copy that would not wait otherwise. A project
     that never asks for one (no `non_blocking` argument that is not `False`,
     in its Python files or its notebooks; no Lightning, Composer, torchtnt or
-    Catalyst trainer and no timm `PrefetchLoader`, which copy every batch that
-    way) waits at each of its blocking copies, pinned or not: SL401 reports
+    Catalyst trainer, timm `PrefetchLoader` or mmcv `MMDataParallel`, which
+    copy every batch that way) waits at each of its blocking copies, pinned or not: SL401 reports
     those copies, and this finding is shown only with `--include-cold` until
     the copies become non-blocking.
 
