@@ -195,6 +195,7 @@ def test_a_source_on_its_own_is_its_own_project():
         ("options = {'non_blocking': False}\n", False),
         ("x.cuda(0, True)\n", True),  # Tensor.cuda(device, non_blocking)
         ("x.to(d, None, True)\n", True),  # Tensor.to(device, dtype, non_blocking)
+        ("x.to(torch.device('cuda', rank), None, True)\n", True),
         ("x.to(torch.half, True)\n", True),  # Tensor.to(dtype, non_blocking)
         ("y.copy_(x, True)\n", True),  # Tensor.copy_(src, non_blocking)
         ("x.to(d, torch.half)\n", False),

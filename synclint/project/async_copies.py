@@ -51,7 +51,8 @@ _CALLABLE_NAMES = frozenset(name.rsplit(".", 1)[1] for name in ASYNC_COPYING_CAL
 #: non_blocking)``, ``copy_(src, non_blocking)``, ``to(dtype, non_blocking)`` or
 #: ``to(device, dtype, non_blocking)``. Only a literal ``True`` there is read as one.
 _POSITIONAL_NON_BLOCKING = {"cuda": (1,), "copy_": (1,), "to": (1, 2)}
-_POSITIONAL_TRUE = re.compile(r"\.(?:cuda|to|copy_)\([^()]*,\s*True\s*[,)]")
+#: (The text that may hold one, so that only such files are walked: arguments may nest a call.)
+_POSITIONAL_TRUE = re.compile(r"\.(?:cuda|to|copy_)\((?:[^()]|\([^()]*\))*,\s*True\s*[,)]")
 
 #: The text of code that may ask: a keyword (or a dictionary's key) that is not ``False``.
 _ASKING_TEXT = re.compile(r"""\b(?:non_blocking|async)\s*=(?!=)\s*(?!False\b)|["']non_blocking["']\s*:\s*(?!False\b)""")
