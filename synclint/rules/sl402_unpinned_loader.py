@@ -26,9 +26,9 @@ class UnpinnedLoader(Rule):
     that never asks for one (no `non_blocking` argument that is not `False`,
     in its Python files or its notebooks; no Lightning, Composer, torchtnt or
     Catalyst trainer, timm `PrefetchLoader` or mmcv `MMDataParallel`, which
-    copy every batch that way) waits at each of its blocking copies, pinned or not: SL401 reports
-    those copies, and this finding is shown only with `--include-cold` until
-    the copies become non-blocking.
+    copy every batch that way) waits at each of its blocking copies, pinned
+    or not: SL401 reports those copies, and this finding is shown only with
+    `--include-cold` until the copies become non-blocking.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
