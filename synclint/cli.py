@@ -513,6 +513,8 @@ def _run_fix(paths, settings: Configuration, *, apply: bool, unsafe: bool, quiet
     from synclint.engine import SourceError
     from synclint.fixers.apply import fix_file, write_atomically
     from synclint.notebook import fix_notebook, is_notebook
+    from synclint.project import resolved_key
+    from synclint.runner import project_facts
 
     try:
         files = discover(paths, settings)
@@ -521,9 +523,12 @@ def _run_fix(paths, settings: Configuration, *, apply: bool, unsafe: bool, quiet
     except (MissingPathError, ConfigError) as error:
         raise click.UsageError(str(error)) from error
     changed = errors = applied = 0
+    # The fixer analyses a file's text on its own, but fixes what `check` shows in its project.
+    project = project_facts(files, run_options())
     for file in files:
         try:
-            result = (fix_notebook if is_notebook(file) else fix_file)(file, settings, unsafe=unsafe)
+            result = (fix_notebook if is_notebook(file) else fix_file)(
+                file, settings, unsafe=unsafe, project=project.get(resolved_key(file)))
         except SourceError as error:
             if not quiet:  # check --fix lists the file's SL000 with the other findings
                 click.echo(f"{file}: SL000 {error}", err=True)

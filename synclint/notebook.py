@@ -21,10 +21,13 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synclint.config import Settings
 from synclint.finding import Finding, error_finding
+
+if TYPE_CHECKING:
+    from synclint.project.facts import FileFacts
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -306,11 +309,16 @@ def _parseable(notebook: Notebook, path: str) -> tuple[VirtualModule, list[Findi
 
 
 def check_notebook_source(
-    data: str | bytes, path: str, settings: Settings | None = None, *, include_cold: bool = False
+    data: str | bytes, path: str, settings: Settings | None = None, *, include_cold: bool = False,
+    project: FileFacts | None = None,
 ) -> list[Finding]:
     """Findings for one notebook, with cell-relative positions (``Finding.cell``);
-    findings in cold code only with ``include_cold``."""
+    findings in cold code only with ``include_cold``. The cells are their own project;
+    ``project``: what the project around the notebook says of it, when there is one
+    (:func:`synclint.project.facts.notebook_facts`)."""
     from synclint.engine import check_module, select_rules
+    from synclint.project.facts import in_project
+    from synclint.project.store import facts_for_source
 
     try:
         notebook = Notebook.from_text(data)
@@ -321,7 +329,9 @@ def check_notebook_source(
     virtual, errors, module = _parseable(notebook, path)
     findings = list(errors)
     if module is not None:
-        found = check_module(module, virtual.source, path, select_rules(settings, path), include_cold=include_cold)
+        facts = in_project(facts_for_source(virtual.source, path), project)
+        found = check_module(module, virtual.source, path, select_rules(settings, path), facts,
+                             include_cold=include_cold)
         for finding in found:
             mapped = _to_cell(finding, virtual)
             if mapped is not None:
@@ -378,8 +388,11 @@ class NotebookFixResult:
             )
 
 
-def fix_notebook(path: str | Path, settings: Settings | None = None, unsafe: bool = False) -> NotebookFixResult:
-    """Fix one notebook in memory; raises ``engine.SourceError`` if it cannot be read."""
+def fix_notebook(
+    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None
+) -> NotebookFixResult:
+    """Fix one notebook in memory; raises ``engine.SourceError`` if it cannot be read.
+    ``project``: as for :func:`check_notebook_source`."""
     from synclint.engine import SourceError
     from synclint.fixers.apply import fix_text
 
@@ -397,7 +410,7 @@ def fix_notebook(path: str | Path, settings: Settings | None = None, unsafe: boo
     virtual, _, module = _parseable(notebook, str(path))
     if module is None:
         return unchanged
-    fixed, applied = fix_text(virtual.source, str(path), settings, unsafe)
+    fixed, applied = fix_text(virtual.source, str(path), settings, unsafe, project)
     sources = virtual.split(fixed) if applied else None
     if not sources:
         return unchanged

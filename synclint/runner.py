@@ -77,7 +77,7 @@ def lint_files(
             caches[id(own)] = ResultCache(own, options.cache_dir)
         return caches[id(own)]
 
-    facts = _project_facts(files, options)
+    facts = project_facts(files, options)
     # Without --include-cold, functions whose findings would all be hidden are left out of
     # the analysis: such results lack hidden findings, so they are cached apart.
     skip_hidden = not options.include_cold
@@ -118,21 +118,23 @@ def lint_files(
     return findings
 
 
-def _project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileFacts]:
+def project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileFacts]:
+    """What each of ``files``' project says of it (Python files and notebooks), by
+    :func:`synclint.project.resolved_key`; cached as ``options`` say."""
     from synclint.project import facts_for_files
 
-    python_files = [file for file in files if str(file).endswith(".py")]
-    if not python_files:
+    sources = [file for file in files if str(file).endswith((".py", ".ipynb"))]
+    if not sources:
         return {}
     directory = None
     if options.use_cache:
         from synclint.cache import cache_dir
 
         directory = options.cache_dir or cache_dir()
-    jobs = min(options.jobs or default_jobs(), len(python_files))
+    jobs = min(options.jobs or default_jobs(), len(sources))
     # While processes summarise the project, this one loads the checker: the check's
     # processes, forked from it afterwards, start with it loaded.
-    return facts_for_files(python_files, directory, jobs, meanwhile=load_checker if jobs > 1 else None)
+    return facts_for_files(sources, directory, jobs, meanwhile=load_checker if jobs > 1 else None)
 
 
 def _transient(result: list[Finding]) -> bool:
@@ -200,7 +202,7 @@ def check_one(
                 from synclint.notebook import check_notebook_source
 
                 data = Path(path).read_bytes()
-                return check_notebook_source(data, path, settings, include_cold=True)
+                return check_notebook_source(data, path, settings, include_cold=True, project=facts)
             from synclint.engine import check_file
 
             return check_file(path, settings, facts, include_cold=True, skip_hidden=skip_hidden)

@@ -12,7 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from synclint.cli import cli
 from synclint.config import Settings
 from synclint.engine import check_source
 from synclint.project.summary import summarize
@@ -221,3 +223,42 @@ def test_a_source_on_its_own_is_its_own_project():
 )
 def test_what_counts_as_asking_for_an_asynchronous_copy(source, expected):
     assert summarize(source).copies_asynchronously is expected
+
+
+@pytest.mark.parametrize(("copy", "context"), [(", non_blocking=True", "unknown"), ("", "cold")])
+def test_a_checked_notebook_asks_its_project_whether_copies_are_asynchronous(tmp_path, copy, context):
+    # The notebook builds the loader; the project's training function copies its batches.
+    cells = ["from torch.utils.data import DataLoader\nfrom pkg.train import train",
+             "loader = DataLoader(ds)\ntrain(model, loader, 'cuda')"]
+    root = _project(tmp_path, copy=copy, extra={"explore.ipynb": notebook_of(*cells)})
+    findings = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(f.cell, f.line, f.context) for f in findings if f.code == "SL402" and f.path.endswith(".ipynb")] == [
+        (2, 1, context)]
+
+
+def test_a_notebook_result_is_rechecked_when_its_project_starts_copying_asynchronously(tmp_path):
+    cells = ["from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nx = 'cuda'"]
+    root = _project(tmp_path, extra={"explore.ipynb": notebook_of(*cells)})
+    settings = Settings(root=root)
+
+    def shown() -> list[tuple[str, int]]:
+        findings = lint_paths([root / "explore.ipynb"], settings,
+                              RunOptions(jobs=1, use_cache=True, cache_dir=tmp_path / ".cache"))
+        return [(f.code, f.cell) for f in findings if f.code == "SL402"]
+
+    assert shown() == []
+    (root / "pkg" / "train.py").write_text(TRAIN.format(copy=", non_blocking=True"))
+    assert shown() == [("SL402", 1)]
+
+
+@pytest.mark.parametrize("notebook", [False, True])
+def test_fix_pins_a_loader_whose_batches_another_file_copies_asynchronously(tmp_path, notebook):
+    # `check` shows the finding as fixable, so `check --fix` must fix it: the fixer asks
+    # the project too, not the loader's file on its own.
+    cells = ["from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nx = 'cuda'"]
+    root = _project(tmp_path, copy=", non_blocking=True", extra={"explore.ipynb": notebook_of(*cells)})
+    target = root / ("explore.ipynb" if notebook else "pkg/data.py")
+    result = CliRunner().invoke(cli, ["check", str(target), "--fix", "--no-cache"])
+    assert "1 fixed, 0 remaining" in result.output, result.output
+    expected = "DataLoader(ds, pin_memory=True)" if notebook else "DataLoader(ds, batch_size=8, pin_memory=True)"
+    assert expected in target.read_text()

@@ -22,6 +22,8 @@ from synclint.config import Settings
 from synclint.engine import SourceError, analyse, decode_source, parse, select_rules
 from synclint.fixers.base import FixProposal, ReplaceNodes
 from synclint.fixers.imports import ensure_imports
+from synclint.project import FileFacts, facts_for_source
+from synclint.project.facts import in_project
 from synclint.suppression import is_suppressed, suppressions
 
 MAX_PASSES = 10
@@ -46,9 +48,13 @@ def _overlaps(a: CodeRange, b: CodeRange) -> bool:
     ) < (a.end.line, a.end.column)
 
 
-def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool) -> tuple[str, int]:
+def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
+              project: FileFacts | None) -> tuple[str, int]:
     module = parse(source)
-    _, reports = analyse(module, source, path, select_rules(settings, path))
+    # The text is analysed on its own (a pass's fixes move its lines), with what its
+    # project says of every file in it: the findings `check` shows are the ones fixed.
+    facts = in_project(facts_for_source(source, path), project) if project is not None else None
+    _, reports = analyse(module, source, path, select_rules(settings, path), facts=facts)
     candidates = [r for r in reports if r.fix is not None and r.fix.replacements and (unsafe or r.fix.is_safe)]
     if not candidates:
         return source, 0
@@ -85,12 +91,15 @@ def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool) -
 
 
 def fix_text(
-    source: str, path: str = "<string>", settings: Settings | None = None, unsafe: bool = False
+    source: str, path: str = "<string>", settings: Settings | None = None, unsafe: bool = False,
+    project: FileFacts | None = None,
 ) -> tuple[str, int]:
-    """Fixed source and the number of fixes applied, iterating to a fixed point."""
+    """Fixed source and the number of fixes applied, iterating to a fixed point.
+    ``project``: the facts its project gives the file (:func:`synclint.project.facts_for_files`),
+    when it is one of a project's files."""
     original, total = source, 0
     for _ in range(MAX_PASSES):
-        fixed, applied = _one_pass(source, path, settings, unsafe)
+        fixed, applied = _one_pass(source, path, settings, unsafe, project)
         if applied == 0 or fixed == source:
             break
         source, total = fixed, total + applied
@@ -111,12 +120,15 @@ def _read(path: Path, settings: Settings | None) -> str:
         raise SourceError(message_of(error)) from error
 
 
-def fix_file(path: str | Path, settings: Settings | None = None, unsafe: bool = False) -> FixResult:
-    """Fix one file in memory (nothing is written); raises SourceError if it cannot be read."""
+def fix_file(
+    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None
+) -> FixResult:
+    """Fix one file in memory (nothing is written); raises SourceError if it cannot be read.
+    ``project``: as for :func:`fix_text`."""
     path = Path(path)
     text = _read(path, settings)
     # Parse with newline translation off: libcst keeps the file's line endings.
-    fixed, applied = fix_text(text, str(path), settings, unsafe)
+    fixed, applied = fix_text(text, str(path), settings, unsafe, project)
     return FixResult(str(path), text, fixed, applied)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
@@ -186,6 +186,25 @@ def _regions(function: FunctionSummary, runs_once: bool = True) -> list[tuple[in
         for region in function.regions
         if runs_once or region.why not in RUN_ONCE_WHYS
     ]
+
+
+def notebook_facts(project_file: FileFacts) -> FileFacts:
+    """What a project (whose file ``project_file`` is) says of a notebook in its tree, which
+    the index does not hold (its own facts come from its cells on their own): whether every
+    copy in the project blocks (a notebook's loader is copied by the project's training
+    functions too)."""
+    blocking = project_file.blocking_copies_only
+    return FileFacts(digest="blocking copies only" if blocking else "asynchronous copies",
+                     blocking_copies_only=blocking)
+
+
+def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
+    """The facts of a notebook's cells (``own``) with what its project says (``project``,
+    from :func:`notebook_facts`; None outside any project): its loaders' batches may be
+    copied asynchronously by the project's code."""
+    if project is None or project.blocking_copies_only or not own.blocking_copies_only:
+        return own
+    return replace(own, blocking_copies_only=False)
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,

@@ -20,7 +20,7 @@ from stat import S_ISREG
 
 from synclint.collector import collector_paused
 from synclint.project.async_copies import text_copies_asynchronously
-from synclint.project.facts import FileFacts, facts_for_project
+from synclint.project.facts import FileFacts, facts_for_project, notebook_facts
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
@@ -50,6 +50,8 @@ def facts_for_files(
     meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, FileFacts]:
     """Facts for each of ``files`` (keyed by :func:`resolved_key`), from their whole projects.
+    A notebook is no part of its project's index: its facts hold what the project says of
+    every file in it (:func:`synclint.project.facts.notebook_facts`).
 
     ``cache_directory``: where summaries and facts are cached (None: no cache);
     ``jobs``: processes for summarising the files the cache does not know;
@@ -69,7 +71,7 @@ def _facts_for_files(
     by_root: dict[tuple[Path, bool], list[str]] = {}
     for file in files:
         key = resolved_key(file)
-        if not key.endswith(".py"):
+        if not key.endswith((".py", ".ipynb")):
             continue
         directory = Path(key).parent
         root = project_root(directory)
@@ -78,11 +80,15 @@ def _facts_for_files(
     for (root, shallow), keys in sorted(by_root.items()):
         project = {str(path) for path in project_files(root, shallow)}
         wanted = sorted({key for key in keys if key in project})
-        if wanted:
-            result.update(_project_facts(root, sorted(project), wanted, cache_directory, jobs, meanwhile))
+        notebooks = [key for key in keys if key.endswith(".ipynb")]
+        asked = (wanted or sorted(project)[:1]) if notebooks else wanted  # any file tells the project's verdict
+        if asked:
+            facts = _project_facts(root, sorted(project), asked, cache_directory, jobs, meanwhile)
             meanwhile = None
+            result.update((key, facts[key]) for key in wanted)
+            result.update((key, notebook_facts(facts[asked[0]])) for key in notebooks)
         for key in keys:
-            if key not in project:  # outside the project's tree (a build dir): on its own
+            if key not in project and not key.endswith(".ipynb"):  # outside the project's tree (a build dir)
                 result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1, alone=True))
     return result
 
