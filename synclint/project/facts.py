@@ -199,9 +199,10 @@ def notebook_facts(project_file: FileFacts) -> FileFacts:
 
 
 def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
-    """The facts of a notebook's cells (``own``) with what its project says (``project``,
-    from :func:`notebook_facts`; None outside any project): its loaders' batches may be
-    copied asynchronously by the project's code."""
+    """The facts of a text analysed on its own (``own``: a notebook's cells, a file's text
+    being fixed) with what its project says of it (``project``: :func:`notebook_facts`, or
+    the file's facts; None outside any project): its loaders' batches may be copied
+    asynchronously by the project's other files."""
     if project is None or project.blocking_copies_only or not own.blocking_copies_only:
         return own
     return replace(own, blocking_copies_only=False)
