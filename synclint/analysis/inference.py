@@ -93,6 +93,28 @@ def positional(call: cst.Call) -> list[cst.Arg]:
     return [arg for arg in call.args if arg.keyword is None and arg.star == ""]
 
 
+def non_blocking_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """What a copy passes as ``non_blocking``, by keyword or by position, or None.
+    ``Tensor.cuda(device, non_blocking)`` takes it second; ``Tensor.to(device, dtype,
+    non_blocking, copy)`` third when a device comes first, and ``to(other, non_blocking,
+    copy)`` second after a tensor (``x.to(cpu_buffer, True)``): a literal bool second is
+    that flag, where a dtype would stand (the ``copy`` flag after it says nothing)."""
+    flag = keyword(call, "non_blocking")
+    if flag is not None:
+        return flag.value
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    args = positional(call)
+    method = call.func.attr.value
+    if method == "cuda":
+        return args[1].value if len(args) >= 2 else None
+    if method != "to":
+        return None
+    if len(args) >= 2 and isinstance(args[1].value, cst.Name) and args[1].value.value in ("True", "False"):
+        return args[1].value
+    return args[2].value if len(args) >= 3 else None
+
+
 def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 

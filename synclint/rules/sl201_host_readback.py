@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.inference import keyword, positional
+from synclint.analysis.inference import keyword, non_blocking_argument, positional
 from synclint.catalogue import NumberArguments, SyncCondition, by_function, entry, number_arguments
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
@@ -44,23 +44,9 @@ def _copies_without_waiting(call: cst.Call) -> bool:
     """``.to("cpu", non_blocking=True)``: PyTorch copies into pinned host memory and does not
     wait (the runtime rule agrees). A ``non_blocking=`` the code computes (``non_blocking=
     pinned and not accumulating``) is a per-call choice the code already makes; only a
-    literal ``False`` is a proven wait."""
-    flag = keyword(call, "non_blocking")
-    value = flag.value if flag is not None else _positional_non_blocking(call)
+    literal ``False`` is a proven wait. Passed by position too (``x.to("cpu", dtype, True)``)."""
+    value = non_blocking_argument(call)
     return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
-
-
-def _positional_non_blocking(call: cst.Call) -> cst.BaseExpression | None:
-    """``x.to("cpu", torch.float32, True)``: ``Tensor.to(device, dtype, non_blocking, copy)``
-    takes the flag third when a device comes first, and ``to(other, non_blocking, copy)``
-    second after a tensor (``x.to(cpu_buffer, True)``): a literal bool second is that flag,
-    where a dtype would stand (the ``copy`` flag after it says nothing about waiting)."""
-    args = positional(call)
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
-        return None
-    if len(args) >= 2 and isinstance(args[1].value, cst.Name) and args[1].value.value in ("True", "False"):
-        return args[1].value
-    return args[2].value if len(args) >= 3 else None
 
 
 def _called_on_self(node: cst.Call) -> bool:

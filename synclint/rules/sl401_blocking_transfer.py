@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.inference import keyword
+from synclint.analysis.inference import non_blocking_argument
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer, root_name, target_names
 
@@ -14,7 +14,8 @@ class BlockingTransfer(Rule):
     ## What it does
     Finds `.to(device)` and `.cuda()` calls on the values a `for` loop takes
     from a data loader (`for x, y in train_loader:`, `for step, batch in
-    enumerate(loader):`) that do not pass `non_blocking=True`. A `.to()` whose
+    enumerate(loader):`) that do not pass `non_blocking=True` (by keyword, or
+    by position: `x.cuda(0, True)`, `x.to(device, dtype, True)`). A `.to()` whose
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
     is a cast or a read-back, not an upload, and is not flagged.
 
@@ -60,6 +61,9 @@ class BlockingTransfer(Rule):
         "import torch\nmodel = model.to(device)\n",
         "import torch\nfor i in range(3):\n    w = w.to(device)\n",
         "import torch\nfor x, y in loader:\n    x = x.cuda(non_blocking=True)\n",
+        # non_blocking passed by position: Tensor.cuda(device, non_blocking), Tensor.to(device, dtype, non_blocking).
+        "import torch\nfor x, y in loader:\n    x = x.cuda(0, True)\n",
+        "import torch\nfor x, y in loader:\n    x = x.to(device, torch.float16, True)\n",
         "import torch\nfor x in items:\n    x = x.to(device)\n",
         # A cast of a batch already on the device (named as a dtype).
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
@@ -103,8 +107,8 @@ class BlockingTransfer(Rule):
             return
         if root_name(node.func.value) not in set().union(*self._batch_names):  # type: ignore[union-attr]
             return
-        flag = keyword(node, "non_blocking")
-        if flag is not None and not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
+        flag = non_blocking_argument(node)  # by keyword or by position (x.cuda(0, True))
+        if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
             return
         self.report(
             node,
