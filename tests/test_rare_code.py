@@ -1677,3 +1677,75 @@ def test_a_loop_that_waits_for_a_person_on_every_pass_is_a_demo(line, expected):
     # yhenon/pytorch-retinanet's visualize.py: each batch's detections drawn, then
     # `cv2.waitKey(0)`; a live stream (`waitKey(1)`) or a non-blocking plot keeps going.
     assert _at(INTERACTIVE_LOOPS, line) == {expected}
+
+
+SOMETIMES_INTERACTIVE_LOOPS = """
+    import cv2
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def detect(model, loader, args):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            if args.show:
+                cv2.imshow("img", keep.numpy())
+                cv2.waitKey(0)
+
+
+    def detect_safely(model, loader):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            try:
+                cv2.imwrite("out.png", keep.numpy())
+            except OSError:
+                input("disk full? press enter")
+
+
+    def detect_later(model, loader, callbacks):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            callbacks.append(lambda: plt.show())
+
+
+    def step_through(model, loader):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            for image in keep:
+                cv2.imshow("img", image.numpy())
+                if cv2.waitKey() == ord("q"):
+                    break
+    """
+
+
+@pytest.mark.parametrize(("line", "expected"), [(9, "hot"), (17, "hot"), (26, "hot"), (32, "cold")])
+def test_a_loop_waits_for_a_person_only_on_every_pass(line, expected):
+    # A wait under `if args.show:`, in an error handler or in a function the loop only
+    # defines leaves the other passes (the default run) going at full speed.
+    assert _at(SOMETIMES_INTERACTIVE_LOOPS, line) == {expected}
+
+
+NON_BLOCKING_PLOTS = """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import torch
+
+    {setup}
+
+
+    def train(model, loader):
+        for data in loader:
+            plt.plot(model(data.cuda()).cpu())
+            plt.show()
+    """
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [("", "cold"), ("plt.ion()", "hot"), ("matplotlib.interactive(True)", "hot"), ('matplotlib.use("Agg")', "hot"),
+     ('plt.switch_backend("agg")', "hot"), ('matplotlib.use("TkAgg")', "cold")],
+)
+def test_plt_show_waits_only_with_a_gui_backend_out_of_interactive_mode(setup, expected):
+    # `plt.show()` returns at once in interactive mode (`plt.ion()`: a live training plot)
+    # and does nothing with a non-GUI backend (`matplotlib.use("Agg")`).
+    assert _at(NON_BLOCKING_PLOTS.replace("{setup}", setup), 11) == {expected}
