@@ -1749,3 +1749,39 @@ def test_plt_show_waits_only_with_a_gui_backend_out_of_interactive_mode(setup, e
     # `plt.show()` returns at once in interactive mode (`plt.ion()`: a live training plot)
     # and does nothing with a non-GUI backend (`matplotlib.use("Agg")`).
     assert _at(NON_BLOCKING_PLOTS.replace("{setup}", setup), 11) == {expected}
+
+
+EVALUATION_FROM_TESTS = """
+    import torch
+
+
+    def nms(prediction, conf_thres=0.25, classes=None):
+        keep = prediction[prediction[:, 4] > conf_thres]
+        if classes is not None:
+            keep = keep[(keep[:, 5:6] == torch.tensor(classes, device=keep.device)).any(1)]
+        return keep
+
+
+    def evaluate(model, loader):
+        for images in loader:
+            nms(model(images.cuda()), classes=[0])
+
+
+    def test_evaluate(model, loader):
+        evaluate(model, loader)
+
+
+    def train(model, loader, optimizer):
+        for images in loader:
+            optimizer.zero_grad()
+            nms(model(images.cuda())).sum().backward()
+            optimizer.step()
+    """
+
+
+def test_the_loops_of_a_function_only_tests_call_are_not_the_steps():
+    # Unlike an evaluation run every N steps, a helper only the tests call is no part of
+    # the program: its loop's `classes=[0]` says nothing of what the step passes.
+    found = _found(EVALUATION_FROM_TESTS)
+    assert found[(6, "SL103")][0] == "hot"
+    assert {found[(8, "SL103")][0], found[(8, "SL403")][0]} == {"cold"}
