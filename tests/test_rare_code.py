@@ -9,6 +9,8 @@ import textwrap
 import pytest
 
 from synclint.engine import check_source
+from synclint.notebook import check_notebook_source
+from tests.notebook_helpers import notebook_of
 
 
 def _found(source: str, include_cold: bool = True) -> dict[tuple[int, str], tuple[str, str]]:
@@ -1785,3 +1787,17 @@ def test_the_loops_of_a_function_only_tests_call_are_not_the_steps():
     found = _found(EVALUATION_FROM_TESTS)
     assert found[(6, "SL103")][0] == "hot"
     assert {found[(8, "SL103")][0], found[(8, "SL403")][0]} == {"cold"}
+
+
+def test_plt_show_in_a_notebook_does_not_wait():
+    # A kernel's backend (inline, widget) draws the figure and returns: a notebook's training
+    # loop that plots its loss on every pass still syncs on every pass.
+    notebook = notebook_of(
+        "import matplotlib.pyplot as plt\nimport torch\n",
+        "def train(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda()).sum()\n"
+        "        plt.plot(loss.item())\n        plt.show()\n        input('next?')\n",
+        "def run(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda()).sum()\n"
+        "        plt.plot(loss.item())\n        plt.show()\n",
+    )
+    found = {(f.cell, f.line, f.code): f.context for f in check_notebook_source(notebook, "t.ipynb", include_cold=True)}
+    assert found == {(2, 3, "SL401"): "cold", (2, 4, "SL201"): "cold", (3, 3, "SL401"): "hot", (3, 4, "SL201"): "hot"}

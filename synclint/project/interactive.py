@@ -5,7 +5,8 @@ A wait counts only where it stops *every* pass: ``cv2.waitKey(0)`` under ``if ar
 in an ``except`` clause or in a function the loop only defines leaves the other passes
 (the default run) going at full speed. And ``plt.show()`` waits only for a window of a GUI
 backend out of interactive mode: after ``plt.ion()`` it returns at once (a live training
-plot), and with a non-GUI backend (``matplotlib.use("Agg")``) it does nothing.
+plot), with a non-GUI backend (``matplotlib.use("Agg")``) it does nothing, and in a notebook
+the kernel's backend draws the figure and returns (the caller says which modules are one).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from synclint.project.constant_attributes import (
 from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.interactive import INTERACTIVE, plots_block, waits_for_a_person
 from synclint.project.loss_names import is_loss_class, is_loss_function
+from synclint.project.notebook_cells import is_notebook_module
 from synclint.project.numbers import is_number, number_names
 from synclint.project.residency import (
     closure_rebound_names,
@@ -86,7 +87,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 40
+SUMMARY_VERSION = 41
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -298,7 +299,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                 tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    builder = _Builder()
+    builder = _Builder(in_a_kernel=is_notebook_module(source))
     try:
         builder.module(tree)
     except RecursionError:
@@ -647,7 +648,9 @@ def _apart_lines(own: Iterable[ast.AST], nested: Iterable[ast.AST]) -> list[tupl
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, in_a_kernel: bool = False) -> None:
+        #: The module is a notebook's cells, run in a kernel (see :meth:`plots_block`).
+        self.in_a_kernel = in_a_kernel
         self.imports: dict[str, tuple[int, str, str | None]] = {}
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
@@ -671,9 +674,10 @@ class _Builder:
         return self.qualify(node) or dotted(node)
 
     def plots_block(self) -> bool:
-        """Whether ``plt.show()`` waits for a window here (read once per file)."""
+        """Whether ``plt.show()`` waits for a window here (read once per file): never in a
+        notebook, whose kernel's backend (inline, widget) draws the figure and returns."""
         if self._plots_block is None:
-            self._plots_block = self._tree is None or plots_block(self._tree, self.name_of)
+            self._plots_block = not self.in_a_kernel and (self._tree is None or plots_block(self._tree, self.name_of))
         return self._plots_block
 
     def rearmed_flags(self) -> frozenset[str]:
