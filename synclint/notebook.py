@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from synclint.config import Settings
 from synclint.finding import Finding, error_finding
+from synclint.project.notebook_cells import CELL_MARKER
 
 if TYPE_CHECKING:
     from synclint.project.facts import FileFacts
@@ -35,8 +36,7 @@ _HELP = re.compile(r"^(\?{1,2}[\w.]+|[\w.]+\?{1,2})$")  # ``obj?``, ``??obj``
 _ASSIGNED_MAGIC = re.compile(r"^[\w.\[\], ]+=\s*[%!]")  # ``files = !ls``
 _PLACEHOLDER = "pass  # synclint-masked-ipython-{}"
 _PLACEHOLDER_LINE = re.compile(r"^[ \t]*pass  # synclint-masked-ipython-(\d+)[ \t]*$")
-_CELL_MARKER = "# %% synclint-cell {}"
-_CELL_MARKER_LINE = re.compile(r"^# %% synclint-cell (\d+)$")
+_CELL_MARKER_LINE = re.compile("^" + re.escape(CELL_MARKER).replace(re.escape("{}"), r"(\d+)") + "$")
 
 
 class NotebookError(ValueError):
@@ -206,7 +206,7 @@ class VirtualModule:
         parts: list[str] = []
         line = 1
         for masked in cells:
-            parts.append(_CELL_MARKER.format(masked.cell.number) + "\n" + masked.source)
+            parts.append(CELL_MARKER.format(masked.cell.number) + "\n" + masked.source)
             count = masked.source.count("\n")
             module.spans.append(_Span(masked.cell, line + 1, count))
             line += count + 1

@@ -41,6 +41,16 @@ def _sl403(body: str) -> list[int]:
         ("z = torch.Tensor([])\nz += torch.ones(2)\nz = z.cuda()\n", [3]),
         ("z = torch.Tensor([])\nz = torch.ones(2)\nz = z.cuda()\n", [3]),
         ("z = torch.full((2,), 0).cuda()\n", [1]),
+        # Empty on one path only: bound empty in a branch that may not run.
+        ("z = torch.tensor(data)\nif not data:\n    z = torch.zeros(0)\nz = z.cuda()\n", [4]),
+        ("if data:\n    z = torch.zeros(0)\n    z = z.cuda()\n", []),
+        # Empty on the first pass of a loop only: the body binds it again after the move.
+        ("z = torch.Tensor([])\nfor t in data:\n    z = z.cuda()\n    z = torch.cat([z.cpu(), torch.tensor(t)])\n", [3]),
+        ("for t in data:\n    z = torch.Tensor([])\n    z = z.cuda()\n    z = torch.cat([z.cpu(), torch.tensor(t)])\n", []),
+        # Grown in place: resized, or the ``out=`` of a concatenation.
+        ("z = torch.empty(0)\nz.resize_(10)\nz = z.cuda()\n", [3]),
+        ("z = torch.Tensor([])\ntorch.cat([z, torch.ones(3)], out=z)\nz = z.cuda()\n", [3]),
+        ("z = torch.Tensor([])\nz.set_(torch.ones(3))\nz = z.cuda()\n", [3]),
     ],
 )
 def test_moving_an_empty_tensor_is_no_copy(body, flagged):

@@ -9,6 +9,8 @@ import textwrap
 import pytest
 
 from synclint.engine import check_source
+from synclint.notebook import check_notebook_source
+from tests.notebook_helpers import notebook_of
 
 
 def _found(source: str, include_cold: bool = True) -> dict[tuple[int, str], tuple[str, str]]:
@@ -1677,3 +1679,125 @@ def test_a_loop_that_waits_for_a_person_on_every_pass_is_a_demo(line, expected):
     # yhenon/pytorch-retinanet's visualize.py: each batch's detections drawn, then
     # `cv2.waitKey(0)`; a live stream (`waitKey(1)`) or a non-blocking plot keeps going.
     assert _at(INTERACTIVE_LOOPS, line) == {expected}
+
+
+SOMETIMES_INTERACTIVE_LOOPS = """
+    import cv2
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def detect(model, loader, args):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            if args.show:
+                cv2.imshow("img", keep.numpy())
+                cv2.waitKey(0)
+
+
+    def detect_safely(model, loader):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            try:
+                cv2.imwrite("out.png", keep.numpy())
+            except OSError:
+                input("disk full? press enter")
+
+
+    def detect_later(model, loader, callbacks):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            callbacks.append(lambda: plt.show())
+
+
+    def step_through(model, loader):
+        for data in loader:
+            keep = model(data.cuda()).cpu() > 0.5
+            for image in keep:
+                cv2.imshow("img", image.numpy())
+                if cv2.waitKey() == ord("q"):
+                    break
+    """
+
+
+@pytest.mark.parametrize(("line", "expected"), [(9, "hot"), (17, "hot"), (26, "hot"), (32, "cold")])
+def test_a_loop_waits_for_a_person_only_on_every_pass(line, expected):
+    # A wait under `if args.show:`, in an error handler or in a function the loop only
+    # defines leaves the other passes (the default run) going at full speed.
+    assert _at(SOMETIMES_INTERACTIVE_LOOPS, line) == {expected}
+
+
+NON_BLOCKING_PLOTS = """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import torch
+
+    {setup}
+
+
+    def train(model, loader):
+        for data in loader:
+            plt.plot(model(data.cuda()).cpu())
+            plt.show()
+    """
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [("", "cold"), ("plt.ion()", "hot"), ("matplotlib.interactive(True)", "hot"), ('matplotlib.use("Agg")', "hot"),
+     ('plt.switch_backend("agg")', "hot"), ('matplotlib.use("TkAgg")', "cold")],
+)
+def test_plt_show_waits_only_with_a_gui_backend_out_of_interactive_mode(setup, expected):
+    # `plt.show()` returns at once in interactive mode (`plt.ion()`: a live training plot)
+    # and does nothing with a non-GUI backend (`matplotlib.use("Agg")`).
+    assert _at(NON_BLOCKING_PLOTS.replace("{setup}", setup), 11) == {expected}
+
+
+EVALUATION_FROM_TESTS = """
+    import torch
+
+
+    def nms(prediction, conf_thres=0.25, classes=None):
+        keep = prediction[prediction[:, 4] > conf_thres]
+        if classes is not None:
+            keep = keep[(keep[:, 5:6] == torch.tensor(classes, device=keep.device)).any(1)]
+        return keep
+
+
+    def evaluate(model, loader):
+        for images in loader:
+            nms(model(images.cuda()), classes=[0])
+
+
+    def test_evaluate(model, loader):
+        evaluate(model, loader)
+
+
+    def train(model, loader, optimizer):
+        for images in loader:
+            optimizer.zero_grad()
+            nms(model(images.cuda())).sum().backward()
+            optimizer.step()
+    """
+
+
+def test_the_loops_of_a_function_only_tests_call_are_not_the_steps():
+    # Unlike an evaluation run every N steps, a helper only the tests call is no part of
+    # the program: its loop's `classes=[0]` says nothing of what the step passes.
+    found = _found(EVALUATION_FROM_TESTS)
+    assert found[(6, "SL103")][0] == "hot"
+    assert {found[(8, "SL103")][0], found[(8, "SL403")][0]} == {"cold"}
+
+
+def test_plt_show_in_a_notebook_does_not_wait():
+    # A kernel's backend (inline, widget) draws the figure and returns: a notebook's training
+    # loop that plots its loss on every pass still syncs on every pass.
+    notebook = notebook_of(
+        "import matplotlib.pyplot as plt\nimport torch\n",
+        "def train(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda()).sum()\n"
+        "        plt.plot(loss.item())\n        plt.show()\n        input('next?')\n",
+        "def run(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda()).sum()\n"
+        "        plt.plot(loss.item())\n        plt.show()\n",
+    )
+    found = {(f.cell, f.line, f.code): f.context for f in check_notebook_source(notebook, "t.ipynb", include_cold=True)}
+    assert found == {(2, 3, "SL401"): "cold", (2, 4, "SL201"): "cold", (3, 3, "SL401"): "hot", (3, 4, "SL201"): "hot"}

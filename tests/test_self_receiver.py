@@ -52,3 +52,60 @@ def test_a_method_of_the_class_an_attribute_is_built_from_is_that_method():
     # of that name.
     found = [(f.line, f.code) for f in check_source(ATTRIBUTE_CLASS, "dist.py", include_cold=True)]
     assert found == [(23, "SL201"), (24, "SL201")]
+
+
+TENSOR_SUBCLASSES = '''\
+import torch
+
+
+class BaseBoxes(torch.Tensor):
+    pass
+
+
+class Boxes(BaseBoxes):
+    def total(self):
+        return self.item()
+
+
+class Weight(torch.nn.Parameter):
+    def scale(self):
+        return self.item()
+
+
+class Plain(torch.nn.Module):
+    def forward(self):
+        return self.item()
+'''
+
+
+def test_self_is_a_tensor_in_a_subclass_of_a_tensor_subclass():
+    # Through a base of the module that subclasses `Tensor`, or through `Parameter`
+    # (itself a `Tensor` subclass), `self.item()` is the tensor's.
+    found = [(f.line, f.code) for f in check_source(TENSOR_SUBCLASSES, "boxes.py", include_cold=True)]
+    assert found == [(10, "SL201"), (15, "SL201")]
+
+
+SHADOWED_CLASS = '''\
+import torch
+
+
+class A:
+    @staticmethod
+    def inverse(y):
+        return y
+
+
+def solve(x):
+    A = x @ x.T
+    return A.inverse()
+
+
+def project(A, x):
+    return A.inverse() @ x
+'''
+
+
+def test_a_local_named_like_a_class_of_the_module_is_not_the_class():
+    # `A = x @ x.T` and a parameter `A` shadow the class `A`.
+    found = [(f.line, f.code) for f in check_source(SHADOWED_CLASS, "solve.py", include_cold=True)]
+    assert found == [(12, "SL201"), (16, "SL201")]

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from synclint.analysis.evidence import Evidence
+from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import DeviceInference, empty_construction, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
 from synclint.analysis.step_names import STEP_NAME
+from synclint.analysis.targets import target_name_nodes
 from synclint.project.facts import FileFacts
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.project.loss_names import is_loss_class, is_loss_function
@@ -148,7 +150,7 @@ class FlowState:
         #: assigned in one holds to its end, not after it (``if mps: x = x.cpu()``
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
         self._branch_blocks: set[int] = set()
-        self._host_snapshots: list[tuple[set[str], set[str]]] = []
+        self._host_snapshots: list[tuple[set[str], set[str], set[str]]] = []
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
         self._none_guards: dict[int, str] = {}
@@ -333,7 +335,7 @@ class FlowState:
     def enter(self, node: cst.CSTNode) -> None:
         node_type = type(node)
         if self._branch_blocks and id(node) in self._branch_blocks:
-            self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator)))
+            self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -359,6 +361,8 @@ class FlowState:
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
         elif isinstance(node, (cst.For, cst.While)):
+            if self.scope.empty:  # the second pass sees what the first bound after a move
+                self.scope.empty.difference_update(rebound_or_grown_in(node))
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
                 self._bind_host_batch(node)
@@ -401,8 +405,9 @@ class FlowState:
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
-            host, accelerator = self._host_snapshots.pop()
+            host, accelerator, empty = self._host_snapshots.pop()
             self.scope.host.intersection_update(host)
+            self.scope.empty.intersection_update(empty)  # ``if not data: x = torch.zeros(0)``: one path
             guarded = self._none_guards.pop(id(node), None)
             self.scope.accelerator.intersection_update(accelerator | ({guarded} & self.scope.accelerator))
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -608,8 +613,9 @@ class FlowState:
             self.scope.loader_batches.update(names)
 
     def holds_an_empty_tensor(self, name: str) -> bool:
-        """``name`` was last bound, in this scope, to a tensor built visibly empty."""
-        return name in self.scope.empty
+        """``name`` was last bound, in this scope and on every path to here, to a tensor
+        built visibly empty, and nothing grows it in place (``x.resize_(n)``, ``out=x``)."""
+        return name in self.scope.empty and name not in grown_in_place(self.scope.node)
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""
@@ -933,17 +939,6 @@ def _moves_any(body: cst.BaseSuite, names: set[str]) -> bool:
     scan = _MoveScan(names)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     return scan.found
-
-
-def target_name_nodes(target: cst.BaseExpression):
-    """The Name nodes an assignment or loop target binds (``x``, ``x, (y, *rest)``)."""
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from target_name_nodes(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_name_nodes(target.value)
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:

@@ -21,6 +21,13 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
+from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
+    CONVERSION_TOOL,
+    DEMO_CODE,
+    PLOTTING_CODE,
+    TYPE_STUB,
+    outside_the_program,
+)
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips, constant_attributes
 from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
@@ -90,13 +97,9 @@ _STRONGLY_COLD = frozenset(
 )
 
 
-#: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
-TYPE_STUB = "type stub (never runs)"
-
 #: ``convert_raw_llama_weights_to_neox.py``, ``convert_checkpoint.py``,
 #: ``inspect_checkpoints.py``: scripts run once over saved weights, on the host.
 _CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
-CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 
 #: ``demo/``, ``demo_video/``, ``demos/``, ``demo.py``, ``image_demo.py``: scripts that show
 #: a model on a few inputs (Mask2Former's ``demo/predictor.py`` draws each prediction),
@@ -104,7 +107,6 @@ CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 #: them: it is as often the package a small project keeps its program in (``ddpm_demo/``).
 _DEMO_DIR = re.compile(r"^demos?(_\w+)?$")
 _DEMO_MODULE = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
-DEMO_CODE = "demo code"
 
 #: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
 #: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or
@@ -112,28 +114,6 @@ DEMO_CODE = "demo code"
 #: module so named that holds a step root (a ``forward``, a training step, a loss) holds the
 #: model, its name a word: PLOT's ``trainers/plot.py`` (the paper's name) is its trainer.
 _PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](ation|er|ers)|plot(s|ting)?)$")
-PLOTTING_CODE = "plotting or visualization code"
-
-
-def _root_reason(why: str) -> str:
-    """``called only from test code (...)`` -> ``test code``."""
-    return why.removeprefix("called only from ").split(" (")[0]
-
-
-#: Cold reasons that put code outside the training or inference program itself (its
-#: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
-#: program, which runs once but builds what every step uses.
-_OUTSIDE_THE_PROGRAM = frozenset(
-    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE}
-)
-
-
-def outside_the_program(why: str) -> bool:
-    """Whether a cold context's ``why`` says the code is no part of the program's steps at
-    all (itself, or only called from such code). A hazard that matters wherever the
-    program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
-    return _root_reason(why) in _OUTSIDE_THE_PROGRAM
 
 
 def _called_only_from(why: str) -> str:

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from synclint.project.cold_reasons import outside_the_program
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
 from synclint.project.summary import CallSite, FunctionSummary, is_test_file
@@ -183,10 +184,14 @@ def _is_hot(context: object) -> bool:
 
 
 def _cold_on_its_own(context: object) -> bool:
-    """Cold for a reason of its own (test code, an error path), not only because its
-    callers run rarely: the loops over batches of an evaluation called every N steps still
-    run every batch of it, and their calls are the step's (as the call graph has them)."""
-    return getattr(context, "is_cold", False) and not getattr(context, "why", "").startswith("called only")
+    """Cold for a reason of its own (an error path), or no part of the program (test code,
+    or called only from it: :func:`outside_the_program`), not only because its callers run
+    rarely: the loops over batches of an evaluation called every N steps still run every
+    batch of it, and their calls are the step's (as the call graph has them)."""
+    if not getattr(context, "is_cold", False):
+        return False
+    why = getattr(context, "why", "")
+    return not why.startswith("called only") or outside_the_program(why)
 
 
 def _may_enter(guard: ParamGuard, value: object) -> bool:

@@ -34,7 +34,9 @@ from synclint.project.constant_attributes import (
     lambda_nodes,
 )
 from synclint.project.host_returns import HostCondition, host_condition
+from synclint.project.interactive import INTERACTIVE, plots_block, waits_for_a_person
 from synclint.project.loss_names import is_loss_class, is_loss_function
+from synclint.project.notebook_cells import is_notebook_module
 from synclint.project.numbers import is_number, number_names
 from synclint.project.residency import (
     closure_rebound_names,
@@ -86,7 +88,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 40
+SUMMARY_VERSION = 42
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -298,7 +300,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                 tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    builder = _Builder()
+    builder = _Builder(in_a_kernel=is_notebook_module(source))
     try:
         builder.module(tree)
     except RecursionError:
@@ -512,32 +514,6 @@ def _is_periodic_guard(test: ast.AST) -> bool:
     return False
 
 
-#: Why a loop over batches that stops for a person on every pass is not a step.
-INTERACTIVE = "interactive (each pass waits for a key press or a closed plot window)"
-#: Calls that block until a person acts: ``plt.show()`` (unless ``block=False``), ``input()``.
-_WAITS_FOR_A_PERSON = frozenset({"matplotlib.pyplot.show", "matplotlib.pyplot.waitforbuttonpress", "input"})
-
-
-def _waits_for_a_person(loop: ast.AST, qualify) -> bool:
-    """The loop's body stops for a person on every pass: ``cv2.waitKey(0)`` (or no
-    argument: wait forever), ``plt.show()``, ``input(...)``; a demo that shows each
-    batch's detections, whose syncs cost nothing beside the wait. ``cv2.waitKey(1)``
-    (a live video loop: 1 ms) does not stop."""
-    for node in ast.walk(loop):
-        if not isinstance(node, ast.Call) or node.func is None:
-            continue
-        name = qualify(node.func) or dotted(node.func) or ""
-        if name in _WAITS_FOR_A_PERSON and not any(
-            k.arg == "block" and isinstance(k.value, ast.Constant) and k.value.value is False for k in node.keywords
-        ):
-            return True
-        if name.endswith("waitKey") and (
-            not node.args or (isinstance(node.args[0], ast.Constant) and node.args[0].value == 0)
-        ):
-            return True
-    return False
-
-
 def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
     """``if apply_gp:`` or ``if apply_gp and x:``, with ``apply_gp`` one of ``flags``
     (``not apply_gp`` runs on the other steps)."""
@@ -652,7 +628,9 @@ def _apart_lines(own: Iterable[ast.AST], nested: Iterable[ast.AST]) -> list[tupl
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, in_a_kernel: bool = False) -> None:
+        #: The module is a notebook's cells, run in a kernel (see :meth:`plots_block`).
+        self.in_a_kernel = in_a_kernel
         self.imports: dict[str, tuple[int, str, str | None]] = {}
         self.functions: dict[str, FunctionSummary] = {}
         self.classes: dict[str, ClassSummary] = {}
@@ -669,6 +647,18 @@ class _Builder:
         self._tree: ast.Module | None = None
         self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
+        self._plots_block: bool | None = None
+
+    def name_of(self, node: ast.AST) -> str | None:
+        """What ``node`` names: through the file's imports where it can, else as spelled."""
+        return self.qualify(node) or dotted(node)
+
+    def plots_block(self) -> bool:
+        """Whether ``plt.show()`` waits for a window here (read once per file): never in a
+        notebook, whose kernel's backend (inline, widget) draws the figure and returns."""
+        if self._plots_block is None:
+            self._plots_block = not self.in_a_kernel and (self._tree is None or plots_block(self._tree, self.name_of))
+        return self._plots_block
 
     def rearmed_flags(self) -> frozenset[str]:
         """The attributes the file sets again outside constructors (no one-shot flags),
@@ -958,7 +948,7 @@ class _CallWalker:
             # once per step, and the code after it ends that step, not the run.
             accumulates = isinstance(node, (ast.For, ast.AsyncFor)) and _accumulates(node)
             self.loops.append((node, bool(loader) and not accumulates))
-            if loader and not self.quiet and _waits_for_a_person(node, self.builder.qualify):
+            if loader and not self.quiet and waits_for_a_person(node, self.builder.name_of, self.builder.plots_block()):
                 self._quiet_block(node.body, INTERACTIVE, depth)
             elif loader and not self.quiet:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import cached_property
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -69,6 +70,11 @@ class RuleContext:
         self.imports = imports
         self.flow = flow
         self.reports: list[Report] = []
+
+    @cached_property
+    def module_classes(self) -> dict[str, cst.ClassDef]:
+        """The classes the module defines at its top level, by name."""
+        return {statement.name.value: statement for statement in self.module.body if isinstance(statement, cst.ClassDef)}
 
     # Conveniences so rules read like the sentence they implement.
     def kind_of(self, node: cst.BaseExpression) -> Kind:

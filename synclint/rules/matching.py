@@ -60,7 +60,7 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
         return False
     if isinstance(receiver, cst.Name) and receiver.value == "self" and _self_is_no_tensor(context):
         return False  # ``self.inverse(mag, phase)``: tacotron2's STFT calls its own method
-    if isinstance(receiver, cst.Name) and receiver.value in _module_classes(context):
+    if isinstance(receiver, cst.Name) and _names_a_module_class(context, receiver.value):
         return False  # ``TanhBijector.inverse(a)``: a static method of a class of the module
     target = context.flow.project_target(receiver)
     if target is not None and f"{target}.{method}" in context.flow.facts.attribute_methods:
@@ -76,23 +76,37 @@ def receiver_is_tensor(context: RuleContext, receiver: cst.BaseExpression, metho
     return True
 
 
-def _module_classes(context: RuleContext) -> frozenset[str]:
-    """The classes the module defines at its top level (read once per file)."""
-    found = context.__dict__.get("_module_classes")
-    if found is None:
-        found = frozenset(
-            statement.name.value for statement in context.module.body if isinstance(statement, cst.ClassDef)
-        )
-        context.__dict__["_module_classes"] = found
-    return found
+def _names_a_module_class(context: RuleContext, name: str) -> bool:
+    """``name`` is a class the module defines, not a name the enclosing functions bind
+    (a parameter ``A``, ``A = x @ x.T``), which may be a tensor."""
+    if name not in context.module_classes:
+        return False
+    return not any(name in scope.env for scope in context.flow.scopes if scope.kind == "function")
 
 
 def _self_is_no_tensor(context: RuleContext) -> bool:
-    """``self`` in a method of a class that names no ``Tensor`` among its bases: an
-    instance of the class (a module, a helper object), whose methods are its own."""
+    """``self`` in a method of a class that is not a ``Tensor`` (see :func:`_is_tensor_class`):
+    an instance of the class (a module, a helper object), whose methods are its own."""
     for scope in reversed(context.flow.scopes):
         if scope.kind == "class" and isinstance(scope.node, cst.ClassDef):
-            return not any((dotted_name(base.value) or "").endswith("Tensor") for base in scope.node.bases)
+            return not _is_tensor_class(context, scope.node, frozenset())
+    return False
+
+
+#: ``torch.nn.Parameter`` under the names it is imported by: a ``Tensor`` subclass.
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _is_tensor_class(context: RuleContext, node: cst.ClassDef, seen: frozenset[str]) -> bool:
+    """A class with a base named for ``Tensor`` (``torch.Tensor``, ``TVTensor``), ``nn.Parameter``,
+    or a class of the module that is one itself (``class Boxes(BaseBoxes)``)."""
+    for base in node.bases:
+        name = dotted_name(base.value) or ""
+        if name.endswith("Tensor") or context.qualify(base.value) in _PARAMETER:
+            return True
+        parent = context.module_classes.get(name)
+        if parent is not None and name not in seen and _is_tensor_class(context, parent, seen | {node.name.value}):
+            return True
     return False
 
 

@@ -59,7 +59,10 @@ class HostTensorCtor(Rule):
     a device tensor is copied from the host. A tensor built visibly empty
     (`torch.Tensor([])`, `torch.zeros(0, 4)`, casts of them) is left alone:
     copying no elements launches nothing and waits for nothing (ATen's
-    `copy_` returns first).
+    `copy_` returns first). Only where it is empty on every path to the move:
+    one bound empty in a branch that may not run, bound again later in a loop
+    around the move (the next pass moves that) or grown in place
+    (`x.resize_(n)`, `torch.cat(..., out=x)`) is moved as any other.
 
     ## Why is this bad?
     The data is materialised in pageable host memory and copied with a

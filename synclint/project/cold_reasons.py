@@ -1,0 +1,35 @@
+"""The reasons for cold code that put it outside the training or inference program (its
+tests, export and plotting tools, demos, type stubs), shared by hotness and by the step's
+branches, which must not count such code's calls as the step's."""
+
+from __future__ import annotations
+
+#: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
+TYPE_STUB = "type stub (never runs)"
+#: ``convert_checkpoint.py``, ``inspect_checkpoints.py`` (see :mod:`synclint.project.hotness`).
+CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
+#: ``demo/``, ``image_demo.py``.
+DEMO_CODE = "demo code"
+#: ``tools/visualization.py``, ``plotting.py``.
+PLOTTING_CODE = "plotting or visualization code"
+
+
+def _root_reason(why: str) -> str:
+    """``called only from test code (...)`` -> ``test code``."""
+    return why.removeprefix("called only from ").split(" (")[0]
+
+
+#: Cold reasons that put code outside the training or inference program itself (its
+#: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
+#: program, which runs once but builds what every step uses.
+_OUTSIDE_THE_PROGRAM = frozenset(
+    {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE}
+)
+
+
+def outside_the_program(why: str) -> bool:
+    """Whether a cold context's ``why`` says the code is no part of the program's steps at
+    all (itself, or only called from such code). A hazard that matters wherever the
+    program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
+    return _root_reason(why) in _OUTSIDE_THE_PROGRAM
