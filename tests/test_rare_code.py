@@ -1801,3 +1801,32 @@ def test_plt_show_in_a_notebook_does_not_wait():
     )
     found = {(f.cell, f.line, f.code): f.context for f in check_notebook_source(notebook, "t.ipynb", include_cold=True)}
     assert found == {(2, 3, "SL401"): "cold", (2, 4, "SL201"): "cold", (3, 3, "SL401"): "hot", (3, 4, "SL201"): "hot"}
+
+
+ACCUMULATION_BOUNDARIES = """
+    import torch
+
+
+    def train(model, loader, optimizer, scaler, args):
+        for g_it, batch in enumerate(loader):
+            loss = model(batch.cuda())
+            scaler.scale(loss).backward()
+            stepping = (g_it + 1) % args.ac == 0
+            if stepping:
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0).item()
+                scaler.step(optimizer)
+                optimizer.zero_grad()
+            if (g_it + 1) % args.ac == 0:
+                total = loss.item()
+                optimizer.step()
+            if g_it % 100 == 0:
+                print(loss.item())
+    """
+
+
+@pytest.mark.parametrize(("line", "periodic"), [(11, False), (15, False), (18, True)])
+def test_a_schedule_that_steps_the_optimizer_is_the_training_step(line, periodic):
+    # VAR: `stepping = (g_it + 1) % args.ac == 0` is a gradient accumulation boundary whatever
+    # its divisor is called: the block steps the optimizer, which is the training step.
+    found = _found(ACCUMULATION_BOUNDARIES)[(line, "SL201")]
+    assert (found == ("cold", "periodic (logging every N steps)")) is periodic

@@ -88,7 +88,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 42
+SUMMARY_VERSION = 43
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -511,6 +511,21 @@ def _is_periodic_guard(test: ast.AST) -> bool:
             return True
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
+    return False
+
+
+_OPTIMIZER_NAME = re.compile(r"(optim|^opt$|_opt$|scaler)", re.I)
+
+
+def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
+    """The block steps an optimizer (``optimizer.step()``, ``scaler.step(opt)``,
+    ``opt.zero_grad()``): a gradient accumulation boundary (``stepping = (it + 1) % args.ac
+    == 0``, whatever the divisor is called), which is the training step, not a schedule."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("step", "zero_grad"):
+            receiver = (dotted(node.func.value) or "").rsplit(".", 1)[-1]
+            if _OPTIMIZER_NAME.search(receiver):
+                return True
     return False
 
 
@@ -975,7 +990,9 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_periodic_guard(node.test) or _tests_a_flag(node.test, self.schedule_flags):
+            if (_is_periodic_guard(node.test) or _tests_a_flag(node.test, self.schedule_flags)) and not _steps_the_optimizer(
+                node.body
+            ):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
                 self._branch(node.body, self._rare_branch(node), depth)
