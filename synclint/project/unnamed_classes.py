@@ -19,6 +19,13 @@ A top-level class is *unnamed* when all of these hold:
   README may tell users to). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
   names ``A``: a base is named by every subclass, named or not.
+* **Or it is named only where it never runs.** Every mention outside its own
+  definition lies in a block that a constant never lets run (``if args.masks:`` where no
+  one passes ``--masks``, see :mod:`synclint.project.command_flags`; ``if
+  self.stratified:`` where it is only ever ``False``) or in an import statement, and at
+  least one lies in such a block: the project builds it only there, so it is never
+  built (its code is cold, with that block's why). An import alone is no such evidence:
+  a class only imported is named as before (a package re-exporting it for its users).
 * **Nothing could register it.** It has no decorator.
 * **It holds a root** (a method that is one, or a function nested in one).
 
