@@ -125,6 +125,7 @@ _PASSED = {
     "a subprocess": {"tools__launch.py": "import subprocess\n\nsubprocess.run(['python', 'main.py', '--masks'])\n"},
     "an option built from a name": {"tools__launch.py": "import subprocess\n\n"
                                                         "subprocess.run(['python', 'main.py', f'--{flag}'])\n"},
+    "an option formatted from a name": {"tools__launch.py": "import os\n\nos.system('python main.py --%s' % flag)\n"},
     "a store anywhere": {"tools__segm.py": "from main import get_args_parser\n\n"
                                            "args = get_args_parser().parse_args()\nargs.masks = True\n"},
     "setattr by name": {"tools__segm.py": "from main import get_args_parser\n\n"
@@ -188,6 +189,7 @@ def test_what_a_file_says_about_flags():
         args, unknown = parser.parse_known_args()
         opt = parser.parse_known_args()[0]
         os.system("python train.py --amp -vq")
+        checkpoint = f"{stem}-{epoch}.pth"
         """)
     import ast
 
@@ -198,7 +200,10 @@ def test_what_a_file_says_about_flags():
     ]
     assert found.parsed_names == {"args", "opt"}
     assert found.options_spelled == {"--amp", "-vq"}
-    assert not found.by_computed_name
+    assert not found.by_computed_name  # (``f"{stem}-{epoch}"`` builds no option)
+    for builds_an_option in ('f"--{name}"', '"--" + name', '"--{}".format(name)', '"python main.py --%s" % name',
+                             'parser.set_defaults(**config)', 'Namespace(**config)', 'parser.add_argument(name)'):
+        assert command_line(builds_an_option, ast.parse(builds_an_option)).by_computed_name, builds_an_option
     assert is_passed("--masks", {"--mask"}) and not is_passed("--masks", {"--masks_loss"})
     assert is_passed("-q", {"-vq"}) and not is_passed("-m", {"-vq", "--m"})
 

@@ -30,7 +30,8 @@ A flag is *constant* (its default) when all of these hold:
 * **Nothing could store it by a computed name.** No program file stores attributes
   by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
   passes options or sets defaults by one (``set_defaults(**cfg)``,
-  ``Namespace(**cfg)``, ``f"--{name}"``, an ``add_argument`` of a computed option).
+  ``Namespace(**cfg)``, ``f"--{name}"``, ``"--%s" % name``, an ``add_argument`` of a
+  computed option).
 * **The project is whole**: a piece of a split project, or a source on its own, does
   not show what the rest passes.
 
@@ -62,6 +63,8 @@ _SWITCH_DEFAULTS = {"store_true": False, "store_false": True}
 #: An option-like word: ``--masks``, ``-m`` (not the ``-1`` of a number, not ``a-b``).
 OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")
 _OPTION_BYTES = re.compile(OPTION_WORD.pattern.encode())
+#: An option named by a format: ``"--{}".format(name)``, ``"--%s" % name``.
+_FORMATTED_OPTION = re.compile(r"(?<![\w-])-{1,2}(\{|%[sr(])")
 #: How much of a file is searched at a time, and how far pieces overlap (an option's length).
 _CHUNK = 1 << 20
 _OVERLAP = 256
@@ -93,13 +96,15 @@ class CommandLine:
 
 
 NO_COMMAND_LINE = CommandLine()
-#: Text a file holds when it may say anything about flags (most files hold none of it).
-_HINTS = ("add_argument", "parse_", "set_defaults", "Namespace", "-")
+#: Text a file holds when it may say anything about flags (most files hold none of it):
+#: the calls read, or an option in a string (after a quote or a space; ``f"--{name}"``,
+#: ``"--" + name``).
+_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|["'\s]-{1,2}[A-Za-z{%"']""")
 
 
 def command_line(source: str, tree: ast.Module) -> CommandLine:
     """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk)."""
-    if not any(hint in source for hint in _HINTS):
+    if not _HINT.search(source):
         return NO_COMMAND_LINE
     declared: list[FlagDeclaration] = []
     parsed: set[str] = set()
@@ -124,10 +129,11 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             parsed.update(_bound_from_parse(node))
         elif kind is ast.Constant and isinstance(node.value, str) and "-" in node.value and id(node) not in declaring:
             spelled.update(OPTION_WORD.findall(node.value))
+            computed = computed or _FORMATTED_OPTION.search(node.value) is not None
         elif kind is ast.JoinedStr:
             computed = computed or _formats_an_option(node.values)
         elif kind is ast.BinOp and isinstance(node.op, ast.Add):
-            computed = computed or _ends_with_dashes(node.left)
+            computed = computed or _option_prefix(node.left, first=True)
     if not (declared or parsed or spelled or keywords or computed):
         return NO_COMMAND_LINE
     return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
@@ -195,15 +201,19 @@ def parse_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
 
 
 def _formats_an_option(values: Sequence[ast.AST]) -> bool:
-    """``f"--{name}"``: text ending in dashes before a formatted value."""
-    return any(_ends_with_dashes(value) and isinstance(after, ast.FormattedValue) for value, after in zip(values, values[1:]))
+    """``f"--{name}"``, ``f"python main.py --{name}"``: an option's name formatted in
+    (not the ``-`` of ``f"{stem}-{i}"``)."""
+    return any(_option_prefix(value, first=position == 0) and isinstance(after, ast.FormattedValue)
+               for position, (value, after) in enumerate(zip(values, values[1:])))
 
 
-def _ends_with_dashes(node: ast.AST) -> bool:
-    """``"--"`` or ``"python main.py --"``: an option's name follows (``"--" + name``)."""
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith("-") and (
-        node.value == "-" or not node.value[-2:-1].isalnum()
-    )
+def _option_prefix(node: ast.AST, first: bool) -> bool:
+    """``node`` is text ending with an option's dashes, where an option may start: at the
+    start of the string (``first``: ``"--" + name``) or after a space."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith("-")):
+        return False
+    before = node.value.rstrip("-")
+    return before[-1:].isspace() if before else first
 
 
 def is_passed(option: str, words: Iterable[str]) -> bool:
