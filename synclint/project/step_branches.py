@@ -23,7 +23,11 @@ call the index reads shows (:mod:`synclint.project.value_references`).
 
 An attribute every store of which is one constant in an ``__init__`` (``self.stratified =
 False``, see :mod:`synclint.project.constant_attributes`) closes the blocks its tests guard
-for every caller, hot or not: ``if self.stratified:`` never runs.
+for every caller, hot or not: ``if self.stratified:`` never runs. So does ``if args.masks:``
+where no one passes ``--masks`` (:mod:`synclint.project.command_flags`). These blocks do
+not depend on what calls them: :func:`blocks_closed_by_constants` finds them once, before
+the contexts, which tells what classes are built only there
+(:mod:`synclint.project.unnamed_classes`).
 
 A flag a caller passes on unchanged (``batched_soft_nms(..., method_gaussian=True)`` ->
 ``soft_nms(..., method_gaussian=method_gaussian)``) takes the values the caller's own
