@@ -112,20 +112,20 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
         text = _python_text(key)
         if text is None:
             continue
-        lines = text.splitlines(keepends=True)
+        lines = text.split("\n")  # (as the parser counts lines: not ``splitlines``, which splits at form feeds)
         for first, last, why in sorted(blocks):
-            for name in spelled_names("".join(lines[first - 1:last]), names - found.keys(), {})[0]:
+            for name in spelled_names("\n".join(lines[first - 1:last]), names - found.keys(), {})[0]:
                 found[name] = why
     return found
 
 
 def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
-    lines = text.splitlines(keepends=True)
+    lines = text.split("\n")
     for first, last in spans:
         for number in range(first - 1, min(last, len(lines))):
-            lines[number] = "\n"
-    return "".join(lines)
+            lines[number] = ""
+    return "\n".join(lines)
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
