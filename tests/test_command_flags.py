@@ -218,3 +218,12 @@ def test_a_class_also_named_outside_the_closed_blocks_runs(tmp_path: Path):
     assert _findings(tmp_path, **built)[1] == HOT[1]
     exported = {"models__segmentation.py": SEGMENTATION + '\n\n__all__ = ["PostProcessSegm"]\n'}
     assert _findings(tmp_path, **exported)[1] == HOT[1]
+
+
+def test_a_source_on_its_own_does_not_show_what_passes_its_flags():
+    from synclint.project.store import facts_for_source
+
+    script = MAIN.replace("from models.detr import build\n", "def build(args):\n    return None, {}\n")
+    facts = facts_for_source(script, "main.py")
+    # (Its README, scripts and other files are not seen: its blocks stay open.)
+    assert [context.why for _first, _last, context in facts.regions if "never passed" in context.why] == []
