@@ -165,7 +165,9 @@ def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset
     return {name: values for name, values in constants.items() if name not in spelled}
 
 
-def blocks_closed_by_constants(index: ProjectIndex, split: bool, whole_project: bool) -> dict[FunctionId, SkippedBlocks]:
+def blocks_closed_by_constants(
+    index: ProjectIndex, split: bool, whole_project: bool
+) -> dict[FunctionId, SkippedBlocks]:
     """Per function, the blocks that a test of a constant never lets run, whoever calls
     it: of an attribute only ever set to one constant (:func:`constant_attributes`), of a
     command-line flag no one passes (:func:`constant_flags`, asked only of a ``whole_project``)."""
@@ -174,7 +176,8 @@ def blocks_closed_by_constants(index: ProjectIndex, split: bool, whole_project: 
     found: dict[FunctionId, SkippedBlocks] = {}
     if not constants and not flags:
         return found
-    receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values())) if flags else set()
+    # (``def build(args):`` reads a flag on ``args`` when the project binds ``args`` from ``parse_args``.)
+    receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values()))
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
             blocks = _closed_by_constants(index, (key, qualname), function, constants)
