@@ -21,6 +21,7 @@ from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contex
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import FunctionId, ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
+from synclint.project.step_branches import blocks_closed_by_constants
 from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
 from synclint.project.unnamed_classes import unnamed_classes
 
@@ -119,14 +120,17 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     ``whole_project``: the index holds a project, not one source on its own;
     ``split``: it holds one piece of a project too big to index at once.
     """
+    # Blocks a constant never lets run do not depend on what calls them: known first, they
+    # tell which classes are built only there.
+    closed = blocks_closed_by_constants(index, split, whole_project)
     # A class nothing names cannot run, but only a whole project shows that nothing does.
-    unnamed = frozenset()
+    unnamed = {}
     if whole_project and not split:
-        unnamed = unnamed_classes(index, lambda key: file_context(index, key) is not None)
-    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, split)
+        unnamed = unnamed_classes(index, lambda key: file_context(index, key) is not None, closed)
+    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed)
     if unnamed and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes': a library of models, which its users build.
-        contexts, skipped = contexts_and_skipped_blocks(index, split=split)
+        contexts, skipped = contexts_and_skipped_blocks(index, closed=closed)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).

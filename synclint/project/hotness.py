@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
     CONVERSION_TOOL,
@@ -29,7 +31,7 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     outside_the_program,
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
-from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips, constant_attributes
+from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
@@ -74,6 +76,12 @@ _NEVER_NAMED = f"{UNREACHED}: nothing in the project names "
 
 def never_named(class_name: str) -> str:
     return f"{_NEVER_NAMED}`{class_name}`"
+
+
+#: Top-level classes nothing in the project builds (see :mod:`synclint.project.unnamed_classes`):
+#: why, when the only code that names one never runs (cold); else None (unreached).
+Unnamed = Mapping[ClassId, "str | None"]
+_NONE_UNNAMED: Unnamed = MappingProxyType({})
 
 
 def is_hidden(kind: str | None, why: str) -> bool:
@@ -200,20 +208,20 @@ _MAX_SKIP_ROUNDS = 4
 
 
 def contexts_and_skipped_blocks(
-    index: ProjectIndex, unnamed: frozenset[ClassId] = frozenset(), split: bool = False
+    index: ProjectIndex, unnamed: Unnamed = _NONE_UNNAMED, closed: Mapping[FunctionId, SkippedBlocks] | None = None
 ) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
     """The context of every function, and the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
     hot no more than a call on an error path does, which can leave the step's calls of
     another function all passing one value: so the two are computed until they agree.
-    ``unnamed``: top-level classes nothing in the project names, whose code roots nothing;
-    ``split``: the index holds one piece of a project too big to index at once."""
+    ``unnamed``: top-level classes nothing in the project builds, whose code roots nothing;
+    ``closed``: the blocks a constant never lets run
+    (:func:`~synclint.project.step_branches.blocks_closed_by_constants`)."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
     contexts = compute_contexts(index, unnamed=unnamed)
-    constants = constant_attributes(index, split)
     for _round in range(_MAX_SKIP_ROUNDS):
-        found = blocks_the_step_skips(index, contexts, quiet, constants)
+        found = blocks_the_step_skips(index, contexts, quiet, closed or {})
         if found == skipped:
             break
         skipped = found
@@ -236,11 +244,12 @@ def _calls_in(index: ProjectIndex, skipped: dict[FunctionId, SkippedBlocks]) -> 
 
 
 def compute_contexts(
-    index: ProjectIndex, quiet_calls: dict[int, str] | None = None, unnamed: frozenset[ClassId] = frozenset()
+    index: ProjectIndex, quiet_calls: dict[int, str] | None = None, unnamed: Unnamed = _NONE_UNNAMED
 ) -> dict[FunctionId, Context]:
     """The context of every function in the project. ``quiet_calls``: calls (by identity)
     that make nothing hot beyond those the summaries know, with why; ``unnamed``: top-level
-    classes nothing names, whose methods are no roots (unreached, unless a call reaches them)."""
+    classes nothing builds, whose methods are no roots (unreached, unless a call reaches
+    them; cold when they are built only in blocks that never run, whose why they carry)."""
     quiet_calls = quiet_calls or {}
     #: Functions of an unnamed class (its methods and what they nest) -> the class's name.
     inert: dict[FunctionId, str] = {}
@@ -358,7 +367,8 @@ def compute_contexts(
                 contexts[callee] = Context(COLD, _called_only_from(why))
                 cold_queue.append(callee)
     for fid, owner in inert.items():
-        contexts.setdefault(fid, Context(UNKNOWN, never_named(owner)))
+        built_only = unnamed[(fid[0], owner)]
+        contexts.setdefault(fid, Context(COLD, built_only) if built_only else Context(UNKNOWN, never_named(owner)))
     return contexts
 
 

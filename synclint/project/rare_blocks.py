@@ -644,7 +644,7 @@ def _guard(block: list[ast.stmt], param: str, kind: str, constant: object, needs
 def _parameter_test(test: ast.AST, params: Container[str]) -> tuple[str, str, object, bool] | None:
     """(parameter, test, constant, outcome needed for the test to hold) of ``p``, ``not p``,
     ``p is None``, ``p is not None``, ``p == "cpu"``, ``p != 0`` (either side), or None.
-    ``p`` is a name, or ``self.attr`` spelled so (see :func:`tested_name`)."""
+    ``p`` is a name, or ``self.attr`` / ``args.attr`` spelled so (see :func:`tested_name`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _parameter_test(test.operand, params)
         return None if inner is None else (*inner[:3], not inner[3])
@@ -670,23 +670,32 @@ def _parameter_test(test: ast.AST, params: Container[str]) -> tuple[str, str, ob
 
 
 def tested_name(node: ast.AST) -> str | None:
-    """``mode`` for a name, ``self.stratified`` for an attribute of ``self``, else None."""
+    """``mode`` for a name, ``self.stratified`` or ``args.masks`` for an attribute of a
+    name, else None."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return None
 
 
-class SelfAttributes:
-    """``params`` and every ``self.attr`` name (for :func:`parameter_guards`: the blocks
-    a parameter or a flag attribute decides)."""
+class GuardSubjects:
+    """What :func:`parameter_guards` looks for: ``params``, every ``self.attr`` of a
+    method (a flag attribute), and the attributes of ``receivers`` (``args.masks``: a
+    command-line flag, see :mod:`synclint.project.command_flags`)."""
 
-    def __init__(self, params: Container[str] = ()) -> None:
+    def __init__(self, params: Container[str] = (), method: bool = False, receivers: Container[str] = ()) -> None:
         self.params = params
+        self.method = method
+        self.receivers = receivers
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name.startswith("self.") or name in self.params)
+        if not isinstance(name, str):
+            return False
+        receiver, dot, _attr = name.partition(".")
+        if not dot:
+            return name in self.params
+        return (self.method and receiver == "self") or receiver in self.receivers
 
 
 #: Device types that are not a CUDA device: code only they run syncs no CUDA stream.

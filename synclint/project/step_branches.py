@@ -23,7 +23,11 @@ call the index reads shows (:mod:`synclint.project.value_references`).
 
 An attribute every store of which is one constant in an ``__init__`` (``self.stratified =
 False``, see :mod:`synclint.project.constant_attributes`) closes the blocks its tests guard
-for every caller, hot or not: ``if self.stratified:`` never runs.
+for every caller, hot or not: ``if self.stratified:`` never runs. So does ``if args.masks:``
+where no one passes ``--masks`` (:mod:`synclint.project.command_flags`). These blocks do
+not depend on what calls them: :func:`blocks_closed_by_constants` finds them once, before
+the contexts, which tells what classes are built only there
+(:mod:`synclint.project.unnamed_classes`).
 
 A flag a caller passes on unchanged (``batched_soft_nms(..., method_gaussian=True)`` ->
 ``soft_nms(..., method_gaussian=method_gaussian)``) takes the values the caller's own
@@ -36,6 +40,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from synclint.project.cold_reasons import outside_the_program
+from synclint.project.command_flags import ConstantFlag, options_spelled_in, unpassed_flags
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
 from synclint.project.summary import CallSite, FunctionSummary, is_test_file
@@ -58,17 +63,17 @@ def blocks_the_step_skips(
     index: ProjectIndex,
     contexts: Mapping[FunctionId, object],
     quiet_calls: Mapping[int, str],
-    constants: Mapping[str, frozenset[object]],
+    closed: Mapping[FunctionId, SkippedBlocks],
 ) -> dict[FunctionId, SkippedBlocks]:
     """Per function, the blocks none of its calls from hot code enters. ``contexts``
     are the current contexts; ``quiet_calls`` the calls already known to sit in such
-    blocks (by identity), which make nothing hot; ``constants`` the attributes that hold
-    only the constants given (:func:`constant_attributes`)."""
+    blocks (by identity), which make nothing hot; ``closed`` the blocks a constant never
+    lets run, whoever calls (:func:`blocks_closed_by_constants`)."""
     calls = _StepCalls(index, contexts, quiet_calls)
     found: dict[FunctionId, SkippedBlocks] = {}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            blocks = _closed_by_constants(index, (key, qualname), function, constants)
+            blocks = list(closed.get((key, qualname), ()))
             if not function.param_guards and not blocks:
                 continue
             for guard in function.param_guards:
@@ -161,6 +166,53 @@ def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset
     return {name: values for name, values in constants.items() if name not in spelled}
 
 
+def blocks_closed_by_constants(
+    index: ProjectIndex, split: bool, whole_project: bool
+) -> dict[FunctionId, SkippedBlocks]:
+    """Per function, the blocks that a test of a constant never lets run, whoever calls
+    it: of an attribute only ever set to one constant (:func:`constant_attributes`), of a
+    command-line flag no one passes (:func:`constant_flags`, asked only of a ``whole_project``)."""
+    constants = constant_attributes(index, split)
+    flags = constant_flags(index) if whole_project and not split else {}
+    found: dict[FunctionId, SkippedBlocks] = {}
+    if not constants and not flags:
+        return found
+    # (``def build(args):`` reads a flag on ``args`` when the project binds ``args`` from ``parse_args``.)
+    receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values()))
+    for key, entry in index.entries.items():
+        for qualname, function in entry.summary.functions.items():
+            blocks = _closed_by_constants(index, (key, qualname), function, constants)
+            blocks += _closed_by_flags(function, flags, receivers)
+            if blocks:
+                found[(key, qualname)] = tuple(blocks)
+    return found
+
+
+def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
+    """The command-line flags that keep their constant defaults (see
+    :mod:`synclint.project.command_flags`), among those some guard tests; none a notebook
+    spells (its cells may store it), none at all when a notebook may store attributes by
+    a computed name."""
+    wanted = {guard.param.partition(".")[2] for entry in index.entries.values()
+              for function in entry.summary.functions.values() for guard in function.flag_guards}
+    if not wanted:
+        return {}
+    files = [(entry.summary.command_line, not is_test_file(key), frozenset(entry.summary.attribute_stores))
+             for key, entry in index.entries.items()]
+    stored_by_computed_name = any(entry.summary.stores_by_computed_name
+                                  for key, entry in index.entries.items() if not is_test_file(key))
+    if stored_by_computed_name:
+        return {}
+    flags = unpassed_flags(files, lambda: options_spelled_in(index.naming_files), wanted)
+    notebooks = [path for path in index.naming_files if path.endswith(".ipynb")]
+    if not flags or not notebooks:
+        return flags
+    spelled = spelled_in(notebooks, {*flags, *_COMPUTED_STORES})
+    if spelled & _COMPUTED_STORES:
+        return {}
+    return {dest: flag for dest, flag in flags.items() if dest not in spelled}
+
+
 def _closed_by_constants(
     index: ProjectIndex, fid: FunctionId, function: FunctionSummary, constants: Mapping[str, frozenset[object]]
 ) -> list[tuple[int, int, str]]:
@@ -176,6 +228,26 @@ def _closed_by_constants(
                            f"never runs: `{guard.param}` is only ever {shown} (what `__init__` stores; nothing sets it again)"))
     if blocks and index.derives_from_a_library((fid[0], fid[1].rpartition(".")[0])):
         return []
+    return blocks
+
+
+def _closed_by_flags(
+    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str]
+) -> list[tuple[int, int, str]]:
+    """The blocks of ``function`` that a test of a flag no one passes never lets run
+    (``if args.masks:``), read on a name bound from ``parse_args`` or on a parameter of
+    the name of one."""
+    blocks = []
+    for guard in function.flag_guards:
+        receiver, _dot, dest = guard.param.partition(".")
+        flag = flags.get(dest)
+        if flag is None or (receiver in function.params and receiver not in receivers):
+            continue
+        if not any(guard.entered(value) for value in flag.values):
+            shown = " or ".join(sorted(map(repr, flag.values)))
+            blocks.append((guard.first, guard.last,
+                           f"never runs: `{flag.option}` is never passed, so `{guard.param}` is always {shown} "
+                           f"(its default; nothing in the project passes or sets it)"))
     return blocks
 
 

@@ -26,6 +26,7 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.async_copies import copies_asynchronously
+from synclint.project.command_flags import NO_COMMAND_LINE, CommandLine, command_line, parse_bound_names
 from synclint.project.constant_attributes import (
     UNKNOWN_VALUE,
     StoredValue,
@@ -48,8 +49,8 @@ from synclint.project.residency import (
 from synclint.project.rare_blocks import (
     NON_FINITE_ONLY,
     TRACING_ONLY,
+    GuardSubjects,
     ParamGuard,
-    SelfAttributes,
     bounded_by_counter,
     clears_its_flag,
     clears_loop_flag,
@@ -88,7 +89,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 43
+SUMMARY_VERSION = 44
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -234,6 +235,11 @@ class FunctionSummary:
     #: Blocks run only for some values of an attribute of ``self`` (``if self.stratified:``),
     #: with ``param`` spelled ``self.stratified`` (see :mod:`synclint.project.constant_attributes`).
     attribute_guards: tuple[ParamGuard, ...] = ()
+    #: Blocks run only for some values of a command-line flag (``if args.masks:``), with
+    #: ``param`` spelled ``args.masks``: on a parameter (a receiver only if the project
+    #: binds its name from ``parse_args``), or on a name bound only from ``parse_args``
+    #: (see :mod:`synclint.project.command_flags`).
+    flag_guards: tuple[ParamGuard, ...] = ()
 
 
 @dataclass
@@ -282,6 +288,12 @@ class FileSummary:
     #: that is not ``False``, or an import of a library that copies batches that way
     #: (see :mod:`synclint.project.async_copies`).
     copies_asynchronously: bool = False
+    #: The command-line flags it declares, parses, passes and sets (see
+    #: :mod:`synclint.project.command_flags`).
+    command_line: CommandLine = NO_COMMAND_LINE
+    #: (first line, last line) of its import statements: a class named only there and in
+    #: blocks that never run is built nowhere (see :mod:`synclint.project.unnamed_classes`).
+    import_lines: tuple[tuple[int, int], ...] = ()
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -301,6 +313,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     builder = _Builder(in_a_kernel=is_notebook_module(source))
+    builder.command_line = command_line(source, tree)
     try:
         builder.module(tree)
     except RecursionError:
@@ -310,7 +323,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        frozenset(builder.unspelled_calls),
                        {name: tuple(values) for name, values in builder.attribute_stores.items()},
                        builder.stores_by_computed_name,
-                       copies_asynchronously(source, tree, builder.imports, builder.qualify))
+                       copies_asynchronously(source, tree, builder.imports, builder.qualify),
+                       builder.command_line, tuple(builder.import_lines))
 
 
 def is_test_file(path: str) -> bool:
@@ -663,6 +677,11 @@ class _Builder:
         self.module_definitions: frozenset[str] = frozenset()
         self._rearmed: frozenset[str] | None = None
         self._plots_block: bool | None = None
+        self.command_line = NO_COMMAND_LINE
+        #: Names the module's top level binds only from ``parse_args`` (a script's ``args``).
+        self.module_parsed: frozenset[str] = frozenset()
+        #: See :attr:`FileSummary.import_lines`.
+        self.import_lines: list[tuple[int, int]] = []
 
     def name_of(self, node: ast.AST) -> str | None:
         """What ``node`` names: through the file's imports where it can, else as spelled."""
@@ -695,6 +714,8 @@ class _Builder:
         self.functions[top.qualname] = top
         nested: list[ast.AST] = []
         own = own_nodes(tree.body, nested)
+        if self.command_line.parsed_names:
+            self.module_parsed = frozenset(parse_bound_names(own))
         self.passed_as_values.update(names_passed_as_values(own, nested))
         self.record_attribute_stores([*own, *lambda_nodes(nested)], in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
@@ -775,10 +796,16 @@ class _Builder:
             self.handed_attributes.update(self_attributes_called_within(nested_scopes(node)))
         if handed_to_a_decorator(node):
             self.passed_as_values.add(node.name)
-        # One pass for both: the guards of its parameters, and (a method's) of ``self``'s attributes.
-        guards = parameter_guards(node, SelfAttributes(summary.kept_params) if cls is not None else summary.kept_params)
-        summary.param_guards = tuple(guard for guard in guards if not guard.param.startswith("self."))
-        summary.attribute_guards = tuple(guard for guard in guards if guard.param.startswith("self."))
+        # One pass for all: the guards of its parameters, (a method's) of ``self``'s
+        # attributes, and of flags on a parameter or a name bound from ``parse_args``.
+        receivers = summary.kept_params
+        if self.command_line.parsed_names:
+            parsed = parse_bound_names(function_nodes(node))
+            receivers = receivers | parsed | (self.module_parsed - rebound_names(node) - frozenset(params))
+        guards = parameter_guards(node, GuardSubjects(summary.kept_params, cls is not None, receivers))
+        summary.param_guards = tuple(guard for guard in guards if "." not in guard.param)
+        summary.attribute_guards = tuple(guard for guard in guards if guard.param.startswith("self.") and cls is not None)
+        summary.flag_guards = tuple(guard for guard in guards if "." in guard.param and not guard.param.startswith("self."))
         if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
@@ -926,9 +953,11 @@ class _CallWalker:
             return
         if isinstance(node, ast.Import):
             self.builder.import_(node)
+            self.builder.import_lines.append((node.lineno, node.end_lineno or node.lineno))
             return
         if isinstance(node, ast.ImportFrom):
             self.builder.import_from(node)
+            self.builder.import_lines.append((node.lineno, node.end_lineno or node.lineno))
             return
         if (
             depth == 0

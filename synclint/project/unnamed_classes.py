@@ -19,6 +19,13 @@ A top-level class is *unnamed* when all of these hold:
   README may tell users to). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
   names ``A``: a base is named by every subclass, named or not.
+* **Or it is named only where it never runs.** Every mention outside its own
+  definition lies in a block that a constant never lets run (``if args.masks:`` where no
+  one passes ``--masks``, see :mod:`synclint.project.command_flags`; ``if
+  self.stratified:`` where it is only ever ``False``) or in an import statement, and at
+  least one lies in such a block: the project builds it only there, so it is never
+  built (its code is cold, with that block's why). An import alone is no such evidence:
+  a class only imported is named as before (a package re-exporting it for its users).
 * **Nothing could register it.** It has no decorator.
 * **It holds a root** (a method that is one, or a function nested in one).
 
@@ -43,34 +50,82 @@ as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 
-from synclint.project.index import ClassId, ProjectIndex
+from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.mentions import find_reflection, spelled_names
 from synclint.sources import python_text, read_source
 
+#: (first line, last line, why) of blocks that never run.
+Blocks = tuple[tuple[int, int, str], ...]
 #: How much of a text file is searched at a time (big JSON files are read in pieces).
 _CHUNK = 1 << 20
 #: The bytes of an ASCII word (a name is compared as bytes: see :func:`_spelled_in_file`).
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def unnamed_classes(index: ProjectIndex, decided: Callable[[str], bool]) -> frozenset[ClassId]:
+def unnamed_classes(
+    index: ProjectIndex, decided: Callable[[str], bool], closed: Mapping[FunctionId, Blocks] = MappingProxyType({})
+) -> dict[ClassId, str | None]:
     """The top-level classes (file key, name) of ``index`` that nothing in the project names
-    and that hold a root; none when reflection could build a class by a computed name.
-    ``decided``: whether a file's context is already decided (its classes are left alone).
+    (or names only in ``closed`` blocks, which never run, and imports), and that hold a
+    root; none when reflection could build a class by a computed name. Each with why when
+    only closed blocks name it (it is never built), else None. ``decided``: whether a
+    file's context is already decided (its classes are left alone).
 
     The project's Python files are read again here, and only here: few projects have
     candidates, so no summary pays for the search (the index's cache state holds every
     Python file's content hash, so a change to one that names a class is seen)."""
     candidates = _candidates(index, decided)
+    built_in_closed: dict[str, str] = {}
     if candidates:
-        candidates, unread = _unnamed_in_python(index, candidates, decided)
+        closed_lines = _closed_lines(closed)
+        built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
+        candidates, unread = _unnamed_in_python(index, candidates, decided, closed_lines, built_in_closed)
         names = {name for _key, name in candidates}
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
             candidates = {(key, name) for key, name in candidates if name not in spelled}
-    return frozenset(candidates)
+    return {(key, name): _never_built(name, built_in_closed.get(name)) for key, name in sorted(candidates)}
+
+
+def _never_built(name: str, why: str | None) -> str | None:
+    """The why of a class named only in blocks that never run (``why``: one block's)."""
+    if why is None:
+        return None
+    return f"never runs: `{name}` is built only in blocks that never run: {why.removeprefix('never runs: ')}"
+
+
+def _closed_lines(closed: Mapping[FunctionId, Blocks]) -> dict[str, list[tuple[int, int, str]]]:
+    """File key -> the blocks of its functions that never run."""
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for (key, _qualname), blocks in closed.items():
+        found.setdefault(key, []).extend(blocks)
+    return found
+
+
+def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]], names: set[str]) -> dict[str, str]:
+    """Those of ``names`` that a block which never runs spells, with that block's why."""
+    found: dict[str, str] = {}
+    for key, blocks in sorted(closed_lines.items()):
+        text = _python_text(key)
+        if text is None:
+            continue
+        lines = text.split("\n")  # (as the parser counts lines: not ``splitlines``, which splits at form feeds)
+        for first, last, why in sorted(blocks):
+            for name in spelled_names("\n".join(lines[first - 1:last]), names - found.keys(), {})[0]:
+                found[name] = why
+    return found
+
+
+def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
+    lines = text.split("\n")
+    for first, last in spans:
+        for number in range(first - 1, min(last, len(lines))):
+            lines[number] = ""
+    return "\n".join(lines)
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
@@ -89,13 +144,15 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
 
 
 def _unnamed_in_python(
-    index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool]
+    index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool],
+    closed_lines: dict[str, list[tuple[int, int, str]]], built_in_closed: Mapping[str, str],
 ) -> tuple[set[ClassId], list[str]]:
     """Those of ``candidates`` that no Python file the index parsed names: as a word of
     another file (two classes of one name in two files name each other), or in their own
     file outside their own definition; none when one of them could build a class by a
-    computed name. And the Python files it could not parse (their words are unknown: they
-    are searched as text, like configuration files)."""
+    computed name. A class some block that never runs names (``built_in_closed``) may be
+    named there and in imports, and nowhere else. And the Python files it could not parse
+    (their words are unknown: they are searched as text, like configuration files)."""
     left = set(candidates)
     unread = []
     for key, entry in index.entries.items():
@@ -108,6 +165,11 @@ def _unnamed_in_python(
         classes = entry.summary.classes
         defined = {name: (classes[name].line, classes[name].end_line) for owner, name in left if owner == key}
         spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
+        rescued = (spelled | outside) & built_in_closed.keys()
+        if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
+            quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
+            still, still_outside = spelled_names(_blanked(text, quiet), rescued, defined)
+            spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
             break

@@ -1,0 +1,283 @@
+"""Command-line flags that no one passes, and the blocks their tests close.
+
+Conditional-DETR's ``main.py`` declares ``parser.add_argument('--masks',
+action='store_true')`` and hands ``args = parser.parse_args()`` to ``build(args)``,
+which builds the segmentation head and its post-processors only ``if args.masks:``.
+No README, shell script or configuration of the project passes ``--masks``: the flag
+keeps its default, ``False``, and the block never runs (nor do the classes built only
+there: :mod:`synclint.project.unnamed_classes`). DETR's own README tells its users to
+pass ``--masks``: there the block runs.
+
+A flag is *constant* (its default) when all of these hold:
+
+* **It is a switch with a constant default.** Every ``add_argument`` of its
+  destination (``dest=``, else the first long option: ``--no-aux`` is ``no_aux``) is
+  ``action="store_true"``/``"store_false"`` with no ``default=`` (``False``/``True``)
+  or a constant one. An option that takes a value is left alone: any run may give one.
+* **Nothing passes it.** No option-like word of the project's text is one of its
+  option strings or an abbreviation argparse would accept for one (``--mask`` for
+  ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
+  ``parse_args(["--masks"])``, ``sys.argv.append("--masks")``; the option strings of
+  ``add_argument`` itself aside), nor a file that may run the program or tell users
+  how to (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
+  configuration files, notebooks). A single-dash option is passed when any
+  single-dash word holds its letter (``-vm`` sets ``-m``).
+* **Nothing stores it.** No attribute of its name is stored anywhere in the project
+  (``args.masks = True``, ``setattr(args, "masks", True)``, see
+  :mod:`synclint.project.constant_attributes`), nor set by keyword
+  (``parser.set_defaults(masks=True)``, ``Namespace(masks=True)``), nor spelled by a
+  notebook, whose cells the index never reads.
+* **Nothing could store it by a computed name.** No program file stores attributes
+  by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
+  passes options or sets defaults by one (``set_defaults(**cfg)``,
+  ``Namespace(**cfg)``, ``f"--{name}"``, ``"--%s" % name``, an ``add_argument`` of a
+  computed option).
+* **The project is whole**: a piece of a split project, or a source on its own, does
+  not show what the rest passes.
+
+A test closes a block when it reads the flag on a receiver bound from
+``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
+module) or on a parameter of the same name as such a receiver anywhere in the project
+(``def build(args):``): ``self.masks`` or ``outputs.masks`` are other objects' attributes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from synclint.project.rare_blocks import constant_value
+from synclint.project.scopes import names_bound_by
+
+#: What an ``add_argument`` says of its destination's default: ``(value,)``, or ``()``
+#: when any run may set it (an option taking a value, a computed default).
+Default = tuple[()] | tuple[object]
+
+#: Calls that set attributes of a namespace by keyword: ``parser.set_defaults(masks=True)``.
+_KEYWORD_SETTERS = frozenset({"set_defaults", "Namespace", "SimpleNamespace"})
+_PARSE_CALLS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"})
+_SWITCH_DEFAULTS = {"store_true": False, "store_false": True}
+#: An option-like word: ``--masks``, ``-m`` (not the ``-1`` of a number, not ``a-b``).
+OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")
+_OPTION_BYTES = re.compile(OPTION_WORD.pattern.encode())
+#: An option named by a format: ``"--{}".format(name)``, ``"--%s" % name``.
+_FORMATTED_OPTION = re.compile(r"(?<![\w-])-{1,2}(\{|%[sr(])")
+#: How much of a file is searched at a time, and how far pieces overlap (an option's length).
+_CHUNK = 1 << 20
+_OVERLAP = 256
+
+
+@dataclass(frozen=True)
+class FlagDeclaration:
+    """One ``add_argument`` of an option: its destination, option strings and default."""
+
+    dest: str
+    options: tuple[str, ...]
+    default: Default
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What one file says about command-line flags (a part of its summary)."""
+
+    declared: tuple[FlagDeclaration, ...] = ()
+    #: Names bound from ``parse_args(...)`` somewhere in the file.
+    parsed_names: frozenset[str] = frozenset()
+    #: Option-like words of its string constants (``add_argument``'s option strings aside).
+    options_spelled: frozenset[str] = frozenset()
+    #: Destinations set by keyword: ``set_defaults(masks=True)``, ``Namespace(masks=True)``.
+    set_by_keyword: frozenset[str] = frozenset()
+    #: It sets defaults, namespaces or options by a computed name (``set_defaults(**cfg)``,
+    #: ``f"--{name}"``, ``add_argument(f"--{name}")``): any flag may be passed or set.
+    by_computed_name: bool = False
+
+
+NO_COMMAND_LINE = CommandLine()
+#: Text a file holds when it may say anything about flags (most files hold none of it):
+#: the calls read, or an option in a string (after a quote or a space; ``f"--{name}"``,
+#: ``"--" + name``).
+_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|["'\s]-{1,2}[A-Za-z{%"']""")
+
+
+def command_line(source: str, tree: ast.Module) -> CommandLine:
+    """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk)."""
+    if not _HINT.search(source):
+        return NO_COMMAND_LINE
+    declared: list[FlagDeclaration] = []
+    parsed: set[str] = set()
+    spelled: set[str] = set()
+    keywords: set[str] = set()
+    computed = False
+    declaring: set[int] = set()  # add_argument's own option strings, by identity
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            name = _called_name(node)
+            if name == "add_argument":
+                declaration, strings = _declaration(node)
+                declaring.update(map(id, strings))
+                computed = computed or declaration is None
+                if declaration is not None and declaration.options:
+                    declared.append(declaration)
+            elif name in _KEYWORD_SETTERS:
+                keywords.update(keyword.arg for keyword in node.keywords if keyword.arg is not None)
+                computed = computed or any(keyword.arg is None for keyword in node.keywords)
+        elif kind is ast.Assign or kind is ast.AnnAssign:
+            parsed.update(_bound_from_parse(node))
+        elif kind is ast.Constant and isinstance(node.value, str) and "-" in node.value and id(node) not in declaring:
+            spelled.update(OPTION_WORD.findall(node.value))
+            computed = computed or _FORMATTED_OPTION.search(node.value) is not None
+        elif kind is ast.JoinedStr:
+            computed = computed or _formats_an_option(node.values)
+        elif kind is ast.BinOp and isinstance(node.op, ast.Add):
+            computed = computed or _option_prefix(node.left, first=True)
+    if not (declared or parsed or spelled or keywords or computed):
+        return NO_COMMAND_LINE
+    return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _declaration(call: ast.Call) -> tuple[FlagDeclaration | None, list[ast.Constant]]:
+    """The declaration ``add_argument(...)`` makes (no options: a positional argument,
+    which every run passes), and its option-string nodes; None for a computed option."""
+    strings = [arg for arg in call.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+    if len(strings) != len(call.args):
+        return None, strings
+    options = tuple(arg.value for arg in strings if arg.value.startswith("-"))
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg is not None}
+    dest = constant_value(keywords.get("dest"))
+    if dest and isinstance(dest[0], str):
+        dest_name = dest[0]
+    else:
+        longest = next((option for option in options if option.startswith("--")), options[0] if options else "")
+        dest_name = longest.lstrip("-").replace("-", "_")
+    action = constant_value(keywords.get("action"))
+    default: Default = ()
+    if action and action[0] in _SWITCH_DEFAULTS and not any(keyword.arg is None for keyword in call.keywords):
+        default = constant_value(keywords["default"]) if "default" in keywords else (_SWITCH_DEFAULTS[action[0]],)
+    return FlagDeclaration(dest_name, options, default), strings
+
+
+def _is_parse(node: ast.AST | None) -> bool:
+    """``parser.parse_args(...)`` (or ``parse_known_args(...)[0]``)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        node = node.value
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PARSE_CALLS
+
+
+def _bound_from_parse(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The name ``args = parser.parse_args()`` (``args, rest = parser.parse_known_args()``) binds."""
+    value = node.value
+    if not isinstance(value, (ast.Call, ast.Subscript)) or not _is_parse(value):
+        return []
+    found = []
+    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+        if isinstance(target, (ast.Tuple, ast.List)) and target.elts and isinstance(value, ast.Call):
+            target = target.elts[0]
+        if isinstance(target, ast.Name):
+            found.append(target.id)
+    return found
+
+
+def parse_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``."""
+    parsed: set[str] = set()
+    other: set[str] = set()
+    for node in nodes:
+        if type(node) is ast.Assign or type(node) is ast.AnnAssign:
+            from_parse = _bound_from_parse(node)
+            if from_parse:
+                parsed.update(from_parse)
+                continue
+        other.update(names_bound_by(node))
+    return parsed - other
+
+
+def _formats_an_option(values: Sequence[ast.AST]) -> bool:
+    """``f"--{name}"``, ``f"python main.py --{name}"``: an option's name formatted in
+    (not the ``-`` of ``f"{stem}-{i}"``)."""
+    return any(_option_prefix(value, first=position == 0) and isinstance(after, ast.FormattedValue)
+               for position, (value, after) in enumerate(zip(values, values[1:])))
+
+
+def _option_prefix(node: ast.AST, first: bool) -> bool:
+    """``node`` is text ending with an option's dashes, where an option may start: at the
+    start of the string (``first``: ``"--" + name``) or after a space."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith("-")):
+        return False
+    before = node.value.rstrip("-")
+    return before[-1:].isspace() if before else first
+
+
+def is_passed(option: str, words: Iterable[str]) -> bool:
+    """Whether one of ``words`` (option-like words of the project's text) passes ``option``:
+    itself or an abbreviation argparse accepts (``--mask`` for ``--masks``); for a
+    single-dash option, a single-dash word holding its letters (``-vm`` sets ``-m``)."""
+    if option.startswith("--"):
+        return any(word.startswith("--") and option.startswith(word) for word in words)
+    letters = set(option[1:])
+    return any(not word.startswith("--") and letters & set(word[1:]) for word in words)
+
+
+def options_spelled_in(paths: Iterable[str]) -> set[str] | None:
+    """The option-like words of the files ``paths`` (read as bytes, in overlapping
+    pieces); None when one cannot be read (it may pass any option)."""
+    found: set[bytes] = set()
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                tail = b""
+                while chunk := handle.read(_CHUNK):
+                    text = tail + chunk
+                    found.update(_OPTION_BYTES.findall(text))
+                    tail = text[-_OVERLAP:]
+        except OSError:
+            return None
+    return {word.decode("ascii", "replace") for word in found}
+
+
+class ConstantFlag(NamedTuple):
+    """A flag no one passes or sets: the option to name it by, and the values it holds."""
+
+    option: str
+    values: frozenset[object]
+
+
+def unpassed_flags(
+    files: Sequence[tuple[CommandLine, bool, frozenset[str]]], texts: Callable[[], set[str] | None], wanted: set[str]
+) -> dict[str, ConstantFlag]:
+    """The destinations among ``wanted`` (those some guard tests) that hold only their
+    constant defaults: ``files`` are each Python file's :class:`CommandLine`, whether it
+    is program code (not a test) and the attribute names it stores; ``texts`` reads the
+    option-like words of the project's other files (None: unknown)."""
+    if any(program and command.by_computed_name for command, program, _stores in files):
+        return {}
+    defaults: dict[str, set[object]] = {}
+    options: dict[str, list[str]] = {}
+    unknown: set[str] = set()
+    for command, _program, stores in files:
+        unknown.update(command.set_by_keyword, stores)
+        for declaration in command.declared:
+            if not declaration.default:
+                unknown.add(declaration.dest)
+            defaults.setdefault(declaration.dest, set()).update(declaration.default)
+            options.setdefault(declaration.dest, []).extend(declaration.options)
+    candidates = {dest for dest in wanted & defaults.keys() if dest not in unknown}
+    if not candidates:
+        return {}
+    words = set().union(*(command.options_spelled for command, _program, _stores in files))
+    candidates = {dest for dest in candidates if not any(is_passed(option, words) for option in options[dest])}
+    spelled = texts() if candidates else set()
+    if spelled is None:
+        return {}
+    return {
+        dest: ConstantFlag(options[dest][0], frozenset(defaults[dest]))
+        for dest in sorted(candidates) if not any(is_passed(option, spelled) for option in options[dest])
+    }

@@ -1,0 +1,229 @@
+"""A command-line switch no script, document or code of the project passes keeps its
+default: the blocks its tests guard never run, and neither do the classes built only
+there (synclint.project.command_flags)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.project.command_flags import command_line, is_passed
+from synclint.runner import RunOptions, lint_paths
+from tests.notebook_helpers import notebook_of
+
+#: Conditional-DETR's shape: ``main.py`` declares ``--masks`` and hands the parsed
+#: arguments to ``build(args)``, which builds the segmentation post-processor only
+#: ``if args.masks:``.
+MAIN = textwrap.dedent("""\
+    import argparse
+
+    import torch
+
+    from models.detr import build
+
+
+    def get_args_parser():
+        parser = argparse.ArgumentParser("DETR", add_help=False)
+        parser.add_argument("--lr", default=1e-4, type=float)
+        parser.add_argument("--masks", action="store_true", help="train the segmentation head")
+        return parser
+
+
+    def evaluate(model, postprocessors, loader, args):
+        for images in loader:
+            outputs = model(images)
+            results = postprocessors["bbox"](outputs)
+            if "segm" in postprocessors:
+                results = postprocessors["segm"](results, outputs)
+            if args.masks:
+                print(outputs.sum().item())
+
+
+    def main(args):
+        model, postprocessors = build(args)
+        evaluate(model, postprocessors, torch.utils.data.DataLoader([]), args)
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser("DETR", parents=[get_args_parser()])
+        args = parser.parse_args()
+        main(args)
+    """)
+DETR = textwrap.dedent("""\
+    import torch
+
+    from .segmentation import PostProcessSegm
+
+
+    class PostProcess(torch.nn.Module):
+        def forward(self, outputs):
+            return outputs.softmax(-1)
+
+
+    def build(args):
+        model = torch.nn.Linear(4, 4)
+        postprocessors = {"bbox": PostProcess()}
+        if args.masks:
+            postprocessors["segm"] = PostProcessSegm()
+        return model, postprocessors
+    """)
+SEGMENTATION = textwrap.dedent("""\
+    import torch
+
+
+    class PostProcessSegm(torch.nn.Module):
+        def forward(self, results, outputs):
+            keep = outputs.nonzero()
+            return results, keep
+    """)
+NEVER_PASSED = ("never runs: `--masks` is never passed, so `args.masks` is always False "
+                "(its default; nothing in the project passes or sets it)")
+HOT = [
+    ("main.py", 22, 19, "SL201", "hot", "the loop over `loader` in `evaluate`"),
+    ("segmentation.py", 6, 16, "SL101", "hot", "`PostProcessSegm.forward`"),
+]
+
+
+def _findings(root: Path, *edits: tuple[str, str, str], include_cold: bool = True, **more: str) -> list[tuple]:
+    """(file, line, column, code, context, why) of the DETR-shaped project, its files
+    changed by ``edits`` ((file, old text, new text)) and ``more`` files added (``__``
+    for ``/`` in their names)."""
+    (root / ".git").mkdir(exist_ok=True)
+    files = {"main.py": MAIN, "models/__init__.py": "", "models/detr.py": DETR, "models/segmentation.py": SEGMENTATION}
+    for name, old, new in edits:
+        assert old in files[name]
+        files[name] = files[name].replace(old, new)
+    for name, text in {**files, **{name.replace("__", "/"): text for name, text in more.items()}}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    found = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=False, include_cold=include_cold))
+    return sorted((Path(f.path).name, f.line, f.column, f.code, f.context, f.why) for f in found)
+
+
+def test_a_flag_no_one_passes_closes_its_blocks_and_what_only_they_build_never_runs(tmp_path: Path):
+    assert _findings(tmp_path) == [
+        ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED),
+        ("segmentation.py", 6, 16, "SL101", "cold",
+         f"never runs: `PostProcessSegm` is built only in blocks that never run: {NEVER_PASSED.removeprefix('never runs: ')}"),
+    ]
+    assert _findings(tmp_path, include_cold=False) == []
+
+
+#: How the project may pass or set ``--masks``: each keeps both findings hot.
+_PASSED = {
+    "a README": {"README.md": "Train the segmentation head:\n\n    python main.py --masks --lr 1e-4\n"},
+    "an abbreviation argparse accepts": {"README.md": "python main.py --mask\n"},
+    "a shell script": {"scripts__train_segm.sh": "#!/bin/sh\npython main.py \\\n    --masks\n"},
+    "a configuration file": {"configs__segm.yaml": "command: python main.py --masks\n"},
+    "a notebook passing it": {"demo.ipynb": notebook_of("!python main.py --masks\n")},
+    "a notebook setting it": {"demo.ipynb": notebook_of("args = get_args_parser().parse_args([])\nargs.masks = True\n")},
+    "parse_args in Python": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                               "args = get_args_parser().parse_args(['--masks'])\n"},
+    "a subprocess": {"tools__launch.py": "import subprocess\n\nsubprocess.run(['python', 'main.py', '--masks'])\n"},
+    "an option built from a name": {"tools__launch.py": "import subprocess\n\n"
+                                                        "subprocess.run(['python', 'main.py', f'--{flag}'])\n"},
+    "an option formatted from a name": {"tools__launch.py": "import os\n\nos.system('python main.py --%s' % flag)\n"},
+    "a store anywhere": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                           "args = get_args_parser().parse_args()\nargs.masks = True\n"},
+    "setattr by name": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                          "args = get_args_parser().parse_args()\nsetattr(args, 'masks', True)\n"},
+    "a config merged by setattr": {"tools__segm.py": "def merge(args, config):\n    for k, v in config.items():\n"
+                                                     "        setattr(args, k, v)\n"},
+    "set_defaults by keyword": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                                  "get_args_parser().set_defaults(masks=True)\n"},
+    "set_defaults from a config": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                                     "get_args_parser().set_defaults(**config)\n"},
+    "a Namespace": {"tools__segm.py": "from argparse import Namespace\n\nfrom models.detr import build\n\n"
+                                      "build(Namespace(masks=True))\n"},
+}
+
+
+@pytest.mark.parametrize("files", list(_PASSED.values()), ids=list(_PASSED))
+def test_a_flag_the_project_passes_or_sets_keeps_its_blocks_hot(tmp_path: Path, files: dict[str, str]):
+    assert _findings(tmp_path, **files) == HOT
+
+
+def test_a_switch_whose_default_enters_the_block_keeps_it_hot(tmp_path: Path):
+    assert _findings(tmp_path, ("main.py", 'action="store_true",', 'action="store_true", default=True,')) == HOT
+    # An option that takes a value: any run may give one.
+    assert _findings(tmp_path, ("main.py", 'action="store_true",', 'type=int, default=0,')) == HOT
+
+
+def test_a_store_false_switch_no_one_passes_keeps_true(tmp_path: Path):
+    negated = [("main.py", '"--masks", action="store_true"', '"--no-masks", dest="masks", action="store_false"'),
+               ("models/detr.py", "if args.masks:", "if not args.masks:")]
+    why = ("never runs: `--no-masks` is never passed, so `args.masks` is always True "
+           "(its default; nothing in the project passes or sets it)")
+    assert _findings(tmp_path, *negated) == [
+        HOT[0],  # ``if args.masks:``: always taken
+        ("segmentation.py", 6, 16, "SL101", "cold",
+         f"never runs: `PostProcessSegm` is built only in blocks that never run: {why.removeprefix('never runs: ')}"),
+    ]
+    assert _findings(tmp_path, *negated, **{"README.md": "python main.py --no-masks\n"}) == HOT
+
+
+def test_a_flag_read_on_another_receiver_is_another_object_s_attribute(tmp_path: Path):
+    # ``cfg``: a parameter of a name no ``parse_args`` result has; ``outputs``: a local.
+    renamed = [("main.py", "loader, args):", "loader, cfg):"), ("main.py", "if args.masks:", "if cfg.masks:"),
+               ("models/detr.py", "if args.masks:", "outputs = model(torch.zeros(4))\n    if outputs.masks:")]
+    assert _findings(tmp_path, *renamed) == HOT
+    # ``self.masks`` of a module: its own attribute, whatever the command line says.
+    own = ("models/segmentation.py", "        keep = outputs.nonzero()\n",
+           "        keep = None\n        if self.masks:\n            keep = outputs.nonzero()\n")
+    assert _findings(tmp_path, own, ("models/detr.py", "    if args.masks:\n", "    if True:\n"))[1] == (
+        "segmentation.py", 8, 20, "SL101", "hot", "`PostProcessSegm.forward`")
+
+
+def test_what_a_file_says_about_flags():
+    tree_source = textwrap.dedent("""\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-m", "--masks", action="store_true")
+        parser.add_argument("--no-aux", dest="aux", action="store_false")
+        parser.add_argument("--eval", action="store_true", default=True)
+        parser.add_argument("--lr", type=float, default=0.1)
+        parser.add_argument("data")
+        args, unknown = parser.parse_known_args()
+        opt = parser.parse_known_args()[0]
+        os.system("python train.py --amp -vq")
+        checkpoint = f"{stem}-{epoch}.pth"
+        """)
+    import ast
+
+    found = command_line(tree_source, ast.parse(tree_source))
+    assert [(d.dest, d.options, d.default) for d in found.declared] == [
+        ("masks", ("-m", "--masks"), (False,)), ("aux", ("--no-aux",), (True,)), ("eval", ("--eval",), (True,)),
+        ("lr", ("--lr",), ()),
+    ]
+    assert found.parsed_names == {"args", "opt"}
+    assert found.options_spelled == {"--amp", "-vq"}
+    assert not found.by_computed_name  # (``f"{stem}-{epoch}"`` builds no option)
+    for builds_an_option in ('f"--{name}"', '"--" + name', '"--{}".format(name)', '"python main.py --%s" % name',
+                             'parser.set_defaults(**config)', 'Namespace(**config)', 'parser.add_argument(name)'):
+        assert command_line(builds_an_option, ast.parse(builds_an_option)).by_computed_name, builds_an_option
+    assert is_passed("--masks", {"--mask"}) and not is_passed("--masks", {"--masks_loss"})
+    assert is_passed("-q", {"-vq"}) and not is_passed("-m", {"-vq", "--m"})
+
+
+def test_a_class_also_named_outside_the_closed_blocks_runs(tmp_path: Path):
+    why = f"never runs: `PostProcessSegm` is built only in blocks that never run: {NEVER_PASSED.removeprefix('never runs: ')}"
+    # An import that builds nothing (``hubconf.py`` importing it for no entry point) names no one's instance.
+    imported = {"hubconf.py": "from models.segmentation import PostProcessSegm  # noqa: F401\n"}
+    assert _findings(tmp_path, **imported)[1] == ("segmentation.py", 6, 16, "SL101", "cold", why)
+    built = {"hubconf.py": "from models.segmentation import PostProcessSegm\n\n\n"
+                           "def segm_postprocessor():\n    return PostProcessSegm()\n"}
+    assert _findings(tmp_path, **built)[1] == HOT[1]
+    exported = {"models__segmentation.py": SEGMENTATION + '\n\n__all__ = ["PostProcessSegm"]\n'}
+    assert _findings(tmp_path, **exported)[1] == HOT[1]
+
+
+def test_a_source_on_its_own_does_not_show_what_passes_its_flags():
+    from synclint.project.store import facts_for_source
+
+    script = MAIN.replace("from models.detr import build\n", "def build(args):\n    return None, {}\n")
+    facts = facts_for_source(script, "main.py")
+    # (Its README, scripts and other files are not seen: its blocks stay open.)
+    assert [context.why for _first, _last, context in facts.regions if "never passed" in context.why] == []
