@@ -118,6 +118,9 @@ _PASSED = {
     "an abbreviation argparse accepts": {"README.md": "python main.py --mask\n"},
     "a shell script": {"scripts__train_segm.sh": "#!/bin/sh\npython main.py \\\n    --masks\n"},
     "a configuration file": {"configs__segm.yaml": "command: python main.py --masks\n"},
+    # A namespace built from a configuration file (EasyDict(yaml.safe_load(f))) under the same name.
+    "a configuration key": {"configs__segm.yaml": "model:\n  masks: true\n"},
+    "a JSON key": {"configs__segm.json": '{"masks": true}\n'},
     "a notebook passing it": {"demo.ipynb": notebook_of("!python main.py --masks\n")},
     "a notebook setting it": {"demo.ipynb": notebook_of("args = get_args_parser().parse_args([])\nargs.masks = True\n")},
     "parse_args in Python": {"tools__segm.py": "from main import get_args_parser\n\n"

@@ -26,7 +26,9 @@ A flag is *constant* (its default) when all of these hold:
   (``args.masks = True``, ``setattr(args, "masks", True)``, see
   :mod:`synclint.project.constant_attributes`), nor set by keyword
   (``parser.set_defaults(masks=True)``, ``Namespace(masks=True)``), nor spelled by a
-  notebook, whose cells the index never reads.
+  notebook, whose cells the index never reads, nor named as a key by a configuration
+  file (``masks: true`` in a YAML or JSON file may fill a namespace passed under the
+  same parameter name: ``args = EasyDict(yaml.safe_load(f))``).
 * **Nothing could store it by a computed name.** No program file stores attributes
   by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
   passes options or sets defaults by one (``set_defaults(**cfg)``,

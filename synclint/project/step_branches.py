@@ -205,12 +205,23 @@ def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
         return {}
     flags = unpassed_flags(files, lambda: options_spelled_in(index.naming_files), wanted)
     notebooks = [path for path in index.naming_files if path.endswith(".ipynb")]
+    # A configuration file that names the flag as a key (``masks: true``) may set it on a
+    # namespace built from the file (``args = EasyDict(yaml.safe_load(f))``) under the same
+    # parameter name: the word is enough to keep it.
+    configs = [path for path in index.naming_files if path.endswith(_CONFIG_SUFFIXES)]
+    if flags and configs:
+        named = spelled_in(configs, set(flags))
+        flags = {dest: flag for dest, flag in flags.items() if dest not in named}
     if not flags or not notebooks:
         return flags
     spelled = spelled_in(notebooks, {*flags, *_COMPUTED_STORES})
     if spelled & _COMPUTED_STORES:
         return {}
     return {dest: flag for dest, flag in flags.items() if dest not in spelled}
+
+
+#: Configuration files, whose keys may set a flag of a namespace built from them.
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 
 
 def _closed_by_constants(
