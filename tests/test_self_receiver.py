@@ -109,3 +109,15 @@ def test_a_local_named_like_a_class_of_the_module_is_not_the_class():
     # `A = x @ x.T` and a parameter `A` shadow the class `A`.
     found = [(f.line, f.code) for f in check_source(SHADOWED_CLASS, "solve.py", include_cold=True)]
     assert found == [(12, "SL201"), (16, "SL201")]
+
+
+def test_range_bounds_are_python_ints_even_in_forward():
+    # CenterNet's IDAUp.forward(self, layers, startp, endp): `range(startp + 1, endp)` and
+    # `str(i - startp)` build attribute names from Python ints.
+    source = (
+        "import torch\n\n\nclass IDAUp(torch.nn.Module):\n    def forward(self, layers, startp, endp):\n"
+        "        for i in range(startp + 1, endp):\n            up = getattr(self, 'up_' + str(i - startp))\n"
+        "            layers[i] = up(layers[i])\n        return layers\n\n\n"
+        "class Head(torch.nn.Module):\n    def forward(self, x, offset):\n        return str(offset)\n"
+    )
+    assert [(f.line, f.code) for f in check_source(source, "m.py", include_cold=True)] == [(14, "SL201")]

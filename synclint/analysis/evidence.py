@@ -54,6 +54,17 @@ def _is_size(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _int_operands(node: cst.BaseExpression) -> list[cst.Name]:
+    """``n``, and the names of ``n + 1`` / ``2 * n - k`` with integer literals beside them."""
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        sides = [node.left, node.right]
+        if any(isinstance(side, cst.Integer) for side in sides) or all(isinstance(side, (cst.Name, cst.BinaryOperation)) for side in sides):
+            return [name for side in sides for name in _int_operands(side)]
+    return []
+
+
 class EvidenceCollector(cst.CSTVisitor):
     def __init__(self, imports: ImportMap) -> None:
         super().__init__()
@@ -122,6 +133,13 @@ class EvidenceCollector(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "range":
+            # ``range(startp + 1, endp)``: loop bounds are Python ints far more often than
+            # 0-d tensors (CenterNet's ``IDAUp.forward(self, layers, startp, endp)``).
+            for arg in node.args:
+                for bound in _int_operands(arg.value):
+                    self._note(bound, Kind.PYTHON)
+            return
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             if func.attr.value in _MODULE_METHODS and _MODULE_NAME.search(func.value.value):
                 return  # ``model.half()``: nn.Module has it too
