@@ -277,7 +277,7 @@ def compute_contexts(
             elif function.cold is not None:
                 cold_own[fid] = function.cold
             owner = qualname.split(".", 1)[0]
-            if owner != qualname and (key, owner) in unnamed:
+            if (key, owner) in unnamed:  # a method of a class, or a function, nothing names
                 inert[fid] = owner
             elif function.root is not None and fid not in cold_own:
                 hot_roots.append((fid, [function.root]))

@@ -5,7 +5,10 @@ call graph (:mod:`synclint.project.hotness`): the project may build such a class
 through a registry or a config, where no call shows it. But it has to name the class
 somewhere to build it. yolov7's ``utils/loss.py`` defines ``RankSort``, ``aLRPLoss``
 and ``APLoss``, whose names appear nowhere else in the repository: they cannot run,
-and their methods are no roots.
+and their methods are no roots. The same holds for a top-level function that is a step
+by its name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls) and that its
+file hands to nothing (a decorator, a value passed on): it is a *candidate* like a class
+that holds a root, and the conditions below decide.
 
 A top-level class is *unnamed* when all of these hold:
 
@@ -54,6 +57,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
+from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import find_reflection, spelled_names
 from synclint.sources import python_text, read_source
 
@@ -129,17 +133,24 @@ def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
-    """Undecorated top-level classes that hold a root."""
+    """Undecorated top-level classes that hold a root, and top-level functions that are
+    roots by their name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls)
+    and that their file hands to nothing (a decorator, a registry call)."""
     found = set()
     for key, entry in index.entries.items():
         summary = entry.summary
-        undecorated = {name for name, klass in summary.classes.items() if "." not in name and not klass.decorated}
-        if not undecorated or decided(key):
+        if decided(key):
             continue
+        undecorated = {name for name, klass in summary.classes.items() if "." not in name and not klass.decorated}
         for qualname, function in summary.functions.items():
             owner = qualname.split(".", 1)[0]
-            if function.root is not None and owner in undecorated and owner != qualname:
+            if owner in undecorated and owner != qualname and function.root is not None:
                 found.add((key, owner))
+            elif (
+                owner == qualname != "<module>" and function.cls is None and qualname not in summary.passed_as_values
+                and (function.root is not None or is_loss_function(qualname))  # ``_slow_neg_loss``: a step by name
+            ):
+                found.add((key, qualname))
     return found
 
 
@@ -162,8 +173,9 @@ def _unnamed_in_python(
         text = _python_text(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), []  # (unreadable since it was summarised: it may name any of them)
-        classes = entry.summary.classes
-        defined = {name: (classes[name].line, classes[name].end_line) for owner, name in left if owner == key}
+        classes, functions = entry.summary.classes, entry.summary.functions
+        defined = {name: (classes[name].line, classes[name].end_line) if name in classes
+                   else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
         spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
