@@ -18,22 +18,32 @@ A flag is *constant* (its default) when all of these hold:
   option strings or an abbreviation argparse would accept for one (``--mask`` for
   ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
   ``parse_args(["--masks"])``, ``sys.argv.append("--masks")``; the option strings of
-  ``add_argument`` itself aside), nor a file that may run the program or tell users
-  how to (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
+  ``add_argument`` itself aside) nor a comment of one (a usage line: ``# python
+  main.py --masks``), nor a file that may run the program or tell users how to
+  (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
   configuration files, notebooks). A single-dash option is passed when any
   single-dash word holds its letter (``-vm`` sets ``-m``).
 * **Nothing stores it.** No attribute of its name is stored anywhere in the project
   (``args.masks = True``, ``setattr(args, "masks", True)``, see
   :mod:`synclint.project.constant_attributes`), nor set by keyword
   (``parser.set_defaults(masks=True)``, ``Namespace(masks=True)``), nor spelled by a
-  notebook, whose cells the index never reads, nor named as a key by a configuration
-  file (``masks: true`` in a YAML or JSON file may fill a namespace passed under the
-  same parameter name: ``args = EasyDict(yaml.safe_load(f))``).
+  notebook, whose cells the index never reads. Nor is its name given a value where a
+  namespace passed under the same parameter name may be built from it: a key of a
+  configuration file (``masks: true`` in a YAML or JSON file read by ``args =
+  EasyDict(yaml.safe_load(f))``), or a constant given it by name in any Python file:
+  a keyword (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an
+  assignment (a Python configuration file's ``masks = True``, loaded by
+  ``Config.fromfile``): :func:`given_a_constant_in`, asked only of the flags left. A
+  computed value (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets
+  nothing new.
 * **Nothing could store it by a computed name.** No program file stores attributes
   by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
   passes options or sets defaults by one (``set_defaults(**cfg)``,
   ``Namespace(**cfg)``, ``f"--{name}"``, ``"--%s" % name``, an ``add_argument`` of a
-  computed option).
+  computed option), nor passes options that no text shows: parses into a namespace
+  it was handed (``parse_args(namespace=cfg)`` keeps what ``cfg`` holds), lets a
+  parser read them from files (``fromfile_prefix_chars``: ``@segm.txt``), or adds
+  computed words to ``sys.argv`` (``sys.argv += shlex.split(os.environ["ARGS"])``).
 * **The project is whole**: a piece of a split project, or a source on its own, does
   not show what the rest passes.
 
@@ -93,15 +103,22 @@ class CommandLine:
     #: Destinations set by keyword: ``set_defaults(masks=True)``, ``Namespace(masks=True)``.
     set_by_keyword: frozenset[str] = frozenset()
     #: It sets defaults, namespaces or options by a computed name (``set_defaults(**cfg)``,
-    #: ``f"--{name}"``, ``add_argument(f"--{name}")``): any flag may be passed or set.
+    #: ``f"--{name}"``, ``add_argument(f"--{name}")``) or passes options no text shows
+    #: (``parse_args(namespace=cfg)``, ``fromfile_prefix_chars``, ``sys.argv += words``):
+    #: any flag may be passed or set.
     by_computed_name: bool = False
 
 
 NO_COMMAND_LINE = CommandLine()
 #: Text a file holds when it may say anything about flags (most files hold none of it):
-#: the calls read, or an option in a string (after a quote or a space; ``f"--{name}"``,
-#: ``"--" + name``).
-_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|["'\s]-{1,2}[A-Za-z{%"']""")
+#: the calls read, ``sys.argv``, or an option in a string or comment (after a quote or a
+#: space; ``f"--{name}"``, ``"--" + name``).
+_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|argv|fromfile_prefix|["'\s]-{1,2}[A-Za-z{%"']""")
+#: A comment (and, rarely, the rest of a line after a ``#`` in a string: more words, which
+#: only ever keep a flag open).
+_COMMENT = re.compile(r"#[^\n]*")
+#: Methods of a list that add words to it (``sys.argv.extend(extra)``).
+_LIST_ADDERS = frozenset({"append", "extend", "insert", "__iadd__"})
 
 
 def command_line(source: str, tree: ast.Module) -> CommandLine:
@@ -124,11 +141,17 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
                 computed = computed or declaration is None
                 if declaration is not None and declaration.options:
                     declared.append(declaration)
-            elif name in _KEYWORD_SETTERS:
+                continue
+            if name in _KEYWORD_SETTERS:
                 keywords.update(keyword.arg for keyword in node.keywords if keyword.arg is not None)
                 computed = computed or any(keyword.arg is None for keyword in node.keywords)
+            computed = computed or _passes_unseen_options(node, name)
         elif kind is ast.Assign or kind is ast.AnnAssign:
             parsed.update(_bound_from_parse(node))
+            targets = node.targets if kind is ast.Assign else [node.target]
+            computed = computed or any(_is_sys_argv(target) for target in targets) and not _only_words(node.value)
+        elif kind is ast.AugAssign:
+            computed = computed or _is_sys_argv(node.target) and not _only_words(node.value)
         elif kind is ast.Constant and isinstance(node.value, str) and "-" in node.value and id(node) not in declaring:
             spelled.update(OPTION_WORD.findall(node.value))
             computed = computed or _FORMATTED_OPTION.search(node.value) is not None
@@ -136,9 +159,50 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             computed = computed or _formats_an_option(node.values)
         elif kind is ast.BinOp and isinstance(node.op, ast.Add):
             computed = computed or _option_prefix(node.left, first=True)
+    if "#" in source:
+        for comment in _COMMENT.findall(source):
+            spelled.update(OPTION_WORD.findall(comment))
     if not (declared or parsed or spelled or keywords or computed):
         return NO_COMMAND_LINE
     return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
+
+
+def _passes_unseen_options(call: ast.Call, name: str) -> bool:
+    """Whether ``call`` may pass options no text of the project shows: a parse into a
+    namespace it is handed (``parse_args(namespace=cfg)``, ``parse_args(argv, cfg)``: the
+    namespace keeps the attributes it holds), a parser that reads options from files
+    (``ArgumentParser(fromfile_prefix_chars="@")``), or computed words added to
+    ``sys.argv`` (``sys.argv.extend(extra)``)."""
+    if name in _PARSE_CALLS:
+        return len(call.args) > 1 or any(keyword.arg in ("namespace", None) for keyword in call.keywords)
+    if name == "ArgumentParser":
+        return any(keyword.arg == "fromfile_prefix_chars" and constant_value(keyword.value) != (None,)
+                   for keyword in call.keywords)
+    if name in _LIST_ADDERS and isinstance(call.func, ast.Attribute) and _is_sys_argv(call.func.value):
+        return not all(map(_only_words, call.args[1:] if name == "insert" else call.args))
+    return False
+
+
+def _is_sys_argv(node: ast.AST) -> bool:
+    """``sys.argv``, or an item or slice of it (``sys.argv[1:]``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return (isinstance(node, ast.Attribute) and node.attr == "argv"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def _only_words(node: ast.AST | None) -> bool:
+    """``node`` holds only words the text spells, or ``sys.argv``'s own: ``"--masks"``,
+    ``["--lr", "1"]``, ``[sys.argv[0], *sys.argv[2:]]``, ``sys.argv[:1] + ["--amp"]``."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(map(_only_words, node.elts))
+    if isinstance(node, ast.Starred):
+        return _only_words(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _only_words(node.left) and _only_words(node.right)
+    return node is not None and _is_sys_argv(node)
 
 
 def _called_name(call: ast.Call) -> str:
@@ -243,6 +307,35 @@ def options_spelled_in(paths: Iterable[str]) -> set[str] | None:
         except OSError:
             return None
     return {word.decode("ascii", "replace") for word in found}
+
+
+#: A name given a constant in Python (``%s`` stands for the name): a keyword
+#: (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an assignment (a
+#: Python configuration file's ``masks = True``, ``masks: bool = True``); not an
+#: attribute's (``args.masks``: a store, known otherwise), nor a longer name's
+#: (``return_masks=True``), nor a computed value (``{"masks": self.loss_masks}``).
+_GIVEN_A_CONSTANT = rb"""(?<![\w.])["']?%s["']?\s*(?::[\w\[\]., ]*)?[:=]\s*(?:True|False|[-+]?\.?\d|["'])"""
+
+
+def given_a_constant_in(paths: Iterable[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that a Python file of ``paths`` gives a constant by name (see
+    :data:`_GIVEN_A_CONSTANT`): a config object built so may be passed as ``args``. Read
+    as bytes in overlapping pieces; a file that cannot be read may give any."""
+    patterns = {name: re.compile(_GIVEN_A_CONSTANT % re.escape(name.encode())) for name in names}
+    found: set[str] = set()
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                tail = b""
+                while len(found) < len(patterns) and (chunk := handle.read(_CHUNK)):
+                    text = tail + chunk
+                    found.update(name for name, pattern in patterns.items() if name not in found and pattern.search(text))
+                    tail = text[-_OVERLAP:]
+        except OSError:
+            return set(names)
+        if len(found) == len(patterns):
+            break
+    return found
 
 
 class ConstantFlag(NamedTuple):
