@@ -143,6 +143,8 @@ _PASSED = {
                                       "build(Namespace(masks=True))\n"},
     # A usage line in a comment tells users how to run the program, as a README does.
     "a usage comment": {"tools__segm.py": "# python -m torch.distributed.launch main.py --masks\n"},
+    # (A file read without a walk: nothing in it declares, parses or builds options.)
+    "argparse's usage text": {"tools__segm.py": '"""usage: main.py [-h] [--masks]"""\n'},
     # A namespace given to parse_args keeps the attributes it already has.
     "a namespace handed to parse_args": {"tools__segm.py": "from main import get_args_parser\n\n"
                                                            "args = get_args_parser().parse_args(namespace=load(path))\n"},

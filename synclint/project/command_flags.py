@@ -73,7 +73,8 @@ _KEYWORD_SETTERS = frozenset({"set_defaults", "Namespace", "SimpleNamespace"})
 _PARSE_CALLS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"})
 _SWITCH_DEFAULTS = {"store_true": False, "store_false": True}
 #: An option-like word: ``--masks``, ``-m`` (not the ``-1`` of a number, not ``a-b``).
-OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")
+#: (The dash comes first, the look behind it after: a scan for a literal is fast.)
+OPTION_WORD = re.compile(r"-(?<![\w-]-)-?[A-Za-z][\w-]*")
 _OPTION_BYTES = re.compile(OPTION_WORD.pattern.encode())
 #: An option named by a format: ``"--{}".format(name)``, ``"--%s" % name``.
 _FORMATTED_OPTION = re.compile(r"(?<![\w-])-{1,2}(\{|%[sr(])")
@@ -110,10 +111,18 @@ class CommandLine:
 
 
 NO_COMMAND_LINE = CommandLine()
-#: Text a file holds when it may say anything about flags (most files hold none of it):
-#: the calls read, ``sys.argv``, or an option in a string or comment (after a quote or a
-#: space; ``f"--{name}"``, ``"--" + name``).
-_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|argv|fromfile_prefix|["'\s]-{1,2}[A-Za-z{%"']""")
+#: Words of the calls and names a file that declares, parses, sets or builds options
+#: holds (most files hold none of them, and need no walk).
+_HINT_WORDS = ("add_argument", "parse_args", "parse_known", "parse_intermixed", "set_defaults", "Namespace", "argv",
+               "fromfile_prefix")
+#: Or text that may be an option in a string or comment: right after a quote
+#: (``"--masks"``, ``'-m'``; not the number ``"-inf"``), a long option after a space
+#: (``"python main.py --masks"``, ``# usage: ... --masks``), dashes before a format or
+#: a quote (``f"--{name}"``, ``"--%s"``, ``"--" + name``, ``" -" + name``). A single dash
+#: after a space is mostly arithmetic (``-bound``): such a file's option words are those
+#: of its whole text, found without a walk (see :func:`command_line`). (Each branch
+#: starts at the dash: a scan for a literal is fast.)
+_HINT = re.compile(r"""-(?:(?<=["']-)-?(?!(?:inf|nan)["'])[A-Za-z{%"']|(?<=\s-)(?:-?[{%"']|-[A-Za-z]))""")
 #: A comment (and, rarely, the rest of a line after a ``#`` in a string: more words, which
 #: only ever keep a flag open).
 _COMMENT = re.compile(r"#[^\n]*")
@@ -122,9 +131,13 @@ _LIST_ADDERS = frozenset({"append", "extend", "insert", "__iadd__"})
 
 
 def command_line(source: str, tree: ast.Module) -> CommandLine:
-    """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk)."""
-    if not _HINT.search(source):
-        return NO_COMMAND_LINE
+    """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk). A file
+    with no :data:`_HINT` declares, parses, sets and builds nothing: its option words are
+    every option-like word of its text (a superset of its strings' and comments': more
+    words only ever keep a flag open), found by one scan."""
+    if not any(word in source for word in _HINT_WORDS) and not _HINT.search(source):
+        words = OPTION_WORD.findall(source)
+        return CommandLine(options_spelled=frozenset(words)) if words else NO_COMMAND_LINE
     declared: list[FlagDeclaration] = []
     parsed: set[str] = set()
     spelled: set[str] = set()
