@@ -118,6 +118,10 @@ _PASSED = {
     "an abbreviation argparse accepts": {"README.md": "python main.py --mask\n"},
     "a shell script": {"scripts__train_segm.sh": "#!/bin/sh\npython main.py \\\n    --masks\n"},
     "a configuration file": {"configs__segm.yaml": "command: python main.py --masks\n"},
+    "a SLURM script": {"scripts__segm.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:8\nsrun python main.py --masks\n"},
+    "a bash script": {"train_segm.bash": "python main.py --masks\n"},
+    "a Makefile": {"Makefile": "train-segm:\n\tpython main.py --masks\n"},
+    "a Dockerfile": {"Dockerfile": "FROM pytorch/pytorch\nCMD [\"python\", \"main.py\", \"--masks\"]\n"},
     # A namespace built from a configuration file (EasyDict(yaml.safe_load(f))) under the same name.
     "a configuration key": {"configs__segm.yaml": "model:\n  masks: true\n"},
     "a JSON key": {"configs__segm.json": '{"masks": true}\n'},
