@@ -188,6 +188,16 @@ def test_the_flag_s_name_read_or_passed_on_sets_nothing(tmp_path: Path):
     assert _findings(tmp_path, **more) == _findings(tmp_path)
 
 
+def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
+    # ``args = merge(args, cfg)``: a parameter named ``args`` may get the merged object,
+    # which holds what the configuration does (a file the project may not ship).
+    assert _findings(tmp_path, ("main.py", "    main(args)", "    args = merge(args, load(args.config))\n    main(args)")) == HOT
+    # Another name bound from something else, or ``args`` bound anew without reading
+    # itself in another file, changes nothing.
+    assert _findings(tmp_path, ("main.py", "    main(args)", "    opts = merge(args, cfg)\n    main(args)"),
+                     **{"tools__convert.py": "args = (1, 2)\n"}) == _findings(tmp_path)
+
+
 def test_a_switch_whose_default_enters_the_block_keeps_it_hot(tmp_path: Path):
     assert _findings(tmp_path, ("main.py", 'action="store_true",', 'action="store_true", default=True,')) == HOT
     # An option that takes a value: any run may give one.

@@ -51,6 +51,8 @@ A test closes a block when it reads the flag on a receiver bound from
 ``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
 module) or on a parameter of the same name as such a receiver anywhere in the project
 (``def build(args):``): ``self.masks`` or ``outputs.masks`` are other objects' attributes.
+A name its file also rebuilds from itself (``args = merge(args, cfg)``) is no such
+receiver: the parameter may get the merged object, which holds what the configuration does.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ class CommandLine:
     """What one file says about command-line flags (a part of its summary)."""
 
     declared: tuple[FlagDeclaration, ...] = ()
-    #: Names bound from ``parse_args(...)`` somewhere in the file.
+    #: Names bound from ``parse_args(...)`` somewhere in the file, and never rebuilt from
+    #: themselves (``args = merge(args, cfg)``: a parameter of that name may get the merged
+    #: object, which holds what the configuration does).
     parsed_names: frozenset[str] = frozenset()
     #: Option-like words of its string constants (``add_argument``'s option strings aside).
     options_spelled: frozenset[str] = frozenset()
@@ -144,6 +148,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
     keywords: set[str] = set()
     computed = False
     declaring: set[int] = set()  # add_argument's own option strings, by identity
+    assigned: list[tuple[str, ast.AST]] = []  # (name, value) of other assignments of a name
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
@@ -160,8 +165,11 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
                 computed = computed or any(keyword.arg is None for keyword in node.keywords)
             computed = computed or _passes_unseen_options(node, name)
         elif kind is ast.Assign or kind is ast.AnnAssign:
-            parsed.update(_bound_from_parse(node))
+            from_parse = _bound_from_parse(node)
+            parsed.update(from_parse)
             targets = node.targets if kind is ast.Assign else [node.target]
+            if not from_parse and node.value is not None:
+                assigned += [(target.id, node.value) for target in targets if isinstance(target, ast.Name)]
             computed = computed or any(_is_sys_argv(target) for target in targets) and not _only_words(node.value)
         elif kind is ast.AugAssign:
             computed = computed or _is_sys_argv(node.target) and not _only_words(node.value)
@@ -172,12 +180,20 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             computed = computed or _formats_an_option(node.values)
         elif kind is ast.BinOp and isinstance(node.op, ast.Add):
             computed = computed or _option_prefix(node.left, first=True)
+    parsed -= _rebuilt_from_themselves(parsed, assigned)
     if "#" in source:
         for comment in _COMMENT.findall(source):
             spelled.update(OPTION_WORD.findall(comment))
     if not (declared or parsed or spelled or keywords or computed):
         return NO_COMMAND_LINE
     return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
+
+
+def _rebuilt_from_themselves(names: set[str], assigned: list[tuple[str, ast.AST]]) -> set[str]:
+    """Those of ``names`` that an assignment binds anew from a value reading the name
+    (``args = merge(args, cfg)``, ``args = Config.fromfile(args.config)``)."""
+    return {name for name, value in assigned if name in names
+            and any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))}
 
 
 def _passes_unseen_options(call: ast.Call, name: str) -> bool:
