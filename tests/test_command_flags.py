@@ -150,8 +150,8 @@ _PASSED = {
     # (A file read without a walk: nothing in it declares, parses or builds options.)
     "argparse's usage text": {"tools__segm.py": '"""usage: main.py [-h] [--masks]"""\n'},
     # A namespace given to parse_args keeps the attributes it already has.
-    "a namespace handed to parse_args": {"tools__segm.py": "from main import get_args_parser\n\n"
-                                                           "args = get_args_parser().parse_args(namespace=load(path))\n"},
+    "a namespace handed to parse_args": {"tools__segm.py": "from main import get_args_parser\n\nargs = "
+                                                           "get_args_parser().parse_args(namespace=load(path))\n"},
     "a namespace handed by position": {"tools__segm.py": "from main import get_args_parser\n\n"
                                                          "args = get_args_parser().parse_args(None, load(path))\n"},
     # ``@segm.txt`` reads options from a file: any file may pass any option.
@@ -191,7 +191,8 @@ def test_the_flag_s_name_read_or_passed_on_sets_nothing(tmp_path: Path):
 def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
     # ``args = merge(args, cfg)``: a parameter named ``args`` may get the merged object,
     # which holds what the configuration does (a file the project may not ship).
-    assert _findings(tmp_path, ("main.py", "    main(args)", "    args = merge(args, load(args.config))\n    main(args)")) == HOT
+    merged = ("main.py", "    main(args)", "    args = merge(args, load(args.config))\n    main(args)")
+    assert _findings(tmp_path, merged) == HOT
     # Another name bound from something else, or ``args`` bound anew without reading
     # itself in another file, changes nothing.
     assert _findings(tmp_path, ("main.py", "    main(args)", "    opts = merge(args, cfg)\n    main(args)"),

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -327,15 +327,22 @@ def options_spelled_in(paths: Iterable[str]) -> set[str] | None:
     found: set[bytes] = set()
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                tail = b""
-                while chunk := handle.read(_CHUNK):
-                    text = tail + chunk
-                    found.update(_OPTION_BYTES.findall(text))
-                    tail = text[-_OVERLAP:]
+            for text in _pieces(path):
+                found.update(_OPTION_BYTES.findall(text))
         except OSError:
             return None
     return {word.decode("ascii", "replace") for word in found}
+
+
+def _pieces(path: str) -> Iterator[bytes]:
+    """The bytes of the file ``path`` in pieces that overlap by :data:`_OVERLAP` (an
+    option or a name never falls between two); OSError when it cannot be read."""
+    with open(path, "rb") as handle:
+        tail = b""
+        while chunk := handle.read(_CHUNK):
+            text = tail + chunk
+            yield text
+            tail = text[-_OVERLAP:]
 
 
 #: A name given a constant in Python (``%s`` stands for the name): a keyword
@@ -354,16 +361,12 @@ def given_a_constant_in(paths: Iterable[str], names: set[str]) -> set[str]:
     found: set[str] = set()
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                tail = b""
-                while len(found) < len(patterns) and (chunk := handle.read(_CHUNK)):
-                    text = tail + chunk
-                    found.update(name for name, pattern in patterns.items() if name not in found and pattern.search(text))
-                    tail = text[-_OVERLAP:]
+            for text in _pieces(path):
+                found.update(name for name, pattern in patterns.items() if name not in found and pattern.search(text))
+                if len(found) == len(patterns):
+                    return found
         except OSError:
             return set(names)
-        if len(found) == len(patterns):
-            break
     return found
 
 
