@@ -97,6 +97,24 @@ def test_an_error_path_does_not_make_its_callees_hot():
     assert _found(source) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
 
 
+def test_what_an_error_path_s_callee_calls_says_why_once():
+    # (Not "called only from called only where it runs rarely: error path code".)
+    source = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if x.shape[0] == 0:
+                    describe(x)
+                    raise ValueError("empty")
+                return x
+        def describe(x):
+            report(x)
+        def report(x):
+            print(x.sum().item())
+        """
+    assert _found(source) == {(12, "SL201"): ("cold", "called only where it runs rarely: error path")}
+
+
 def test_a_raise_on_an_optional_tensor_flag_passed_every_step_is_hot():
     # ``if found_inf: raise`` on an Optional parameter reads the flag's value whenever a
     # tensor is passed, and the step passes one every time: not an error path (the raise
