@@ -258,11 +258,15 @@ def test_what_a_file_says_about_flags():
                              'parser.set_defaults(**config)', 'Namespace(**config)', 'parser.add_argument(name)',
                              'parser.parse_args(namespace=cfg)', 'parser.parse_known_args(argv, cfg)',
                              'argparse.ArgumentParser(fromfile_prefix_chars="@")', 'sys.argv += extra',
-                             'sys.argv[1:] = words', 'sys.argv.insert(1, word)'):
+                             'sys.argv[1:] = words', 'sys.argv.insert(1, word)',
+                             'jsonargparse.ArgumentParser(default_env=True)',
+                             'ArgumentParser(default_config_files=["~/.segm.yaml"])',
+                             'parser.add_argument("--config", action=jsonargparse.ActionConfigFile)'):
         assert command_line(builds_an_option, ast.parse(builds_an_option)).by_computed_name, builds_an_option
     for passes_only_what_it_spells in ('sys.argv += ["--amp"]', 'sys.argv = sys.argv[:1] + ["--amp"]',
                                        'sys.argv.insert(1, "--amp")', 'parser.parse_args(["--amp"])',
-                                       'argparse.ArgumentParser(fromfile_prefix_chars=None)'):
+                                       'argparse.ArgumentParser(fromfile_prefix_chars=None)',
+                                       'ArgumentParser(default_env=False)'):
         tree = ast.parse(passes_only_what_it_spells)
         assert not command_line(passes_only_what_it_spells, tree).by_computed_name, passes_only_what_it_spells
     usage = "# Usage: python main.py --masks -vq\nparser.add_argument('--aux', action='store_true')  # see --aux_loss\n"

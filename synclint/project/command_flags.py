@@ -42,7 +42,9 @@ A flag is *constant* (its default) when all of these hold:
   ``Namespace(**cfg)``, ``f"--{name}"``, ``"--%s" % name``, an ``add_argument`` of a
   computed option), nor passes options that no text shows: parses into a namespace
   it was handed (``parse_args(namespace=cfg)`` keeps what ``cfg`` holds), lets a
-  parser read them from files (``fromfile_prefix_chars``: ``@segm.txt``), or adds
+  parser read them from files or the environment (``fromfile_prefix_chars``:
+  ``@segm.txt``; jsonargparse's ``default_env=True``, ``default_config_files``,
+  ``action=ActionConfigFile``), or adds
   computed words to ``sys.argv`` (``sys.argv += shlex.split(os.environ["ARGS"])``).
 * **The project is whole**: a piece of a split project, or a source on its own, does
   not show what the rest passes.
@@ -109,7 +111,8 @@ class CommandLine:
     set_by_keyword: frozenset[str] = frozenset()
     #: It sets defaults, namespaces or options by a computed name (``set_defaults(**cfg)``,
     #: ``f"--{name}"``, ``add_argument(f"--{name}")``) or passes options no text shows
-    #: (``parse_args(namespace=cfg)``, ``fromfile_prefix_chars``, ``sys.argv += words``):
+    #: (``parse_args(namespace=cfg)``, ``fromfile_prefix_chars``, jsonargparse's ``default_env``,
+    #: ``sys.argv += words``):
     #: any flag may be passed or set.
     by_computed_name: bool = False
 
@@ -118,7 +121,7 @@ NO_COMMAND_LINE = CommandLine()
 #: Words of the calls and names a file that declares, parses, sets or builds options
 #: holds (most files hold none of them, and need no walk).
 _HINT_WORDS = ("add_argument", "parse_args", "parse_known", "parse_intermixed", "set_defaults", "Namespace", "argv",
-               "fromfile_prefix")
+               "fromfile_prefix", "default_config_files", "default_env", "ActionConfigFile")
 #: Or text that may be an option in a string or comment: right after a quote
 #: (``"--masks"``, ``'-m'``; not the number ``"-inf"``), a long option after a space
 #: (``"python main.py --masks"``, ``# usage: ... --masks``), dashes before a format or
@@ -130,6 +133,10 @@ _HINT = re.compile(r"""-(?:(?<=["']-)-?(?!(?:inf|nan)["'])[A-Za-z{%"']|(?<=\s-)(
 #: A comment (and, rarely, the rest of a line after a ``#`` in a string: more words, which
 #: only ever keep a flag open).
 _COMMENT = re.compile(r"#[^\n]*")
+#: Keywords of an ``ArgumentParser`` that read options from files or the environment.
+_READERS_OF_OPTIONS = frozenset({"fromfile_prefix_chars", "default_config_files", "default_env"})
+#: jsonargparse's action of an option naming a configuration file, whose keys set any flag.
+_CONFIG_FILE_ACTION = "ActionConfigFile"
 #: Methods of a list that add words to it (``sys.argv.extend(extra)``).
 _LIST_ADDERS = frozenset({"append", "extend", "insert", "__iadd__"})
 
@@ -156,7 +163,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             if name == "add_argument":
                 declaration, strings = _declaration(node)
                 declaring.update(map(id, strings))
-                computed = computed or declaration is None
+                computed = computed or declaration is None or _reads_a_config_file(node)
                 if declaration is not None and declaration.options:
                     declared.append(declaration)
                 continue
@@ -200,16 +207,22 @@ def _passes_unseen_options(call: ast.Call, name: str) -> bool:
     """Whether ``call`` may pass options no text of the project shows: a parse into a
     namespace it is handed (``parse_args(namespace=cfg)``, ``parse_args(argv, cfg)``: the
     namespace keeps the attributes it holds), a parser that reads options from files
-    (``ArgumentParser(fromfile_prefix_chars="@")``), or computed words added to
-    ``sys.argv`` (``sys.argv.extend(extra)``)."""
+    (``ArgumentParser(fromfile_prefix_chars="@")``; jsonargparse's
+    ``default_config_files=[...]``) or the environment (jsonargparse's
+    ``default_env=True``), or computed words added to ``sys.argv`` (``sys.argv.extend(extra)``)."""
     if name in _PARSE_CALLS:
         return len(call.args) > 1 or any(keyword.arg in ("namespace", None) for keyword in call.keywords)
     if name == "ArgumentParser":
-        return any(keyword.arg == "fromfile_prefix_chars" and constant_value(keyword.value) != (None,)
+        return any(keyword.arg in _READERS_OF_OPTIONS and constant_value(keyword.value) not in ((None,), (False,))
                    for keyword in call.keywords)
     if name in _LIST_ADDERS and isinstance(call.func, ast.Attribute) and _is_sys_argv(call.func.value):
         return not all(map(_only_words, call.args[1:] if name == "insert" else call.args))
     return False
+
+
+def _reads_a_config_file(call: ast.Call) -> bool:
+    """``add_argument("--config", action=ActionConfigFile)``: the file's keys set any flag."""
+    return any(keyword.arg == "action" and _CONFIG_FILE_ACTION in ast.dump(keyword.value) for keyword in call.keywords)
 
 
 def _is_sys_argv(node: ast.AST) -> bool:
