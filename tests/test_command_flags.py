@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
-from synclint.project.command_flags import command_line, is_passed
+from synclint.project.command_flags import command_line, given_a_constant_in, is_passed
 from synclint.runner import RunOptions, lint_paths
 from tests.notebook_helpers import notebook_of
 
@@ -118,6 +118,10 @@ _PASSED = {
     "an abbreviation argparse accepts": {"README.md": "python main.py --mask\n"},
     "a shell script": {"scripts__train_segm.sh": "#!/bin/sh\npython main.py \\\n    --masks\n"},
     "a configuration file": {"configs__segm.yaml": "command: python main.py --masks\n"},
+    "a SLURM script": {"scripts__segm.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:8\nsrun python main.py --masks\n"},
+    "a bash script": {"train_segm.bash": "python main.py --masks\n"},
+    "a Makefile": {"Makefile": "train-segm:\n\tpython main.py --masks\n"},
+    "a Dockerfile": {"Dockerfile": "FROM pytorch/pytorch\nCMD [\"python\", \"main.py\", \"--masks\"]\n"},
     # A namespace built from a configuration file (EasyDict(yaml.safe_load(f))) under the same name.
     "a configuration key": {"configs__segm.yaml": "model:\n  masks: true\n"},
     "a JSON key": {"configs__segm.json": '{"masks": true}\n'},
@@ -141,12 +145,58 @@ _PASSED = {
                                                      "get_args_parser().set_defaults(**config)\n"},
     "a Namespace": {"tools__segm.py": "from argparse import Namespace\n\nfrom models.detr import build\n\n"
                                       "build(Namespace(masks=True))\n"},
+    # A usage line in a comment tells users how to run the program, as a README does.
+    "a usage comment": {"tools__segm.py": "# python -m torch.distributed.launch main.py --masks\n"},
+    # (A file read without a walk: nothing in it declares, parses or builds options.)
+    "argparse's usage text": {"tools__segm.py": '"""usage: main.py [-h] [--masks]"""\n'},
+    # A namespace given to parse_args keeps the attributes it already has.
+    "a namespace handed to parse_args": {"tools__segm.py": "from main import get_args_parser\n\nargs = "
+                                                           "get_args_parser().parse_args(namespace=load(path))\n"},
+    "a namespace handed by position": {"tools__segm.py": "from main import get_args_parser\n\n"
+                                                         "args = get_args_parser().parse_args(None, load(path))\n"},
+    # ``@segm.txt`` reads options from a file: any file may pass any option.
+    "options read from a file": {"tools__segm.py": "import argparse\n\n"
+                                                   "parser = argparse.ArgumentParser(fromfile_prefix_chars='@')\n"},
+    "sys.argv extended at run time": {"tools__segm.py": "import os\nimport shlex\nimport sys\n\n"
+                                                        "sys.argv += shlex.split(os.environ['ARGS'])\n"},
+    "sys.argv extended by a call": {"tools__segm.py": "import sys\n\nsys.argv.extend(extra)\n"},
+    # A config object built in Python with the flag's name and a constant (EasyDict, a
+    # Python configuration file loaded as a namespace) may be passed as ``args``.
+    "a config object's keyword": {"tools__demo.py": "from easydict import EasyDict\n\nfrom models.detr import build\n\n"
+                                                    "build(EasyDict(masks=True))\n"},
+    "a dict key": {"tools__demo.py": "from easydict import EasyDict\n\nfrom models.detr import build\n\n"
+                                     "build(EasyDict({'masks': True}))\n"},
+    "a Python configuration file": {"configs__segm.py": "lr = 1e-4\nmasks = True\n"},
 }
 
 
 @pytest.mark.parametrize("files", list(_PASSED.values()), ids=list(_PASSED))
 def test_a_flag_the_project_passes_or_sets_keeps_its_blocks_hot(tmp_path: Path, files: dict[str, str]):
     assert _findings(tmp_path, **files) == HOT
+
+
+def test_the_flag_s_name_read_or_passed_on_sets_nothing(tmp_path: Path):
+    # A key or keyword whose value is no constant (SetCriterion's loss map, a flag passed
+    # on), a local variable of its name, and a comment naming the word but no option.
+    more = {"models__criterion.py": textwrap.dedent("""\
+        def build_criterion(args, loss_masks):
+            # masks: the segmentation loss, when --aux-masks is given
+            losses = {"labels": None, "masks": loss_masks}
+            masks = args.masks
+            return make(losses, masks=args.masks, return_masks=True)
+        """)}
+    assert _findings(tmp_path, **more) == _findings(tmp_path)
+
+
+def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
+    # ``args = merge(args, cfg)``: a parameter named ``args`` may get the merged object,
+    # which holds what the configuration does (a file the project may not ship).
+    merged = ("main.py", "    main(args)", "    args = merge(args, load(args.config))\n    main(args)")
+    assert _findings(tmp_path, merged) == HOT
+    # Another name bound from something else, or ``args`` bound anew without reading
+    # itself in another file, changes nothing.
+    assert _findings(tmp_path, ("main.py", "    main(args)", "    opts = merge(args, cfg)\n    main(args)"),
+                     **{"tools__convert.py": "args = (1, 2)\n"}) == _findings(tmp_path)
 
 
 def test_a_switch_whose_default_enters_the_block_keeps_it_hot(tmp_path: Path):
@@ -205,10 +255,41 @@ def test_what_a_file_says_about_flags():
     assert found.options_spelled == {"--amp", "-vq"}
     assert not found.by_computed_name  # (``f"{stem}-{epoch}"`` builds no option)
     for builds_an_option in ('f"--{name}"', '"--" + name', '"--{}".format(name)', '"python main.py --%s" % name',
-                             'parser.set_defaults(**config)', 'Namespace(**config)', 'parser.add_argument(name)'):
+                             'parser.set_defaults(**config)', 'Namespace(**config)', 'parser.add_argument(name)',
+                             'parser.parse_args(namespace=cfg)', 'parser.parse_known_args(argv, cfg)',
+                             'argparse.ArgumentParser(fromfile_prefix_chars="@")', 'sys.argv += extra',
+                             'sys.argv[1:] = words', 'sys.argv.insert(1, word)',
+                             'jsonargparse.ArgumentParser(default_env=True)',
+                             'ArgumentParser(default_config_files=["~/.segm.yaml"])',
+                             'parser.add_argument("--config", action=jsonargparse.ActionConfigFile)'):
         assert command_line(builds_an_option, ast.parse(builds_an_option)).by_computed_name, builds_an_option
+    for passes_only_what_it_spells in ('sys.argv += ["--amp"]', 'sys.argv = sys.argv[:1] + ["--amp"]',
+                                       'sys.argv.insert(1, "--amp")', 'parser.parse_args(["--amp"])',
+                                       'argparse.ArgumentParser(fromfile_prefix_chars=None)',
+                                       'ArgumentParser(default_env=False)'):
+        tree = ast.parse(passes_only_what_it_spells)
+        assert not command_line(passes_only_what_it_spells, tree).by_computed_name, passes_only_what_it_spells
+    usage = "# Usage: python main.py --masks -vq\nparser.add_argument('--aux', action='store_true')  # see --aux_loss\n"
+    assert command_line(usage, ast.parse(usage)).options_spelled == {"--masks", "-vq", "--aux_loss"}
     assert is_passed("--masks", {"--mask"}) and not is_passed("--masks", {"--masks_loss"})
     assert is_passed("-q", {"-vq"}) and not is_passed("-m", {"-vq", "--m"})
+
+
+@pytest.mark.parametrize(("text", "gives"), [
+    ("cfg = EasyDict(masks=True)\n", True),
+    ("cfg = {'lr': 1e-4, \"masks\": False}\n", True),
+    ("masks = 1\n", True),
+    ("    masks: bool = True\n", True),
+    ("def forward(self, src, masks: Optional[Tensor] = None):\n", False),
+    ("losses = {'masks': self.loss_masks, 'boxes': 0}\n", False),
+    ("dataset = CocoDetection(root, return_masks=True)\n", False),
+    ("args.masks = True\n", False),  # (an attribute's store: attribute_stores knows it)
+    ("if args.masks == True:\n", False),
+])
+def test_a_constant_given_to_the_flag_s_name(tmp_path: Path, text: str, gives: bool):
+    (tmp_path / "config.py").write_text(text)
+    assert given_a_constant_in([str(tmp_path / "config.py")], {"masks", "aux"}) == ({"masks"} if gives else set())
+    assert given_a_constant_in([str(tmp_path / "missing.py")], {"masks"}) == {"masks"}
 
 
 def test_a_class_also_named_outside_the_closed_blocks_runs(tmp_path: Path):

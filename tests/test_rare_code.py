@@ -82,19 +82,27 @@ def test_a_block_that_returns_before_its_final_raise_is_not_an_error_path():
     assert _found(source) == {(11, "SL101"): ("hot", "`M.forward` -> `M.encode`")}
 
 
+ERROR_PATH_CALLEE = """
+    import torch
+    class M(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[0] == 0:
+                describe(x)
+                raise ValueError("empty")
+            return x
+    def describe(x):
+        print(x.sum().item())
+    """
+
+
 def test_an_error_path_does_not_make_its_callees_hot():
-    source = """
-        import torch
-        class M(torch.nn.Module):
-            def forward(self, x):
-                if x.shape[0] == 0:
-                    describe(x)
-                    raise ValueError("empty")
-                return x
-        def describe(x):
-            print(x.sum().item())
-        """
-    assert _found(source) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
+    assert _found(ERROR_PATH_CALLEE) == {(10, "SL201"): ("cold", "called only where it runs rarely: error path")}
+
+
+def test_what_an_error_path_s_callee_calls_says_why_once():
+    # (Not "called only from called only where it runs rarely: error path code".)
+    source = ERROR_PATH_CALLEE.replace("        print(", "        report(x)\n    def report(x):\n        print(")
+    assert _found(source) == {(12, "SL201"): ("cold", "called only where it runs rarely: error path")}
 
 
 def test_a_raise_on_an_optional_tensor_flag_passed_every_step_is_hot():

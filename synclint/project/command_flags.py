@@ -18,22 +18,34 @@ A flag is *constant* (its default) when all of these hold:
   option strings or an abbreviation argparse would accept for one (``--mask`` for
   ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
   ``parse_args(["--masks"])``, ``sys.argv.append("--masks")``; the option strings of
-  ``add_argument`` itself aside), nor a file that may run the program or tell users
-  how to (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
+  ``add_argument`` itself aside) nor a comment of one (a usage line: ``# python
+  main.py --masks``), nor a file that may run the program or tell users how to
+  (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
   configuration files, notebooks). A single-dash option is passed when any
   single-dash word holds its letter (``-vm`` sets ``-m``).
 * **Nothing stores it.** No attribute of its name is stored anywhere in the project
   (``args.masks = True``, ``setattr(args, "masks", True)``, see
   :mod:`synclint.project.constant_attributes`), nor set by keyword
   (``parser.set_defaults(masks=True)``, ``Namespace(masks=True)``), nor spelled by a
-  notebook, whose cells the index never reads, nor named as a key by a configuration
-  file (``masks: true`` in a YAML or JSON file may fill a namespace passed under the
-  same parameter name: ``args = EasyDict(yaml.safe_load(f))``).
+  notebook, whose cells the index never reads. Nor is its name given a value where a
+  namespace passed under the same parameter name may be built from it: a key of a
+  configuration file (``masks: true`` in a YAML or JSON file read by ``args =
+  EasyDict(yaml.safe_load(f))``), or a constant given it by name in any Python file:
+  a keyword (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an
+  assignment (a Python configuration file's ``masks = True``, loaded by
+  ``Config.fromfile``): :func:`given_a_constant_in`, asked only of the flags left. A
+  computed value (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets
+  nothing new.
 * **Nothing could store it by a computed name.** No program file stores attributes
   by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
   passes options or sets defaults by one (``set_defaults(**cfg)``,
   ``Namespace(**cfg)``, ``f"--{name}"``, ``"--%s" % name``, an ``add_argument`` of a
-  computed option).
+  computed option), nor passes options that no text shows: parses into a namespace
+  it was handed (``parse_args(namespace=cfg)`` keeps what ``cfg`` holds), lets a
+  parser read them from files or the environment (``fromfile_prefix_chars``:
+  ``@segm.txt``; jsonargparse's ``default_env=True``, ``default_config_files``,
+  ``action=ActionConfigFile``), or adds
+  computed words to ``sys.argv`` (``sys.argv += shlex.split(os.environ["ARGS"])``).
 * **The project is whole**: a piece of a split project, or a source on its own, does
   not show what the rest passes.
 
@@ -41,13 +53,15 @@ A test closes a block when it reads the flag on a receiver bound from
 ``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
 module) or on a parameter of the same name as such a receiver anywhere in the project
 (``def build(args):``): ``self.masks`` or ``outputs.masks`` are other objects' attributes.
+A name its file also rebuilds from itself (``args = merge(args, cfg)``) is no such
+receiver: the parameter may get the merged object, which holds what the configuration does.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -63,7 +77,8 @@ _KEYWORD_SETTERS = frozenset({"set_defaults", "Namespace", "SimpleNamespace"})
 _PARSE_CALLS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"})
 _SWITCH_DEFAULTS = {"store_true": False, "store_false": True}
 #: An option-like word: ``--masks``, ``-m`` (not the ``-1`` of a number, not ``a-b``).
-OPTION_WORD = re.compile(r"(?<![\w-])-{1,2}[A-Za-z][\w-]*")
+#: (The dash comes first, the look behind it after: a scan for a literal is fast.)
+OPTION_WORD = re.compile(r"-(?<![\w-]-)-?[A-Za-z][\w-]*")
 _OPTION_BYTES = re.compile(OPTION_WORD.pattern.encode())
 #: An option named by a format: ``"--{}".format(name)``, ``"--%s" % name``.
 _FORMATTED_OPTION = re.compile(r"(?<![\w-])-{1,2}(\{|%[sr(])")
@@ -86,34 +101,61 @@ class CommandLine:
     """What one file says about command-line flags (a part of its summary)."""
 
     declared: tuple[FlagDeclaration, ...] = ()
-    #: Names bound from ``parse_args(...)`` somewhere in the file.
+    #: Names bound from ``parse_args(...)`` somewhere in the file, and never rebuilt from
+    #: themselves (``args = merge(args, cfg)``: a parameter of that name may get the merged
+    #: object, which holds what the configuration does).
     parsed_names: frozenset[str] = frozenset()
     #: Option-like words of its string constants (``add_argument``'s option strings aside).
     options_spelled: frozenset[str] = frozenset()
     #: Destinations set by keyword: ``set_defaults(masks=True)``, ``Namespace(masks=True)``.
     set_by_keyword: frozenset[str] = frozenset()
     #: It sets defaults, namespaces or options by a computed name (``set_defaults(**cfg)``,
-    #: ``f"--{name}"``, ``add_argument(f"--{name}")``): any flag may be passed or set.
+    #: ``f"--{name}"``, ``add_argument(f"--{name}")``) or passes options no text shows
+    #: (``parse_args(namespace=cfg)``, ``fromfile_prefix_chars``, jsonargparse's ``default_env``,
+    #: ``sys.argv += words``):
+    #: any flag may be passed or set.
     by_computed_name: bool = False
 
 
 NO_COMMAND_LINE = CommandLine()
-#: Text a file holds when it may say anything about flags (most files hold none of it):
-#: the calls read, or an option in a string (after a quote or a space; ``f"--{name}"``,
-#: ``"--" + name``).
-_HINT = re.compile(r"""add_argument|parse_|set_defaults|Namespace|["'\s]-{1,2}[A-Za-z{%"']""")
+#: Words of the calls and names a file that declares, parses, sets or builds options
+#: holds (most files hold none of them, and need no walk).
+_HINT_WORDS = ("add_argument", "parse_args", "parse_known", "parse_intermixed", "set_defaults", "Namespace", "argv",
+               "fromfile_prefix", "default_config_files", "default_env", "ActionConfigFile")
+#: Or text that may be an option in a string or comment: right after a quote
+#: (``"--masks"``, ``'-m'``; not the number ``"-inf"``), a long option after a space
+#: (``"python main.py --masks"``, ``# usage: ... --masks``), dashes before a format or
+#: a quote (``f"--{name}"``, ``"--%s"``, ``"--" + name``, ``" -" + name``). A single dash
+#: after a space is mostly arithmetic (``-bound``): such a file's option words are those
+#: of its whole text, found without a walk (see :func:`command_line`). (Each branch
+#: starts at the dash: a scan for a literal is fast.)
+_HINT = re.compile(r"""-(?:(?<=["']-)-?(?!(?:inf|nan)["'])[A-Za-z{%"']|(?<=\s-)(?:-?[{%"']|-[A-Za-z]))""")
+#: A comment (and, rarely, the rest of a line after a ``#`` in a string: more words, which
+#: only ever keep a flag open).
+_COMMENT = re.compile(r"#[^\n]*")
+#: Keywords of an ``ArgumentParser`` that read options from files or the environment.
+_READERS_OF_OPTIONS = frozenset({"fromfile_prefix_chars", "default_config_files", "default_env"})
+#: jsonargparse's action of an option naming a configuration file, whose keys set any flag.
+_CONFIG_FILE_ACTION = "ActionConfigFile"
+#: Methods of a list that add words to it (``sys.argv.extend(extra)``).
+_LIST_ADDERS = frozenset({"append", "extend", "insert", "__iadd__"})
 
 
 def command_line(source: str, tree: ast.Module) -> CommandLine:
-    """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk)."""
-    if not _HINT.search(source):
-        return NO_COMMAND_LINE
+    """What ``tree`` (of ``source``) declares, parses, passes and sets (one walk). A file
+    with no :data:`_HINT` declares, parses, sets and builds nothing: its option words are
+    every option-like word of its text (a superset of its strings' and comments': more
+    words only ever keep a flag open), found by one scan."""
+    if not any(word in source for word in _HINT_WORDS) and not _HINT.search(source):
+        words = OPTION_WORD.findall(source)
+        return CommandLine(options_spelled=frozenset(words)) if words else NO_COMMAND_LINE
     declared: list[FlagDeclaration] = []
     parsed: set[str] = set()
     spelled: set[str] = set()
     keywords: set[str] = set()
     computed = False
     declaring: set[int] = set()  # add_argument's own option strings, by identity
+    assigned: list[tuple[str, ast.AST]] = []  # (name, value) of other assignments of a name
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
@@ -121,14 +163,23 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             if name == "add_argument":
                 declaration, strings = _declaration(node)
                 declaring.update(map(id, strings))
-                computed = computed or declaration is None
+                computed = computed or declaration is None or _reads_a_config_file(node)
                 if declaration is not None and declaration.options:
                     declared.append(declaration)
-            elif name in _KEYWORD_SETTERS:
+                continue
+            if name in _KEYWORD_SETTERS:
                 keywords.update(keyword.arg for keyword in node.keywords if keyword.arg is not None)
                 computed = computed or any(keyword.arg is None for keyword in node.keywords)
+            computed = computed or _passes_unseen_options(node, name)
         elif kind is ast.Assign or kind is ast.AnnAssign:
-            parsed.update(_bound_from_parse(node))
+            from_parse = _bound_from_parse(node)
+            parsed.update(from_parse)
+            targets = node.targets if kind is ast.Assign else [node.target]
+            if not from_parse and node.value is not None:
+                assigned += [(target.id, node.value) for target in targets if isinstance(target, ast.Name)]
+            computed = computed or any(_is_sys_argv(target) for target in targets) and not _only_words(node.value)
+        elif kind is ast.AugAssign:
+            computed = computed or _is_sys_argv(node.target) and not _only_words(node.value)
         elif kind is ast.Constant and isinstance(node.value, str) and "-" in node.value and id(node) not in declaring:
             spelled.update(OPTION_WORD.findall(node.value))
             computed = computed or _FORMATTED_OPTION.search(node.value) is not None
@@ -136,9 +187,64 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             computed = computed or _formats_an_option(node.values)
         elif kind is ast.BinOp and isinstance(node.op, ast.Add):
             computed = computed or _option_prefix(node.left, first=True)
+    parsed -= _rebuilt_from_themselves(parsed, assigned)
+    if "#" in source:
+        for comment in _COMMENT.findall(source):
+            spelled.update(OPTION_WORD.findall(comment))
     if not (declared or parsed or spelled or keywords or computed):
         return NO_COMMAND_LINE
     return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
+
+
+def _rebuilt_from_themselves(names: set[str], assigned: list[tuple[str, ast.AST]]) -> set[str]:
+    """Those of ``names`` that an assignment binds anew from a value reading the name
+    (``args = merge(args, cfg)``, ``args = Config.fromfile(args.config)``)."""
+    return {name for name, value in assigned if name in names
+            and any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))}
+
+
+def _passes_unseen_options(call: ast.Call, name: str) -> bool:
+    """Whether ``call`` may pass options no text of the project shows: a parse into a
+    namespace it is handed (``parse_args(namespace=cfg)``, ``parse_args(argv, cfg)``: the
+    namespace keeps the attributes it holds), a parser that reads options from files
+    (``ArgumentParser(fromfile_prefix_chars="@")``; jsonargparse's
+    ``default_config_files=[...]``) or the environment (jsonargparse's
+    ``default_env=True``), or computed words added to ``sys.argv`` (``sys.argv.extend(extra)``)."""
+    if name in _PARSE_CALLS:
+        return len(call.args) > 1 or any(keyword.arg in ("namespace", None) for keyword in call.keywords)
+    if name == "ArgumentParser":
+        return any(keyword.arg in _READERS_OF_OPTIONS and constant_value(keyword.value) not in ((None,), (False,))
+                   for keyword in call.keywords)
+    if name in _LIST_ADDERS and isinstance(call.func, ast.Attribute) and _is_sys_argv(call.func.value):
+        return not all(map(_only_words, call.args[1:] if name == "insert" else call.args))
+    return False
+
+
+def _reads_a_config_file(call: ast.Call) -> bool:
+    """``add_argument("--config", action=ActionConfigFile)``: the file's keys set any flag."""
+    return any(keyword.arg == "action" and _CONFIG_FILE_ACTION in ast.dump(keyword.value) for keyword in call.keywords)
+
+
+def _is_sys_argv(node: ast.AST) -> bool:
+    """``sys.argv``, or an item or slice of it (``sys.argv[1:]``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return (isinstance(node, ast.Attribute) and node.attr == "argv"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def _only_words(node: ast.AST | None) -> bool:
+    """``node`` holds only words the text spells, or ``sys.argv``'s own: ``"--masks"``,
+    ``["--lr", "1"]``, ``[sys.argv[0], *sys.argv[2:]]``, ``sys.argv[:1] + ["--amp"]``."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(map(_only_words, node.elts))
+    if isinstance(node, ast.Starred):
+        return _only_words(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _only_words(node.left) and _only_words(node.right)
+    return node is not None and _is_sys_argv(node)
 
 
 def _called_name(call: ast.Call) -> str:
@@ -234,15 +340,47 @@ def options_spelled_in(paths: Iterable[str]) -> set[str] | None:
     found: set[bytes] = set()
     for path in paths:
         try:
-            with open(path, "rb") as handle:
-                tail = b""
-                while chunk := handle.read(_CHUNK):
-                    text = tail + chunk
-                    found.update(_OPTION_BYTES.findall(text))
-                    tail = text[-_OVERLAP:]
+            for text in _pieces(path):
+                found.update(_OPTION_BYTES.findall(text))
         except OSError:
             return None
     return {word.decode("ascii", "replace") for word in found}
+
+
+def _pieces(path: str) -> Iterator[bytes]:
+    """The bytes of the file ``path`` in pieces that overlap by :data:`_OVERLAP` (an
+    option or a name never falls between two); OSError when it cannot be read."""
+    with open(path, "rb") as handle:
+        tail = b""
+        while chunk := handle.read(_CHUNK):
+            text = tail + chunk
+            yield text
+            tail = text[-_OVERLAP:]
+
+
+#: A name given a constant in Python (``%s`` stands for the name): a keyword
+#: (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an assignment (a
+#: Python configuration file's ``masks = True``, ``masks: bool = True``); not an
+#: attribute's (``args.masks``: a store, known otherwise), nor a longer name's
+#: (``return_masks=True``), nor a computed value (``{"masks": self.loss_masks}``).
+_GIVEN_A_CONSTANT = rb"""(?<![\w.])["']?%s["']?\s*(?::[\w\[\]., ]*)?[:=]\s*(?:True|False|[-+]?\.?\d|["'])"""
+
+
+def given_a_constant_in(paths: Iterable[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that a Python file of ``paths`` gives a constant by name (see
+    :data:`_GIVEN_A_CONSTANT`): a config object built so may be passed as ``args``. Read
+    as bytes in overlapping pieces; a file that cannot be read may give any."""
+    patterns = {name: re.compile(_GIVEN_A_CONSTANT % re.escape(name.encode())) for name in names}
+    found: set[str] = set()
+    for path in paths:
+        try:
+            for text in _pieces(path):
+                found.update(name for name, pattern in patterns.items() if name not in found and pattern.search(text))
+                if len(found) == len(patterns):
+                    return found
+        except OSError:
+            return set(names)
+    return found
 
 
 class ConstantFlag(NamedTuple):

@@ -127,8 +127,9 @@ _PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](ation|er|ers)|plot(s|ting)?
 def _called_only_from(why: str) -> str:
     """The why of a function only cold code calls, named after the root of the chain:
     "called only from test or benchmark code", never "called only from called only
-    from ... code code"."""
-    if why.startswith("called only from "):
+    from ... code code" (nor "called only from called only where it runs rarely: error
+    path code": a callee of such a function keeps its why)."""
+    if why.startswith("called only "):
         return why
     base = why.split(" (")[0]
     return f"called only from {base if base.endswith(' code') else base + ' code'}"

@@ -126,10 +126,13 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
 
 
 #: Files other than Python that may name a class: configuration files, from which a
-#: framework builds it (Hydra's ``_target_: pkg.losses.FocalLoss``), the shell scripts
-#: and notebooks that run the program (``--loss APLoss``), and the documentation that
-#: tells users to (see :mod:`synclint.project.unnamed_classes`).
-NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".ipynb", ".md", ".rst")
+#: framework builds it (Hydra's ``_target_: pkg.losses.FocalLoss``), the shell scripts,
+#: job scripts, Makefiles, Dockerfiles and notebooks that run the program (``--loss
+#: APLoss``), and the documentation that tells users to (see
+#: :mod:`synclint.project.unnamed_classes`); they pass command-line flags too
+#: (:mod:`synclint.project.command_flags`). (Matched as the end of a file's name.)
+NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".bash", ".zsh", ".slurm", ".sbatch",
+                   ".pbs", "Makefile", "Dockerfile", ".ipynb", ".md", ".rst")
 
 
 def naming_files(root: Path) -> list[str]:

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from synclint.project.cold_reasons import outside_the_program
-from synclint.project.command_flags import ConstantFlag, options_spelled_in, unpassed_flags
+from synclint.project.command_flags import ConstantFlag, given_a_constant_in, options_spelled_in, unpassed_flags
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
 from synclint.project.summary import CallSite, FunctionSummary, is_test_file
@@ -212,6 +212,11 @@ def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
     if flags and configs:
         named = spelled_in(configs, set(flags))
         flags = {dest: flag for dest, flag in flags.items() if dest not in named}
+    # So may a Python file that gives the name a constant (``EasyDict(masks=True)``, a
+    # Python configuration file's ``masks = True``).
+    if flags:
+        given = given_a_constant_in(index.entries, set(flags))
+        flags = {dest: flag for dest, flag in flags.items() if dest not in given}
     if not flags or not notebooks:
         return flags
     spelled = spelled_in(notebooks, {*flags, *_COMPUTED_STORES})
