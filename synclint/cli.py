@@ -13,7 +13,7 @@ import click
 
 from synclint import __version__
 from synclint.cli_options import run_option_flags, run_options
-from synclint.config import ConfigError, Configuration, Overrides, Settings
+from synclint.config import ConfigError, Configuration, Overrides
 from synclint.file_options import file_option_flags, file_overrides
 from synclint.discovery import MissingPathError, discover
 from synclint.finding import PARSE_ERROR_CODE, Finding
