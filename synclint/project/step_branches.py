@@ -37,7 +37,7 @@ calls pass, each function on the way under the same rules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from synclint.project.cold_reasons import outside_the_program
 from synclint.project.command_flags import ConstantFlag, given_a_constant_in, options_spelled_in, unpassed_flags
@@ -48,6 +48,8 @@ from synclint.project.unnamed_classes import spelled_in
 
 #: Names a notebook spells when it may store an attribute by a computed name.
 _COMPUTED_STORES = frozenset({"setattr", "__setattr__", "__dict__", "vars"})
+#: What a constant attribute or flag holds (its values, a :class:`ConstantFlag`).
+_Named = TypeVar("_Named")
 #: What a call passes for a parameter when it is not a constant.
 _TENSOR = object()  # a visible tensor: not None, truth and equality unknown
 _UNKNOWN = object()
@@ -156,14 +158,20 @@ def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset
     whose other pieces may store any; none a notebook of the project names, whose cells
     (never indexed) may store it; none at all when a notebook may store one by a computed
     name."""
-    constants = {} if split else index.constant_attributes(is_test_file)
+    return _unspelled_in_notebooks(index, {} if split else index.constant_attributes(is_test_file))
+
+
+def _unspelled_in_notebooks(index: ProjectIndex, named: dict[str, _Named]) -> dict[str, _Named]:
+    """Those of ``named`` (attributes or flags, by name) that no notebook of the project
+    spells: its cells, which the index never reads, may store them. None at all when a
+    notebook may store attributes by a computed name."""
     notebooks = [path for path in index.naming_files if path.endswith(".ipynb")]
-    if not constants or not notebooks:
-        return constants
-    spelled = spelled_in(notebooks, {*constants, *_COMPUTED_STORES})
+    if not named or not notebooks:
+        return named
+    spelled = spelled_in(notebooks, {*named, *_COMPUTED_STORES})
     if spelled & _COMPUTED_STORES:
         return {}
-    return {name: values for name, values in constants.items() if name not in spelled}
+    return {name: value for name, value in named.items() if name not in spelled}
 
 
 def blocks_closed_by_constants(
@@ -204,7 +212,6 @@ def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
     if stored_by_computed_name:
         return {}
     flags = unpassed_flags(files, lambda: options_spelled_in(index.naming_files), wanted)
-    notebooks = [path for path in index.naming_files if path.endswith(".ipynb")]
     # A configuration file that names the flag as a key (``masks: true``) may set it on a
     # namespace built from the file (``args = EasyDict(yaml.safe_load(f))``) under the same
     # parameter name: the word is enough to keep it.
@@ -217,12 +224,7 @@ def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
     if flags:
         given = given_a_constant_in(index.entries, set(flags))
         flags = {dest: flag for dest, flag in flags.items() if dest not in given}
-    if not flags or not notebooks:
-        return flags
-    spelled = spelled_in(notebooks, {*flags, *_COMPUTED_STORES})
-    if spelled & _COMPUTED_STORES:
-        return {}
-    return {dest: flag for dest, flag in flags.items() if dest not in spelled}
+    return _unspelled_in_notebooks(index, flags)
 
 
 #: Configuration files, whose keys may set a flag of a namespace built from them.
