@@ -25,6 +25,9 @@ def _sl301(body: str) -> list[int]:
         # The same module on every sample: one launch per sample.
         ("out = 0\nfor i in range(len(targets)):\n    out = out + self.head(pred[i]).sum() - targets[i].sum()\n", True),
         ("out = 0\nfor i in range(len(targets)):\n    out = out + self.heads[0](pred[i]).sum() - targets[i].sum()\n", True),
+        # `self.i` is an attribute, not the loop variable `i`: the same module every pass.
+        ("out = 0\nfor i in range(len(targets)):\n    out = out + self.heads[self.i](pred[i]).sum() - targets[i].sum()\n", True),
+        ("out = 0\nfor i in range(len(targets)):\n    out = out + getattr(self, cfg.i)(pred[i]).sum() - targets[i].sum()\n", True),
         # Layers, scales and views are pieces of every sample.
         ("out = 0\nfor layer_index, layer_pred in enumerate(targets):\n    out = out + torch.sigmoid(layer_pred).sum()\n", False),
         ("out = 0\nfor scale, view in zip(xs, targets):\n    out = out + torch.sigmoid(view).sum()\n", False),

@@ -132,10 +132,20 @@ class _BodyScan(cst.CSTVisitor):
 
 
 class _NameFinder(cst.CSTVisitor):
+    """Whether an expression reads one of ``names`` as a variable (``self.i`` does not read ``i``)."""
+
     def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names = names
         self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # (not a keyword's name)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.found = self.found or node.value in self.names
