@@ -535,12 +535,11 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
     """The block steps an optimizer (``optimizer.step()``, ``scaler.step(opt)``,
     ``opt.zero_grad()``): a gradient accumulation boundary (``stepping = (it + 1) % args.ac
     == 0``, whatever the divisor is called), which is the training step, not a schedule."""
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("step", "zero_grad"):
-            receiver = (dotted(node.func.value) or "").rsplit(".", 1)[-1]
-            if _OPTIMIZER_NAME.search(receiver):
-                return True
-    return False
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("step", "zero_grad")
+        and _OPTIMIZER_NAME.search((dotted(node.func.value) or "").rsplit(".", 1)[-1])
+        for statement in body for node in ast.walk(statement)
+    )
 
 
 def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
