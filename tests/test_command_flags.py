@@ -103,12 +103,15 @@ def _findings(root: Path, *edits: tuple[str, str, str], include_cold: bool = Tru
     return sorted((Path(f.path).name, f.line, f.column, f.code, f.context, f.why) for f in found)
 
 
+COLD = [
+    ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED),
+    ("segmentation.py", 6, 16, "SL101", "cold",
+     f"never runs: `PostProcessSegm` is built only in blocks that never run: {NEVER_PASSED.removeprefix('never runs: ')}"),
+]
+
+
 def test_a_flag_no_one_passes_closes_its_blocks_and_what_only_they_build_never_runs(tmp_path: Path):
-    assert _findings(tmp_path) == [
-        ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED),
-        ("segmentation.py", 6, 16, "SL101", "cold",
-         f"never runs: `PostProcessSegm` is built only in blocks that never run: {NEVER_PASSED.removeprefix('never runs: ')}"),
-    ]
+    assert _findings(tmp_path) == COLD
     assert _findings(tmp_path, include_cold=False) == []
 
 
@@ -185,7 +188,7 @@ def test_the_flag_s_name_read_or_passed_on_sets_nothing(tmp_path: Path):
             masks = args.masks
             return make(losses, masks=args.masks, return_masks=True)
         """)}
-    assert _findings(tmp_path, **more) == _findings(tmp_path)
+    assert _findings(tmp_path, **more) == COLD
 
 
 def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
@@ -196,7 +199,7 @@ def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
     # Another name bound from something else, or ``args`` bound anew without reading
     # itself in another file, changes nothing.
     assert _findings(tmp_path, ("main.py", "    main(args)", "    opts = merge(args, cfg)\n    main(args)"),
-                     **{"tools__convert.py": "args = (1, 2)\n"}) == _findings(tmp_path)
+                     **{"tools__convert.py": "args = (1, 2)\n"}) == COLD
 
 
 def test_a_switch_whose_default_enters_the_block_keeps_it_hot(tmp_path: Path):
@@ -216,6 +219,72 @@ def test_a_store_false_switch_no_one_passes_keeps_true(tmp_path: Path):
          f"never runs: `PostProcessSegm` is built only in blocks that never run: {why.removeprefix('never runs: ')}"),
     ]
     assert _findings(tmp_path, *negated, **{"README.md": "python main.py --no-masks\n"}) == HOT
+
+
+#: CenterNet's shape: a module keeps the parsed options it is handed (``self.opt = opt``)
+#: and reads a flag on them in ``forward``, through ``opt = self.opt`` or directly.
+_KEPT_OPTIONS = [
+    ("models/detr.py", "    if args.masks:\n        postprocessors[\"segm\"] = PostProcessSegm()",
+     "    if True:\n        postprocessors[\"segm\"] = PostProcessSegm(args)"),
+    ("models/segmentation.py", "    def forward(self, results, outputs):\n        keep = outputs.nonzero()\n",
+     "    def __init__(self, args):\n        super().__init__()\n        self.args = args\n\n"
+     "    def forward(self, results, outputs):\n        args = self.args\n        keep = None\n"
+     "        if args.masks:\n            keep = outputs.nonzero()\n"),
+]
+_KEPT_NEVER_PASSED = NEVER_PASSED.replace("`args.masks`", "`self.args.masks`")
+
+
+def test_a_flag_read_on_the_options_a_module_keeps_closes_its_blocks(tmp_path: Path):
+    assert _findings(tmp_path, *_KEPT_OPTIONS) == [
+        ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED),
+        ("segmentation.py", 13, 20, "SL101", "cold", _KEPT_NEVER_PASSED),
+    ]
+    direct = ("models/segmentation.py", "        if args.masks:", "        if self.args.masks:")
+    assert _findings(tmp_path, *_KEPT_OPTIONS, direct)[1] == ("segmentation.py", 13, 20, "SL101", "cold", _KEPT_NEVER_PASSED)
+    assert _findings(tmp_path, *_KEPT_OPTIONS, **{"README.md": "python main.py --masks\n"})[1][4] == "hot"
+
+
+def test_an_attribute_of_self_or_a_local_of_another_name_is_no_receiver(tmp_path: Path):
+    # ``self.cfg``: no ``parse_args`` result is named ``cfg``; ``args = self.args`` rebound
+    # from something else in the method may be any object.
+    renamed = ("models/segmentation.py", "        args = self.args\n", "        args = self.cfg\n")
+    assert _findings(tmp_path, *_KEPT_OPTIONS, renamed)[1][4] == "hot"
+    assert _findings(tmp_path, *_KEPT_OPTIONS, ("models/segmentation.py", "        if args.masks:", "        if self.cfg.masks:"))[1][4] == "hot"
+    rebound = ("models/segmentation.py", "        keep = None\n", "        keep = None\n        if outputs is None:\n            args = load()\n")
+    assert _findings(tmp_path, *_KEPT_OPTIONS, rebound)[1][4] == "hot"
+
+
+def test_a_flag_read_on_a_name_bound_from_parse_args_in_the_same_scope(tmp_path: Path):
+    # ``args`` read as the module's global in ``evaluate``, bound by ``parse_args`` in the
+    # ``__main__`` block: not a parameter, and still the parsed namespace.
+    global_args = [("main.py", "def evaluate(model, postprocessors, loader, args):", "def evaluate(model, postprocessors, loader):"),
+                   ("main.py", "torch.utils.data.DataLoader([]), args)", "torch.utils.data.DataLoader([]))")]
+    assert _findings(tmp_path, *global_args)[0] == ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED)
+    # Bound in the function itself.
+    local = ("main.py", "    for images in loader:", "    args = get_args_parser().parse_args()\n    for images in loader:")
+    assert _findings(tmp_path, *global_args, local)[0] == ("main.py", 23, 19, "SL201", "cold", NEVER_PASSED)
+
+
+def test_a_namespace_handed_back_by_a_function_that_stores_on_it_is_the_parsed_one(tmp_path: Path):
+    # CenterNet's ``opt = self.update_dataset_info_and_set_heads(opt, dataset)`` stores
+    # attributes on ``opt`` and returns it: the same object (its stores are counted).
+    helper = "\n\ndef with_heads(args, heads):\n    args.heads = heads\n    return args\n"
+    updated = [("main.py", "\n\nif __name__", helper + "\n\nif __name__"),
+               ("main.py", "    main(args)", "    args = with_heads(args, 2)\n    main(args)")]
+    assert _findings(tmp_path, *updated) == COLD
+    # One that may return another object is a rebuild.
+    other = helper.replace("    return args\n", "    if heads:\n        return load(heads)\n    return args\n")
+    assert _findings(tmp_path, ("main.py", "\n\nif __name__", other + "\n\nif __name__"), updated[1]) == HOT
+
+
+def test_a_module_setting_its_own_layers_by_name_stores_no_flag(tmp_path: Path):
+    # ``setattr(self, name, layer)`` stores on the module, never on the parsed namespace.
+    layers = {"models__heads.py": "import torch\n\n\nclass Heads(torch.nn.Module):\n    def __init__(self, names):\n"
+                                  "        super().__init__()\n        for name in names:\n"
+                                  "            setattr(self, name, torch.nn.Linear(2, 2))\n"}
+    assert _findings(tmp_path, **layers) == COLD
+    merged = {"tools__merge.py": "def merge(cfg, args):\n    for k, v in cfg.items():\n        setattr(args, k, v)\n"}
+    assert _findings(tmp_path, **merged) == HOT
 
 
 def test_a_flag_read_on_another_receiver_is_another_object_s_attribute(tmp_path: Path):

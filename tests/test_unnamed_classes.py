@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from synclint.config import Settings
-from synclint.project.mentions import find_reflection, spelled_names
+from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
 from synclint.runner import RunOptions, lint_paths
 
 #: The program: a loop over batches that runs ``Net``.
@@ -130,6 +130,22 @@ def test_reflection_over_classes_keeps_every_class_a_root(tmp_path: Path):
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+def test_globals_builds_only_the_classes_of_its_own_file(tmp_path: Path):
+    # CenterNet's `globals()[base_name](pretrained=...)` picks a backbone its file defines:
+    # a loss class of another file stays unnamed, one of the same file a root.
+    builder = "def backbone(name):\n    return globals()[name]()\n"
+    assert _findings(tmp_path, _program(**{"backbones.py": builder})) == [
+        ("losses.py", 6, 16, "SL101", "unknown", UNNAMED),
+    ]
+    losses = _LOSSES.format(decorator="") + "\n\n" + builder
+    assert _findings(tmp_path, _program(losses=losses)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_globals_with_a_star_import_reaches_classes_it_never_spells(tmp_path: Path):
+    builder = "from losses import *\n\n\ndef loss_named(name):\n    return globals()[name]()\n"
+    assert _findings(tmp_path, _program(**{"factory.py": builder})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
 def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
     # What a test builds by a computed name runs in the test, not in the program's steps.
     test = "import sys\n\n\ndef test_import():\n    assert 'losses' in sys.modules\n"
@@ -155,7 +171,9 @@ def test_the_file_s_words_and_its_classes_named_outside_themselves():
 
 def test_which_reflection_rules_unnamed_classes_out():
     assert find_reflection("x = Base.__subclasses__()\n") == ("`__subclasses__`", frozenset())
-    assert find_reflection("cls = globals()[name]\n") == ("`globals()`", frozenset())
+    assert find_reflection("cls = globals()[name]\n") == (None, frozenset())  # (its own file's: see below)
+    assert find_reflection("from .losses import *\ncls = globals()[name]\n") == ("`globals()` with `import *`", frozenset())
+    assert builds_its_own_classes("cls = globals( )[name]\n") and not builds_its_own_classes("g = my_globals\n")
     assert find_reflection("import importlib\nm = importlib.import_module(path)\n")[0] == "`import_module`"
     assert find_reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
     assert find_reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())

@@ -52,9 +52,17 @@ A flag is *constant* (its default) when all of these hold:
 A test closes a block when it reads the flag on a receiver bound from
 ``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
 module) or on a parameter of the same name as such a receiver anywhere in the project
-(``def build(args):``): ``self.masks`` or ``outputs.masks`` are other objects' attributes.
-A name its file also rebuilds from itself (``args = merge(args, cfg)``) is no such
-receiver: the parameter may get the merged object, which holds what the configuration does.
+(``def build(args):``), or on an attribute of ``self`` of that name: CenterNet's losses
+keep the options they are handed (``self.opt = opt``) and read ``if opt.eval_oracle_wh:``
+after ``opt = self.opt`` (a name a method binds only so), or ``self.opt.eval_oracle_wh``.
+``self.masks`` or ``outputs.masks`` are other objects' attributes. A name its file also
+rebuilds from itself (``args = merge(args, cfg)``) is no such receiver: the parameter may
+get the merged object, which holds what the configuration does; a function of the file
+that returns the very parameter it stores attributes on hands back the same object
+(CenterNet's ``opt = self.update_dataset_info_and_set_heads(opt, dataset)``).
+Attributes stored by a computed name on ``self`` (``setattr(self, name, layer)``) are a
+module's or another instance's, never a parsed namespace's: only such stores on other
+objects (``setattr(args, k, v)``) open every flag.
 """
 
 from __future__ import annotations
@@ -66,7 +74,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from synclint.project.rare_blocks import constant_value
-from synclint.project.scopes import names_bound_by
+from synclint.project.scopes import names_bound_by, own_nodes
 
 #: What an ``add_argument`` says of its destination's default: ``(value,)``, or ``()``
 #: when any run may set it (an option taking a value, a computed default).
@@ -187,7 +195,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             computed = computed or _formats_an_option(node.values)
         elif kind is ast.BinOp and isinstance(node.op, ast.Add):
             computed = computed or _option_prefix(node.left, first=True)
-    parsed -= _rebuilt_from_themselves(parsed, assigned)
+    parsed -= _rebuilt_from_themselves(parsed, assigned, _returning_a_parameter(tree) if parsed and assigned else {})
     if "#" in source:
         for comment in _COMMENT.findall(source):
             spelled.update(OPTION_WORD.findall(comment))
@@ -196,11 +204,73 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
     return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
 
 
-def _rebuilt_from_themselves(names: set[str], assigned: list[tuple[str, ast.AST]]) -> set[str]:
+def _rebuilt_from_themselves(
+    names: set[str], assigned: list[tuple[str, ast.AST]], identities: dict[str, tuple[str, int]]
+) -> set[str]:
     """Those of ``names`` that an assignment binds anew from a value reading the name
-    (``args = merge(args, cfg)``, ``args = Config.fromfile(args.config)``)."""
-    return {name for name, value in assigned if name in names
+    (``args = merge(args, cfg)``, ``args = Config.fromfile(args.config)``), unless the value
+    is a call of a function of the file that returns the very object it is handed
+    (``identities``: CenterNet's ``opt = self.update_dataset_info_and_set_heads(opt, dataset)``
+    stores attributes on ``opt`` and returns it; stores are counted anyway)."""
+    return {name for name, value in assigned if name in names and not _hands_back(value, name, identities)
             and any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))}
+
+
+def _hands_back(value: ast.AST, name: str, identities: dict[str, tuple[str, int]]) -> bool:
+    """``value`` is a call of a function of ``identities`` that passes ``name`` itself as
+    the parameter the function returns, and reads ``name`` nowhere else."""
+    if not isinstance(value, ast.Call) or _called_name(value) not in identities:
+        return False
+    param, position = identities[_called_name(value)]
+    passed = next((keyword.value for keyword in value.keywords if keyword.arg == param),
+                  value.args[position] if 0 <= position < len(value.args) else None)
+    if not (isinstance(passed, ast.Name) and passed.id == name) or any(isinstance(arg, ast.Starred) for arg in value.args):
+        return False
+    return sum(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value)) == 1
+
+
+def _returning_a_parameter(tree: ast.Module) -> dict[str, tuple[str, int]]:
+    """Functions and methods of the file (by name) whose every ``return`` gives back one
+    parameter unchanged: name -> (the parameter, its position in a call: a method's
+    ``self`` is not passed). A name defined twice otherwise is left out."""
+    found: dict[str, tuple[str, int]] = {}
+    other: set[str] = set()
+    for scope in ast.walk(tree):
+        body = scope.body if isinstance(scope, (ast.Module, ast.ClassDef)) else ()
+        for node in body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            returned = _returned_parameter(node)
+            if returned is None or found.get(node.name, returned) != returned:
+                other.add(node.name)
+                continue
+            param, position = returned
+            if isinstance(scope, ast.ClassDef) and not any(_is_static(decorator) for decorator in node.decorator_list):
+                position -= 1  # ``self``/``cls``, bound by the attribute the call goes through
+            found[node.name] = (param, position)
+    return {name: value for name, value in found.items() if name not in other}
+
+
+def _is_static(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+
+
+def _returned_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, int] | None:
+    """(name, position) of the parameter every ``return`` of ``function`` (not of functions
+    nested in it) gives back, one it never rebinds; None otherwise (no ``return``, a
+    generator, another value)."""
+    positional = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
+    nodes = own_nodes(function.body, [])
+    returns = [node for node in nodes if isinstance(node, ast.Return)]
+    if not returns or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return None
+    names = {node.value.id if isinstance(node.value, ast.Name) else None for node in returns}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    if name not in positional or any(name in names_bound_by(node) for node in nodes):
+        return None
+    return name, positional.index(name)
 
 
 def _passes_unseen_options(call: ast.Call, name: str) -> bool:
@@ -296,16 +366,41 @@ def _bound_from_parse(node: ast.Assign | ast.AnnAssign) -> list[str]:
 
 def parse_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
     """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``."""
-    parsed: set[str] = set()
-    other: set[str] = set()
+    return _bound_only_by(nodes, _bound_from_parse)
+
+
+def self_aliases(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names that a method (its own ``nodes``) binds only ever from the attribute of
+    ``self`` of the same name: CenterNet's ``opt = self.opt`` in ``CtdetLoss.forward``,
+    whose ``__init__`` stored the ``opt`` it was handed (a flag read on it is read on
+    that object, see :func:`flag_receiver`)."""
+    return _bound_only_by(nodes, _bound_from_self)
+
+
+def _bound_from_self(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The name ``opt = self.opt`` binds."""
+    value = node.value
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self"):
+        return []
+    return [target.id for target in targets if isinstance(target, ast.Name) and target.id == value.attr]
+
+
+def _bound_only_by(nodes: Iterable[ast.AST], binding: Callable[[ast.Assign | ast.AnnAssign], list[str]]) -> set[str]:
+    """The names that ``nodes`` (a scope's own) bind, every time, by assignments whose
+    names ``binding`` gives."""
+    nodes = list(nodes)
+    found: set[str] = set()
+    targets: set[int] = set()  # (the names of those assignments, which are nodes of the scope too)
     for node in nodes:
         if type(node) is ast.Assign or type(node) is ast.AnnAssign:
-            from_parse = _bound_from_parse(node)
-            if from_parse:
-                parsed.update(from_parse)
-                continue
-        other.update(names_bound_by(node))
-    return parsed - other
+            bound = binding(node)
+            if bound:
+                found.update(bound)
+                for target in node.targets if type(node) is ast.Assign else [node.target]:
+                    targets.update(id(name) for name in ast.walk(target) if type(name) is ast.Name)
+    other = {name for node in nodes if id(node) not in targets for name in names_bound_by(node)}
+    return found - other
 
 
 def _formats_an_option(values: Sequence[ast.AST]) -> bool:

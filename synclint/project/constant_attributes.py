@@ -40,6 +40,11 @@ from synclint.project.scopes import own_nodes
 StoredValue = tuple[()] | tuple[object]
 UNKNOWN_VALUE: StoredValue = ()
 
+#: What a scope stores by a computed name: nothing, only attributes of ``self``
+#: (``setattr(self, name, layer)``: instances of its class, never an ``argparse``
+#: namespace), or attributes of any object. Ordered: the larger of two covers both.
+NO_COMPUTED_STORE, COMPUTED_STORE_ON_SELF, COMPUTED_STORE = 0, 1, 2
+
 #: Calls that store an attribute named by their (constant) string argument: position of it.
 _NAMED_STORES = {"setattr": 1, "register_buffer": 0, "register_parameter": 0, "add_module": 0, "register_module": 0}
 #: The nodes that may store an attribute (a ``setattr`` name: handed on as a value).
@@ -56,13 +61,13 @@ SET_BY_FRAMEWORKS = frozenset({"training", "gradient_checkpointing"})
 STORE_NO_FLAG = frozenset({"torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses"})
 
 
-def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str, list[StoredValue]], bool]:
+def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str, list[StoredValue]], int]:
     """The attribute stores among a scope's own ``nodes`` (parents before their children):
     name -> the values stored (constants of ``self.name = <constant>`` in an ``__init__``
-    when ``in_init``, else unknown); and whether the scope stores an attribute by a
-    computed name."""
+    when ``in_init``, else unknown); and what the scope stores by a computed name
+    (:data:`NO_COMPUTED_STORE`, :data:`COMPUTED_STORE_ON_SELF` or :data:`COMPUTED_STORE`)."""
     stores: dict[str, list[StoredValue]] = {}
-    dynamic = False
+    dynamic = NO_COMPUTED_STORE
     called: set[int] = set()  # the ``func`` of each call seen: ``setattr`` named elsewhere is a value
     for node in nodes:
         kind = type(node)
@@ -71,21 +76,27 @@ def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str,
         if kind is ast.Assign:
             for target in node.targets:
                 value = node.value if in_init and len(node.targets) == 1 else None
-                dynamic = _targets(target, value, stores) or dynamic
+                dynamic = max(_targets(target, value, stores), dynamic)
         elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            dynamic = _targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores) or dynamic
+            dynamic = max(_targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores), dynamic)
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-            dynamic = _targets(node.target, None, stores) or dynamic
+            dynamic = max(_targets(node.target, None, stores), dynamic)
         elif kind is ast.withitem and node.optional_vars is not None:
-            dynamic = _targets(node.optional_vars, None, stores) or dynamic
+            dynamic = max(_targets(node.optional_vars, None, stores), dynamic)
         elif kind is ast.Call:
             called.add(id(node.func))
-            dynamic = _named_store(node, stores) or dynamic
+            dynamic = max(_named_store(node, stores), dynamic)
         elif kind is ast.Attribute and node.attr == "__dict__" and not isinstance(node.ctx, ast.Load):
-            dynamic = True
+            dynamic = max(_on(node.value), dynamic)
         elif kind is ast.Name and node.id == "setattr" and id(node) not in called:
-            dynamic = True  # ``partial(setattr, obj)``, ``store = setattr``: called with any name
+            dynamic = COMPUTED_STORE  # ``partial(setattr, obj)``, ``store = setattr``: called with any name
     return stores, dynamic
+
+
+def _on(owner: ast.AST | None) -> int:
+    """What a store by a computed name on ``owner`` stores: :data:`COMPUTED_STORE_ON_SELF`
+    for ``self``, else :data:`COMPUTED_STORE`."""
+    return COMPUTED_STORE_ON_SELF if isinstance(owner, ast.Name) and owner.id == "self" else COMPUTED_STORE
 
 
 def lambda_nodes(scopes: Iterable[ast.AST]) -> list[ast.AST]:
@@ -98,10 +109,10 @@ def lambda_nodes(scopes: Iterable[ast.AST]) -> list[ast.AST]:
     return found
 
 
-def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]]) -> bool:
-    """Record the attributes ``target`` stores; True when it stores one by a computed name."""
+def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]]) -> int:
+    """Record the attributes ``target`` stores; what it stores by a computed name."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        return any([_targets(element, None, stores) for element in target.elts])
+        return max([_targets(element, None, stores) for element in target.elts], default=NO_COMPUTED_STORE)
     if isinstance(target, ast.Starred):
         return _targets(target.value, None, stores)
     if isinstance(target, ast.Attribute):
@@ -109,38 +120,58 @@ def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[Sto
         stored = constant_value(value) if own and value is not None else UNKNOWN_VALUE
         stores.setdefault(target.attr, []).append(stored or UNKNOWN_VALUE)
     elif isinstance(target, ast.Subscript) and _is_instance_dict(target.value):
-        return _store_named_by(target.slice, stores)  # ``x.__dict__["name"] = v``
-    return False
+        # ``x.__dict__["name"] = v``
+        return _store_named_by(target.slice, stores, _instance_of_dict(target.value))
+    return NO_COMPUTED_STORE
 
 
-def _named_store(call: ast.Call, stores: dict[str, list[StoredValue]]) -> bool:
-    """Record ``setattr(x, "name", v)``-style stores; True for one by a computed name or
-    through ``__dict__``/``vars()`` (``obj.__dict__.update(d)``, ``vars(obj).update(d)``)."""
+def _named_store(call: ast.Call, stores: dict[str, list[StoredValue]]) -> int:
+    """Record ``setattr(x, "name", v)``-style stores; what it stores by a computed name,
+    also through ``__dict__``/``vars()`` (``obj.__dict__.update(d)``, ``vars(obj).update(d)``)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if isinstance(func, ast.Attribute) and _is_instance_dict(func.value):
+        owner = _instance_of_dict(func.value)
         if name == "update":
-            return True
-        return name == "setdefault" and bool(call.args) and _store_named_by(call.args[0], stores)
-    if name == "__setattr__":  # ``object.__setattr__(x, "name", v)``, ``super().__setattr__("name", v)``
-        return _store_named_by(next((a for a in call.args[:2] if _spelled(a) is not None), None), stores)
+            return _on(owner)
+        if name == "setdefault" and call.args:
+            return _store_named_by(call.args[0], stores, owner)
+        return NO_COMPUTED_STORE
+    if name == "__setattr__":
+        # ``self.__setattr__(name, v)``, ``super().__setattr__(name, v)``: ``self``'s;
+        # ``object.__setattr__(x, name, v)``: ``x``'s.
+        bound = isinstance(func, ast.Attribute) and (
+            isinstance(func.value, ast.Name) and func.value.id == "self" or _is_super(func.value))
+        owner = ast.Name("self") if bound else call.args[0] if call.args else None
+        return _store_named_by(next((a for a in call.args[:2] if _spelled(a) is not None), None), stores, owner)
     position = _NAMED_STORES.get(name)
     if position is None or len(call.args) <= position:
-        return False
+        return NO_COMPUTED_STORE
     spelled = _spelled(call.args[position])
     if spelled is not None:
         stores.setdefault(spelled, []).append(UNKNOWN_VALUE)
-        return False
-    return name == "setattr"  # (a buffer or module registered by a computed name stores no flag)
+        return NO_COMPUTED_STORE
+    # (A buffer or module registered by a computed name stores no flag.)
+    return _on(call.args[0]) if name == "setattr" else NO_COMPUTED_STORE
 
 
-def _store_named_by(key: ast.AST | None, stores: dict[str, list[StoredValue]]) -> bool:
-    """Record a store of the attribute ``key`` spells; True when it spells none."""
+def _is_super(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _instance_of_dict(node: ast.AST) -> ast.AST | None:
+    """``x`` of ``x.__dict__`` or ``vars(x)``."""
+    return node.value if isinstance(node, ast.Attribute) else node.args[0] if isinstance(node, ast.Call) else None
+
+
+def _store_named_by(key: ast.AST | None, stores: dict[str, list[StoredValue]], owner: ast.AST | None) -> int:
+    """Record a store on ``owner`` of the attribute ``key`` spells; what it stores by a
+    computed name when it spells none."""
     spelled = _spelled(key)
     if spelled is None:
-        return True
+        return _on(owner)
     stores.setdefault(spelled, []).append(UNKNOWN_VALUE)
-    return False
+    return NO_COMPUTED_STORE
 
 
 def _spelled(node: ast.AST | None) -> str | None:

@@ -23,7 +23,6 @@ _NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
 _MARKERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("__subclasses__", r"__subclasses__"),
     ("__init_subclass__", r"__init_subclass__"),
-    ("globals(", r"globals\(\s*\)"),
     ("sys.modules", r"sys\.modules\b"),
     ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
     ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
@@ -39,6 +38,11 @@ _LOOKUPS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("getmembers(", r"getmembers\(\s*([^\W\d][\w.]*)\s*[,)]"),
 ))
 _DICT = re.compile(r"\.__dict__\b")
+#: ``globals()[name]``: the file's own namespace, which holds the classes it defines and
+#: those it imports by name (each spelled in it, so named); a star import brings in names
+#: the file never spells.
+_OWN_GLOBALS = re.compile(r"globals\(\s*\)")
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
 _DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
@@ -78,12 +82,21 @@ def spelled_names(
     return frozenset(spelled), frozenset(outside)
 
 
+def builds_its_own_classes(source: str) -> bool:
+    """The file could build a class of its own by a computed name: ``globals()[name]``
+    (CenterNet's ``globals()[base_name](pretrained=...)`` picks one of the backbones the
+    file defines). What else its namespace holds it imports by name, spelling each."""
+    return "globals(" in source and _OWN_GLOBALS.search(source) is not None
+
+
 def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     """Reflection in the file's text that could build a class by a computed name.
 
     Returns what rules unnamed classes out for the whole project (``__subclasses__``,
-    ``__init_subclass__``, a metaclass, ``globals()``, ``sys.modules``, a module imported
-    by a computed name), or None; and the dotted names whose members the file lists or
+    ``__init_subclass__``, a metaclass, ``sys.modules``, a module imported by a computed
+    name, ``globals()`` in a file that star-imports names it never spells: see
+    :func:`builds_its_own_classes` for the others), or None; and the dotted names whose
+    members the file lists or
     fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``): the
     index decides whether they are project modules (``getattr(nn, name)`` on torch's is
     not). ``eval`` and ``exec`` are not counted: the strings they read name the classes
@@ -94,6 +107,8 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( =')}`", frozenset()
+    if builds_its_own_classes(source) and "import" in source and _STAR_IMPORT.search(source):
+        return "`globals()` with `import *`", frozenset()
     modules = {match.group(1) for hint, pattern in _LOOKUPS if hint in source for match in pattern.finditer(source)}
     if "__dict__" in source:
         for match in _DICT.finditer(source):

@@ -671,18 +671,23 @@ def _parameter_test(test: ast.AST, params: Container[str]) -> tuple[str, str, ob
 
 def tested_name(node: ast.AST) -> str | None:
     """``mode`` for a name, ``self.stratified`` or ``args.masks`` for an attribute of a
-    name, else None."""
+    name, ``self.opt.masks`` for an attribute of one of ``self``'s, else None."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
+    if isinstance(node, ast.Attribute):
+        owner = node.value
+        if isinstance(owner, ast.Name):
+            return f"{owner.id}.{node.attr}"
+        if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == "self":
+            return f"self.{owner.attr}.{node.attr}"
     return None
 
 
 class GuardSubjects:
     """What :func:`parameter_guards` looks for: ``params``, every ``self.attr`` of a
     method (a flag attribute), and the attributes of ``receivers`` (``args.masks``: a
-    command-line flag, see :mod:`synclint.project.command_flags`)."""
+    command-line flag, see :mod:`synclint.project.command_flags`) and, in a method, of
+    ``self``'s attributes (``self.opt.masks``: a flag of the namespace it was handed)."""
 
     def __init__(self, params: Container[str] = (), method: bool = False, receivers: Container[str] = ()) -> None:
         self.params = params

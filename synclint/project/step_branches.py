@@ -201,13 +201,14 @@ def constant_flags(index: ProjectIndex) -> dict[str, ConstantFlag]:
     :mod:`synclint.project.command_flags`), among those some guard tests; none a notebook
     spells (its cells may store it), none at all when a notebook may store attributes by
     a computed name."""
-    wanted = {guard.param.partition(".")[2] for entry in index.entries.values()
+    wanted = {guard.param.rpartition(".")[2] for entry in index.entries.values()
               for function in entry.summary.functions.values() for guard in function.flag_guards}
     if not wanted:
         return {}
     files = [(entry.summary.command_line, not is_test_file(key), frozenset(entry.summary.attribute_stores))
              for key, entry in index.entries.items()]
-    stored_by_computed_name = any(entry.summary.stores_by_computed_name
+    # (``setattr(self, name, layer)`` stores on instances of its class, never on a parsed namespace.)
+    stored_by_computed_name = any(entry.summary.stores_on_others_by_computed_name
                                   for key, entry in index.entries.items() if not is_test_file(key))
     if stored_by_computed_name:
         return {}
@@ -253,13 +254,14 @@ def _closed_by_flags(
     function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str]
 ) -> list[tuple[int, int, str]]:
     """The blocks of ``function`` that a test of a flag no one passes never lets run
-    (``if args.masks:``), read on a name bound from ``parse_args`` or on a parameter of
-    the name of one."""
+    (``if args.masks:``), read on a name bound from ``parse_args``, or on a parameter or
+    an attribute of ``self`` (``self.opt.masks``) of the name of one."""
     blocks = []
     for guard in function.flag_guards:
-        receiver, _dot, dest = guard.param.partition(".")
+        receiver, _dot, dest = guard.param.rpartition(".")
         flag = flags.get(dest)
-        if flag is None or (receiver in function.params and receiver not in receivers):
+        named = receiver.removeprefix("self.")
+        if flag is None or ((named != receiver or receiver in function.params) and named not in receivers):
             continue
         if not any(guard.entered(value) for value in flag.values):
             shown = " or ".join(sorted(map(repr, flag.values)))

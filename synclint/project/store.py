@@ -30,8 +30,9 @@ INDEX_ENTRIES = "index-v1"
 _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
 #: A file Python's parser rejects: nothing is known of it, and any attribute it stores may
 #: hold anything (a file in a newer Python's syntax still runs with the project).
-_UNPARSED = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True)
-_UNPARSED_ASYNC = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True, copies_asynchronously=True)
+_UNPARSED = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True, stores_on_others_by_computed_name=True)
+_UNPARSED_ASYNC = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_name=True, copies_asynchronously=True,
+                              stores_on_others_by_computed_name=True)
 
 
 

@@ -26,8 +26,10 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.async_copies import copies_asynchronously
-from synclint.project.command_flags import NO_COMMAND_LINE, CommandLine, command_line, parse_bound_names
+from synclint.project.command_flags import NO_COMMAND_LINE, CommandLine, command_line, parse_bound_names, self_aliases
 from synclint.project.constant_attributes import (
+    COMPUTED_STORE,
+    NO_COMPUTED_STORE,
     UNKNOWN_VALUE,
     StoredValue,
     attribute_stores,
@@ -89,7 +91,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 45
+SUMMARY_VERSION = 46
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -238,7 +240,9 @@ class FunctionSummary:
     #: Blocks run only for some values of a command-line flag (``if args.masks:``), with
     #: ``param`` spelled ``args.masks``: on a parameter (a receiver only if the project
     #: binds its name from ``parse_args``), or on a name bound only from ``parse_args``
-    #: (see :mod:`synclint.project.command_flags`).
+    #: (see :mod:`synclint.project.command_flags`); ``self.opt.masks`` on an attribute of
+    #: a method's ``self`` (a receiver only if the project binds its name so), also when
+    #: read through ``opt = self.opt``.
     flag_guards: tuple[ParamGuard, ...] = ()
 
 
@@ -294,6 +298,11 @@ class FileSummary:
     #: (first line, last line) of its import statements: a class named only there and in
     #: blocks that never run is built nowhere (see :mod:`synclint.project.unnamed_classes`).
     import_lines: tuple[tuple[int, int], ...] = ()
+    #: It stores attributes of objects other than ``self`` by a computed name
+    #: (``setattr(args, key, v)``, ``vars(args).update(cfg)``): any flag of a parsed
+    #: namespace may hold anything. (``setattr(self, name, layer)`` stores on instances of
+    #: its class only, never on an ``argparse`` namespace.)
+    stores_on_others_by_computed_name: bool = False
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -324,7 +333,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        {name: tuple(values) for name, values in builder.attribute_stores.items()},
                        builder.stores_by_computed_name,
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
-                       builder.command_line, tuple(builder.import_lines))
+                       builder.command_line, tuple(builder.import_lines),
+                       builder.stores_on_others_by_computed_name)
 
 
 def is_test_file(path: str) -> bool:
@@ -670,6 +680,7 @@ class _Builder:
         #: See :attr:`FileSummary.attribute_stores` and ``stores_by_computed_name``.
         self.attribute_stores: dict[str, list[StoredValue]] = {}
         self.stores_by_computed_name = False
+        self.stores_on_others_by_computed_name = False
         #: See :attr:`FileSummary.unspelled_calls`.
         self.unspelled_calls: set[str] = set()
         self._tree: ast.Module | None = None
@@ -729,7 +740,8 @@ class _Builder:
         stores, dynamic = attribute_stores(nodes, in_init)
         for name, values in stores.items():
             self.attribute_stores.setdefault(name, []).extend(values)
-        self.stores_by_computed_name = self.stores_by_computed_name or dynamic
+        self.stores_by_computed_name = self.stores_by_computed_name or dynamic != NO_COMPUTED_STORE
+        self.stores_on_others_by_computed_name = self.stores_on_others_by_computed_name or dynamic == COMPUTED_STORE
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
@@ -801,10 +813,16 @@ class _Builder:
         if self.command_line.parsed_names:
             parsed = parse_bound_names(function_nodes(node))
             receivers = receivers | parsed | (self.module_parsed - rebound_names(node) - frozenset(params))
-        guards = parameter_guards(node, GuardSubjects(summary.kept_params, cls is not None, receivers))
+        aliases = self_aliases(function_nodes(node)) if cls is not None else set()
+        guards = parameter_guards(node, GuardSubjects(summary.kept_params, cls is not None, receivers | aliases))
+        # ``opt = self.opt`` then ``if opt.masks:`` reads the flag on ``self.opt``.
+        guards = [guard._replace(param=f"self.{guard.param}") if guard.param.partition(".")[0] in aliases else guard
+                  for guard in guards]
         summary.param_guards = tuple(guard for guard in guards if "." not in guard.param)
-        summary.attribute_guards = tuple(guard for guard in guards if guard.param.startswith("self.") and cls is not None)
-        summary.flag_guards = tuple(guard for guard in guards if "." in guard.param and not guard.param.startswith("self."))
+        summary.attribute_guards = tuple(guard for guard in guards
+                                         if guard.param.startswith("self.") and guard.param.count(".") == 1 and cls is not None)
+        summary.flag_guards = tuple(guard for guard in guards if "." in guard.param and not (
+            guard.param.startswith("self.") and (guard.param.count(".") == 1 or cls is None)))
         if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
             positional = [*args.posonlyargs, *args.args]
             pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),

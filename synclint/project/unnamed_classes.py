@@ -40,12 +40,17 @@ and the project allows the question at all:
 * **No file of the program (tests, benchmarks and export tools aside: their context is
   decided) uses reflection that could build a class by a computed name**, as its
   text spells it (a comment or a string counts too): ``__subclasses__``,
-  ``__init_subclass__``, a metaclass (other than ``ABCMeta``), ``globals()``,
+  ``__init_subclass__``, a metaclass (other than ``ABCMeta``),
   ``sys.modules``, ``import_module``/``__import__`` of a computed name, or ``getattr``
   (with a computed name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the
   project's modules (:func:`~synclint.project.mentions.find_reflection`). ``getattr(nn,
   name)`` fetches from a module outside the project and rules nothing out; ``eval`` does
   not either (the names it reads are spelled in the project's files).
+* **Its own file does not build classes by a computed name**: ``globals()[name]``
+  (CenterNet's ``globals()[base_name](pretrained=...)`` picks a backbone of its file)
+  reaches the classes and functions the file defines, and those it imports, which it
+  spells. It rules out that file's candidates only, unless the file star-imports names
+  it never spells: then all of them.
 
 Files whose context is decided otherwise (tests, export tools: cold as a whole) are left
 as they are.
@@ -58,7 +63,7 @@ from types import MappingProxyType
 
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.loss_names import is_loss_function
-from synclint.project.mentions import find_reflection, spelled_names
+from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
 from synclint.sources import python_text, read_source
 
 #: (first line, last line, why) of blocks that never run.
@@ -173,6 +178,8 @@ def _unnamed_in_python(
         text = _python_text(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), []  # (unreadable since it was summarised: it may name any of them)
+        if not decided(key) and builds_its_own_classes(text):
+            left = {(owner, name) for owner, name in left if owner != key}
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
