@@ -204,8 +204,29 @@ def test_a_namespace_rebuilt_from_the_parsed_one_may_hold_more(tmp_path: Path):
 
 def test_a_switch_whose_default_enters_the_block_keeps_it_hot(tmp_path: Path):
     assert _findings(tmp_path, ("main.py", 'action="store_true",', 'action="store_true", default=True,')) == HOT
-    # An option that takes a value: any run may give one.
-    assert _findings(tmp_path, ("main.py", 'action="store_true",', 'type=int, default=0,')) == HOT
+    # An option that takes a value, whose default enters it.
+    assert _findings(tmp_path, ("main.py", 'action="store_true",', 'type=int, default=1,')) == HOT
+
+
+def test_an_option_taking_a_value_no_one_passes_keeps_its_default(tmp_path: Path):
+    valued = [("main.py", '"--masks", action="store_true",', '"--masks", default="none",'),
+              ("models/detr.py", "if args.masks:", 'if args.masks == "segm":'),
+              ("main.py", "if args.masks:", 'if args.masks != "none":')]
+    shown = NEVER_PASSED.replace("always False", "always 'none'")
+    assert _findings(tmp_path, *valued) == [
+        ("main.py", 22, 19, "SL201", "cold", shown),
+        ("segmentation.py", 6, 16, "SL101", "cold",
+         f"never runs: `PostProcessSegm` is built only in blocks that never run: {shown.removeprefix('never runs: ')}"),
+    ]
+    # No default: None. A README passing it, a required option, a list of values, or a
+    # string default that ``type=`` converts keep the blocks.
+    unset = [("main.py", '"--masks", action="store_true",', '"--masks",'), ("models/detr.py", "if args.masks:", "if args.masks is not None:"),
+             ("main.py", "if args.masks:", "if args.masks is not None:")]
+    assert [row[4] for row in _findings(tmp_path, *unset)] == ["cold", "cold"]
+    assert _findings(tmp_path, *unset, **{"README.md": "python main.py --masks segm\n"}) == HOT
+    for declared in ('"--masks", required=True,', '"--masks", nargs="+",', '"--masks", type=int, default="0",',
+                     '"--masks", action="append",'):
+        assert _findings(tmp_path, ("main.py", '"--masks", action="store_true",', declared), *unset[1:]) == HOT, declared
 
 
 def test_a_store_false_switch_no_one_passes_keeps_true(tmp_path: Path):
@@ -318,7 +339,7 @@ def test_what_a_file_says_about_flags():
     found = command_line(tree_source, ast.parse(tree_source))
     assert [(d.dest, d.options, d.default) for d in found.declared] == [
         ("masks", ("-m", "--masks"), (False,)), ("aux", ("--no-aux",), (True,)), ("eval", ("--eval",), (True,)),
-        ("lr", ("--lr",), ()),
+        ("lr", ("--lr",), (0.1,)),
     ]
     assert found.parsed_names == {"args", "opt"}
     assert found.options_spelled == {"--amp", "-vq"}

@@ -10,10 +10,14 @@ pass ``--masks``: there the block runs.
 
 A flag is *constant* (its default) when all of these hold:
 
-* **It is a switch with a constant default.** Every ``add_argument`` of its
-  destination (``dest=``, else the first long option: ``--no-aux`` is ``no_aux``) is
+* **Its default is a constant.** Every ``add_argument`` of its destination (``dest=``,
+  else the first long option: ``--no-aux`` is ``no_aux``) is a switch,
   ``action="store_true"``/``"store_false"`` with no ``default=`` (``False``/``True``)
-  or a constant one. An option that takes a value is left alone: any run may give one.
+  or a constant one, or an option taking one value with a constant ``default=`` (none:
+  ``None``): ``if args.loss == "focal":`` never runs where ``--loss`` keeps ``"ce"``. Not
+  a required option, one taking several values (``nargs``), another action (``append``,
+  ``count``), nor a string default that ``type=`` converts (``type=float,
+  default="0.1"``): its value cannot be told.
 * **Nothing passes it.** No option-like word of the project's text is one of its
   option strings or an abbreviation argparse would accept for one (``--mask`` for
   ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
@@ -142,7 +146,7 @@ _HINT = re.compile(r"""-(?:(?<=["']-)-?(?!(?:inf|nan)["'])[A-Za-z{%"']|(?<=\s-)(
 #: only ever keep a flag open).
 _COMMENT = re.compile(r"#[^\n]*")
 #: Keywords of an ``ArgumentParser`` that read options from files or the environment.
-_READERS_OF_OPTIONS = frozenset({"fromfile_prefix_chars", "default_config_files", "default_env"})
+_READERS_OF_OPTIONS = frozenset({"fromfile_prefix_chars", "default_config_files", "default_env", "argument_default"})
 #: jsonargparse's action of an option naming a configuration file, whose keys set any flag.
 _CONFIG_FILE_ACTION = "ActionConfigFile"
 #: Methods of a list that add words to it (``sys.argv.extend(extra)``).
@@ -336,11 +340,29 @@ def _declaration(call: ast.Call) -> tuple[FlagDeclaration | None, list[ast.Const
     else:
         longest = next((option for option in options if option.startswith("--")), options[0] if options else "")
         dest_name = longest.lstrip("-").replace("-", "_")
-    action = constant_value(keywords.get("action"))
-    default: Default = ()
-    if action and action[0] in _SWITCH_DEFAULTS and not any(keyword.arg is None for keyword in call.keywords):
-        default = constant_value(keywords["default"]) if "default" in keywords else (_SWITCH_DEFAULTS[action[0]],)
-    return FlagDeclaration(dest_name, options, default), strings
+    return FlagDeclaration(dest_name, options, _default(keywords, call)), strings
+
+
+def _default(keywords: dict[str, ast.expr], call: ast.Call) -> Default:
+    """What the destination holds when no run passes the option: a switch's default
+    (``store_true``: ``False``), or a single value's (``default=0.5``, none: ``None``);
+    ``()`` when it cannot be told (a computed default, ``**kwargs``, a list of values, a
+    string default that ``type=`` converts, a required option, other actions)."""
+    if any(keyword.arg is None for keyword in call.keywords):
+        return ()
+    action = constant_value(keywords.get("action")) if "action" in keywords else ("store",)
+    if not action or action[0] not in (*_SWITCH_DEFAULTS, "store"):
+        return ()
+    if action[0] in _SWITCH_DEFAULTS:
+        return constant_value(keywords["default"]) if "default" in keywords else (_SWITCH_DEFAULTS[action[0]],)
+    if "nargs" in keywords or constant_value(keywords.get("required")) not in ((), (False,)):
+        return ()
+    default = constant_value(keywords["default"]) if "default" in keywords else (None,)
+    converter = keywords.get("type")
+    if default and isinstance(default[0], str) and converter is not None and not (
+            isinstance(converter, ast.Name) and converter.id == "str"):
+        return ()  # (argparse passes a string default through ``type``)
+    return default
 
 
 def _is_parse(node: ast.AST | None) -> bool:
