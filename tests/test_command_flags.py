@@ -229,6 +229,15 @@ def test_an_option_taking_a_value_no_one_passes_keeps_its_default(tmp_path: Path
         assert _findings(tmp_path, ("main.py", '"--masks", action="store_true",', declared), *unset[1:]) == HOT, declared
 
 
+def test_an_option_a_launcher_passes_is_passed(tmp_path: Path):
+    # ``python -m torch.distributed.launch main.py`` adds ``--local_rank=N``: no text shows it.
+    for option in ("--local_rank", "--local-rank"):
+        ranked = [("main.py", '"--masks", action="store_true",', f'"{option}", type=int, default=-1,'),
+                  ("models/detr.py", "if args.masks:", "if args.local_rank != -1:"),
+                  ("main.py", "if args.masks:", "if args.local_rank != -1:")]
+        assert _findings(tmp_path, *ranked) == HOT, option
+
+
 def test_a_store_false_switch_no_one_passes_keeps_true(tmp_path: Path):
     negated = [("main.py", '"--masks", action="store_true"', '"--no-masks", dest="masks", action="store_false"'),
                ("models/detr.py", "if args.masks:", "if not args.masks:")]
@@ -293,6 +302,8 @@ def test_a_namespace_handed_back_by_a_function_that_stores_on_it_is_the_parsed_o
     updated = [("main.py", "\n\nif __name__", helper + "\n\nif __name__"),
                ("main.py", "    main(args)", "    args = with_heads(args, 2)\n    main(args)")]
     assert _findings(tmp_path, *updated) == COLD
+    # A method of that name is another function (``tools.with_heads(args, 2)``).
+    assert _findings(tmp_path, updated[0], ("main.py", "    main(args)", "    args = tools.with_heads(args, 2)\n    main(args)")) == HOT
     # One that may return another object is a rebuild.
     other = helper.replace("    return args\n", "    if heads:\n        return load(heads)\n    return args\n")
     assert _findings(tmp_path, ("main.py", "\n\nif __name__", other + "\n\nif __name__"), updated[1]) == HOT

@@ -209,7 +209,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
 
 
 def _rebuilt_from_themselves(
-    names: set[str], assigned: list[tuple[str, ast.AST]], identities: dict[str, tuple[str, int]]
+    names: set[str], assigned: list[tuple[str, ast.AST]], identities: dict[str, tuple[str, int, bool]]
 ) -> set[str]:
     """Those of ``names`` that an assignment binds anew from a value reading the name
     (``args = merge(args, cfg)``, ``args = Config.fromfile(args.config)``), unless the value
@@ -220,12 +220,14 @@ def _rebuilt_from_themselves(
             and any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))}
 
 
-def _hands_back(value: ast.AST, name: str, identities: dict[str, tuple[str, int]]) -> bool:
+def _hands_back(value: ast.AST, name: str, identities: dict[str, tuple[str, int, bool]]) -> bool:
     """``value`` is a call of a function of ``identities`` that passes ``name`` itself as
     the parameter the function returns, and reads ``name`` nowhere else."""
     if not isinstance(value, ast.Call) or _called_name(value) not in identities:
         return False
-    param, position = identities[_called_name(value)]
+    param, position, method = identities[_called_name(value)]
+    if method != isinstance(value.func, ast.Attribute):
+        return False  # (``f(args)`` calls the file's function ``f``, ``obj.f(args)`` a method)
     passed = next((keyword.value for keyword in value.keywords if keyword.arg == param),
                   value.args[position] if 0 <= position < len(value.args) else None)
     if not (isinstance(passed, ast.Name) and passed.id == name) or any(isinstance(arg, ast.Starred) for arg in value.args):
@@ -233,11 +235,12 @@ def _hands_back(value: ast.AST, name: str, identities: dict[str, tuple[str, int]
     return sum(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value)) == 1
 
 
-def _returning_a_parameter(tree: ast.Module) -> dict[str, tuple[str, int]]:
+def _returning_a_parameter(tree: ast.Module) -> dict[str, tuple[str, int, bool]]:
     """Functions and methods of the file (by name) whose every ``return`` gives back one
     parameter unchanged: name -> (the parameter, its position in a call: a method's
-    ``self`` is not passed). A name defined twice otherwise is left out."""
-    found: dict[str, tuple[str, int]] = {}
+    ``self`` is not passed, whether it is a method). A name defined twice otherwise is
+    left out."""
+    found: dict[str, tuple[str, int, bool]] = {}
     other: set[str] = set()
     for scope in ast.walk(tree):
         body = scope.body if isinstance(scope, (ast.Module, ast.ClassDef)) else ()
@@ -245,13 +248,15 @@ def _returning_a_parameter(tree: ast.Module) -> dict[str, tuple[str, int]]:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             returned = _returned_parameter(node)
-            if returned is None or found.get(node.name, returned) != returned:
+            if returned is None:
                 other.add(node.name)
                 continue
             param, position = returned
-            if isinstance(scope, ast.ClassDef) and not any(_is_static(decorator) for decorator in node.decorator_list):
+            method = isinstance(scope, ast.ClassDef)
+            if method and not any(_is_static(decorator) for decorator in node.decorator_list):
                 position -= 1  # ``self``/``cls``, bound by the attribute the call goes through
-            found[node.name] = (param, position)
+            if found.setdefault(node.name, (param, position, method)) != (param, position, method):
+                other.add(node.name)
     return {name: value for name, value in found.items() if name not in other}
 
 
@@ -441,10 +446,19 @@ def _option_prefix(node: ast.AST, first: bool) -> bool:
     return before[-1:].isspace() if before else first
 
 
+#: Options launchers add to the program's command line, which no text of the project shows:
+#: ``torch.distributed.launch`` (and DeepSpeed's launcher) pass ``--local_rank=N`` to each
+#: process (``--local-rank`` since torch 2.0).
+INJECTED_BY_LAUNCHERS = frozenset({"--local_rank", "--local-rank"})
+
+
 def is_passed(option: str, words: Iterable[str]) -> bool:
     """Whether one of ``words`` (option-like words of the project's text) passes ``option``:
     itself or an abbreviation argparse accepts (``--mask`` for ``--masks``); for a
-    single-dash option, a single-dash word holding its letters (``-vm`` sets ``-m``)."""
+    single-dash option, a single-dash word holding its letters (``-vm`` sets ``-m``).
+    A launcher passes :data:`INJECTED_BY_LAUNCHERS` to any program."""
+    if option in INJECTED_BY_LAUNCHERS:
+        return True
     if option.startswith("--"):
         return any(word.startswith("--") and option.startswith(word) for word in words)
     letters = set(option[1:])

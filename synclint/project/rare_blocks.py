@@ -554,10 +554,13 @@ _MAX_CONSTANT_TEXT = 64
 def constant_value(node: ast.AST | None) -> tuple[()] | tuple[object]:
     """``(value,)`` of a constant argument or default that can select a branch (``False``,
     ``None``, ``0``, ``"cpu"``), else ``()``: an empty tuple tells "not a constant" apart
-    from the constant ``None``."""
+    from the constant ``None``. A negative number is one too (``local_rank=-1``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, str, type(None))):
         if not isinstance(node.value, str) or len(node.value) <= _MAX_CONSTANT_TEXT:
             return (node.value,)
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) in (int, float)):
+        return (-node.operand.value,)
     return ()
 
 
