@@ -295,6 +295,19 @@ def test_a_flag_read_on_a_name_bound_from_parse_args_in_the_same_scope(tmp_path:
     assert _findings(tmp_path, *global_args, local)[0] == ("main.py", 23, 19, "SL201", "cold", NEVER_PASSED)
 
 
+def test_a_namespace_returned_by_a_parsing_function_of_the_file_is_the_parsed_one(tmp_path: Path):
+    # yolov5's ``opt = parse_opt()``, whose ``return parser.parse_known_args()[0] if known
+    # else parser.parse_args()`` binds no name of its own.
+    wrapped = [("main.py", '    parser = argparse.ArgumentParser("DETR", parents=[get_args_parser()])\n    args = parser.parse_args()\n',
+                "    args = parse_opt()\n"),
+               ("main.py", "\n\nif __name__", "\n\ndef parse_opt(known=False):\n    parser = get_args_parser()\n"
+                "    return parser.parse_known_args()[0] if known else parser.parse_args()\n\n\nif __name__")]
+    assert _findings(tmp_path, *wrapped) == COLD
+    # A function that may return something else is no such wrapper.
+    other = (wrapped[1][0], wrapped[1][1], wrapped[1][2].replace("    return parser", "    if known:\n        return load()\n    return parser"))
+    assert _findings(tmp_path, wrapped[0], other) == HOT
+
+
 def test_a_namespace_handed_back_by_a_function_that_stores_on_it_is_the_parsed_one(tmp_path: Path):
     # CenterNet's ``opt = self.update_dataset_info_and_set_heads(opt, dataset)`` stores
     # attributes on ``opt`` and returns it: the same object (its stores are counted).

@@ -127,6 +127,8 @@ class CommandLine:
     #: ``sys.argv += words``):
     #: any flag may be passed or set.
     by_computed_name: bool = False
+    #: Its functions that return the result of ``parse_args`` (see :func:`parse_wrappers`).
+    parse_wrappers: frozenset[str] = frozenset()
 
 
 NO_COMMAND_LINE = CommandLine()
@@ -168,6 +170,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
     computed = False
     declaring: set[int] = set()  # add_argument's own option strings, by identity
     assigned: list[tuple[str, ast.AST]] = []  # (name, value) of other assignments of a name
+    wrappers = parse_wrappers(tree) if "parse_" in source else frozenset()
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
@@ -184,7 +187,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
                 computed = computed or any(keyword.arg is None for keyword in node.keywords)
             computed = computed or _passes_unseen_options(node, name)
         elif kind is ast.Assign or kind is ast.AnnAssign:
-            from_parse = _bound_from_parse(node)
+            from_parse = _bound_from_parse(node, wrappers)
             parsed.update(from_parse)
             targets = node.targets if kind is ast.Assign else [node.target]
             if not from_parse and node.value is not None:
@@ -205,7 +208,7 @@ def command_line(source: str, tree: ast.Module) -> CommandLine:
             spelled.update(OPTION_WORD.findall(comment))
     if not (declared or parsed or spelled or keywords or computed):
         return NO_COMMAND_LINE
-    return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed)
+    return CommandLine(tuple(declared), frozenset(parsed), frozenset(spelled), frozenset(keywords), computed, wrappers)
 
 
 def _rebuilt_from_themselves(
@@ -370,17 +373,49 @@ def _default(keywords: dict[str, ast.expr], call: ast.Call) -> Default:
     return default
 
 
-def _is_parse(node: ast.AST | None) -> bool:
-    """``parser.parse_args(...)`` (or ``parse_known_args(...)[0]``)."""
+def _is_parse(node: ast.AST | None, wrappers: frozenset[str] = frozenset()) -> bool:
+    """``parser.parse_args(...)`` (or ``parse_known_args(...)[0]``), a call of a function of
+    the file that returns one (``wrappers``: yolov5's ``opt = parse_opt()``), or a choice
+    between such (``parser.parse_known_args()[0] if known else parser.parse_args()``)."""
+    if isinstance(node, ast.IfExp):
+        return _is_parse(node.body, wrappers) and _is_parse(node.orelse, wrappers)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
         node = node.value
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PARSE_CALLS
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr in _PARSE_CALLS
+            or isinstance(func, ast.Name) and func.id in wrappers)
 
 
-def _bound_from_parse(node: ast.Assign | ast.AnnAssign) -> list[str]:
-    """The name ``args = parser.parse_args()`` (``args, rest = parser.parse_known_args()``) binds."""
+def parse_wrappers(tree: ast.Module) -> frozenset[str]:
+    """The functions of the module (its top level) whose every ``return`` gives the result
+    of ``parse_args`` (yolov5's ``def parse_opt(known=False): ... return
+    parser.parse_known_args()[0] if known else parser.parse_args()``), or a name they bind
+    only from it (``opt = parser.parse_args(); ...; return opt``)."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _mentions_a_parse(node):
+            continue
+        nodes = own_nodes(node.body, [])
+        returned = [statement.value for statement in nodes if isinstance(statement, ast.Return)]
+        if not returned or any(isinstance(other, (ast.Yield, ast.YieldFrom)) for other in nodes):
+            continue
+        local = parse_bound_names(nodes)
+        if all(_is_parse(value) or isinstance(value, ast.Name) and value.id in local for value in returned):
+            found.add(node.name)
+    return frozenset(found)
+
+
+def _mentions_a_parse(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in _PARSE_CALLS for node in ast.walk(function))
+
+
+def _bound_from_parse(node: ast.Assign | ast.AnnAssign, wrappers: frozenset[str] = frozenset()) -> list[str]:
+    """The name ``args = parser.parse_args()`` (``args, rest = parser.parse_known_args()``,
+    ``opt = parse_opt()`` of a wrapper) binds."""
     value = node.value
-    if not isinstance(value, (ast.Call, ast.Subscript)) or not _is_parse(value):
+    if not isinstance(value, (ast.Call, ast.Subscript, ast.IfExp)) or not _is_parse(value, wrappers):
         return []
     found = []
     for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
@@ -391,9 +426,10 @@ def _bound_from_parse(node: ast.Assign | ast.AnnAssign) -> list[str]:
     return found
 
 
-def parse_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
-    """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``."""
-    return _bound_only_by(nodes, _bound_from_parse)
+def parse_bound_names(nodes: Iterable[ast.AST], wrappers: frozenset[str] = frozenset()) -> set[str]:
+    """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``
+    (or a call of one of the file's ``wrappers``, see :func:`parse_wrappers`)."""
+    return _bound_only_by(nodes, lambda node: _bound_from_parse(node, wrappers))
 
 
 def self_aliases(nodes: Iterable[ast.AST]) -> set[str]:

@@ -91,7 +91,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 48
+SUMMARY_VERSION = 49
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -725,7 +725,7 @@ class _Builder:
         nested: list[ast.AST] = []
         own = own_nodes(tree.body, nested)
         if self.command_line.parsed_names:
-            self.module_parsed = frozenset(parse_bound_names(own))
+            self.module_parsed = frozenset(parse_bound_names(own, self.command_line.parse_wrappers))
         self.passed_as_values.update(names_passed_as_values(own, nested))
         self.record_attribute_stores([*own, *lambda_nodes(nested)], in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders
@@ -811,7 +811,7 @@ class _Builder:
         # attributes, and of flags on a parameter or a name bound from ``parse_args``.
         receivers = summary.kept_params
         if self.command_line.parsed_names:
-            parsed = parse_bound_names(function_nodes(node))
+            parsed = parse_bound_names(function_nodes(node), self.command_line.parse_wrappers)
             receivers = receivers | parsed | (self.module_parsed - rebound_names(node) - frozenset(params))
         aliases = self_aliases(function_nodes(node)) if cls is not None else set()
         guards = parameter_guards(node, GuardSubjects(summary.kept_params, cls is not None, receivers | aliases))
