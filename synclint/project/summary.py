@@ -79,6 +79,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
+from synclint.project.scripts import is_script
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
@@ -89,7 +90,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 45
+SUMMARY_VERSION = 46
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -294,6 +295,13 @@ class FileSummary:
     #: (first line, last line) of its import statements: a class named only there and in
     #: blocks that never run is built nowhere (see :mod:`synclint.project.unnamed_classes`).
     import_lines: tuple[tuple[int, int], ...] = ()
+    #: Every module its import statements name, wherever they stand (a function, a ``try``
+    #: block): ``(level, dotted module, imported names)``; ``import a.b`` is ``(0, "a.b", ())``,
+    #: ``from . import c`` is ``(1, "", ("c",))`` (see :mod:`synclint.project.unimported_modules`).
+    module_imports: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    #: It runs code of its own when run (a ``__main__`` guard, top-level work): see
+    #: :mod:`synclint.project.scripts`.
+    is_script: bool = False
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -324,7 +332,15 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        {name: tuple(values) for name, values in builder.attribute_stores.items()},
                        builder.stores_by_computed_name,
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
-                       builder.command_line, tuple(builder.import_lines))
+                       builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
+                       is_script(tree))
+
+
+def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
+    """The entries of :attr:`FileSummary.module_imports` one import statement adds."""
+    if isinstance(node, ast.Import):
+        return [(0, alias.name, ()) for alias in node.names]
+    return [(node.level, node.module or "", tuple(alias.name for alias in node.names))]
 
 
 def is_test_file(path: str) -> bool:
@@ -681,6 +697,8 @@ class _Builder:
         self.module_parsed: frozenset[str] = frozenset()
         #: See :attr:`FileSummary.import_lines`.
         self.import_lines: list[tuple[int, int]] = []
+        #: See :attr:`FileSummary.module_imports`.
+        self.module_imports: list[tuple[int, str, tuple[str, ...]]] = []
 
     def name_of(self, node: ast.AST) -> str | None:
         """What ``node`` names: through the file's imports where it can, else as spelled."""
@@ -744,6 +762,7 @@ class _Builder:
         return walker
 
     def import_from(self, node: ast.ImportFrom) -> None:
+        self.module_imports += modules_imported(node)
         for alias in node.names:
             if alias.name == "*":
                 continue
@@ -764,6 +783,7 @@ class _Builder:
         return f"{base}.{rest}" if rest else base
 
     def import_(self, node: ast.Import) -> None:
+        self.module_imports += modules_imported(node)
         for alias in node.names:
             if alias.asname:
                 self.imports[alias.asname] = (0, alias.name, None)
@@ -903,6 +923,8 @@ class _Builder:
                 self.function(statement, f"{name}.", summary, node)
             elif isinstance(statement, ast.ClassDef):
                 self.klass(statement, f"{name}.")
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):  # (a class body's imports count too)
+                self.module_imports += modules_imported(statement)
 
 
 class _CallWalker:

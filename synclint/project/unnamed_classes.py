@@ -113,7 +113,7 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
     """Those of ``names`` that a block which never runs spells, with that block's why."""
     found: dict[str, str] = {}
     for key, blocks in sorted(closed_lines.items()):
-        text = _python_text(key)
+        text = python_text_of(key)
         if text is None:
             continue
         lines = text.split("\n")  # (as the parser counts lines: not ``splitlines``, which splits at form feeds)
@@ -170,7 +170,7 @@ def _unnamed_in_python(
         if "<module>" not in entry.summary.functions:
             unread.append(key)
             continue
-        text = _python_text(key)
+        text = python_text_of(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), []  # (unreadable since it was summarised: it may name any of them)
         classes, functions = entry.summary.classes, entry.summary.functions
@@ -188,7 +188,7 @@ def _unnamed_in_python(
     return left, unread
 
 
-def _python_text(path: str) -> str | None:
+def python_text_of(path: str) -> str | None:
     try:
         return python_text(read_source(path))
     except OSError:
