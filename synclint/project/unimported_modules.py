@@ -38,6 +38,11 @@ A module (a file of the project index) is *unimported* when all of these hold:
 
 and the project allows the question at all, as for unnamed classes:
 
+* **It is no library's module.** In a project that can be installed (``setup.py``,
+  ``setup.cfg``, a ``pyproject.toml`` with a ``[project]`` or build table: see
+  :func:`~synclint.project.layout.is_installable`), a module of a package (a directory
+  with an ``__init__.py``) is the library's: its users import it, and the project may not
+  (a package's ``train.py`` that users call). Its loose scripts and tools are still asked.
 * **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): a
   library's users import its modules, which the library itself may import nowhere. A
   piece of a project too big to index at once does not see what the other pieces import.
@@ -57,8 +62,9 @@ from collections.abc import Callable, Iterable
 
 from synclint.project.cold_reasons import never_imported
 from synclint.project.index import ProjectIndex
-from synclint.project.mentions import find_module_loading
-from synclint.project.unnamed_classes import python_text_of, spelled_in
+from synclint.project.layout import is_installable, natural_root
+from synclint.project.mentions import find_module_loading, spelled_names
+from synclint.project.unnamed_classes import blanked, python_text_of, spelled_in
 
 #: Files that a tool runs or imports by their name, never by an import statement.
 _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py", "hubconf.py", "noxfile.py",
@@ -71,7 +77,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], bool]) -> d
     a file of the program could import a module by a computed name. ``decided``: whether
     a file's context is already decided (it is never unimported, and its imports count).
 
-    The project's files are read only when there is a candidate (few projects have one)."""
+    The project's files are read only when there is a candidate that no import reaches
+    (few projects have one), and once: what they spell is searched for all of those."""
     tails = _candidate_tails(index, decided)
     if not tails:
         return {}
@@ -79,26 +86,46 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], bool]) -> d
     spelled = spelled_in(unread, {tail for names in tails.values() for tail in names}) if unread else set()
     live = {key for key, names in tails.items() if names & spelled}
     dead = _unreached(index, imports, tails.keys(), live)
-    if not dead or _loads_modules_by_name(index, decided):
+    if not dead:
         return {}
-    searched = [key for key in index.entries if key not in unread] + list(index.naming_files)
-    while dead:  # a module some text spells is live, and so is what it imports
-        spelled = spelled_in(searched, {form for key in dead for form in _spellings(tails[key])})
-        revived = {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))}
-        if not revived:
-            break
-        live |= revived
+    forms = {form for key in dead for form in _spellings(tails[key])}
+    spelled = _spelled_in_python(index, decided, forms, unread)
+    if spelled is None:
+        return {}
+    spelled |= spelled_in(index.naming_files, forms - spelled)
+    while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))}:
+        live |= revived  # a module some text spells may run, and so may what it imports
         dead = _unreached(index, imports, tails.keys(), live)
     return {key: never_imported(_path(index, key), _dead_importer(index, key, imports, dead)) for key in sorted(dead)}
 
 
+def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], bool], forms: set[str],
+                       unread: list[str]) -> set[str] | None:
+    """Those of ``forms`` that the project's Python files spell outside their import
+    statements (resolved already: ``from pkg.losses import x`` in a module that never runs
+    must not make ``pkg.losses`` run); None when a file of the program could import a
+    module by a computed name."""
+    spelled: set[str] = set()
+    for key, entry in index.entries.items():
+        if key in unread:
+            continue
+        text = python_text_of(key)
+        if text is None or (not decided(key) and find_module_loading(text) is not None):
+            return None  # (unreadable since it was summarised: it may import any of them)
+        if forms - spelled:
+            spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled, {})[0]
+    return spelled
+
+
 def _candidate_tails(index: ProjectIndex, decided: Callable[[str], bool]) -> dict[str, frozenset[str]]:
     """The modules that could be unimported (no script, no file run by its name, no
-    decided context), each with the tails of its dotted names (``a.b.c``: ``c``, ``b.c``, ``a.b.c``)."""
+    decided context, no module of an installable project's package), each with the tails of its dotted names (``a.b.c``: ``c``, ``b.c``, ``a.b.c``)."""
+    library = is_installable(natural_root(index.root))
     candidates = {
         key for key, entry in index.entries.items()
         if not entry.summary.is_script and "<module>" in entry.summary.functions
         and key.replace("\\", "/").rsplit("/", 1)[-1] not in _RUN_BY_NAME and not decided(key)
+        and not (library and index.modules.get(entry.package, "").endswith("__init__.py"))
     }
     tails: dict[str, set[str]] = {key: set() for key in candidates}
     for name, key in index.modules.items():
@@ -174,14 +201,3 @@ def _spellings(tails: Iterable[str]) -> set[str]:
     if not forms:
         forms = set(tails)
     return forms
-
-
-def _loads_modules_by_name(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
-    """Some file of the program could import a module by a computed name or run one by its path."""
-    for key in index.entries:
-        if decided(key):
-            continue
-        text = python_text_of(key)
-        if text is None or find_module_loading(text) is not None:
-            return True
-    return False

@@ -123,7 +123,7 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
     return found
 
 
-def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
     lines = text.split("\n")
     for first, last in spans:
@@ -180,7 +180,7 @@ def _unnamed_in_python(
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
-            still, still_outside = spelled_names(_blanked(text, quiet), rescued, defined)
+            still, still_outside = spelled_names(blanked(text, quiet), rescued, defined)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
