@@ -129,6 +129,13 @@ def test_a_module_a_package_module_imports_relatively_runs(tmp_path: Path, path:
     assert _findings(tmp_path, files) == _hot()
 
 
+def test_an_import_through_a_longer_package_path_runs_the_module(tmp_path: Path):
+    # SlowFast's `from vision.fair.slowfast.tools.train_net import train`: vendored deeper.
+    assert _findings(tmp_path, _program("from vision.fair.app.pkg.losses import RankLoss as Old")) == _hot()
+    # A shorter tail is no such path: `utils.losses` is not `pkg.losses`.
+    assert _findings(tmp_path, _program("from utils.losses import RankLoss as Old")) == _cold()
+
+
 def test_a_package_init_that_imports_the_module_runs_it(tmp_path: Path):
     files = _program("import pkg")
     files["pkg/__init__.py"] = "from .losses import RankLoss\n"
@@ -184,6 +191,12 @@ def test_what_makes_a_module_a_script(source: str, script: bool):
     assert is_script(ast.parse(source)) is script
 
 
+def test_a_module_that_registers_a_class_may_be_imported_from_outside(tmp_path: Path):
+    # ConvNeXt's backbone, copied into mmsegmentation, built by `type='ConvNeXt'`.
+    loss = _OLD_LOSS.format(extra="").replace("class RankLoss", "@LOSSES.register_module()\nclass RankLoss")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
+
+
 def test_files_tools_run_by_their_name_are_never_unimported(tmp_path: Path):
     hubconf = _OLD_LOSS.format(extra="\n\ndef rank_loss():\n    return RankLoss()\n")
     assert _findings(tmp_path, _program(loss=hubconf, loss_path="hubconf.py")) == _hot("hubconf.py")
@@ -230,6 +243,9 @@ def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
     "import pkgutil\n\nNAMES = [m.name for m in pkgutil.iter_modules(['pkg'])]\n",
     "import runpy\n\n\ndef run(path):\n    return runpy.run_path(path)\n",
     "def run(path):\n    exec(open(path).read())\n",
+    "from mmcv import Config\n\n\ndef load(path):\n    return Config.fromfile(path)\n",
+    # Another framework's entry point is still the program's (score_sde's TensorFlow `main.py`).
+    "import tensorflow\nfrom ml_collections import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
 ])
 def test_reflection_that_could_import_any_module_keeps_every_module(tmp_path: Path, loader: str):
     assert _findings(tmp_path, _program(**{"registry.py": loader}), include_cold=True)[-1:] == _hot()
@@ -238,6 +254,7 @@ def test_reflection_that_could_import_any_module_keeps_every_module(tmp_path: Pa
 
 def test_reflection_text_finds_only_computed_names():
     assert find_module_loading('importlib.import_module("pkg.losses")') is None
+    assert find_module_loading("boxes = np.fromfile(path, dtype=np.float32)") is None
     assert find_module_loading("__import__(name)") == "`__import__`"
     assert find_module_loading("spec = importlib.util.spec_from_file_location(name, path)") == (
         "`spec_from_file_location`"
@@ -287,4 +304,4 @@ def test_the_summary_lists_every_import_statement_wherever_it_stands():
     summary = summarize(source)
     assert summary.module_imports == ((0, "a.b.c", ()), (0, "e", ()), (1, "", ("f",)), (2, "g", ("h",)),
                                       (0, "g", ("*",)), (0, "i.j", ()), (0, "l", ("m",)))
-    assert not summary.is_script
+    assert not summary.is_script and not summary.registers_itself

@@ -130,7 +130,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     unnamed: dict = {}
     unimported: dict[str, str] = {}
     if whole_project and not split:
-        unimported = unimported_modules(index, lambda key: file_context(index, key) is not None)
+        unimported = unimported_modules(index, lambda key: file_context(index, key))
         unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
     if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):

@@ -118,13 +118,20 @@ _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("load_source", r"\bload_source\("),
     ("execfile", r"\bexecfile\("),
     ("exec(", r"\bexec\(\s*(?:compile\(\s*)?open\("),
+    # Configuration files written in Python, run by the path a command line gives:
+    # ml_collections' ``config_flags.DEFINE_config_file``, mmcv's ``Config.fromfile``,
+    # detectron2's ``LazyConfig.load``.
+    ("DEFINE_config_file", r"\bDEFINE_config_file\b"),
+    ("Config.fromfile(", r"\bConfig\.fromfile\("),
+    ("LazyConfig", r"\bLazyConfig\b"),
 ))
 
 
 def find_module_loading(source: str) -> str | None:
     """Reflection in the file's text that could import a module by a computed name or run a
     file by its path (``importlib.import_module(f"models.{name}")``, ``pkgutil.iter_modules``,
-    ``runpy.run_path``, ``exec(open(path).read())``), or None. Text, as
+    ``runpy.run_path``, ``exec(open(path).read())``, a configuration file in Python run by
+    its path: ``Config.fromfile(args.config)``), or None. Text, as
     :func:`find_reflection`: a comment or a string counts too."""
     for hint, pattern in _MODULE_LOADERS:
         if hint in source and (marker := pattern.search(source)) is not None:

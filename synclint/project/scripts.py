@@ -59,3 +59,16 @@ def _spelled(node: ast.expr) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
+
+
+def registers_itself(tree: ast.Module) -> bool:
+    """Whether importing the module files one of its definitions in a registry: a top-level
+    class or function under a decorator that names a registration (``@BACKBONES.register_module()``,
+    ``@register_model``, ``@ARCH_REGISTRY.register()``). A framework builds such a class by
+    a name in a config once something imports the module, maybe from outside the project
+    (ConvNeXt's ``semantic_segmentation/backbone/convnext.py``, copied into mmsegmentation)."""
+    return any(
+        "register" in ast.unparse(decorator).lower()
+        for statement in tree.body if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        for decorator in statement.decorator_list
+    )

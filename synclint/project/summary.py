@@ -79,7 +79,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
-from synclint.project.scripts import is_script
+from synclint.project.scripts import is_script, registers_itself
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
@@ -302,6 +302,9 @@ class FileSummary:
     #: It runs code of its own when run (a ``__main__`` guard, top-level work): see
     #: :mod:`synclint.project.scripts`.
     is_script: bool = False
+    #: Importing it files one of its definitions in a registry (``@BACKBONES.register_module()``):
+    #: see :func:`synclint.project.scripts.registers_itself`.
+    registers_itself: bool = False
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -333,7 +336,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        builder.stores_by_computed_name,
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
-                       is_script(tree))
+                       is_script(tree), registers_itself(tree))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:

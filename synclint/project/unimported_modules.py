@@ -16,7 +16,10 @@ A module (a file of the project index) is *unimported* when all of these hold:
   a.b import *`` every module of ``a.b``; relative imports are resolved against the
   importing file's package. An absolute name counts when it is the module's dotted name
   or a tail of it (``import loss`` from a script beside ``loss.py``, ``from models.yolo
-  import Model`` after a ``sys.path`` insertion: either may find the file, so both count).
+  import Model`` after a ``sys.path`` insertion: either may find the file, so both count),
+  and when it ends with the module's dotted name (SlowFast's ``from
+  vision.fair.slowfast.tools.train_net import train``: the project vendored under a
+  longer package path).
   A Python file the index could not read (Python 2) is searched as text for every tail.
   An import only from modules that never run counts for nothing: those modules are
   found together (a module reached from no other file through imports, *transitively*:
@@ -25,6 +28,10 @@ A module (a file of the project index) is *unimported* when all of these hold:
   "__main__":``, no top-level statement that does work. Nor is it a file that a tool runs
   by its name: ``__init__.py``, ``__main__.py``, ``setup.py``, ``conftest.py``,
   ``hubconf.py`` (``torch.hub``), ``noxfile.py``, ``sitecustomize.py``.
+* **It registers nothing** (:func:`~synclint.project.scripts.registers_itself`): a
+  class under ``@BACKBONES.register_module()`` is built by a name in a config once
+  something imports its module, maybe from outside the project (ConvNeXt's
+  ``semantic_segmentation/backbone/convnext.py``, copied into mmsegmentation).
 * **No text spells it.** No Python file of the project (its own included: a docstring's
   ``python utils/tool.py``) nor configuration file, shell script, notebook or
   documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`) spells its dotted
@@ -41,13 +48,15 @@ and the project allows the question at all, as for unnamed classes:
 * **It is no library's module.** In a project that can be installed (``setup.py``,
   ``setup.cfg``, a ``pyproject.toml`` with a ``[project]`` or build table: see
   :func:`~synclint.project.layout.is_installable`), a module of a package (a directory
-  with an ``__init__.py``) is the library's: its users import it, and the project may not
-  (a package's ``train.py`` that users call). Its loose scripts and tools are still asked.
+  with an ``__init__.py``, or a directory below one: pytorchvideo's
+  ``pytorchvideo/neural_engine/``, a namespace package) is the library's: its users
+  import it, and the project may not (a package's ``train.py`` that users call). Its
+  loose scripts and tools are still asked.
 * **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): a
   library's users import its modules, which the library itself may import nowhere. A
   piece of a project too big to index at once does not see what the other pieces import.
-* **No file of the program (tests, benchmarks and export tools aside) could import a
-  module by a computed name or run a file by its path**, as its text spells it
+* **No file of the program (tests, benchmarks and export tools aside; another
+  framework's ``main.py`` counts) could import a module by a computed name or run a file by its path**, as its text spells it
   (:func:`~synclint.project.mentions.find_module_loading`): ``import_module`` or
   ``__import__`` of anything but a string, ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
@@ -58,9 +67,12 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import NamedTuple
 
-from synclint.project.cold_reasons import never_imported
+from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.mentions import find_module_loading, spelled_names
@@ -71,11 +83,12 @@ _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py
                           "sitecustomize.py", "usercustomize.py"})
 
 
-def unimported_modules(index: ProjectIndex, decided: Callable[[str], bool]) -> dict[str, str]:
+def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]) -> dict[str, str]:
     """The modules (file key -> why) of ``index`` that never run: no file imports them
     (but modules that never run), they are no scripts and no text spells them; none when
-    a file of the program could import a module by a computed name. ``decided``: whether
-    a file's context is already decided (it is never unimported, and its imports count).
+    a file of the program could import a module by a computed name. ``decided``: why a
+    file's context is already decided, or None (such a file is never unimported, and its
+    imports count; its reflection too, unless it lies outside the program: a test).
 
     The project's files are read only when there is a candidate that no import reaches
     (few projects have one), and once: what they spell is searched for all of those."""
@@ -99,7 +112,7 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], bool]) -> d
     return {key: never_imported(_path(index, key), _dead_importer(index, key, imports, dead)) for key in sorted(dead)}
 
 
-def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], bool], forms: set[str],
+def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None], forms: set[str],
                        unread: list[str]) -> set[str] | None:
     """Those of ``forms`` that the project's Python files spell outside their import
     statements (resolved already: ``from pkg.losses import x`` in a module that never runs
@@ -110,41 +123,85 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], bool], form
         if key in unread:
             continue
         text = python_text_of(key)
-        if text is None or (not decided(key) and find_module_loading(text) is not None):
+        if text is None or (not _outside_the_program(decided(key)) and find_module_loading(text) is not None):
             return None  # (unreadable since it was summarised: it may import any of them)
         if forms - spelled:
             spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled, {})[0]
     return spelled
 
 
-def _candidate_tails(index: ProjectIndex, decided: Callable[[str], bool]) -> dict[str, frozenset[str]]:
+def _outside_the_program(why: str | None) -> bool:
+    """A test's or an export tool's reflection imports what runs there, not in the program's
+    steps (a file of another framework's code is still the program's: its ``main.py``)."""
+    return why is not None and outside_the_program(why)
+
+
+def _candidate_tails(index: ProjectIndex, decided: Callable[[str], str | None]) -> dict[str, frozenset[str]]:
     """The modules that could be unimported (no script, no file run by its name, no
-    decided context, no module of an installable project's package), each with the tails of its dotted names (``a.b.c``: ``c``, ``b.c``, ``a.b.c``)."""
-    library = is_installable(natural_root(index.root))
+    decided context, no module of an installable project's package), each with its
+    dotted names and their tails (``a.b.c``: ``c``, ``b.c``, ``a.b.c``)."""
+    library = _library_directories(index)
     candidates = {
         key for key, entry in index.entries.items()
-        if not entry.summary.is_script and "<module>" in entry.summary.functions
-        and key.replace("\\", "/").rsplit("/", 1)[-1] not in _RUN_BY_NAME and not decided(key)
-        and not (library and index.modules.get(entry.package, "").endswith("__init__.py"))
+        if not entry.summary.is_script and not entry.summary.registers_itself and "<module>" in entry.summary.functions
+        and os.path.basename(key) not in _RUN_BY_NAME and decided(key) is None
+        and not any(directory in library for directory in Path(key).parents)
     }
     tails: dict[str, set[str]] = {key: set() for key in candidates}
     for name, key in index.modules.items():
         if key in tails:
-            parts = name.split(".")
-            tails[key].update(".".join(parts[cut:]) for cut in range(len(parts)))
+            tails[key].update(_suffixes(name))
     return {key: frozenset(names) for key, names in tails.items()}
+
+
+def _library_directories(index: ProjectIndex) -> set[Path]:
+    """The directories whose modules an installable project's users may import: its
+    packages (and what lies below one, namespace packages included); none when the
+    project cannot be installed."""
+    if not is_installable(natural_root(index.root)):
+        return set()
+    return {Path(key).parent for key in index.entries if os.path.basename(key) == "__init__.py"}
+
+
+def _suffixes(name: str) -> list[str]:
+    """``a.b.c``: ``a.b.c``, ``b.c``, ``c``."""
+    parts = name.split(".")
+    return [".".join(parts[cut:]) for cut in range(len(parts))]
+
+
+class _Lookup(NamedTuple):
+    """The candidates by the names an import may give them."""
+
+    #: A tail of a dotted name -> the candidates it ends (``import loss`` beside ``loss.py``).
+    by_tail: dict[str, set[str]]
+    #: A whole dotted name -> its module (``from vision.fair.slowfast.tools.train_net import
+    #: train``: the project vendored under a longer package path names ``tools.train_net``).
+    by_name: dict[str, str]
+    #: A package's dotted name (or a tail) -> the candidates directly in it (``from a.b import *``).
+    packages: dict[str, set[str]]
+
+    def named(self, module: str, names: tuple[str, ...]) -> set[str]:
+        """The candidates an import statement of ``names`` from ``module`` names (see the
+        module's docstring)."""
+        parts = module.split(".") if module else []
+        dotted = {".".join(parts[:cut]) for cut in range(1, len(parts) + 1)}
+        dotted.update(f"{module}.{name}" if module else name for name in names if name != "*")
+        found = {key for name in dotted for key in self.by_tail.get(name, ())}
+        found.update(self.by_name[suffix] for name in dotted for suffix in _suffixes(name) if suffix in self.by_name)
+        if "*" in names:
+            found.update(key for suffix in _suffixes(module) for key in self.packages.get(suffix, ()))
+        return found
 
 
 def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dict[str, set[str]], list[str]]:
     """File -> the candidates its import statements name; and the Python files the index
     could not read (searched as text: they may import any)."""
-    by_tail: dict[str, set[str]] = {}
-    packages: dict[str, set[str]] = {}  # ``a.b`` -> the candidates ``a.b.c`` (``from a.b import *``)
+    lookup = _Lookup({}, {name: key for name, key in index.modules.items() if key in tails}, {})
     for key, names in tails.items():
         for tail in names:
-            by_tail.setdefault(tail, set()).add(key)
+            lookup.by_tail.setdefault(tail, set()).add(key)
             if "." in tail:
-                packages.setdefault(tail.rpartition(".")[0], set()).add(key)
+                lookup.packages.setdefault(tail.rpartition(".")[0], set()).add(key)
     imports: dict[str, set[str]] = {}
     unread = []
     for key, entry in index.entries.items():
@@ -152,22 +209,10 @@ def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dic
             unread.append(key)
             continue
         for level, module, names in entry.summary.module_imports:
-            named = _named_modules(index.absolute_module(key, level, module), names, by_tail, packages) - {key}
+            named = lookup.named(index.absolute_module(key, level, module), names) - {key}
             if named:
                 imports.setdefault(key, set()).update(named)
     return imports, unread
-
-
-def _named_modules(module: str, names: tuple[str, ...], by_tail: dict[str, set[str]],
-                   packages: dict[str, set[str]]) -> set[str]:
-    """The candidates one import statement names (see the module's docstring)."""
-    parts = module.split(".") if module else []
-    dotted = {".".join(parts[:cut]) for cut in range(1, len(parts) + 1)}
-    dotted.update(f"{module}.{name}" if module else name for name in names if name != "*")
-    found = {key for name in dotted for key in by_tail.get(name, ())}
-    if "*" in names:
-        found.update(packages.get(module, ()))
-    return found
 
 
 def _unreached(index: ProjectIndex, imports: dict[str, set[str]], candidates: Iterable[str], live: set[str]) -> set[str]:
