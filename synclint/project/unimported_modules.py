@@ -60,7 +60,10 @@ and the project allows the question at all, as for unnamed classes:
   (:func:`~synclint.project.mentions.find_module_loading`): ``import_module`` or
   ``__import__`` of anything but a string, ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
-  (fairseq imports every model module of its ``models/`` folder that way).
+  (fairseq imports every model module of its ``models/`` folder that way), or a loader of
+  configuration files written in Python, which runs the file a command line names
+  (``config_flags.DEFINE_config_file``, ``Config.fromfile``, ``LazyConfig``: score_sde's
+  ``configs/``).
 
 The code of an unimported module is cold: it never runs, and so is what only it calls.
 """
@@ -96,7 +99,7 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     if not tails:
         return {}
     imports, unread = _imports(index, tails)
-    spelled = spelled_in(unread, {tail for names in tails.values() for tail in names}) if unread else set()
+    spelled = spelled_in(sorted(unread), {tail for names in tails.values() for tail in names}) if unread else set()
     live = {key for key, names in tails.items() if names & spelled}
     dead = _unreached(index, imports, tails.keys(), live)
     if not dead:
@@ -113,7 +116,7 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
 
 
 def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None], forms: set[str],
-                       unread: list[str]) -> set[str] | None:
+                       unread: set[str]) -> set[str] | None:
     """Those of ``forms`` that the project's Python files spell outside their import
     statements (resolved already: ``from pkg.losses import x`` in a module that never runs
     must not make ``pkg.losses`` run); None when a file of the program could import a
@@ -193,7 +196,7 @@ class _Lookup(NamedTuple):
         return found
 
 
-def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dict[str, set[str]], list[str]]:
+def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dict[str, set[str]], set[str]]:
     """File -> the candidates its import statements name; and the Python files the index
     could not read (searched as text: they may import any)."""
     lookup = _Lookup({}, {name: key for name, key in index.modules.items() if key in tails}, {})
@@ -203,10 +206,10 @@ def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dic
             if "." in tail:
                 lookup.packages.setdefault(tail.rpartition(".")[0], set()).add(key)
     imports: dict[str, set[str]] = {}
-    unread = []
+    unread = set()
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
-            unread.append(key)
+            unread.add(key)
             continue
         for level, module, names in entry.summary.module_imports:
             named = lookup.named(index.absolute_module(key, level, module), names) - {key}
