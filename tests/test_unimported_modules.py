@@ -273,6 +273,13 @@ def test_a_library_with_no_steps_but_the_unimported_module_s_keeps_them(tmp_path
     assert _findings(tmp_path, {"pkg/__init__.py": "", "pkg/losses.py": _OLD_LOSS.format(extra="")}) == _hot()
 
 
+def test_a_project_with_no_script_is_a_library_of_modules(tmp_path: Path):
+    # Its steps are found (`Net.forward`), but nothing in it is run: its users import it.
+    files = _program()
+    files["train.py"] = _TRAIN.format(imports="", extra="").split("\n\nif __name__")[0] + "\n"
+    assert _findings(tmp_path, files) == _hot()
+
+
 def test_a_test_file_keeps_its_context_and_its_imports_run_the_module(tmp_path: Path):
     test = ("import torch\n\nfrom pkg.losses import RankLoss\n\n\ndef rank_check():\n"
             "    loss = RankLoss()\n    print(loss(torch.ones(3, device='cuda')).nonzero())\n")

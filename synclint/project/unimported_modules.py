@@ -52,6 +52,9 @@ and the project allows the question at all, as for unnamed classes:
   ``pytorchvideo/neural_engine/``, a namespace package) is the library's: its users
   import it, and the project may not (a package's ``train.py`` that users call). Its
   loose scripts and tools are still asked.
+* **It has a program**: some Python file of it (tests aside) is a script. A project
+  of modules only (``attention.py`` and ``bias.py`` in a repository) is a library that
+  its users import, or copy.
 * **Its steps were found** (see :func:`synclint.project.facts.facts_for_project`): a
   library's users import its modules, which the library itself may import nowhere. A
   piece of a project too big to index at once does not see what the other pieces import.
@@ -96,8 +99,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     The project's files are read only when there is a candidate that no import reaches
     (few projects have one), and once: what they spell is searched for all of those."""
     tails = _candidate_tails(index, decided)
-    if not tails:
-        return {}
+    if not tails or not any(entry.summary.is_script and decided(key) is None for key, entry in index.entries.items()):
+        return {}  # (nothing to ask, or a project of modules only: a library its users import)
     imports, unread = _imports(index, tails)
     spelled = spelled_in(sorted(unread), {tail for names in tails.values() for tail in names}) if unread else set()
     live = {key for key, names in tails.items() if names & spelled}
