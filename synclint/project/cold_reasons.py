@@ -22,6 +22,7 @@ def _root_reason(why: str) -> str:
 #: The end of the why of code in a module no file imports (see
 #: :mod:`synclint.project.unimported_modules`), which no part of the program runs.
 _NO_SCRIPT = " and is no script"
+
 #: Cold reasons that put code outside the training or inference program itself (its
 #: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
 #: program, which runs once but builds what every step uses.
@@ -33,8 +34,9 @@ _OUTSIDE_THE_PROGRAM = frozenset(
 
 def outside_the_program(why: str) -> bool:
     """Whether a cold context's ``why`` says the code is no part of the program's steps at
-    all (itself, or only called from such code: a module that never runs among them). A hazard that matters wherever the
-    program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
+    all (itself, or only called from such code; a module that never runs among them). A
+    hazard that matters wherever the program builds it (an unpinned ``DataLoader`` made in
+    ``__init__``) is still none there."""
     return _root_reason(why) in _OUTSIDE_THE_PROGRAM or why.endswith(_NO_SCRIPT)
 
 

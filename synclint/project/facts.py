@@ -20,7 +20,7 @@ from synclint.project.async_copies import notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
-from synclint.project.index import FunctionId, ProjectIndex, argument_places
+from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.step_branches import blocks_closed_by_constants
 from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
@@ -127,7 +127,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     closed = blocks_closed_by_constants(index, split, whole_project)
     # A module nothing imports, or a class nothing names, cannot run, but only a whole
     # project shows that nothing does.
-    unnamed: dict = {}
+    unnamed: dict[ClassId, str | None] = {}
     unimported: dict[str, str] = {}
     if whole_project and not split:
         unimported = unimported_modules(index, lambda key: file_context(index, key))
