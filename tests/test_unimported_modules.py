@@ -301,7 +301,8 @@ def test_the_cross_file_package_fixture_keeps_its_contexts_installable_or_not(tm
                        for f in lint_paths([root], Settings(root=root), options))
     assert ("train.py", 7, "hot", "the loop over `loader` in `train` -> `grad_norm`") in installed
     (root / "pyproject.toml").write_text(_TOOLS_ONLY)
-    loose = sorted((Path(f.path).name, f.line, f.context, f.why) for f in lint_paths([root], Settings(root=root), options))
+    loose = sorted((Path(f.path).name, f.line, f.context, f.why)
+                   for f in lint_paths([root], Settings(root=root), options))
     assert loose == installed
 
 

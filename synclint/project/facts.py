@@ -278,8 +278,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
                 for first, last in function.once_spans]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
-    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters(decided) if file_key == key)
-    number_params = {(qualname, name) for (file_key, qualname), name in index.number_parameters(decided) if file_key == key}
+    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters(decided)
+                      if file_key == key)
+    number_params = {(qualname, name) for (file_key, qualname), name in index.number_parameters(decided)
+                     if file_key == key}
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)

@@ -19,11 +19,10 @@ A module (a file of the project index) is *unimported* when all of these hold:
   import Model`` after a ``sys.path`` insertion: either may find the file, so both count),
   and when it ends with the module's dotted name (SlowFast's ``from
   vision.fair.slowfast.tools.train_net import train``: the project vendored under a
-  longer package path).
-  A Python file the index could not read (Python 2) is searched as text for every tail.
-  An import only from modules that never run counts for nothing: those modules are
-  found together (a module reached from no other file through imports, *transitively*:
-  what only dead code imports is dead too).
+  longer package path). A Python file the index could not read (Python 2) is searched
+  as text for every tail. An import only from modules that never run counts for nothing:
+  those modules are found together (no chain of imports reaches them from a file that
+  may run, *transitively*: what only dead code imports is dead too).
 * **It is no script** (:mod:`synclint.project.scripts`): no ``if __name__ ==
   "__main__":``, no top-level statement that does work. Nor is it a file that a tool runs
   by its name: ``__init__.py``, ``__main__.py``, ``setup.py``, ``conftest.py``,
@@ -39,7 +38,9 @@ A module (a file of the project index) is *unimported* when all of these hold:
   ``segment/loss``), as a word: not ``segment.loss_tal``. ``python -m pkg.tool``,
   ``import_module("pkg.tool")``, an entry point in ``pyproject.toml`` and Hydra's
   ``_target_: pkg.tool.Loss`` all spell it. A module at the project's top (one part:
-  ``tool``) is spelled by that word.
+  ``tool``) is spelled by that word. Import statements do not count (they are resolved:
+  ``from pkg.tool import x`` in a module that never runs runs nothing). A module a text
+  spells may run, and so may what it imports.
 * **Its context is not decided otherwise**: test, benchmark and export code keep their
   own reasons (and import what they test, which then runs).
 
@@ -59,7 +60,8 @@ and the project allows the question at all, as for unnamed classes:
   library's users import its modules, which the library itself may import nowhere. A
   piece of a project too big to index at once does not see what the other pieces import.
 * **No file of the program (tests, benchmarks and export tools aside; another
-  framework's ``main.py`` counts) could import a module by a computed name or run a file by its path**, as its text spells it
+  framework's ``main.py`` counts) could import a module by a computed name or run a
+  file by its path**, as its text spells it
   (:func:`~synclint.project.mentions.find_module_loading`): ``import_module`` or
   ``__import__`` of anything but a string, ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
@@ -221,7 +223,8 @@ def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dic
     return imports, unread
 
 
-def _unreached(index: ProjectIndex, imports: dict[str, set[str]], candidates: Iterable[str], live: set[str]) -> set[str]:
+def _unreached(index: ProjectIndex, imports: dict[str, set[str]], candidates: Iterable[str],
+               live: set[str]) -> set[str]:
     """The candidates no chain of imports reaches from a module that runs: a file that is no
     candidate, or a candidate in ``live``."""
     candidates = set(candidates)
