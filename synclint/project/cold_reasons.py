@@ -19,6 +19,10 @@ def _root_reason(why: str) -> str:
     return why.removeprefix("called only from ").split(" (")[0]
 
 
+#: The end of the why of code in a module no file imports (see
+#: :mod:`synclint.project.unimported_modules`), which no part of the program runs.
+_NO_SCRIPT = " and is no script"
+
 #: Cold reasons that put code outside the training or inference program itself (its
 #: tests, benchmarks, export and plotting tools, type stubs), unlike setup code of the
 #: program, which runs once but builds what every step uses.
@@ -30,6 +34,15 @@ _OUTSIDE_THE_PROGRAM = frozenset(
 
 def outside_the_program(why: str) -> bool:
     """Whether a cold context's ``why`` says the code is no part of the program's steps at
-    all (itself, or only called from such code). A hazard that matters wherever the
-    program builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
-    return _root_reason(why) in _OUTSIDE_THE_PROGRAM
+    all (itself, or only called from such code; a module that never runs among them). A
+    hazard that matters wherever the program builds it (an unpinned ``DataLoader`` made in
+    ``__init__``) is still none there."""
+    return _root_reason(why) in _OUTSIDE_THE_PROGRAM or why.endswith(_NO_SCRIPT)
+
+
+def never_imported(path: str, importer: str | None = None) -> str:
+    """Why a module no file imports and that is no script is cold; ``importer``: a module
+    that never runs either and imports it."""
+    if importer is None:
+        return f"never runs: `{path}` is imported by no file of the project{_NO_SCRIPT}"
+    return f"never runs: `{path}` is imported only by modules that never run, such as `{importer}`,{_NO_SCRIPT}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -19,10 +20,11 @@ from synclint.project.async_copies import notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
-from synclint.project.index import FunctionId, ProjectIndex, argument_places
+from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.step_branches import blocks_closed_by_constants
 from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
+from synclint.project.unimported_modules import unimported_modules
 from synclint.project.unnamed_classes import unnamed_classes
 
 
@@ -123,13 +125,17 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # Blocks a constant never lets run do not depend on what calls them: known first, they
     # tell which classes are built only there.
     closed = blocks_closed_by_constants(index, split, whole_project)
-    # A class nothing names cannot run, but only a whole project shows that nothing does.
-    unnamed = {}
+    # A module nothing imports, or a class nothing names, cannot run, but only a whole
+    # project shows that nothing does.
+    unnamed: dict[ClassId, str | None] = {}
+    unimported: dict[str, str] = {}
     if whole_project and not split:
-        unnamed = unnamed_classes(index, lambda key: file_context(index, key) is not None, closed)
-    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed)
-    if unnamed and not any(context.is_hot for context in contexts.values()):
-        # Its only steps were those classes': a library of models, which its users build.
+        unimported = unimported_modules(index, lambda key: file_context(index, key))
+        unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
+    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
+    if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):
+        # Its only steps were those classes' or modules': a library, which its users build and import.
+        unimported = {}
         contexts, skipped = contexts_and_skipped_blocks(index, closed=closed)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
@@ -144,9 +150,17 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     blocking_only = (not split and not any(entry.summary.copies_asynchronously for entry in index.entries.values())
                      and not notebooks_copy_asynchronously(index.naming_files))
     result: dict[str, FileFacts] = {}
+    decided = _decided_by(index, unimported)
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, blocking_only)
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
+                                  unimported.get(key), blocking_only)
     return result
+
+
+def _decided_by(index: ProjectIndex, unimported: dict[str, str]) -> Callable[[str], bool]:
+    """Whether a file's context is decided as a whole: by its path (a test, an export tool),
+    or because it never runs (what it calls or passes says nothing of the program)."""
+    return lambda key: key in unimported or file_context(index, key) is not None
 
 
 def _tensor_parameters(index: ProjectIndex, key: str, summary: FileSummary) -> frozenset[tuple[str, str]]:
@@ -213,7 +227,8 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
-                once: dict[FunctionId, str], blocking_copies_only: bool = False) -> FileFacts:
+                once: dict[FunctionId, str], decided: Callable[[str], bool], never_runs: str | None = None,
+                blocking_copies_only: bool = False) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -263,13 +278,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
                 for first, last in function.once_spans]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
-    host_parameters = index.host_parameters(lambda caller_key: file_context(index, caller_key) is not None)
-    host_names.update((qualname, name) for (file_key, qualname), name in host_parameters if file_key == key)
-    number_params = {
-        (qualname, name)
-        for (file_key, qualname), name in index.number_parameters(lambda caller_key: file_context(index, caller_key) is not None)
-        if file_key == key
-    }
+    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters(decided)
+                      if file_key == key)
+    number_params = {(qualname, name) for (file_key, qualname), name in index.number_parameters(decided)
+                     if file_key == key}
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -277,7 +289,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
             host_attributes[class_name] = attrs
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
-    file_cold = file_context(index, key)
+    file_cold = file_context(index, key) or never_runs
     digest = hashlib.blake2b(
         repr((whole_project, blocking_copies_only, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),

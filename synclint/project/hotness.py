@@ -131,6 +131,8 @@ def _called_only_from(why: str) -> str:
     path code": a callee of such a function keeps its why)."""
     if why.startswith("called only "):
         return why
+    if why.startswith("never runs: "):  # (a block or a module that never runs)
+        return f"called only from code that {why}"
     base = why.split(" (")[0]
     return f"called only from {base if base.endswith(' code') else base + ' code'}"
 
@@ -209,7 +211,8 @@ _MAX_SKIP_ROUNDS = 4
 
 
 def contexts_and_skipped_blocks(
-    index: ProjectIndex, unnamed: Unnamed = _NONE_UNNAMED, closed: Mapping[FunctionId, SkippedBlocks] | None = None
+    index: ProjectIndex, unnamed: Unnamed = _NONE_UNNAMED, closed: Mapping[FunctionId, SkippedBlocks] | None = None,
+    unimported: Mapping[str, str] = MappingProxyType({}),
 ) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
     """The context of every function, and the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
@@ -217,17 +220,18 @@ def contexts_and_skipped_blocks(
     another function all passing one value: so the two are computed until they agree.
     ``unnamed``: top-level classes nothing in the project builds, whose code roots nothing;
     ``closed``: the blocks a constant never lets run
-    (:func:`~synclint.project.step_branches.blocks_closed_by_constants`)."""
+    (:func:`~synclint.project.step_branches.blocks_closed_by_constants`); ``unimported``: the
+    modules that never run (:mod:`synclint.project.unimported_modules`), with why."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
-    contexts = compute_contexts(index, unnamed=unnamed)
+    contexts = compute_contexts(index, unnamed=unnamed, unimported=unimported)
     for _round in range(_MAX_SKIP_ROUNDS):
         found = blocks_the_step_skips(index, contexts, quiet, closed or {})
         if found == skipped:
             break
         skipped = found
         quiet = _calls_in(index, skipped)
-        contexts = compute_contexts(index, quiet, unnamed)
+        contexts = compute_contexts(index, quiet, unnamed, unimported)
     return contexts, skipped
 
 
@@ -245,12 +249,14 @@ def _calls_in(index: ProjectIndex, skipped: dict[FunctionId, SkippedBlocks]) -> 
 
 
 def compute_contexts(
-    index: ProjectIndex, quiet_calls: dict[int, str] | None = None, unnamed: Unnamed = _NONE_UNNAMED
+    index: ProjectIndex, quiet_calls: dict[int, str] | None = None, unnamed: Unnamed = _NONE_UNNAMED,
+    unimported: Mapping[str, str] = MappingProxyType({}),
 ) -> dict[FunctionId, Context]:
     """The context of every function in the project. ``quiet_calls``: calls (by identity)
     that make nothing hot beyond those the summaries know, with why; ``unnamed``: top-level
     classes nothing builds, whose methods are no roots (unreached, unless a call reaches
-    them; cold when they are built only in blocks that never run, whose why they carry)."""
+    them; cold when they are built only in blocks that never run, whose why they carry);
+    ``unimported``: modules that never run (file key -> why), cold as a whole."""
     quiet_calls = quiet_calls or {}
     #: Functions of an unnamed class (its methods and what they nest) -> the class's name.
     inert: dict[FunctionId, str] = {}
@@ -268,7 +274,7 @@ def compute_contexts(
     for key, entry in index.entries.items():
         summary = entry.summary
         # From the path, not the summary: summaries are shared by files of the same content.
-        file_cold = file_context(index, key)
+        file_cold = file_context(index, key) or unimported.get(key)
         for qualname, function in summary.functions.items():
             fid = (key, qualname)
             if file_cold is not None:

@@ -135,17 +135,23 @@ class ProjectIndex:
         if imported is None:
             return None, None
         level, module, name = imported
-        if level:
-            base = entry.package.split(".") if entry.package else []
-            if level > 1:
-                base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
-            module = ".".join([*base, module] if module else base)
+        module = self.absolute_module(key, level, module)
         if name is None:
             return self.modules.get(module), None
         submodule = self.modules.get(f"{module}.{name}" if module else name)
         if submodule is not None:
             return submodule, None  # ``from pkg import module``
         return self.modules.get(module), name
+
+    def absolute_module(self, key: str, level: int, module: str) -> str:
+        """The dotted name an import of ``module`` at ``level`` (dots) in file ``key`` names."""
+        if not level:
+            return module
+        package = self.entries[key].package
+        base = package.split(".") if package else []
+        if level > 1:
+            base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+        return ".".join([*base, module] if module else base)
 
     def resolve_name(self, key: str, scope: str, name: str, depth: int = 0) -> tuple[str, str | None, str | None]:
         """What ``name`` used in function ``scope`` of file ``key`` is.

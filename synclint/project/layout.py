@@ -18,6 +18,7 @@ package.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -133,6 +134,26 @@ def project_files(root: Path, shallow: bool = False) -> list[Path]:
 #: (:mod:`synclint.project.command_flags`). (Matched as the end of a file's name.)
 NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".bash", ".zsh", ".slurm", ".sbatch",
                    ".pbs", "Makefile", "Dockerfile", ".ipynb", ".md", ".rst")
+
+
+#: Tables of ``pyproject.toml`` that make a project installable (a pip install, a build).
+_INSTALLABLE_TABLES = re.compile(r"^\[(project|build-system|tool\.poetry|tool\.setuptools|tool\.flit|tool\.hatch)[\].]",
+                                 re.MULTILINE)
+
+
+def is_installable(root: Path) -> bool:
+    """Whether the project at ``root`` can be installed (``setup.py``, ``setup.cfg``, or a
+    ``pyproject.toml`` with a ``[project]`` or build table): its packages are then a
+    library, whose users import any of their modules (see
+    :mod:`synclint.project.unimported_modules`). A ``pyproject.toml`` that only configures
+    tools (``[tool.ruff]``) installs nothing."""
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return _INSTALLABLE_TABLES.search(text) is not None
 
 
 def naming_files(root: Path) -> list[str]:

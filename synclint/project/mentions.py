@@ -116,3 +116,39 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
             if owner is not None:
                 modules.add(owner.group())
     return None, frozenset(modules)
+
+
+#: Reflection that could import (or run) a module by a computed name or path, spelled
+#: anywhere in the file (see :mod:`synclint.project.unimported_modules`): ``import_module``
+#: or ``__import__`` of anything but a string, listing a package's modules, running a file
+#: by path. Each with a piece of text that it needs, as in :data:`_MARKERS`.
+_MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
+    ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
+    ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
+    ("iter_modules", r"\biter_modules\b"),
+    ("walk_packages", r"\bwalk_packages\b"),
+    ("runpy", r"\brunpy\b"),
+    ("spec_from_file_location", r"\bspec_from_file_location\b"),
+    ("SourceFileLoader", r"\bSourceFileLoader\b"),
+    ("load_source", r"\bload_source\("),
+    ("execfile", r"\bexecfile\("),
+    ("exec(", r"\bexec\(\s*(?:compile\(\s*)?open\("),
+    # Configuration files written in Python, run by the path a command line gives:
+    # ml_collections' ``config_flags.DEFINE_config_file``, mmcv's ``Config.fromfile``,
+    # detectron2's ``LazyConfig.load``.
+    ("DEFINE_config_file", r"\bDEFINE_config_file\b"),
+    ("Config.fromfile(", r"\bConfig\.fromfile\("),
+    ("LazyConfig", r"\bLazyConfig\b"),
+))
+
+
+def find_module_loading(source: str) -> str | None:
+    """Reflection in the file's text that could import a module by a computed name or run a
+    file by its path (``importlib.import_module(f"models.{name}")``, ``pkgutil.iter_modules``,
+    ``runpy.run_path``, ``exec(open(path).read())``, a configuration file in Python run by
+    its path: ``Config.fromfile(args.config)``), or None. Text, as
+    :func:`find_reflection`: a comment or a string counts too."""
+    for hint, pattern in _MODULE_LOADERS:
+        if hint in source and (marker := pattern.search(source)) is not None:
+            return f"`{marker.group().rstrip('( ')}`"
+    return None

@@ -81,6 +81,7 @@ from synclint.project.scopes import (
     own_nodes,
     walk_nodes,
 )
+from synclint.project.scripts import is_script, registers_itself
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.value_references import (
     handed_to_a_decorator,
@@ -91,7 +92,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 49
+SUMMARY_VERSION = 50
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -298,6 +299,16 @@ class FileSummary:
     #: (first line, last line) of its import statements: a class named only there and in
     #: blocks that never run is built nowhere (see :mod:`synclint.project.unnamed_classes`).
     import_lines: tuple[tuple[int, int], ...] = ()
+    #: Every module its import statements name, wherever they stand (a function, a ``try``
+    #: block): ``(level, dotted module, imported names)``; ``import a.b`` is ``(0, "a.b", ())``,
+    #: ``from . import c`` is ``(1, "", ("c",))`` (see :mod:`synclint.project.unimported_modules`).
+    module_imports: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    #: It runs code of its own when run (a ``__main__`` guard, top-level work): see
+    #: :mod:`synclint.project.scripts`.
+    is_script: bool = False
+    #: Importing it files one of its definitions in a registry (``@BACKBONES.register_module()``):
+    #: see :func:`synclint.project.scripts.registers_itself`.
+    registers_itself: bool = False
     #: It stores attributes of objects other than ``self`` by a computed name
     #: (``setattr(args, key, v)``, ``vars(args).update(cfg)``): any flag of a parsed
     #: namespace may hold anything. (``setattr(self, name, layer)`` stores on instances of
@@ -333,8 +344,15 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        {name: tuple(values) for name, values in builder.attribute_stores.items()},
                        builder.stores_by_computed_name,
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
-                       builder.command_line, tuple(builder.import_lines),
-                       builder.stores_on_others_by_computed_name)
+                       builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
+                       is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name)
+
+
+def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
+    """The entries of :attr:`FileSummary.module_imports` one import statement adds."""
+    if isinstance(node, ast.Import):
+        return [(0, alias.name, ()) for alias in node.names]
+    return [(node.level, node.module or "", tuple(alias.name for alias in node.names))]
 
 
 def is_test_file(path: str) -> bool:
@@ -692,6 +710,8 @@ class _Builder:
         self.module_parsed: frozenset[str] = frozenset()
         #: See :attr:`FileSummary.import_lines`.
         self.import_lines: list[tuple[int, int]] = []
+        #: See :attr:`FileSummary.module_imports`.
+        self.module_imports: list[tuple[int, str, tuple[str, ...]]] = []
 
     def name_of(self, node: ast.AST) -> str | None:
         """What ``node`` names: through the file's imports where it can, else as spelled."""
@@ -756,6 +776,7 @@ class _Builder:
         return walker
 
     def import_from(self, node: ast.ImportFrom) -> None:
+        self.module_imports += modules_imported(node)
         for alias in node.names:
             if alias.name == "*":
                 continue
@@ -776,6 +797,7 @@ class _Builder:
         return f"{base}.{rest}" if rest else base
 
     def import_(self, node: ast.Import) -> None:
+        self.module_imports += modules_imported(node)
         for alias in node.names:
             if alias.asname:
                 self.imports[alias.asname] = (0, alias.name, None)
@@ -921,6 +943,8 @@ class _Builder:
                 self.function(statement, f"{name}.", summary, node)
             elif isinstance(statement, ast.ClassDef):
                 self.klass(statement, f"{name}.")
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):  # (a class body's imports count too)
+                self.module_imports += modules_imported(statement)
 
 
 class _CallWalker:

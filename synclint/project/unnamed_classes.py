@@ -118,7 +118,7 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
     """Those of ``names`` that a block which never runs spells, with that block's why."""
     found: dict[str, str] = {}
     for key, blocks in sorted(closed_lines.items()):
-        text = _python_text(key)
+        text = python_text_of(key)
         if text is None:
             continue
         lines = text.split("\n")  # (as the parser counts lines: not ``splitlines``, which splits at form feeds)
@@ -128,7 +128,7 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
     return found
 
 
-def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
     lines = text.split("\n")
     for first, last in spans:
@@ -175,7 +175,7 @@ def _unnamed_in_python(
         if "<module>" not in entry.summary.functions:
             unread.append(key)
             continue
-        text = _python_text(key)
+        text = python_text_of(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), []  # (unreadable since it was summarised: it may name any of them)
         if not decided(key) and builds_its_own_classes(text):
@@ -187,7 +187,7 @@ def _unnamed_in_python(
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
-            still, still_outside = spelled_names(_blanked(text, quiet), rescued, defined)
+            still, still_outside = spelled_names(blanked(text, quiet), rescued, defined)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
@@ -195,7 +195,7 @@ def _unnamed_in_python(
     return left, unread
 
 
-def _python_text(path: str) -> str | None:
+def python_text_of(path: str) -> str | None:
     try:
         return python_text(read_source(path))
     except OSError:

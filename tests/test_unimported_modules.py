@@ -1,0 +1,315 @@
+"""A module no file of the project imports, and that is no script, never runs: its code is
+cold (:mod:`synclint.project.unimported_modules`)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.project.mentions import find_module_loading
+from synclint.project.scripts import is_script
+from synclint.project.summary import summarize
+from synclint.runner import RunOptions, lint_paths
+
+#: The program: a script whose loop over batches runs ``Net`` and the live ``RankLoss``.
+_TRAIN = """\
+import torch
+
+from model import Net, RankLoss
+{imports}
+
+def train(loader):
+    net, criterion = Net(), RankLoss()
+    for batch in loader:
+        criterion(net(batch))
+{extra}
+
+if __name__ == "__main__":
+    train([torch.ones(3)])
+"""
+_MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class RankLoss(torch.nn.Module):
+    def forward(self, logits):
+        return logits.sum()
+"""
+#: An older copy of the loss (yolov9's ``utils/segment/loss.py``), named like the live one.
+_OLD_LOSS = """\
+import torch
+
+
+class RankLoss(torch.nn.Module):
+    def forward(self, logits):
+        return logits.nonzero()
+{extra}"""
+HOT = "`RankLoss.forward`"
+#: A tool-only ``pyproject.toml``: the project is not installable, its packages no library.
+_TOOLS_ONLY = "[tool.ruff]\nline-length = 120\n"
+
+
+def _never_imported(path: str) -> str:
+    return f"never runs: `{path}` is imported by no file of the project and is no script"
+
+
+def _findings(root: Path, files: dict[str, str], include_cold: bool = True, pyproject: str = _TOOLS_ONLY) -> list:
+    """(path, line, column, code, context, why) of a project of ``files`` under ``root``."""
+    (root / "pyproject.toml").write_text(pyproject)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    options = RunOptions(jobs=1, use_cache=False, include_cold=include_cold)
+    found = lint_paths([root], Settings(root=root), options)
+    return sorted((Path(f.path).relative_to(root).as_posix(), f.line, f.column, f.code, f.context, f.why)
+                  for f in found)
+
+
+def _program(imports: str = "", extra: str = "", loss: str = _OLD_LOSS.format(extra=""),
+             loss_path: str = "pkg/losses.py", **more: str) -> dict[str, str]:
+    files = {"train.py": _TRAIN.format(imports=imports, extra=extra), "model.py": _MODEL, loss_path: loss, **more}
+    if loss_path.startswith("pkg/"):
+        files["pkg/__init__.py"] = ""
+    return files
+
+
+def _cold(path: str = "pkg/losses.py", why: str | None = None) -> list:
+    return [(path, 6, 16, "SL101", "cold", why or _never_imported(path))]
+
+
+def _hot(path: str = "pkg/losses.py") -> list:
+    return [(path, 6, 16, "SL101", "hot", HOT)]
+
+
+# -- a module nothing imports -------------------------------------------------------------
+
+def test_a_module_no_file_imports_is_cold_and_hidden_by_default(tmp_path: Path):
+    # yolov9's utils/segment/loss.py: its `ComputeLoss` is named (other modules define one),
+    # so only its module says it never runs.
+    assert _findings(tmp_path, _program()) == _cold()
+    assert _findings(tmp_path, _program(), include_cold=False) == []
+
+
+@pytest.mark.parametrize("imports", [
+    "import pkg.losses",
+    "from pkg import losses",
+    "from pkg.losses import RankLoss as OldRankLoss",
+    "from pkg import *",
+    "\n\ndef criterion():\n    import pkg.losses\n    return pkg.losses",  # in a function: it runs when called
+])
+def test_a_module_the_program_imports_runs(tmp_path: Path, imports: str):
+    assert _findings(tmp_path, _program(imports)) == _hot()
+
+
+def test_a_module_imported_beside_the_script_by_its_bare_name_runs(tmp_path: Path):
+    # `python tools/train.py` puts `tools/` on the path: `import losses` finds `tools/losses.py`.
+    files = _program(loss_path="tools/losses.py")
+    files["tools/run.py"] = "import losses\n\nif __name__ == '__main__':\n    print(losses)\n"
+    assert _findings(tmp_path, files) == _hot("tools/losses.py")
+
+
+@pytest.mark.parametrize(("path", "heads"), [
+    ("pkg/heads.py", "from .losses import RankLoss\n"),
+    ("pkg/heads.py", "from . import losses\n"),
+    ("pkg/sub/heads.py", "from ..losses import RankLoss\n"),
+])
+def test_a_module_a_package_module_imports_relatively_runs(tmp_path: Path, path: str, heads: str):
+    dotted = path.removesuffix(".py").replace("/", ".")
+    files = _program(f"import {dotted}", **{path: heads, "pkg/sub/__init__.py": ""})
+    assert _findings(tmp_path, files) == _hot()
+
+
+def test_an_import_through_a_longer_package_path_runs_the_module(tmp_path: Path):
+    # SlowFast's `from vision.fair.slowfast.tools.train_net import train`: vendored deeper.
+    assert _findings(tmp_path, _program("from vision.fair.app.pkg.losses import RankLoss as Old")) == _hot()
+    # A shorter tail is no such path: `utils.losses` is not `pkg.losses`.
+    assert _findings(tmp_path, _program("from utils.losses import RankLoss as Old")) == _cold()
+
+
+def test_a_package_init_that_imports_the_module_runs_it(tmp_path: Path):
+    files = _program("import pkg")
+    files["pkg/__init__.py"] = "from .losses import RankLoss\n"
+    assert _findings(tmp_path, files) == _hot()
+
+
+def test_what_only_modules_that_never_run_import_never_runs(tmp_path: Path):
+    # yolov9's utils/loss.py: imported only by the two copies nothing imports.
+    files = _program(**{"pkg/old_heads.py": "from .losses import RankLoss\n\n\nHEADS = [RankLoss]\n"})
+    why = ("never runs: `pkg/losses.py` is imported only by modules that never run, such as `pkg/old_heads.py`, "
+           "and is no script")
+    assert _findings(tmp_path, files) == _cold(why=why)
+    # Once the program imports the importer, both run.
+    files["train.py"] = _TRAIN.format(imports="import pkg.old_heads", extra="")
+    assert _findings(tmp_path, files) == _hot()
+
+
+def test_two_modules_that_import_each_other_and_nothing_else_never_run(tmp_path: Path):
+    loss = _OLD_LOSS.format(extra="\n\ndef heads():\n    from . import old_heads\n    return old_heads\n")
+    files = _program(loss=loss, **{"pkg/old_heads.py": "from .losses import RankLoss\n"})
+    assert _findings(tmp_path, files) == [
+        ("pkg/losses.py", 6, 16, "SL101", "cold",
+         "never runs: `pkg/losses.py` is imported only by modules that never run, such as `pkg/old_heads.py`, "
+         "and is no script"),
+    ]
+
+
+# -- scripts ------------------------------------------------------------------------------
+
+def test_a_module_with_a_main_guard_is_a_script(tmp_path: Path):
+    loss = _OLD_LOSS.format(extra='\n\nif __name__ == "__main__":\n    print(RankLoss()(torch.ones(3)))\n')
+    assert _findings(tmp_path, _program(loss=loss)) == _hot()
+
+
+def test_a_module_whose_top_level_runs_code_is_a_script(tmp_path: Path):
+    # Written straight down, run with `python pkg/losses.py`.
+    loss = _OLD_LOSS.format(extra="\n\nprint(RankLoss()(torch.ones(3)))\n")
+    assert _findings(tmp_path, _program(loss=loss)) == _hot()
+
+
+@pytest.mark.parametrize(("source", "script"), [
+    ('"""Losses."""\nimport os\n\nRANK = int(os.getenv("RANK", -1))\n\n\ndef f():\n    pass\n', False),
+    ("try:\n    import apex\nexcept ImportError:\n    apex = None\n", False),
+    ("import typing\n\nif typing.TYPE_CHECKING:\n    import torch\n", False),
+    ('if "__main__" == __name__:\n    pass\n', True),
+    ("import sys\n\nif sys.argv and __name__ == '__main__':\n    pass\n", True),
+    ("import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--lr')\n", True),
+    ("for epoch in range(3):\n    pass\n", True),
+    ("with open('log') as handle:\n    pass\n", True),
+    ("try:\n    main()\nexcept KeyboardInterrupt:\n    pass\n", True),
+])
+def test_what_makes_a_module_a_script(source: str, script: bool):
+    assert is_script(ast.parse(source)) is script
+
+
+def test_a_module_that_registers_a_class_may_be_imported_from_outside(tmp_path: Path):
+    # ConvNeXt's backbone, copied into mmsegmentation, built by `type='ConvNeXt'`.
+    loss = _OLD_LOSS.format(extra="").replace("class RankLoss", "@LOSSES.register_module()\nclass RankLoss")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
+
+
+def test_files_tools_run_by_their_name_are_never_unimported(tmp_path: Path):
+    hubconf = _OLD_LOSS.format(extra="\n\ndef rank_loss():\n    return RankLoss()\n")
+    assert _findings(tmp_path, _program(loss=hubconf, loss_path="hubconf.py")) == _hot("hubconf.py")
+
+
+# -- texts that spell the module ------------------------------------------------------------
+
+@pytest.mark.parametrize("more", [
+    {"README.md": "Run `python -m pkg.losses` to see the old loss.\n"},
+    {"scripts/old.sh": "python pkg/losses.py --data coco\n"},
+    {"conf/loss.yaml": "loss:\n  _target_: pkg.losses.RankLoss\n"},
+    {"tools/load.py": 'import importlib\n\nLOSSES = importlib.import_module("pkg.losses")\n'},
+    {"demo.ipynb": json.dumps({"cells": [{"cell_type": "code", "source": ["from pkg.losses import RankLoss\n"]}]})},
+])
+def test_a_module_a_text_spells_may_run(tmp_path: Path, more: dict[str, str]):
+    assert _findings(tmp_path, _program(**more)) == _hot()
+
+
+def test_a_module_whose_own_docstring_tells_how_to_run_it_may_run(tmp_path: Path):
+    loss = '"""Usage: python pkg/losses.py"""\n' + _OLD_LOSS.format(extra="")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
+
+
+@pytest.mark.parametrize("more", [
+    {"README.md": "The losses live in `pkg/losses_tal.py` and `mypkg.losses`.\n"},
+    {"scripts/old.sh": "python pkg/losses2.py\n"},
+])
+def test_a_longer_name_does_not_spell_the_module(tmp_path: Path, more: dict[str, str]):
+    assert _findings(tmp_path, _program(**more)) == _cold()
+
+
+def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
+    # Python 2: the index cannot read it, so its text is searched for every tail of the name.
+    files = _program(loss_path="losses.py", **{"legacy.py": "import losses\nprint 'old'\n"})
+    found = _findings(tmp_path, files)
+    assert [row[:4] for row in found] == [("legacy.py", 2, 1, "SL000"), ("losses.py", 6, 16, "SL101")]
+    assert found[1][4:] == ("hot", HOT)
+
+
+# -- when the question is not asked ----------------------------------------------------------
+
+@pytest.mark.parametrize("loader", [
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'pkg.{name}')\n",
+    "import pkgutil\n\nNAMES = [m.name for m in pkgutil.iter_modules(['pkg'])]\n",
+    "import runpy\n\n\ndef run(path):\n    return runpy.run_path(path)\n",
+    "def run(path):\n    exec(open(path).read())\n",
+    "from mmcv import Config\n\n\ndef load(path):\n    return Config.fromfile(path)\n",
+    # Another framework's entry point is still the program's (score_sde's TensorFlow `main.py`).
+    "import tensorflow\nfrom ml_collections import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
+])
+def test_reflection_that_could_import_any_module_keeps_every_module(tmp_path: Path, loader: str):
+    assert _findings(tmp_path, _program(**{"registry.py": loader}), include_cold=True)[-1:] == _hot()
+    assert find_module_loading(loader) is not None
+
+
+def test_reflection_text_finds_only_computed_names():
+    assert find_module_loading('importlib.import_module("pkg.losses")') is None
+    assert find_module_loading("boxes = np.fromfile(path, dtype=np.float32)") is None
+    assert find_module_loading("__import__(name)") == "`__import__`"
+    assert find_module_loading("spec = importlib.util.spec_from_file_location(name, path)") == (
+        "`spec_from_file_location`"
+    )
+
+
+def test_an_installable_project_s_package_modules_are_its_library(tmp_path: Path):
+    # Its users import `pkg.losses`; its loose tools are still asked.
+    files = _program(**{"tools/old_loss.py": _OLD_LOSS.format(extra="")})
+    assert _findings(tmp_path, files, pyproject="[project]\nname = 'pkg'\n") == [
+        *_hot(), ("tools/old_loss.py", 6, 16, "SL101", "cold", _never_imported("tools/old_loss.py")),
+    ]
+
+
+def test_a_library_with_no_steps_but_the_unimported_module_s_keeps_them(tmp_path: Path):
+    assert _findings(tmp_path, {"pkg/__init__.py": "", "pkg/losses.py": _OLD_LOSS.format(extra="")}) == _hot()
+
+
+def test_a_project_with_no_script_is_a_library_of_modules(tmp_path: Path):
+    # Its steps are found (`Net.forward`), but nothing in it is run: its users import it.
+    files = _program()
+    files["train.py"] = _TRAIN.format(imports="", extra="").split("\n\nif __name__")[0] + "\n"
+    assert _findings(tmp_path, files) == _hot()
+
+
+def test_a_test_file_keeps_its_context_and_its_imports_run_the_module(tmp_path: Path):
+    test = ("import torch\n\nfrom pkg.losses import RankLoss\n\n\ndef rank_check():\n"
+            "    loss = RankLoss()\n    print(loss(torch.ones(3, device='cuda')).nonzero())\n")
+    found = _findings(tmp_path, _program(**{"tests/test_losses.py": test}))
+    assert found == [*_hot(), ("tests/test_losses.py", 8, 11, "SL101", "cold", "test code")]
+    # Unimported itself, a test keeps its own reason.
+    found = _findings(tmp_path, {**_program(), "tests/test_losses.py": test.replace("pkg.losses", "model")})
+    assert found == [*_cold(), ("tests/test_losses.py", 8, 11, "SL101", "cold", "test code")]
+
+
+def test_the_cross_file_package_fixture_keeps_its_contexts_installable_or_not(tmp_path: Path):
+    # detkit's `train.py` defines `train` for its users and nothing in detkit imports it:
+    # installable, its package is a library; not, every module is unimported (what only
+    # `train.py` imports too), no step is left, and the project is a library again.
+    root = tmp_path / "detkit-project"
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "project", root)
+    options = RunOptions(jobs=1, use_cache=False, include_cold=True)
+    installed = sorted((Path(f.path).name, f.line, f.context, f.why)
+                       for f in lint_paths([root], Settings(root=root), options))
+    assert ("train.py", 7, "hot", "the loop over `loader` in `train` -> `grad_norm`") in installed
+    (root / "pyproject.toml").write_text(_TOOLS_ONLY)
+    loose = sorted((Path(f.path).name, f.line, f.context, f.why)
+                   for f in lint_paths([root], Settings(root=root), options))
+    assert loose == installed
+
+
+def test_the_summary_lists_every_import_statement_wherever_it_stands():
+    source = ("import a.b.c as d, e\nfrom . import f\nfrom ..g import h\nfrom g import *\n\n\ndef load():\n"
+              "    import i.j\n\n\nclass K:\n    from l import m\n")
+    summary = summarize(source)
+    assert summary.module_imports == ((0, "a.b.c", ()), (0, "e", ()), (1, "", ("f",)), (2, "g", ("h",)),
+                                      (0, "g", ("*",)), (0, "i.j", ()), (0, "l", ("m",)))
+    assert not summary.is_script and not summary.registers_itself
