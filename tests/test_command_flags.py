@@ -399,6 +399,14 @@ def test_what_a_file_says_about_flags():
     ("dataset = CocoDetection(root, return_masks=True)\n", False),
     ("args.masks = True\n", False),  # (an attribute's store: attribute_stores knows it)
     ("if args.masks == True:\n", False),
+    # A function's local (RAFT's ``add_noise = True`` in ``train()``) or a parameter's
+    # default sets no namespace; a class's field may be one.
+    ("def train(args):\n    masks = True\n    return masks\n", False),
+    ("def build(masks=True):\n    return masks\n", False),
+    ("class Config:\n    masks = True\n", True),
+    ("if True:\n    masks = 'data/' + 'x'\nmasks2 = 1\n", False),
+    ("cfg = dict(masks=-1)\n", True),
+    ("cfg = dict(masks=True\n", True),  # (a file Python cannot parse: it may give any)
 ])
 def test_a_constant_given_to_the_flag_s_name(tmp_path: Path, text: str, gives: bool):
     (tmp_path / "config.py").write_text(text)

@@ -36,8 +36,8 @@ A flag is *constant* (its default) when all of these hold:
   configuration file (``masks: true`` in a YAML or JSON file read by ``args =
   EasyDict(yaml.safe_load(f))``), or a constant given it by name in any Python file:
   a keyword (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an
-  assignment (a Python configuration file's ``masks = True``, loaded by
-  ``Config.fromfile``): :func:`given_a_constant_in`, asked only of the flags left. A
+  assignment at the top of a module or class (a Python configuration file's ``masks =
+  True``, loaded by ``Config.fromfile``; not a function's local): :func:`given_a_constant_in`, asked only of the flags left. A
   computed value (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets
   nothing new.
 * **Nothing could store it by a computed name.** No program file stores attributes
@@ -536,17 +536,57 @@ _GIVEN_A_CONSTANT = rb"""(?<![\w.])["']?%s["']?\s*(?::[\w\[\]., ]*)?[:=]\s*(?:Tr
 def given_a_constant_in(paths: Iterable[str], names: set[str]) -> set[str]:
     """Those of ``names`` that a Python file of ``paths`` gives a constant by name (see
     :data:`_GIVEN_A_CONSTANT`): a config object built so may be passed as ``args``. Read
-    as bytes in overlapping pieces; a file that cannot be read may give any."""
+    as bytes in overlapping pieces, then, where the text matches, confirmed on the file's
+    tree (:func:`_given_in_tree`): RAFT's ``train()`` binds a local ``add_noise = True``,
+    which no namespace ever holds. A file that cannot be read may give any."""
     patterns = {name: re.compile(_GIVEN_A_CONSTANT % re.escape(name.encode())) for name in names}
     found: set[str] = set()
     for path in paths:
         try:
+            matched = set()
             for text in _pieces(path):
-                found.update(name for name, pattern in patterns.items() if name not in found and pattern.search(text))
-                if len(found) == len(patterns):
-                    return found
+                matched.update(name for name, pattern in patterns.items()
+                               if name not in found and name not in matched and pattern.search(text))
+            found |= _given_in_tree(path, matched) if matched else set()
+            if len(found) == len(patterns):
+                return found
         except OSError:
             return set(names)
+    return found
+
+
+def _is_constant(node: ast.AST) -> bool:
+    """A literal (``True``, ``"data/coco"``, ``-1``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant)
+
+
+def _given_in_tree(path: str, names: set[str]) -> set[str]:
+    """Those of ``names`` the Python file ``path`` gives a constant as a keyword
+    (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an assignment at the
+    top of the module or of a class (a Python configuration file's ``masks = True``, a
+    dataclass field ``masks: bool = True``); not a function's local, which no namespace
+    holds, nor a parameter's default. All of them when the file cannot be parsed."""
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set(names)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword):
+            if node.arg in names and _is_constant(node.value):
+                found.add(node.arg)
+        elif isinstance(node, ast.Dict):
+            found.update(key.value for key, value in zip(node.keys, node.values)
+                         if isinstance(key, ast.Constant) and key.value in names and _is_constant(value))
+        elif isinstance(node, (ast.Module, ast.ClassDef)):
+            for statement in own_nodes(node.body, []):
+                targets = (statement.targets if isinstance(statement, ast.Assign)
+                           else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+                if targets and statement.value is not None and _is_constant(statement.value):
+                    found.update(target.id for target in targets if isinstance(target, ast.Name) and target.id in names)
     return found
 
 
