@@ -38,8 +38,8 @@ A flag is *constant* (its default) when all of these hold:
   a keyword (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an
   assignment at the top of a module or class (a Python configuration file's ``masks =
   True``, loaded by ``Config.fromfile``; not a function's local):
-  :func:`given_a_constant_in`, asked only of the flags left. A computed value (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets
-  nothing new.
+  :func:`given_a_constant_in`, asked only of the flags left. A computed value
+  (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets nothing new.
 * **Nothing could store it by a computed name.** No program file stores attributes
   by a computed name (``setattr(args, k, v)`` merging a config, as DN-DETR does),
   passes options or sets defaults by one (``set_defaults(**cfg)``,
