@@ -1637,14 +1637,22 @@ SCHEDULE_FLAGS = """
         grown |= self.force
         if grown:
             loss.max().item()
+        early = self.it % 10 == 0 and self.steps < 2000
+        late = self.steps % 2000 == 0
+        if early or late:
+            loss.min().item()
+        if early or self.force:
+            loss.std().item()
         return loss
     """
 
 
-@pytest.mark.parametrize(("line", "periodic"), [(9, True), (11, True), (13, False), (17, False), (21, False)])
+@pytest.mark.parametrize(("line", "periodic"),
+                         [(9, True), (11, True), (13, False), (17, False), (21, False), (25, True), (27, False)])
 def test_a_local_bound_to_a_schedule_guards_periodic_code(line, periodic):
     # lucidrains/stylegan2-pytorch: `apply_gradient_penalty = self.steps % 4 == 0`, then
-    # `if apply_gradient_penalty:` around the penalty and its `.item()`.
+    # `if apply_gradient_penalty:` around the penalty and its `.item()`. monodepth2 logs
+    # `if early_phase or late_phase:`, two schedules (`or self.force` may run every step).
     found = _found(SCHEDULE_FLAGS)[(line, "SL201")]
     assert (found == ("cold", "periodic (logging every N steps)")) is periodic
 

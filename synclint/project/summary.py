@@ -92,7 +92,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 50
+SUMMARY_VERSION = 51
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -572,10 +572,16 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
 
 def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
     """``if apply_gp:`` or ``if apply_gp and x:``, with ``apply_gp`` one of ``flags``
-    (``not apply_gp`` runs on the other steps)."""
+    (``not apply_gp`` runs on the other steps); ``if early_phase or late_phase:`` when
+    each of its clauses is one (monodepth2 logs every ``log_frequency`` steps early on,
+    every 2000 later: the union of two schedules is one)."""
     if isinstance(test, ast.Name):
         return test.id in flags
-    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(_tests_a_flag(v, flags) for v in test.values)
+    if not isinstance(test, ast.BoolOp):
+        return False
+    if isinstance(test.op, ast.And):
+        return any(_tests_a_flag(v, flags) for v in test.values)
+    return all(_tests_a_flag(v, flags) or _is_periodic_guard(v) for v in test.values)
 
 
 def _schedule_parts(test: ast.AST) -> list[ast.AST]:
