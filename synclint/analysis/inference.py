@@ -222,6 +222,10 @@ class KindInference:
             for target in node.comparisons
         ):
             return Kind.PYTHON
+        if len(node.comparisons) == 1 and _against_none(node):
+            # ``mask != None``: ``Tensor.__eq__``/``__ne__`` give ``NotImplemented`` for
+            # ``None`` (a TypeError they wrap), so Python compares identities: a bool, no op.
+            return Kind.PYTHON
         kinds = [self.kind_of(node.left)] + [self.kind_of(t.comparator) for t in node.comparisons]
         if any(kind.is_tensor for kind in kinds):
             return Kind.BOOL_TENSOR
@@ -424,6 +428,10 @@ class KindInference:
                 return returned
         receiver = self.kind_of(func.value)
         on_self = isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+        if method == "numpy" and not node.args and receiver is Kind.UNKNOWN and not on_self and self._numpy_at_most():
+            # Only a tensor has ``.numpy()`` (among torch and numpy), and it gives an array:
+            # faster-rcnn's ``dets = dets.numpy()`` makes ``dets`` an array, whatever it was.
+            return Kind.NUMPY
         if receiver is Kind.UNKNOWN and not on_self and (
             method in TENSOR_ONLY_METHODS
             or (method in COMPARISON_METHODS and not self.imports.imports_pandas)
@@ -478,3 +486,10 @@ class KindInference:
         if method in DTYPE_PRESERVING_METHODS:
             return receiver
         return Kind.TENSOR
+
+
+def _against_none(node: cst.Comparison) -> bool:
+    """``x == None`` / ``x != None`` (either side)."""
+    target = node.comparisons[0]
+    return isinstance(target.operator, (cst.Equal, cst.NotEqual)) and any(
+        isinstance(side, cst.Name) and side.value == "None" for side in (node.left, target.comparator))

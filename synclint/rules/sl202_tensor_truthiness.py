@@ -82,6 +82,8 @@ class TensorTruthiness(Rule):
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
         "        return {k: v for k, v in outputs.items() if k != 'aux'}\n",
         "import torch\ndef f(x: torch.Tensor):\n    if not torch.jit.is_scripting() and torch.is_autocast_enabled():\n        return x\n",
+        # `Tensor.__ne__(None)` gives NotImplemented: Python compares identities, no op runs.
+        "import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    if mask != None and None == x:\n        return x\n",
     )
     INVALID = (
         Invalid("import torch\ndef f(x: torch.Tensor):\n    if x.sum() > 0:\n        return 1\n", 3, 8),
