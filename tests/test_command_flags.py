@@ -295,6 +295,18 @@ def test_a_flag_read_on_a_name_bound_from_parse_args_in_the_same_scope(tmp_path:
     assert _findings(tmp_path, *global_args, local)[0] == ("main.py", 23, 19, "SL201", "cold", NEVER_PASSED)
 
 
+def test_a_module_s_parsed_name_a_function_rebinds_as_global_is_no_receiver(tmp_path: Path):
+    # ``global args; args = Config(path)`` replaces the module's namespace with an object
+    # that may hold any attribute: ``evaluate``'s global ``args`` is not the parsed one.
+    global_args = [("main.py", "def evaluate(model, postprocessors, loader, args):", "def evaluate(model, postprocessors, loader):"),
+                   ("main.py", "torch.utils.data.DataLoader([]), args)", "torch.utils.data.DataLoader([]))")]
+    loader = "\n\ndef load_config(path):\n    global args\n    args = Config(path)\n\n\nif __name__"
+    assert _findings(tmp_path, *global_args, ("main.py", "\n\nif __name__", loader))[0][4] == "hot"
+    # A function that only reads the global, or binds it from ``parse_args`` too, changes nothing.
+    reader = "\n\ndef show():\n    global args\n    print(args.lr)\n\n\ndef reparse():\n    global args\n    args = get_args_parser().parse_args()\n\n\nif __name__"
+    assert _findings(tmp_path, *global_args, ("main.py", "\n\nif __name__", reader))[0] == ("main.py", 22, 19, "SL201", "cold", NEVER_PASSED)
+
+
 def test_a_namespace_handed_back_by_a_function_that_stores_on_it_is_the_parsed_one(tmp_path: Path):
     # CenterNet's ``opt = self.update_dataset_info_and_set_heads(opt, dataset)`` stores
     # attributes on ``opt`` and returns it: the same object (its stores are counted).

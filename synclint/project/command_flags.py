@@ -56,7 +56,9 @@ A flag is *constant* (its default) when all of these hold:
 A test closes a block when it reads the flag on a receiver bound from
 ``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
 module) or on a parameter of the same name as such a receiver anywhere in the project
-(``def build(args):``), or on an attribute of ``self`` of that name: CenterNet's losses
+(``def build(args):``; a module's name that a function of it declares ``global`` and
+binds otherwise, ``global args; args = Config(path)``, is not), or on an attribute of
+``self`` of that name: CenterNet's losses
 keep the options they are handed (``self.opt = opt``) and read ``if opt.eval_oracle_wh:``
 after ``opt = self.opt`` (a name a method binds only so), or ``self.opt.eval_oracle_wh``.
 ``self.masks`` or ``outputs.masks`` are other objects' attributes. A name its file also
@@ -78,7 +80,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from synclint.project.rare_blocks import constant_value
-from synclint.project.scopes import names_bound_by, own_nodes
+from synclint.project.scopes import function_nodes, names_bound_by, own_nodes
 
 #: What an ``add_argument`` says of its destination's default: ``(value,)``, or ``()``
 #: when any run may set it (an option taking a value, a computed default).
@@ -394,6 +396,24 @@ def _bound_from_parse(node: ast.Assign | ast.AnnAssign) -> list[str]:
 def parse_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
     """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``."""
     return _bound_only_by(nodes, _bound_from_parse)
+
+
+def module_parse_bound_names(tree: ast.Module, own: Iterable[ast.AST]) -> set[str]:
+    """The names the module's top level (its ``own`` nodes) binds only ever from
+    ``parse_args(...)``, less those a function of it declares ``global`` and binds
+    otherwise: after ``global args; args = Config(path)`` the module's ``args`` holds
+    whatever that function gives it, any attribute a configuration holds."""
+    parsed = parse_bound_names(own)
+    if not parsed:
+        return parsed
+    for node in ast.walk(tree):
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+            nodes = function_nodes(node)
+            declared = {name for inner in nodes if type(inner) is ast.Global for name in inner.names} & parsed
+            if declared:
+                bound = {name for inner in nodes for name in names_bound_by(inner)}
+                parsed -= (declared & bound) - parse_bound_names(nodes)
+    return parsed
 
 
 def self_aliases(nodes: Iterable[ast.AST]) -> set[str]:
