@@ -15,9 +15,9 @@ A flag is *constant* (its default) when all of these hold:
   ``action="store_true"``/``"store_false"`` with no ``default=`` (``False``/``True``)
   or a constant one, or an option taking one value with a constant ``default=`` (none:
   ``None``): ``if args.loss == "focal":`` never runs where ``--loss`` keeps ``"ce"``. Not
-  a required option, one taking several values (``nargs``), another action (``append``,
-  ``count``), nor a string default that ``type=`` converts (``type=float,
-  default="0.1"``): its value cannot be told.
+  a required option (or one whose ``required=`` is computed: every run may pass it), one
+  taking several values (``nargs``), another action (``append``, ``count``), nor a string
+  default that ``type=`` converts (``type=float, default="0.1"``): its value cannot be told.
 * **Nothing passes it.** No option-like word of the project's text is one of its
   option strings or an abbreviation argparse would accept for one (``--mask`` for
   ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
@@ -362,8 +362,8 @@ def _default(keywords: dict[str, ast.expr], call: ast.Call) -> Default:
         return ()
     if action[0] in _SWITCH_DEFAULTS:
         return constant_value(keywords["default"]) if "default" in keywords else (_SWITCH_DEFAULTS[action[0]],)
-    if "nargs" in keywords or constant_value(keywords.get("required")) not in ((), (False,)):
-        return ()
+    if "nargs" in keywords or ("required" in keywords and constant_value(keywords["required"]) != (False,)):
+        return ()  # (a computed ``required=`` may hold: every run then passes it)
     default = constant_value(keywords["default"]) if "default" in keywords else (None,)
     converter = keywords.get("type")
     if default and isinstance(default[0], str) and converter is not None and not (
