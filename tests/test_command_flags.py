@@ -415,9 +415,10 @@ def test_a_class_also_named_outside_the_closed_blocks_runs(tmp_path: Path):
     assert _findings(tmp_path, **imported)[1] == ("segmentation.py", 6, 16, "SL101", "cold", why)
     built = {"hubconf.py": "from models.segmentation import PostProcessSegm\n\n\n"
                            "def segm_postprocessor():\n    return PostProcessSegm()\n"}
-    assert _findings(tmp_path, **built)[1] == HOT[1]
+    assert _findings(tmp_path / "built", **built)[1] == HOT[1]
+    # (A project of its own: ``hubconf.py`` above builds it.)
     exported = {"models__segmentation.py": SEGMENTATION + '\n\n__all__ = ["PostProcessSegm"]\n'}
-    assert _findings(tmp_path, **exported)[1] == HOT[1]
+    assert _findings(tmp_path / "exported", **exported)[1] == HOT[1]
 
 
 def test_a_source_on_its_own_does_not_show_what_passes_its_flags():
