@@ -213,19 +213,23 @@ def test_an_option_taking_a_value_no_one_passes_keeps_its_default(tmp_path: Path
               ("models/detr.py", "if args.masks:", 'if args.masks == "segm":'),
               ("main.py", "if args.masks:", 'if args.masks != "none":')]
     shown = NEVER_PASSED.replace("always False", "always 'none'")
-    assert _findings(tmp_path, *valued) == [
+    assert _findings(tmp_path / "valued", *valued) == [
         ("main.py", 22, 19, "SL201", "cold", shown),
         ("segmentation.py", 6, 16, "SL101", "cold",
          f"never runs: `PostProcessSegm` is built only in blocks that never run: {shown.removeprefix('never runs: ')}"),
     ]
+    # A value a document names may be passed (vq-vae-2's README: "top/bottom hierarchical
+    # prior", its bottom prior trained with ``--hier bottom``, which no text shows): the
+    # block testing for it stays; ``!= "none"`` selects no value a text could name.
+    documented = {"README.md": "Post-processing: bbox boxes, or segm masks for panoptic segmentation.\n"}
+    assert _findings(tmp_path / "documented", *valued, **documented) == [("main.py", 22, 19, "SL201", "cold", shown), HOT[1]]
     # No default: None. A README passing it, a required option, a list of values, or a
     # string default that ``type=`` converts keep the blocks.
     unset = [("main.py", '"--masks", action="store_true",', '"--masks",'), ("models/detr.py", "if args.masks:", "if args.masks is not None:"),
              ("main.py", "if args.masks:", "if args.masks is not None:")]
-    assert [row[4] for row in _findings(tmp_path, *unset)] == ["cold", "cold"]
+    assert [row[4] for row in _findings(tmp_path / "unset", *unset)] == ["cold", "cold"]
     assert _findings(tmp_path / "passed", *unset, **{"README.md": "python main.py --masks segm\n"}) == HOT
-    # (Each in a project of its own: the README above passes ``--masks``.) A computed
-    # ``required=`` may hold: every run then passes the option.
+    # A computed ``required=`` may hold: every run then passes the option.
     for number, declared in enumerate(('"--masks", required=True,', '"--masks", nargs="+",', '"--masks", type=int, default="0",',
                                        '"--masks", action="append",', '"--masks", required=not DEBUG,')):
         root = tmp_path / str(number)

@@ -187,10 +187,11 @@ def blocks_closed_by_constants(
         return found
     # (``def build(args):`` reads a flag on ``args`` when the project binds ``args`` from ``parse_args``.)
     receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values()))
+    named = values_named_in_documents(index, flags)
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
             blocks = _closed_by_constants(index, (key, qualname), function, constants)
-            blocks += _closed_by_flags(function, flags, receivers)
+            blocks += _closed_by_flags(function, flags, receivers, named)
             if blocks:
                 found[(key, qualname)] = tuple(blocks)
     return found
@@ -250,18 +251,38 @@ def _closed_by_constants(
     return blocks
 
 
+def values_named_in_documents(index: ProjectIndex, flags: Mapping[str, ConstantFlag]) -> set[str]:
+    """The values that tests of ``flags`` select (``if args.hier == "bottom":``, a string
+    other than the flag's default) which a document, script or configuration of the
+    project names as a word: vq-vae-2's README tells of its "top/bottom hierarchical
+    prior", whose bottom half ``--hier bottom`` trains, though no text shows the option.
+    Users told of a mode may choose it: the block that selects it may run."""
+    selected = {guard.constant for entry in index.entries.values() for function in entry.summary.functions.values()
+                for guard in function.flag_guards if _selects_a_value(guard)
+                and (flag := flags.get(guard.param.rpartition(".")[2])) is not None and guard.constant not in flag.values}
+    return spelled_in(index.naming_files, selected) if selected else set()
+
+
+def _selects_a_value(guard: ParamGuard) -> bool:
+    """The block runs for one (non-empty) string value only: ``if args.hier == "bottom":``."""
+    return guard.test == "eq" and guard.needs and isinstance(guard.constant, str) and guard.constant != ""
+
+
 def _closed_by_flags(
-    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str]
+    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str], documented: set[str]
 ) -> list[tuple[int, int, str]]:
     """The blocks of ``function`` that a test of a flag no one passes never lets run
     (``if args.masks:``), read on a name bound from ``parse_args``, or on a parameter or
-    an attribute of ``self`` (``self.opt.masks``) of the name of one."""
+    an attribute of ``self`` (``self.opt.masks``) of the name of one; not those selecting
+    a value ``documented`` (:func:`values_named_in_documents`)."""
     blocks = []
     for guard in function.flag_guards:
         receiver, _dot, dest = guard.param.rpartition(".")
         flag = flags.get(dest)
         named = receiver.removeprefix("self.")
         if flag is None or ((named != receiver or receiver in function.params) and named not in receivers):
+            continue
+        if _selects_a_value(guard) and guard.constant in documented:
             continue
         if not any(guard.entered(value) for value in flag.values):
             shown = " or ".join(sorted(map(repr, flag.values)))
