@@ -26,11 +26,11 @@ A flag is *constant* (its default) when all of these hold:
   main.py --masks``), nor a file that may run the program or tell users how to
   (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
   configuration files, notebooks). A single-dash option is passed when any
-  single-dash word holds its letter (``-vm`` sets ``-m``). A test selecting a string
-  value (``if args.hier == "bottom":``) that a document, script or configuration names
-  as a word keeps its block: vq-vae-2's README tells of its "top/bottom hierarchical
-  prior", whose bottom half ``--hier bottom`` trains, though no text shows the option
-  (:func:`synclint.project.step_branches.values_named_in_documents`).
+  single-dash word holds its letter (``-vm`` sets ``-m``). It may also hold a string
+  value its tests select (``if args.hier == "bottom":``) that a document, script or
+  configuration names as a word: vq-vae-2's README tells of its "top/bottom
+  hierarchical prior", whose bottom half ``--hier bottom`` trains, though no text shows
+  the option (:func:`synclint.project.step_branches.values_named_in_documents`).
 * **Nothing stores it.** No attribute of its name is stored anywhere in the project
   (``args.masks = True``, ``setattr(args, "masks", True)``, see
   :mod:`synclint.project.constant_attributes`), nor set by keyword

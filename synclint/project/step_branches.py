@@ -251,29 +251,33 @@ def _closed_by_constants(
     return blocks
 
 
-def values_named_in_documents(index: ProjectIndex, flags: Mapping[str, ConstantFlag]) -> set[str]:
-    """The values that tests of ``flags`` select (``if args.hier == "bottom":``, a string
-    other than the flag's default) which a document, script or configuration of the
+def values_named_in_documents(index: ProjectIndex, flags: Mapping[str, ConstantFlag]) -> dict[str, frozenset[str]]:
+    """Per flag of ``flags``, the string values its tests select (``if args.hier ==
+    "bottom":``; not its defaults) that a document, script or configuration of the
     project names as a word: vq-vae-2's README tells of its "top/bottom hierarchical
     prior", whose bottom half ``--hier bottom`` trains, though no text shows the option.
-    Users told of a mode may choose it: the block that selects it may run."""
-    selected = {guard.constant for entry in index.entries.values() for function in entry.summary.functions.values()
-                for guard in function.flag_guards if _selects_a_value(guard)
-                and (flag := flags.get(guard.param.rpartition(".")[2])) is not None and guard.constant not in flag.values}
-    return spelled_in(index.naming_files, selected) if selected else set()
-
-
-def _selects_a_value(guard: ParamGuard) -> bool:
-    """The block runs for one (non-empty) string value only: ``if args.hier == "bottom":``."""
-    return guard.test == "eq" and guard.needs and isinstance(guard.constant, str) and guard.constant != ""
+    Users told of a mode may choose it: the flag may hold it."""
+    selected: dict[str, set[str]] = {}
+    for entry in index.entries.values():
+        for function in entry.summary.functions.values():
+            for guard in function.flag_guards:
+                dest = guard.param.rpartition(".")[2]
+                if (guard.test == "eq" and isinstance(guard.constant, str) and guard.constant and dest in flags
+                        and guard.constant not in flags[dest].values):
+                    selected.setdefault(dest, set()).add(guard.constant)
+    if not selected:
+        return {}
+    named = spelled_in(index.naming_files, set().union(*selected.values()))
+    return {dest: frozenset(values & named) for dest, values in selected.items() if values & named}
 
 
 def _closed_by_flags(
-    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str], documented: set[str]
+    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str],
+    documented: Mapping[str, frozenset[str]]
 ) -> list[tuple[int, int, str]]:
     """The blocks of ``function`` that a test of a flag no one passes never lets run
     (``if args.masks:``), read on a name bound from ``parse_args``, or on a parameter or
-    an attribute of ``self`` (``self.opt.masks``) of the name of one; not those selecting
+    an attribute of ``self`` (``self.opt.masks``) of the name of one, for its default or
     a value ``documented`` (:func:`values_named_in_documents`)."""
     blocks = []
     for guard in function.flag_guards:
@@ -282,9 +286,7 @@ def _closed_by_flags(
         named = receiver.removeprefix("self.")
         if flag is None or ((named != receiver or receiver in function.params) and named not in receivers):
             continue
-        if _selects_a_value(guard) and guard.constant in documented:
-            continue
-        if not any(guard.entered(value) for value in flag.values):
+        if not any(guard.entered(value) for value in flag.values | documented.get(dest, frozenset())):
             shown = " or ".join(sorted(map(repr, flag.values)))
             blocks.append((guard.first, guard.last,
                            f"never runs: `{flag.option}` is never passed, so `{guard.param}` is always {shown} "
