@@ -62,9 +62,9 @@ A test closes a block when it reads the flag on a receiver bound from
 module) or on a parameter of the same name as such a receiver anywhere in the project
 (``def build(args):``; a module's name that a function of it declares ``global`` and
 binds otherwise, ``global args; args = Config(path)``, is not), or on an attribute of
-``self`` of that name: CenterNet's losses
-keep the options they are handed (``self.opt = opt``) and read ``if opt.eval_oracle_wh:``
-after ``opt = self.opt`` (a name a method binds only so), or ``self.opt.eval_oracle_wh``.
+``self`` of that name: CenterNet's losses keep the options they are handed (``self.opt =
+opt``) and read ``if opt.eval_oracle_wh:`` after ``opt = self.opt`` (a name a method
+binds only so), or ``self.opt.eval_oracle_wh``.
 ``self.masks`` or ``outputs.masks`` are other objects' attributes. A name its file also
 rebuilds from itself (``args = merge(args, cfg)``) is no such receiver: the parameter may
 get the merged object, which holds what the configuration does; a function of the file
