@@ -45,6 +45,7 @@ HOT = "`RankLoss.forward`"
 
 def _findings(root: Path, files: dict[str, str], include_cold: bool = True, cache: Path | None = None) -> list:
     """(file, line, column, code, context, why) of a project of ``files`` under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +149,16 @@ def test_globals_with_a_star_import_reaches_classes_it_never_spells(tmp_path: Pa
     assert _findings(tmp_path, _program(**{"factory.py": builder})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+def test_globals_filled_by_computed_names_reaches_classes_it_never_spells(tmp_path: Path):
+    # ``globals().update(module.__dict__)`` over a loop of modules puts another file's
+    # classes in the namespace ``globals()[name]`` then builds from.
+    builder = ("import losses\n\nfor module in (losses,):\n    globals().update(module.__dict__)\n\n\n"
+               "def loss_named(name):\n    return globals()[name]()\n")
+    assert _findings(tmp_path / "update", _program(**{"factory.py": builder})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+    stored = builder.replace("globals().update(module.__dict__)", "for key in dir(module):\n        globals()[key] = getattr(module, key)")
+    assert _findings(tmp_path / "store", _program(**{"factory.py": stored})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
 def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
     # What a test builds by a computed name runs in the test, not in the program's steps.
     test = "import sys\n\n\ndef test_import():\n    assert 'losses' in sys.modules\n"
@@ -176,6 +187,10 @@ def test_which_reflection_rules_unnamed_classes_out():
     assert find_reflection("cls = globals()[name]\n") == (None, frozenset())  # (its own file's: see below)
     assert find_reflection("from .losses import *\ncls = globals()[name]\n") == ("`globals()` with `import *`", frozenset())
     assert builds_its_own_classes("cls = globals( )[name]\n") and not builds_its_own_classes("g = my_globals\n")
+    filled = "`globals()` filled by computed names"
+    assert find_reflection("globals()[key] = value\n") == (filled, frozenset())
+    assert find_reflection("globals().update(table)\n") == (filled, frozenset())
+    assert find_reflection("if globals()[key] == 1:\n    pass\n") == (None, frozenset())
     assert find_reflection("import importlib\nm = importlib.import_module(path)\n")[0] == "`import_module`"
     assert find_reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
     assert find_reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())

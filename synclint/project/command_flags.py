@@ -15,9 +15,9 @@ A flag is *constant* (its default) when all of these hold:
   ``action="store_true"``/``"store_false"`` with no ``default=`` (``False``/``True``)
   or a constant one, or an option taking one value with a constant ``default=`` (none:
   ``None``): ``if args.loss == "focal":`` never runs where ``--loss`` keeps ``"ce"``. Not
-  a required option, one taking several values (``nargs``), another action (``append``,
-  ``count``), nor a string default that ``type=`` converts (``type=float,
-  default="0.1"``): its value cannot be told.
+  a required option (or one whose ``required=`` is computed: every run may pass it), one
+  taking several values (``nargs``), another action (``append``, ``count``), nor a string
+  default that ``type=`` converts (``type=float, default="0.1"``): its value cannot be told.
 * **Nothing passes it.** No option-like word of the project's text is one of its
   option strings or an abbreviation argparse would accept for one (``--mask`` for
   ``--masks``): not a string of Python code (``subprocess.run([..., "--masks"])``,
@@ -26,7 +26,11 @@ A flag is *constant* (its default) when all of these hold:
   main.py --masks``), nor a file that may run the program or tell users how to
   (:data:`~synclint.project.layout.NAMING_SUFFIXES`: README, shell scripts,
   configuration files, notebooks). A single-dash option is passed when any
-  single-dash word holds its letter (``-vm`` sets ``-m``).
+  single-dash word holds its letter (``-vm`` sets ``-m``). It may also hold a string
+  value its tests select (``if args.hier == "bottom":``) that a document, script or
+  configuration names as a word: vq-vae-2's README tells of its "top/bottom
+  hierarchical prior", whose bottom half ``--hier bottom`` trains, though no text shows
+  the option (:func:`synclint.project.step_branches.values_named_in_documents`).
 * **Nothing stores it.** No attribute of its name is stored anywhere in the project
   (``args.masks = True``, ``setattr(args, "masks", True)``, see
   :mod:`synclint.project.constant_attributes`), nor set by keyword
@@ -56,9 +60,11 @@ A flag is *constant* (its default) when all of these hold:
 A test closes a block when it reads the flag on a receiver bound from
 ``parse_args(...)``/``parse_known_args(...)[0]`` (in the function, or at the top of its
 module) or on a parameter of the same name as such a receiver anywhere in the project
-(``def build(args):``), or on an attribute of ``self`` of that name: CenterNet's losses
-keep the options they are handed (``self.opt = opt``) and read ``if opt.eval_oracle_wh:``
-after ``opt = self.opt`` (a name a method binds only so), or ``self.opt.eval_oracle_wh``.
+(``def build(args):``; a module's name that a function of it declares ``global`` and
+binds otherwise, ``global args; args = Config(path)``, is not), or on an attribute of
+``self`` of that name: CenterNet's losses keep the options they are handed (``self.opt =
+opt``) and read ``if opt.eval_oracle_wh:`` after ``opt = self.opt`` (a name a method
+binds only so), or ``self.opt.eval_oracle_wh``.
 ``self.masks`` or ``outputs.masks`` are other objects' attributes. A name its file also
 rebuilds from itself (``args = merge(args, cfg)``) is no such receiver: the parameter may
 get the merged object, which holds what the configuration does; a function of the file
@@ -78,7 +84,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from synclint.project.rare_blocks import constant_value
-from synclint.project.scopes import names_bound_by, own_nodes
+from synclint.project.scopes import function_nodes, names_bound_by, own_nodes
 
 #: What an ``add_argument`` says of its destination's default: ``(value,)``, or ``()``
 #: when any run may set it (an option taking a value, a computed default).
@@ -363,8 +369,8 @@ def _default(keywords: dict[str, ast.expr], call: ast.Call) -> Default:
         return ()
     if action[0] in _SWITCH_DEFAULTS:
         return constant_value(keywords["default"]) if "default" in keywords else (_SWITCH_DEFAULTS[action[0]],)
-    if "nargs" in keywords or constant_value(keywords.get("required")) not in ((), (False,)):
-        return ()
+    if "nargs" in keywords or ("required" in keywords and constant_value(keywords["required"]) != (False,)):
+        return ()  # (a computed ``required=`` may hold: every run then passes it)
     default = constant_value(keywords["default"]) if "default" in keywords else (None,)
     converter = keywords.get("type")
     if default and isinstance(default[0], str) and converter is not None and not (
@@ -430,6 +436,27 @@ def parse_bound_names(nodes: Iterable[ast.AST], wrappers: frozenset[str] = froze
     """The names that a scope (its own ``nodes``) binds only ever from ``parse_args(...)``
     (or a call of one of the file's ``wrappers``, see :func:`parse_wrappers`)."""
     return _bound_only_by(nodes, lambda node: _bound_from_parse(node, wrappers))
+
+
+def module_parse_bound_names(
+    tree: ast.Module, own: Iterable[ast.AST], wrappers: frozenset[str] = frozenset()
+) -> set[str]:
+    """The names the module's top level (its ``own`` nodes) binds only ever from
+    ``parse_args(...)`` (or one of the file's ``wrappers``), less those a function of it
+    declares ``global`` and binds otherwise: after ``global args; args = Config(path)``
+    the module's ``args`` holds whatever that function gives it, any attribute a
+    configuration holds."""
+    parsed = parse_bound_names(own, wrappers)
+    if not parsed:
+        return parsed
+    for node in ast.walk(tree):
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+            nodes = function_nodes(node)
+            declared = {name for inner in nodes if type(inner) is ast.Global for name in inner.names} & parsed
+            if declared:
+                bound = {name for inner in nodes for name in names_bound_by(inner)}
+                parsed -= (declared & bound) - parse_bound_names(nodes, wrappers)
+    return parsed
 
 
 def self_aliases(nodes: Iterable[ast.AST]) -> set[str]:

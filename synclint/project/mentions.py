@@ -43,6 +43,9 @@ _DICT = re.compile(r"\.__dict__\b")
 #: the file never spells.
 _OWN_GLOBALS = re.compile(r"globals\(\s*\)")
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
+#: ``globals()[key] = value``, ``globals().update(table)``: a file that fills its own
+#: namespace by computed names may put any file's classes there, as a star import does.
+_FILLS_GLOBALS = re.compile(r"globals\(\s*\)\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|__setitem__)\()")
 _DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
@@ -94,7 +97,8 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
 
     Returns what rules unnamed classes out for the whole project (``__subclasses__``,
     ``__init_subclass__``, a metaclass, ``sys.modules``, a module imported by a computed
-    name, ``globals()`` in a file that star-imports names it never spells: see
+    name, ``globals()`` in a file that star-imports names it never spells or fills its
+    namespace by computed names, ``globals()[key] = value``: see
     :func:`builds_its_own_classes` for the others), or None; and the dotted names whose
     members the file lists or
     fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``): the
@@ -107,8 +111,11 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( =')}`", frozenset()
-    if builds_its_own_classes(source) and "import" in source and _STAR_IMPORT.search(source):
-        return "`globals()` with `import *`", frozenset()
+    if builds_its_own_classes(source):
+        if "import" in source and _STAR_IMPORT.search(source):
+            return "`globals()` with `import *`", frozenset()
+        if _FILLS_GLOBALS.search(source):
+            return "`globals()` filled by computed names", frozenset()
     modules = {match.group(1) for hint, pattern in _LOOKUPS if hint in source for match in pattern.finditer(source)}
     if "__dict__" in source:
         for match in _DICT.finditer(source):

@@ -187,10 +187,11 @@ def blocks_closed_by_constants(
         return found
     # (``def build(args):`` reads a flag on ``args`` when the project binds ``args`` from ``parse_args``.)
     receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values()))
+    named = values_named_in_documents(index, flags)
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
             blocks = _closed_by_constants(index, (key, qualname), function, constants)
-            blocks += _closed_by_flags(function, flags, receivers)
+            blocks += _closed_by_flags(function, flags, receivers, named)
             if blocks:
                 found[(key, qualname)] = tuple(blocks)
     return found
@@ -250,12 +251,34 @@ def _closed_by_constants(
     return blocks
 
 
+def values_named_in_documents(index: ProjectIndex, flags: Mapping[str, ConstantFlag]) -> dict[str, frozenset[str]]:
+    """Per flag of ``flags``, the string values its tests select (``if args.hier ==
+    "bottom":``; not its defaults) that a document, script or configuration of the
+    project names as a word: vq-vae-2's README tells of its "top/bottom hierarchical
+    prior", whose bottom half ``--hier bottom`` trains, though no text shows the option.
+    Users told of a mode may choose it: the flag may hold it."""
+    selected: dict[str, set[str]] = {}
+    for entry in index.entries.values():
+        for function in entry.summary.functions.values():
+            for guard in function.flag_guards:
+                dest = guard.param.rpartition(".")[2]
+                if (guard.test == "eq" and isinstance(guard.constant, str) and guard.constant and dest in flags
+                        and guard.constant not in flags[dest].values):
+                    selected.setdefault(dest, set()).add(guard.constant)
+    if not selected:
+        return {}
+    named = spelled_in(index.naming_files, set().union(*selected.values()))
+    return {dest: frozenset(values & named) for dest, values in selected.items() if values & named}
+
+
 def _closed_by_flags(
-    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str]
+    function: FunctionSummary, flags: Mapping[str, ConstantFlag], receivers: set[str],
+    documented: Mapping[str, frozenset[str]]
 ) -> list[tuple[int, int, str]]:
     """The blocks of ``function`` that a test of a flag no one passes never lets run
     (``if args.masks:``), read on a name bound from ``parse_args``, or on a parameter or
-    an attribute of ``self`` (``self.opt.masks``) of the name of one."""
+    an attribute of ``self`` (``self.opt.masks``) of the name of one, for its default or
+    a value ``documented`` (:func:`values_named_in_documents`)."""
     blocks = []
     for guard in function.flag_guards:
         receiver, _dot, dest = guard.param.rpartition(".")
@@ -263,7 +286,7 @@ def _closed_by_flags(
         named = receiver.removeprefix("self.")
         if flag is None or ((named != receiver or receiver in function.params) and named not in receivers):
             continue
-        if not any(guard.entered(value) for value in flag.values):
+        if not any(guard.entered(value) for value in flag.values | documented.get(dest, frozenset())):
             shown = " or ".join(sorted(map(repr, flag.values)))
             blocks.append((guard.first, guard.last,
                            f"never runs: `{flag.option}` is never passed, so `{guard.param}` is always {shown} "

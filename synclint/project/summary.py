@@ -26,7 +26,14 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.async_copies import copies_asynchronously
-from synclint.project.command_flags import NO_COMMAND_LINE, CommandLine, command_line, parse_bound_names, self_aliases
+from synclint.project.command_flags import (
+    NO_COMMAND_LINE,
+    CommandLine,
+    command_line,
+    module_parse_bound_names,
+    parse_bound_names,
+    self_aliases,
+)
 from synclint.project.constant_attributes import (
     COMPUTED_STORE,
     NO_COMPUTED_STORE,
@@ -92,7 +99,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 51
+SUMMARY_VERSION = 52
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -751,7 +758,7 @@ class _Builder:
         nested: list[ast.AST] = []
         own = own_nodes(tree.body, nested)
         if self.command_line.parsed_names:
-            self.module_parsed = frozenset(parse_bound_names(own, self.command_line.parse_wrappers))
+            self.module_parsed = frozenset(module_parse_bound_names(tree, own, self.command_line.parse_wrappers))
         self.passed_as_values.update(names_passed_as_values(own, nested))
         self.record_attribute_stores([*own, *lambda_nodes(nested)], in_init=False)
         loaders = self._body(tree.body, top, prefix="", cls=None, loaders=set()).loaders

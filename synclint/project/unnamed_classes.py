@@ -50,7 +50,8 @@ and the project allows the question at all:
   (CenterNet's ``globals()[base_name](pretrained=...)`` picks a backbone of its file)
   reaches the classes and functions the file defines, and those it imports, which it
   spells. It rules out that file's candidates only, unless the file star-imports names
-  it never spells: then all of them.
+  it never spells or fills its namespace by computed names (``globals()[key] = value``,
+  ``globals().update(module.__dict__)``): then all of them.
 
 Files whose context is decided otherwise (tests, export tools: cold as a whole) are left
 as they are.
