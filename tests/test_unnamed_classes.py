@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from synclint.config import Settings
 from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
 from synclint.runner import RunOptions, lint_paths
@@ -43,10 +45,12 @@ UNNAMED = "not reached from any step of the project: nothing in the project name
 HOT = "`RankLoss.forward`"
 
 
-def _findings(root: Path, files: dict[str, str], include_cold: bool = True, cache: Path | None = None) -> list:
-    """(file, line, column, code, context, why) of a project of ``files`` under ``root``."""
+def _findings(root: Path, files: dict[str, str], include_cold: bool = True, cache: Path | None = None,
+              installable: bool = True) -> list:
+    """(file, line, column, code, context, why) of a project of ``files`` under ``root``
+    (one users may install: a ``[project]`` table; else a ``pyproject.toml`` of tools only)."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n" if installable else "[tool.synclint]\n")
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -157,6 +161,30 @@ def test_globals_filled_by_computed_names_reaches_classes_it_never_spells(tmp_pa
     assert _findings(tmp_path / "update", _program(**{"factory.py": builder})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
     stored = builder.replace("globals().update(module.__dict__)", "for key in dir(module):\n        globals()[key] = getattr(module, key)")
     assert _findings(tmp_path / "store", _program(**{"factory.py": stored})) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+PASSED_ON = f"{UNNAMED} but imports that pass it on"
+
+
+def test_a_class_only_passed_on_by_imports_is_unreached_where_nobody_installs_the_project(tmp_path: Path):
+    # KAIR's retinaface/layers/modules/__init__.py: `from .multibox_loss import MultiBoxLoss`
+    # and `__all__ = ['MultiBoxLoss']`, and nothing builds it.
+    heads = {"heads/__init__.py": "from losses import RankLoss\n\n__all__ = [\n    'RankLoss',\n]\n"}
+    assert _findings(tmp_path, _program(**heads), installable=False) == [("losses.py", 6, 16, "SL101", "unknown", PASSED_ON)]
+    assert _findings(tmp_path, _program(**heads), include_cold=False, installable=False) == []
+    # A package users install re-exports it for them.
+    assert _findings(tmp_path, _program(**heads)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+@pytest.mark.parametrize("other", [
+    "from losses import RankLoss\n\ncriterion = RankLoss()\n",  # built where it is imported
+    "from losses import RankLoss as Loss\n",  # built under another name, wherever `Loss` is called
+    "import losses\n\ncriterion = losses.RankLoss()\n",
+    "from losses import RankLoss\n\nLOSSES = {'rank': RankLoss}\n",  # handed on as a value
+])
+def test_a_class_a_project_nobody_installs_uses_beyond_imports_stays_a_root(tmp_path: Path, other: str):
+    assert _findings(tmp_path, _program(**{"criteria.py": other}), installable=False) == [
+        ("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
 def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):

@@ -6,12 +6,25 @@ from __future__ import annotations
 
 #: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
 TYPE_STUB = "type stub (never runs)"
+#: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
+#: project whose whole call graph was seen: hidden by default, like cold ones.
+UNREACHED = "not reached from any step of the project"
+#: The ``why`` of code in a class nothing in the project names (see
+#: :mod:`synclint.project.unnamed_classes`): it cannot run, whatever its methods are called.
+_NEVER_NAMED = f"{UNREACHED}: nothing in the project names "
+
 #: ``convert_checkpoint.py``, ``inspect_checkpoints.py`` (see :mod:`synclint.project.hotness`).
 CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 #: ``demo/``, ``image_demo.py``.
 DEMO_CODE = "demo code"
 #: ``tools/visualization.py``, ``plotting.py``.
 PLOTTING_CODE = "plotting or visualization code"
+
+
+def never_named(class_name: str, only_passed_on: bool = False) -> str:
+    """Why a class nothing names never runs; ``only_passed_on``: imports and ``__all__``
+    name it, in a project nobody installs."""
+    return f"{_NEVER_NAMED}`{class_name}`" + (" but imports that pass it on" if only_passed_on else "")
 
 
 def _root_reason(why: str) -> str:

@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
+    _NEVER_NAMED,
     CONVERSION_TOOL,
     DEMO_CODE,
     PLOTTING_CODE,
     TYPE_STUB,
+    UNREACHED,
+    never_named,
     outside_the_program,
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
@@ -55,9 +58,6 @@ class Context:
 
 
 UNKNOWN_CONTEXT = Context(UNKNOWN)
-#: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
-#: project whose whole call graph was seen: hidden by default, like cold ones.
-UNREACHED = "not reached from any step of the project"
 #: The ``why`` of an unknown finding shown on the strength of the op alone: it syncs on
 #: every call (``.item()``, ``nonzero``) of an operand proven to be a device tensor. Library
 #: code is called per step by its users, whom the project does not contain.
@@ -69,17 +69,9 @@ PROVEN_SYNC = "not reached from a step of the project, but it syncs on every cal
 AT_CALL_SITES = "it syncs on a parameter: reported at each call of the function instead"
 
 
-#: The ``why`` of code in a class nothing in the project names (see
-#: :mod:`synclint.project.unnamed_classes`): it cannot run, whatever its methods are called.
-_NEVER_NAMED = f"{UNREACHED}: nothing in the project names "
-
-
-def never_named(class_name: str) -> str:
-    return f"{_NEVER_NAMED}`{class_name}`"
-
-
 #: Top-level classes nothing in the project builds (see :mod:`synclint.project.unnamed_classes`):
-#: why, when the only code that names one never runs (cold); else None (unreached).
+#: why, when the only code that names one never runs (cold) or when only imports name it
+#: (unreached, a why of :func:`never_named`'s); else None (unreached).
 Unnamed = Mapping[ClassId, "str | None"]
 _NONE_UNNAMED: Unnamed = MappingProxyType({})
 
@@ -375,7 +367,9 @@ def compute_contexts(
                 cold_queue.append(callee)
     for fid, owner in inert.items():
         built_only = unnamed[(fid[0], owner)]
-        contexts.setdefault(fid, Context(COLD, built_only) if built_only else Context(UNKNOWN, never_named(owner)))
+        if not built_only:
+            built_only = never_named(owner)
+        contexts.setdefault(fid, Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only))
     return contexts
 
 

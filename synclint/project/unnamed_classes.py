@@ -59,10 +59,14 @@ as they are.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
+from synclint.project.cold_reasons import never_named
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
+from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
 from synclint.sources import python_text, read_source
@@ -89,15 +93,17 @@ def unnamed_classes(
     Python file's content hash, so a change to one that names a class is seen)."""
     candidates = _candidates(index, decided)
     built_in_closed: dict[str, str] = {}
+    passed_on: set[str] = set()
     if candidates:
         closed_lines = _closed_lines(closed)
         built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
-        candidates, unread = _unnamed_in_python(index, candidates, decided, closed_lines, built_in_closed)
+        candidates, unread, passed_on = _unnamed_in_python(index, candidates, decided, closed_lines, built_in_closed)
         names = {name for _key, name in candidates}
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
             candidates = {(key, name) for key, name in candidates if name not in spelled}
-    return {(key, name): _never_built(name, built_in_closed.get(name)) for key, name in sorted(candidates)}
+    return {(key, name): never_named(name, only_passed_on=True) if name in passed_on and name not in built_in_closed
+            else _never_built(name, built_in_closed.get(name)) for key, name in sorted(candidates)}
 
 
 def _never_built(name: str, why: str | None) -> str | None:
@@ -163,28 +169,39 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
 def _unnamed_in_python(
     index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool],
     closed_lines: dict[str, list[tuple[int, int, str]]], built_in_closed: Mapping[str, str],
-) -> tuple[set[ClassId], list[str]]:
+) -> tuple[set[ClassId], list[str], set[str]]:
     """Those of ``candidates`` that no Python file the index parsed names: as a word of
     another file (two classes of one name in two files name each other), or in their own
     file outside their own definition; none when one of them could build a class by a
     computed name. A class some block that never runs names (``built_in_closed``) may be
-    named there and in imports, and nowhere else. And the Python files it could not parse
-    (their words are unknown: they are searched as text, like configuration files)."""
+    named there and in imports, and nowhere else; in a project nobody installs, any class
+    may be named in imports that pass it on and in ``__all__``. And the Python files it
+    could not parse (their words are unknown: they are searched as text, like
+    configuration files), and the names only such imports spell."""
     left = set(candidates)
     unread = []
+    passed_on: set[str] = set()
+    # A package users install may re-export a class for them (``__init__.py``'s import,
+    # ``__all__``): that names it. In a project nobody installs, only code can build it.
+    imports_name = is_installable(natural_root(index.root))
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
             unread.append(key)
             continue
         text = python_text_of(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
-            return set(), []  # (unreadable since it was summarised: it may name any of them)
+            return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
         if not decided(key) and builds_its_own_classes(text):
             left = {(owner, name) for owner, name in left if owner != key}
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
         spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
+        if not imports_name and (spelled | outside) - built_in_closed.keys():
+            before = spelled | outside
+            spelled, outside = spelled_names(blanked(text, _re_exports(text, entry.summary.import_lines)),
+                                             {name for _key, name in left}, defined)
+            passed_on |= before - spelled - outside
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
@@ -193,7 +210,32 @@ def _unnamed_in_python(
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
             break
-    return left, unread
+    return left, unread, passed_on
+
+
+def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first, last line) of the statements of ``text`` that only pass names on: its
+    imports that rename nothing (``from .losses import RankLoss as Loss`` builds
+    ``RankLoss`` under another name wherever ``Loss`` is called), and its top-level
+    ``__all__`` assignments (KAIR's ``retinaface/layers/modules/__init__.py``:
+    ``from .multibox_loss import MultiBoxLoss``, ``__all__ = ['MultiBoxLoss']``)."""
+    lines = text.split("\n")
+    spans = [(first, last) for first, last in import_lines
+             if not _RENAMES.search("\n".join(lines[first - 1:last]))]
+    if "__all__" in text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return spans
+        spans += [(node.lineno, node.end_lineno or node.lineno) for node in tree.body
+                  if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  and any(isinstance(target, ast.Name) and target.id == "__all__"
+                          for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    return spans
+
+
+#: `` as `` in an import statement: a name bound under another name.
+_RENAMES = re.compile(r"\bas\b")
 
 
 def python_text_of(path: str) -> str | None:
