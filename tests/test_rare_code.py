@@ -1846,3 +1846,51 @@ def test_a_schedule_that_steps_the_optimizer_is_the_training_step(line, periodic
     # its divisor is called: the block steps the optimizer, which is the training step.
     found = _found(ACCUMULATION_BOUNDARIES)[(line, "SL201")]
     assert (found == ("cold", "periodic (logging every N steps)")) is periodic
+
+
+FIRST_BATCH_ONLY = """
+    import torch
+
+
+    def evaluate(generator, eval_loader):
+        for batch_idx, (x, y) in enumerate(eval_loader):
+            x = x.cuda(0)
+            x = x[:1]
+            break
+        return generator(x).cpu()
+
+
+    def train(generator, loader, eval_loader, opt):
+        for step, (x, y) in enumerate(loader):
+            generator(x.cuda()).mean().backward()
+            opt.step()
+            if step % 1000 == 0:
+                evaluate(generator, eval_loader)
+
+
+    def skips(generator, loader):
+        for x in loader:
+            if x is None:
+                continue
+            print(generator(x.cuda()).sum().item())
+            break
+
+
+    def retries(generator, loader):
+        for x in loader:
+            while True:
+                print(generator(x.cuda()).sum().item())
+                break
+    """
+
+
+def test_a_loop_that_breaks_at_the_end_of_its_first_pass_runs_once():
+    # vits' `evaluate` takes the first batch of its loader and breaks: its copies run once
+    # per call (every 1000 steps here), not once per batch.
+    found = _found(FIRST_BATCH_ONLY)
+    periodic = ("cold", "called only where it runs rarely: periodic (logging every N steps)")
+    assert found[(7, "SL401")] == found[(10, "SL201")] == periodic
+    assert found[(15, "SL401")][0] == "hot"
+    # A `continue` may skip the `break`: the loop repeats. A loop inside the first-pass
+    # loop's body still runs once per pass of its own enclosing loop.
+    assert found[(25, "SL201")][0] == found[(32, "SL201")][0] == "hot"

@@ -366,7 +366,8 @@ class FlowState:
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
                 self._bind_host_batch(node)
-            self.scope.loops.append(node)
+            if not _runs_at_most_once(node):  # (a first pass and ``break``: no repetition)
+                self.scope.loops.append(node)
         elif isinstance(node, _COMPREHENSIONS):
             # The element is visited before the ``for`` clauses: bind targets first,
             # and restore the enclosing bindings on leave (comprehension names don't leak).
@@ -1164,3 +1165,28 @@ def _self_attribute_name(node: cst.BaseExpression) -> str | None:
     ):
         return node.attr.value
     return None
+
+
+def _runs_at_most_once(loop: cst.For | cst.While) -> bool:
+    """The loop's body ends with an unconditional ``break`` no ``continue`` can skip (see
+    :func:`synclint.project.scopes.runs_at_most_once`): it is no repetition."""
+    body = loop.body
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    if not (isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(last.body[-1], cst.Break)):
+        return False
+    return not any(isinstance(node, cst.Continue) for node in _outside_inner_loops(statements))
+
+
+def _outside_inner_loops(nodes: list[cst.CSTNode]):
+    """``nodes`` and their descendants, not entering loops, functions, classes or lambdas
+    (whose ``continue`` belongs to them), but for a loop's ``else``."""
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (cst.For, cst.While)):
+            if node.orelse is not None:
+                pending.append(node.orelse)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(node.children)

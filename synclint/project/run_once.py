@@ -30,7 +30,7 @@ import ast
 import bisect
 from collections.abc import Callable, Iterable, Iterator
 
-from synclint.project.scopes import COMPREHENSIONS, TRY_STATEMENTS
+from synclint.project.scopes import COMPREHENSIONS, TRY_STATEMENTS, runs_at_most_once
 
 #: Why a module's straight-line code is cold.
 MODULE_CODE = "module code outside a loop (runs once)"
@@ -85,7 +85,12 @@ def _block(statements: Iterable[ast.stmt], why: str) -> Iterator[_Span]:
 
 
 def _statement(node: ast.stmt, why: str) -> Iterator[_Span]:
-    if isinstance(node, _LOOPS):
+    if isinstance(node, _LOOPS) and runs_at_most_once(node):
+        # (Its first pass, at most, then ``break``.)
+        yield from _header([node.test if isinstance(node, ast.While) else node.iter], node.body, why)
+        yield from _block(node.body, why)
+        yield from _block(node.orelse, why)
+    elif isinstance(node, _LOOPS):
         # The body runs once per pass; the ``else`` once, when the loop ends.
         yield from _block(node.orelse, why)
     elif isinstance(node, _FUNCTIONS):

@@ -147,3 +147,22 @@ def _scope(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[ast.
         nested: list[ast.AST] = []
         found = _BY_FUNCTION[function] = (tuple(own_nodes(function.body, nested)), tuple(nested))
     return found
+
+
+def runs_at_most_once(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """The loop's body ends with an unconditional ``break`` that no ``continue`` can skip:
+    it runs once at most, the first pass (vits' ``evaluate`` takes the first batch of its
+    loader and breaks; the synthesis after the loop runs once per call)."""
+    if not loop.body or not isinstance(loop.body[-1], ast.Break):
+        return False
+    pending = list(loop.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Continue):
+            return False
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
+        else:
+            pending.extend(node.orelse if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else [])
+    return True

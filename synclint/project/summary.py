@@ -86,6 +86,7 @@ from synclint.project.scopes import (
     function_nodes,
     nested_scopes,
     own_nodes,
+    runs_at_most_once,
     walk_nodes,
 )
 from synclint.project.scripts import is_script, registers_itself
@@ -99,7 +100,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 52
+SUMMARY_VERSION = 53
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
@@ -454,7 +455,10 @@ def step_loop(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> tu
     """What a loop's passes are steps of: the loader it iterates (``for batch in loader``)
     or draws from in its body, or its header where it draws none but runs a backward pass
     on every pass (see :func:`batch_source`); None for a loop whose passes are no steps.
-    And whether it draws its batches (only such a loop ends its function's steps)."""
+    And whether it draws its batches (only such a loop ends its function's steps). A loop
+    that breaks at the end of its first pass (:func:`runs_at_most_once`) has no steps."""
+    if runs_at_most_once(loop):
+        return None, False
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         iterated = is_batch_iterable(loop.iter, loaders)
         if iterated:
