@@ -181,6 +181,10 @@ def test_a_class_only_passed_on_by_imports_is_unreached_where_nobody_installs_th
     "from losses import RankLoss as Loss\n",  # built under another name, wherever `Loss` is called
     "import losses\n\ncriterion = losses.RankLoss()\n",
     "from losses import RankLoss\n\nLOSSES = {'rank': RankLoss}\n",  # handed on as a value
+    # `globals()` picks from the file's namespace, which holds what it imports: a registry
+    # built from `__all__`, a name computed from a setting.
+    "from losses import RankLoss\n\n__all__ = ['RankLoss']\nREGISTRY = {name: globals()[name] for name in __all__}\n",
+    "from losses import RankLoss\n\n\ndef build_loss(kind):\n    return globals()[kind.capitalize() + 'Loss']()\n",
 ])
 def test_a_class_a_project_nobody_installs_uses_beyond_imports_stays_a_root(tmp_path: Path, other: str):
     assert _findings(tmp_path, _program(**{"criteria.py": other}), installable=False) == [
