@@ -191,6 +191,13 @@ def test_a_class_a_project_nobody_installs_uses_beyond_imports_stays_a_root(tmp_
         ("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+def test_a_class_hubconf_imports_is_an_entry_point_where_nobody_installs_the_project(tmp_path: Path):
+    # torch.hub offers every public callable of `hubconf.py`'s namespace, imported or not:
+    # `torch.hub.load(repo, "RankLoss")` builds it.
+    hub = {"hubconf.py": "dependencies = ['torch']\n\nfrom losses import RankLoss\n"}
+    assert _findings(tmp_path, _program(**hub), installable=False) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
 def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
     # What a test builds by a computed name runs in the test, not in the program's steps.
     test = "import sys\n\n\ndef test_import():\n    assert 'losses' in sys.modules\n"

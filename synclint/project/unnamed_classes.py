@@ -35,7 +35,9 @@ A top-level class is *unnamed* when all of these hold:
   ``from .multibox_loss import MultiBoxLoss``, ``__all__ = ['MultiBoxLoss']``); code
   must still build it. Not in a file that builds from its own namespace
   (``globals()[name]``, below): there its imports put the class in reach of a key
-  computed at run time (``{name: globals()[name] for name in __all__}``).
+  computed at run time (``{name: globals()[name] for name in __all__}``); nor in
+  ``hubconf.py``, whose every public callable, imported or defined, ``torch.hub``
+  offers as an entry point (``torch.hub.load(repo, "RankLoss")``).
 * **Nothing could register it.** It has no decorator.
 * **It holds a root** (a method that is one, or a function nested in one).
 
@@ -67,6 +69,7 @@ as they are.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -200,8 +203,9 @@ def _unnamed_in_python(
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
         # ``globals()[name]``: the file builds from its own namespace, its classes and what
-        # it imports (so its imports name what they bring in, re-exports or not).
-        by_own_namespace = not decided(key) and builds_its_own_classes(text)
+        # it imports (so its imports name what they bring in, re-exports or not); so does
+        # ``torch.hub`` from ``hubconf.py``'s.
+        by_own_namespace = not decided(key) and (builds_its_own_classes(text) or _offers_its_namespace(key))
         if by_own_namespace:
             left = {(owner, name) for owner, name in left if owner != key}
         classes, functions = entry.summary.classes, entry.summary.functions
@@ -247,6 +251,12 @@ def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tupl
 
 #: `` as `` in an import statement: a name bound under another name.
 _RENAMES = re.compile(r"\bas\b")
+
+
+def _offers_its_namespace(path: str) -> bool:
+    """``hubconf.py``: ``torch.hub`` offers every public callable it holds, defined or
+    imported, as an entry point (``torch.hub.load(repo, "RankLoss")``)."""
+    return os.path.basename(path) == "hubconf.py"
 
 
 def python_text_of(path: str) -> str | None:
