@@ -249,7 +249,8 @@ def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
     # Lookups of an object by its dotted path import the module the path names.
     "from pydoc import locate\n\n\ndef load(name):\n    return locate(f'pkg.{name}.RankLoss')()\n",
     "from hydra.utils import get_class\n\n\ndef load(name):\n    return get_class('pkg.' + name + '.RankLoss')()\n",
-    "from hydra.utils import instantiate\n\n\ndef load(name):\n    return instantiate({'_target_': f'pkg.{name}.RankLoss'})\n",
+    "from hydra.utils import instantiate\n\n\ndef load(name):\n"
+    "    return instantiate({'_target_': f'pkg.{name}.RankLoss'})\n",
     "import importlib.util\n\n\ndef load(name):\n    spec = importlib.util.find_spec('pkg.' + name)\n"
     "    module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n    return module\n",
 ])
