@@ -246,6 +246,8 @@ def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
     "from mmcv import Config\n\n\ndef load(path):\n    return Config.fromfile(path)\n",
     # Another framework's entry point is still the program's (score_sde's TensorFlow `main.py`).
     "import tensorflow\nfrom ml_collections import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
+    # gin's configuration files run their own `import pkg.losses` lines.
+    "import gin\n\n\ndef configure(paths):\n    gin.parse_config_files_and_bindings(paths, [])\n",
     # Lookups of an object by its dotted path import the module the path names.
     "from pydoc import locate\n\n\ndef load(name):\n    return locate(f'pkg.{name}.RankLoss')()\n",
     "from hydra.utils import get_class\n\n\ndef load(name):\n    return get_class('pkg.' + name + '.RankLoss')()\n",

@@ -143,10 +143,11 @@ _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("exec(", r"\bexec\(\s*(?:compile\(\s*)?open\("),
     # Configuration files written in Python, run by the path a command line gives:
     # ml_collections' ``config_flags.DEFINE_config_file``, mmcv's ``Config.fromfile``,
-    # detectron2's ``LazyConfig.load``.
+    # detectron2's ``LazyConfig.load``; and gin's, whose ``import pkg.losses`` lines run.
     ("DEFINE_config_file", r"\bDEFINE_config_file\b"),
     ("Config.fromfile(", r"\bConfig\.fromfile\("),
     ("LazyConfig", r"\bLazyConfig\b"),
+    ("parse_config_file", r"\bparse_config_files?(?:_and_bindings)?\("),
     # A lookup of an object by a computed dotted path imports the module the path names:
     # ``pydoc.locate`` (and Hydra's, detectron2's, fvcore's ``locate``/``_locate``), Hydra's
     # ``get_class``/``get_method``/``get_object``, a ``_target_`` that is no literal
