@@ -422,6 +422,10 @@ def test_what_a_file_says_about_flags():
     # default sets no namespace; a class's field may be one.
     ("def train(args):\n    masks = True\n    return masks\n", False),
     ("def build(masks=True):\n    return masks\n", False),
+    # ... unless it is then given by name: a config built from its locals.
+    ("def get_cfg():\n    masks = True\n    return EasyDict(masks=masks, lr=1e-4)\n", True),
+    ("def get_cfg():\n    masks = True\n    return {'masks': masks}\n", True),
+    ("def train(args):\n    masks = True\n    return build(masks=args.masks)\n", False),
     ("class Config:\n    masks = True\n", True),
     ("if True:\n    masks = 'data/' + 'x'\nmasks2 = 1\n", False),
     ("cfg = dict(masks=-1)\n", True),

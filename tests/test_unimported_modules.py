@@ -246,6 +246,15 @@ def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
     "from mmcv import Config\n\n\ndef load(path):\n    return Config.fromfile(path)\n",
     # Another framework's entry point is still the program's (score_sde's TensorFlow `main.py`).
     "import tensorflow\nfrom ml_collections import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
+    # gin's configuration files run their own `import pkg.losses` lines.
+    "import gin\n\n\ndef configure(paths):\n    gin.parse_config_files_and_bindings(paths, [])\n",
+    # Lookups of an object by its dotted path import the module the path names.
+    "from pydoc import locate\n\n\ndef load(name):\n    return locate(f'pkg.{name}.RankLoss')()\n",
+    "from hydra.utils import get_class\n\n\ndef load(name):\n    return get_class('pkg.' + name + '.RankLoss')()\n",
+    "from hydra.utils import instantiate\n\n\ndef load(name):\n"
+    "    return instantiate({'_target_': f'pkg.{name}.RankLoss'})\n",
+    "import importlib.util\n\n\ndef load(name):\n    spec = importlib.util.find_spec('pkg.' + name)\n"
+    "    module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n    return module\n",
 ])
 def test_reflection_that_could_import_any_module_keeps_every_module(tmp_path: Path, loader: str):
     assert _findings(tmp_path, _program(**{"registry.py": loader}), include_cold=True)[-1:] == _hot()
@@ -256,6 +265,11 @@ def test_reflection_text_finds_only_computed_names():
     assert find_module_loading('importlib.import_module("pkg.losses")') is None
     assert find_module_loading("boxes = np.fromfile(path, dtype=np.float32)") is None
     assert find_module_loading("__import__(name)") == "`__import__`"
+    assert find_module_loading("cls = locate('pkg.losses.RankLoss')") is None
+    assert find_module_loading("block = allocate(size)") is None
+    assert find_module_loading("model = instantiate(cfg.model)") is None  # (its `_target_` is a configuration's text)
+    assert find_module_loading("cfg = dict(_target_='pkg.losses.RankLoss')") is None
+    assert find_module_loading("cfg = dict(_target_=path)") == "`_target_=`"
     assert find_module_loading("spec = importlib.util.spec_from_file_location(name, path)") == (
         "`spec_from_file_location`"
     )

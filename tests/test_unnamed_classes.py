@@ -181,10 +181,21 @@ def test_a_class_only_passed_on_by_imports_is_unreached_where_nobody_installs_th
     "from losses import RankLoss as Loss\n",  # built under another name, wherever `Loss` is called
     "import losses\n\ncriterion = losses.RankLoss()\n",
     "from losses import RankLoss\n\nLOSSES = {'rank': RankLoss}\n",  # handed on as a value
+    # `globals()` picks from the file's namespace, which holds what it imports: a registry
+    # built from `__all__`, a name computed from a setting.
+    "from losses import RankLoss\n\n__all__ = ['RankLoss']\nREGISTRY = {name: globals()[name] for name in __all__}\n",
+    "from losses import RankLoss\n\n\ndef build_loss(kind):\n    return globals()[kind.capitalize() + 'Loss']()\n",
 ])
 def test_a_class_a_project_nobody_installs_uses_beyond_imports_stays_a_root(tmp_path: Path, other: str):
     assert _findings(tmp_path, _program(**{"criteria.py": other}), installable=False) == [
         ("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_class_hubconf_imports_is_an_entry_point_where_nobody_installs_the_project(tmp_path: Path):
+    # torch.hub offers every public callable of `hubconf.py`'s namespace, imported or not:
+    # `torch.hub.load(repo, "RankLoss")` builds it.
+    hub = {"hubconf.py": "dependencies = ['torch']\n\nfrom losses import RankLoss\n"}
+    assert _findings(tmp_path, _program(**hub), installable=False) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
 def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):

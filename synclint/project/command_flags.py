@@ -41,7 +41,8 @@ A flag is *constant* (its default) when all of these hold:
   EasyDict(yaml.safe_load(f))``), or a constant given it by name in any Python file:
   a keyword (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an
   assignment at the top of a module or class (a Python configuration file's ``masks =
-  True``, loaded by ``Config.fromfile``; not a function's local):
+  True``, loaded by ``Config.fromfile``; not a function's local, unless a keyword or a
+  dict key hands it on: ``masks = True; return EasyDict(masks=masks)``):
   :func:`given_a_constant_in`, asked only of the flags left. A computed value
   (``{"masks": self.loss_masks}``, ``make(masks=args.masks)``) sets nothing new.
 * **Nothing could store it by a computed name.** No program file stores attributes
@@ -594,27 +595,41 @@ def _given_in_tree(path: str, names: set[str]) -> set[str]:
     (``EasyDict(masks=True)``), a dict key (``{"masks": True}``) or an assignment at the
     top of the module or of a class (a Python configuration file's ``masks = True``, a
     dataclass field ``masks: bool = True``); not a function's local, which no namespace
-    holds, nor a parameter's default. All of them when the file cannot be parsed."""
+    holds, nor a parameter's default, unless a keyword or a dict key hands that local on
+    (``masks = True; return EasyDict(masks=masks)``). All of them when the file cannot be
+    parsed."""
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read())
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set(names)
+    constant_names = {target.id for node in ast.walk(tree) for target in _constant_targets(node)
+                      if isinstance(target, ast.Name)}
+
+    def constant(value: ast.AST) -> bool:
+        return _is_constant(value) or isinstance(value, ast.Name) and value.id in constant_names
+
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword):
-            if node.arg in names and _is_constant(node.value):
+            if node.arg in names and constant(node.value):
                 found.add(node.arg)
         elif isinstance(node, ast.Dict):
             found.update(key.value for key, value in zip(node.keys, node.values)
-                         if isinstance(key, ast.Constant) and key.value in names and _is_constant(value))
+                         if isinstance(key, ast.Constant) and key.value in names and constant(value))
         elif isinstance(node, (ast.Module, ast.ClassDef)):
-            for statement in own_nodes(node.body, []):
-                targets = (statement.targets if isinstance(statement, ast.Assign)
-                           else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
-                if targets and statement.value is not None and _is_constant(statement.value):
-                    found.update(target.id for target in targets if isinstance(target, ast.Name) and target.id in names)
+            found.update(target.id for statement in own_nodes(node.body, []) for target in _constant_targets(statement)
+                         if isinstance(target, ast.Name) and target.id in names)
     return found
+
+
+def _constant_targets(node: ast.AST) -> list[ast.expr]:
+    """The targets ``node`` assigns a constant (``masks = True``, ``masks: bool = True``)."""
+    if isinstance(node, ast.Assign) and _is_constant(node.value):
+        return node.targets
+    if isinstance(node, ast.AnnAssign) and node.value is not None and _is_constant(node.value):
+        return [node.target]
+    return []
 
 
 class ConstantFlag(NamedTuple):

@@ -128,7 +128,8 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
 #: Reflection that could import (or run) a module by a computed name or path, spelled
 #: anywhere in the file (see :mod:`synclint.project.unimported_modules`): ``import_module``
 #: or ``__import__`` of anything but a string, listing a package's modules, running a file
-#: by path. Each with a piece of text that it needs, as in :data:`_MARKERS`.
+#: by path, looking an object up by a computed dotted path. Each with a piece of text that
+#: it needs, as in :data:`_MARKERS`.
 _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
     ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
@@ -142,10 +143,19 @@ _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("exec(", r"\bexec\(\s*(?:compile\(\s*)?open\("),
     # Configuration files written in Python, run by the path a command line gives:
     # ml_collections' ``config_flags.DEFINE_config_file``, mmcv's ``Config.fromfile``,
-    # detectron2's ``LazyConfig.load``.
+    # detectron2's ``LazyConfig.load``; and gin's, whose ``import pkg.losses`` lines run.
     ("DEFINE_config_file", r"\bDEFINE_config_file\b"),
     ("Config.fromfile(", r"\bConfig\.fromfile\("),
     ("LazyConfig", r"\bLazyConfig\b"),
+    ("parse_config_file", r"\bparse_config_files?(?:_and_bindings)?\("),
+    # A lookup of an object by a computed dotted path imports the module the path names:
+    # ``pydoc.locate`` (and Hydra's, detectron2's, fvcore's ``locate``/``_locate``), Hydra's
+    # ``get_class``/``get_method``/``get_object``, a ``_target_`` that is no literal
+    # (``instantiate({"_target_": f"models.{arch}.Net"})``), ``importlib.util.find_spec``.
+    ("locate(", r"(?<![^\W_])_?locate\(" + _NOT_A_STRING_ARGUMENT),
+    ("get_", r"\bget_(?:class|method|object)\(" + _NOT_A_STRING_ARGUMENT),
+    ("_target_", r"""\b_target_["']?\s*[:=]\s*(?!["'][^"'\n]*["']\s*[,})\n])"""),
+    ("find_spec(", r"\bfind_spec\(" + _NOT_A_STRING_ARGUMENT),
 ))
 
 

@@ -68,7 +68,9 @@ and the project allows the question at all, as for unnamed classes:
   (fairseq imports every model module of its ``models/`` folder that way), or a loader of
   configuration files written in Python, which runs the file a command line names
   (``config_flags.DEFINE_config_file``, ``Config.fromfile``, ``LazyConfig``: score_sde's
-  ``configs/``).
+  ``configs/``; gin's ``parse_config_file``, whose files import modules), or a lookup of an object by a computed dotted path, which imports the
+  module the path names (``pydoc.locate(f"models.{arch}.Net")``, Hydra's ``get_class``
+  and a ``_target_`` that is no literal, ``importlib.util.find_spec``).
 
 The code of an unimported module is cold: it never runs, and so is what only it calls.
 """

@@ -29,6 +29,15 @@ A top-level class is *unnamed* when all of these hold:
   least one lies in such a block: the project builds it only there, so it is never
   built (its code is cold, with that block's why). An import alone is no such evidence:
   a class only imported is named as before (a package re-exporting it for its users).
+* **Or, in a project nobody installs, it is named only where it is passed on.** Without
+  ``setup.py``, ``setup.cfg`` or a ``[project]`` table no user imports the package, so
+  imports that rename nothing and ``__all__`` only pass a name on (KAIR's
+  ``from .multibox_loss import MultiBoxLoss``, ``__all__ = ['MultiBoxLoss']``); code
+  must still build it. Not in a file that builds from its own namespace
+  (``globals()[name]``, below): there its imports put the class in reach of a key
+  computed at run time (``{name: globals()[name] for name in __all__}``); nor in
+  ``hubconf.py``, whose every public callable, imported or defined, ``torch.hub``
+  offers as an entry point (``torch.hub.load(repo, "RankLoss")``).
 * **Nothing could register it.** It has no decorator.
 * **It holds a root** (a method that is one, or a function nested in one).
 
@@ -60,6 +69,7 @@ as they are.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -175,7 +185,8 @@ def _unnamed_in_python(
     file outside their own definition; none when one of them could build a class by a
     computed name. A class some block that never runs names (``built_in_closed``) may be
     named there and in imports, and nowhere else; in a project nobody installs, any class
-    may be named in imports that pass it on and in ``__all__``. And the Python files it
+    may be named in imports that pass it on and in ``__all__``, but in a file that builds
+    from its own namespace (``globals()[name]``) what it imports stays named. And the Python files it
     could not parse (their words are unknown: they are searched as text, like
     configuration files), and the names only such imports spell."""
     left = set(candidates)
@@ -191,13 +202,17 @@ def _unnamed_in_python(
         text = python_text_of(key)
         if text is None or (not decided(key) and _reflection(index, key, text)):
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
-        if not decided(key) and builds_its_own_classes(text):
+        # ``globals()[name]``: the file builds from its own namespace, its classes and what
+        # it imports (so its imports name what they bring in, re-exports or not); so does
+        # ``torch.hub`` from ``hubconf.py``'s.
+        by_own_namespace = not decided(key) and (builds_its_own_classes(text) or _offers_its_namespace(key))
+        if by_own_namespace:
             left = {(owner, name) for owner, name in left if owner != key}
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
         spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
-        if not imports_name and (spelled | outside) - built_in_closed.keys():
+        if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
             before = spelled | outside
             spelled, outside = spelled_names(blanked(text, _re_exports(text, entry.summary.import_lines)),
                                              {name for _key, name in left}, defined)
@@ -236,6 +251,12 @@ def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tupl
 
 #: `` as `` in an import statement: a name bound under another name.
 _RENAMES = re.compile(r"\bas\b")
+
+
+def _offers_its_namespace(path: str) -> bool:
+    """``hubconf.py``: ``torch.hub`` offers every public callable it holds, defined or
+    imported, as an entry point (``torch.hub.load(repo, "RankLoss")``)."""
+    return os.path.basename(path) == "hubconf.py"
 
 
 def python_text_of(path: str) -> str | None:
