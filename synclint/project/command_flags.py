@@ -279,11 +279,10 @@ def _returned_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tup
     nested in it) gives back, one it never rebinds; None otherwise (no ``return``, a
     generator, another value)."""
     positional = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
-    nodes = own_nodes(function.body, [])
-    returns = [node for node in nodes if isinstance(node, ast.Return)]
-    if not returns or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+    nodes, returned = _returned_values(function)
+    if not returned:
         return None
-    names = {node.value.id if isinstance(node.value, ast.Name) else None for node in returns}
+    names = {value.id if isinstance(value, ast.Name) else None for value in returned}
     if len(names) != 1:
         return None
     name = names.pop()
@@ -404,14 +403,25 @@ def parse_wrappers(tree: ast.Module) -> frozenset[str]:
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _mentions_a_parse(node):
             continue
-        nodes = own_nodes(node.body, [])
-        returned = [statement.value for statement in nodes if isinstance(statement, ast.Return)]
-        if not returned or any(isinstance(other, (ast.Yield, ast.YieldFrom)) for other in nodes):
+        nodes, returned = _returned_values(node)
+        if not returned:
             continue
         local = parse_bound_names(nodes)
         if all(_is_parse(value) or isinstance(value, ast.Name) and value.id in local for value in returned):
             found.add(node.name)
     return frozenset(found)
+
+
+def _returned_values(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[list[ast.AST], list[ast.expr | None]]:
+    """The function's own nodes (not those of functions nested in it), and the values its
+    ``return`` statements give (None for a bare ``return``); no values for a generator,
+    whose ``return`` gives no caller anything, or a function that never returns."""
+    nodes = own_nodes(function.body, [])
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return nodes, []
+    return nodes, [node.value for node in nodes if isinstance(node, ast.Return)]
 
 
 def _mentions_a_parse(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -464,7 +474,7 @@ def self_aliases(nodes: Iterable[ast.AST]) -> set[str]:
     """The names that a method (its own ``nodes``) binds only ever from the attribute of
     ``self`` of the same name: CenterNet's ``opt = self.opt`` in ``CtdetLoss.forward``,
     whose ``__init__`` stored the ``opt`` it was handed (a flag read on it is read on
-    that object, see :func:`flag_receiver`)."""
+    that object: :func:`synclint.project.step_branches.blocks_closed_by_constants`)."""
     return _bound_only_by(nodes, _bound_from_self)
 
 

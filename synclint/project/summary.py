@@ -89,8 +89,8 @@ from synclint.project.scopes import (
     runs_at_most_once,
     walk_nodes,
 )
-from synclint.project.scripts import is_script, registers_itself
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
+from synclint.project.scripts import is_script, registers_itself
 from synclint.project.value_references import (
     handed_to_a_decorator,
     is_self_attribute,
