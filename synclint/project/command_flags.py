@@ -88,7 +88,8 @@ from synclint.project.rare_blocks import constant_value
 from synclint.project.scopes import function_nodes, names_bound_by, own_nodes
 
 #: What an ``add_argument`` says of its destination's default: ``(value,)``, or ``()``
-#: when any run may set it (an option taking a value, a computed default).
+#: when it cannot be told (a computed default, a required option, several values: see
+#: :func:`_default`).
 Default = tuple[()] | tuple[object]
 
 #: Calls that set attributes of a namespace by keyword: ``parser.set_defaults(masks=True)``.
