@@ -140,7 +140,11 @@ def lexical_nesting_problem(source: str) -> str | None:
             chains[-1] += 1
             if chains[-1] > MAX_OPERATOR_RUN:
                 return "operator chain too long (lexical scan)"
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
+    except (tokenize.TokenError, IndentationError, SyntaxError) as error:
+        # Python 3.12's tokenizer (CPython's own) stops at its nesting limits
+        # before the counts above pass them: its message says so.
+        message = str(error.args[0]) if error.args else ""
+        if any(text in message for text in _TOO_DEEP_MESSAGES):
+            return f"{message} (lexical scan)"
     return None
 

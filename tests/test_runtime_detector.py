@@ -337,7 +337,9 @@ def test_data_loading_is_host_side_and_never_reported():
     import synclint
 
     loader = DataLoader(TensorDataset(torch.arange(10.0)), batch_size=2, shuffle=True)
-    with synclint.watch() as session:
+    # The simulated CUDA device: on a GPU host "auto" would watch the real one, where
+    # these CPU tensors never sync at all.
+    with synclint.watch(device="cpu") as session:
         batches = [batch for (batch,) in loader]
         total = batches[0].sum().item()  # a read-back in user code is still reported
     assert len(batches) == 5

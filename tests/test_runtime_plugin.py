@@ -26,7 +26,10 @@ def synclint_importable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
-def test_marker_and_fixture(pytester: pytest.Pytester) -> None:
+def test_marker_and_fixture(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fixture watches the device that "auto" picks: hide a GPU so that it is the
+    # simulated one, where these CPU tensors stand for device tensors.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     pytester.makepyfile(
         test_inner="""
         import pytest, torch

@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import synclint  # noqa: E402
+from synclint.runtime import simcuda  # noqa: E402
 
 
 def test_sync_error_is_not_a_runtime_error() -> None:
@@ -83,6 +84,7 @@ def test_budget_rejects_a_negative_count() -> None:
 
 
 def test_auto_sessions_inside_the_simulated_device_simulate() -> None:
+    real_cuda = torch.cuda.is_available  # True on a GPU host: the simulation must still win
     with synclint.simulate_cuda():
         assert torch.cuda.is_available()
         with synclint.watch() as watched:  # device="auto": must not try the real debug mode
@@ -92,7 +94,7 @@ def test_auto_sessions_inside_the_simulated_device_simulate() -> None:
             with synclint.watch(device="cuda"):
                 pass
     assert [e.code for e in watched.events] == ["SL201"]
-    assert not torch.cuda.is_available()
+    assert torch.cuda.is_available is real_cuda and not simcuda.active()
 
 
 def test_public_names_stay_callables_after_synclint_run_was_imported() -> None:
