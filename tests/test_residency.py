@@ -251,6 +251,48 @@ def test_what_a_loop_over_a_loader_moves_to_the_device_shows_its_batches_are_on_
     ]
 
 
+BATCH_FIELDS = """
+import torch
+def final_test(data_loader, model, device):
+    for batch in data_loader:
+        videos = batch[0]
+        chunk_nb = batch[3]
+        videos = videos.to(device, non_blocking=True)
+        output = model(videos)
+        print(int(chunk_nb[0].cpu().numpy()), output.cpu())
+def test_video(test_loader, model, device):
+    for idx, batch in enumerate(test_loader):
+        lq = batch["L"].to(device)
+        gt = batch["H"] if "H" in batch else None
+        output = model(lq)
+        print(gt[:, 0, ...].data.squeeze().float().cpu(), output.data.cpu())
+def evaluate(dataloader, model):
+    for ii, (imgs, sizes, gt_bboxes_) in enumerate(dataloader):
+        sizes = [sizes[0][0].item(), sizes[1][0].item()]
+        boxes = model.predict(imgs, [sizes])
+        print(list(gt_bboxes_.numpy()))
+def no_evidence(dataloader, model):
+    for batch in dataloader:
+        first = batch[0]
+        print(first.cpu(), batch[1].item())
+"""
+
+
+def test_fields_of_a_batch_the_loop_shows_on_the_host_stay_there():
+    # VideoMAE's final_test moves `videos = batch[0]` and reads `chunk_nb = batch[3]`;
+    # KAIR's test loop moves `batch["L"]` and copies `batch["H"] if ... else None` back
+    # (through `.data`); simple-faster-rcnn's eval reads a field with `.numpy()`, which
+    # only a host tensor allows. A loop that shows nothing says nothing (the last one).
+    found = [(f.line, f.column, f.code) for f in check_source(BATCH_FIELDS, "evaluate.py", include_cold=True)]
+    assert found == [
+        (9, 47, "SL201"),  # the model's output, on the device (`videos` moved without a wait)
+        (12, 14, "SL401"),
+        (15, 59, "SL201"),  # the output through `.data`, on the device
+        (24, 15, "SL201"),
+        (24, 28, "SL201"),
+    ]
+
+
 DEVICE_FED_LOADERS = """
 import torch
 from torch.utils.data import DataLoader, TensorDataset

@@ -97,6 +97,9 @@ class DeviceInference:
             return bool(tensors) and all(self.on_host(o) for o in tensors)
         if isinstance(node, cst.UnaryOperation):
             return self.on_host(node.expression)
+        if isinstance(node, cst.IfExp):  # ``batch["H"] if "H" in batch else None``
+            values = [v for v in (node.body, node.orelse) if not (isinstance(v, cst.Name) and v.value == "None")]
+            return bool(values) and all(self.on_host(v) for v in values)
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -216,7 +219,10 @@ class DeviceInference:
         return _is_cpu(node)
 
     def _attribute_on_host(self, node: cst.Attribute) -> bool:
-        """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class."""
+        """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class, or a
+        view of a host tensor (``gt.data``, ``x.T``)."""
+        if node.attr.value in _SAME_DEVICE_VIEWS:
+            return self.on_host(node.value)
         if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
             return False
         owner = self.flow.class_qualname()
@@ -254,6 +260,10 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
+
+
+#: Tensor attributes that are tensors on the device of their owner.
+_SAME_DEVICE_VIEWS = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
 
 
 #: The torch functions that take two Python numbers (anything else must be a tensor,

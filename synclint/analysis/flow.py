@@ -460,7 +460,11 @@ class FlowState:
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
             # (A list of host tensors lives on the host too: ``qs = [p.cpu() for p in ps]``.)
-            on_host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE) and self.devices.on_host(node.value)
+            # (A field of a host batch whose kind is unknown, ``chunk_nb = batch[3]``, is what
+            # the loader's collate built: on the host, like the loop's own fields.)
+            on_host = (
+                kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(node.value))
+            ) and self.devices.on_host(node.value)
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
@@ -605,11 +609,13 @@ class FlowState:
         a loader's workers build host tensors, and a loop that moves some of what it yields
         to a device says it gets them there; what it does not move (``qid``) stays on the
         host, and what it moves is on the host until rebound. (A dataset that makes CUDA
-        tensors itself leaves nothing for the loop to move.)"""
+        tensors itself leaves nothing for the loop to move.) Reading a field with
+        ``.numpy()``, which only a host tensor allows, says the same; so does moving a
+        name bound to a field (``videos = batch[0]`` then ``videos.to(device)``)."""
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
         names = {name.value for name in target_name_nodes(node.target)}
-        if names and _moves_any(node.body, names):
+        if names and _shows_a_host_batch(node.body, names):
             self.scope.host.update(names)
             self.scope.loader_batches.update(names)
 
@@ -617,6 +623,18 @@ class FlowState:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
         built visibly empty, and nothing grows it in place (``x.resize_(n)``, ``out=x``)."""
         return name in self.scope.empty and name not in grown_in_place(self.scope.node)
+
+    def _batch_field(self, node: cst.BaseExpression) -> bool:
+        """``batch[3]``, ``batch["H"]``, or ``batch["H"] if "H" in batch else None``, of a
+        host batch (see :meth:`_bind_host_batch`)."""
+        if isinstance(node, cst.IfExp):
+            values = [v for v in (node.body, node.orelse) if not _is_none(v)]
+            return bool(values) and all(self._batch_field(v) for v in values)
+        if not isinstance(node, cst.Subscript):
+            return False
+        while isinstance(node, cst.Subscript):
+            node = node.value
+        return isinstance(node, cst.Name) and self.is_loader_batch(node.value)
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""
@@ -890,7 +908,8 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
 
 
 class _MoveScan(cst.CSTVisitor):
-    """Whether a block moves one of ``names`` (or an item of one: ``batch["x"]``) to a device."""
+    """Whether a block moves one of ``names`` (or an item of one: ``batch["x"]``) to a
+    device, or reads one with ``.numpy()``, which only a host tensor allows."""
 
     def __init__(self, names: set[str]) -> None:
         super().__init__()
@@ -901,13 +920,37 @@ class _MoveScan(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if isinstance(node.func, cst.Attribute) and moves_to_a_device(node):
-            moved = node.func.value
+        func = node.func
+        if isinstance(func, cst.Attribute) and (moves_to_a_device(node) or func.attr.value == "numpy"):
+            moved = func.value
             while isinstance(moved, cst.Subscript):
                 moved = moved.value
             if isinstance(moved, cst.Name) and moved.value in self.names:
                 self.found = True
         return not self.found
+
+
+class _FieldNames(cst.CSTVisitor):
+    """Names a block binds to a field of one of ``names``: ``videos = batch[0]``."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not isinstance(value, cst.Subscript):
+            return
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        if isinstance(value, cst.Name) and value.value in self.names:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.found.add(target.target.value)
 
 
 class _DeviceFeedScan(cst.CSTVisitor):
@@ -936,9 +979,11 @@ def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     return scan.found
 
 
-def _moves_any(body: cst.BaseSuite, names: set[str]) -> bool:
-    scan = _MoveScan(names)
-    walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
+def _shows_a_host_batch(body: cst.BaseSuite, names: set[str]) -> bool:
+    fields = _FieldNames(names)
+    walk(body, fields)  # read-only: ``body.visit`` would rebuild every node
+    scan = _MoveScan(names | fields.found)
+    walk(body, scan)
     return scan.found
 
 
