@@ -242,15 +242,15 @@ def test_which_reflection_rules_unnamed_classes_out():
 
 
 def test_a_text_file_spells_a_name_only_as_a_whole_word_across_the_pieces_it_is_read_in(tmp_path: Path, monkeypatch):
-    from synclint.project import unnamed_classes
+    from synclint.project import mentions
 
-    monkeypatch.setattr(unnamed_classes, "_CHUNK", 8)  # "loss: RankLoss" straddles two pieces
+    monkeypatch.setattr(mentions, "_CHUNK", 8)  # "loss: RankLoss" straddles two pieces
     page = tmp_path / "README.md"
     page.write_text("see RankLossV2 and XAPLoss; loss: RankLoss\n")
-    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss", "Other"}) == {"RankLoss"}
+    assert mentions._spelled_in_file(str(page), {"RankLoss", "APLoss", "Other"}) == {"RankLoss"}
     page.write_text("see RankLossV2 and XAPLoss\n")
-    assert unnamed_classes._spelled_in_file(str(page), {"RankLoss", "APLoss"}) == set()
-    assert unnamed_classes._spelled_in_file(str(tmp_path / "gone.md"), {"RankLoss"}) == {"RankLoss"}  # unreadable
+    assert mentions._spelled_in_file(str(page), {"RankLoss", "APLoss"}) == set()
+    assert mentions._spelled_in_file(str(tmp_path / "gone.md"), {"RankLoss"}) == {"RankLoss"}  # unreadable
 
 
 def test_a_python_file_that_comes_to_name_the_class_is_read_on_a_cached_run(tmp_path: Path):

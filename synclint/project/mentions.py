@@ -7,6 +7,11 @@ evidence is text, not resolved references, so that it errs towards "named": a wo
 counts wherever it stands (code, a string, a comment, ``__all__``, a base of another
 class, a function of the same name). The index searches a project's files only when
 some class could be unnamed (few projects have one), so no file's summary pays for it.
+
+The text helpers at the end (a file's Python text, lines blanked out, words searched for
+in any file) serve both questions asked of text: which classes nothing names
+(:mod:`synclint.project.unnamed_classes`) and which modules nothing imports
+(:mod:`synclint.project.unimported_modules`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import bisect
 import re
 from collections.abc import Iterable
 
+from synclint.sources import python_text, read_source
 
 _NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
 #: Reflection that could build any class by a computed name, spelled anywhere in the file
@@ -169,3 +175,71 @@ def find_module_loading(source: str) -> str | None:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( ')}`"
     return None
+
+
+#: How much of a text file is searched at a time (big JSON files are read in pieces).
+_CHUNK = 1 << 20
+#: The bytes of an ASCII word (a name is compared as bytes: see :func:`_spelled_in_file`).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
+    lines = text.split("\n")
+    for first, last in spans:
+        for number in range(first - 1, min(last, len(lines))):
+            lines[number] = ""
+    return "\n".join(lines)
+
+
+def python_text_of(path: str) -> str | None:
+    try:
+        return python_text(read_source(path))
+    except OSError:
+        return None
+
+
+def spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that some file of ``paths`` spells as a word. A file that
+    cannot be read may spell any of them."""
+    left = set(names)
+    found: set[str] = set()
+    for path in paths:
+        if not left:
+            break
+        spelled = _spelled_in_file(path, left)
+        found |= spelled
+        left -= spelled
+    return found
+
+
+def _spelled_in_file(path: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that the file spells as a word, read in pieces that overlap by
+    the longest name. Bytes, not text: a byte of a multi-byte character next to a name
+    ends the word, so the answer errs towards "spelled"."""
+    left = {name.encode("utf-8"): name for name in names}
+    overlap = max(map(len, left))
+    found: set[str] = set()
+    try:
+        with open(path, "rb") as handle:
+            tail = b""
+            while left and (chunk := handle.read(_CHUNK)):
+                text = tail + chunk
+                for encoded in [encoded for encoded in left if _spelled_as_word(text, encoded)]:
+                    found.add(left.pop(encoded))
+                tail = text[-overlap:]
+    except OSError:
+        return set(names)
+    return found
+
+
+def _spelled_as_word(text: bytes, name: bytes) -> bool:
+    """``name`` stands in ``text`` with no letter, digit or underscore on either side (a
+    substring search first: a notebook of embedded images is megabytes of base64)."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or text[start - 1] not in _WORD_BYTES) and (end == len(text) or text[end] not in _WORD_BYTES):
+            return True
+        start = text.find(name, start + 1)
+    return False

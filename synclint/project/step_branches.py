@@ -44,7 +44,7 @@ from synclint.project.command_flags import ConstantFlag, given_a_constant_in, op
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
 from synclint.project.summary import CallSite, FunctionSummary, is_test_file
-from synclint.project.unnamed_classes import spelled_in
+from synclint.project.mentions import spelled_in
 
 #: Names a notebook spells when it may store an attribute by a computed name.
 _COMPUTED_STORES = frozenset({"setattr", "__setattr__", "__dict__", "vars"})

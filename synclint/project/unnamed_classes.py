@@ -78,15 +78,17 @@ from synclint.project.cold_reasons import never_named
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
-from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
-from synclint.sources import python_text, read_source
+from synclint.project.mentions import (
+    blanked,
+    builds_its_own_classes,
+    find_reflection,
+    python_text_of,
+    spelled_in,
+    spelled_names,
+)
 
 #: (first line, last line, why) of blocks that never run.
 Blocks = tuple[tuple[int, int, str], ...]
-#: How much of a text file is searched at a time (big JSON files are read in pieces).
-_CHUNK = 1 << 20
-#: The bytes of an ASCII word (a name is compared as bytes: see :func:`_spelled_in_file`).
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def unnamed_classes(
@@ -144,14 +146,6 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
                 found[name] = why
     return found
 
-
-def blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """``text`` with the lines of ``spans`` (first, last: from 1) emptied, line numbers kept."""
-    lines = text.split("\n")
-    for first, last in spans:
-        for number in range(first - 1, min(last, len(lines))):
-            lines[number] = ""
-    return "\n".join(lines)
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
@@ -259,12 +253,6 @@ def _offers_its_namespace(path: str) -> bool:
     return os.path.basename(path) == "hubconf.py"
 
 
-def python_text_of(path: str) -> str | None:
-    try:
-        return python_text(read_source(path))
-    except OSError:
-        return None
-
 
 def _reflection(index: ProjectIndex, key: str, text: str) -> bool:
     """The text of the program's file ``key`` could build a class by a computed name. (Not
@@ -272,49 +260,3 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> bool:
     name: what they build runs in the test or the benchmark, not in the program's steps.)"""
     reflection, modules = find_reflection(text)
     return reflection is not None or any(index.resolve_dotted(key, "", name)[0] == "module" for name in modules)
-
-
-def spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
-    """Those of ``names`` that some file of ``paths`` spells as a word. A file that
-    cannot be read may spell any of them."""
-    left = set(names)
-    found: set[str] = set()
-    for path in paths:
-        if not left:
-            break
-        spelled = _spelled_in_file(path, left)
-        found |= spelled
-        left -= spelled
-    return found
-
-
-def _spelled_in_file(path: str, names: set[str]) -> set[str]:
-    """Those of ``names`` that the file spells as a word, read in pieces that overlap by
-    the longest name. Bytes, not text: a byte of a multi-byte character next to a name
-    ends the word, so the answer errs towards "spelled"."""
-    left = {name.encode("utf-8"): name for name in names}
-    overlap = max(map(len, left))
-    found: set[str] = set()
-    try:
-        with open(path, "rb") as handle:
-            tail = b""
-            while left and (chunk := handle.read(_CHUNK)):
-                text = tail + chunk
-                for encoded in [encoded for encoded in left if _spelled_as_word(text, encoded)]:
-                    found.add(left.pop(encoded))
-                tail = text[-overlap:]
-    except OSError:
-        return set(names)
-    return found
-
-
-def _spelled_as_word(text: bytes, name: bytes) -> bool:
-    """``name`` stands in ``text`` with no letter, digit or underscore on either side (a
-    substring search first: a notebook of embedded images is megabytes of base64)."""
-    start = text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        if (start == 0 or text[start - 1] not in _WORD_BYTES) and (end == len(text) or text[end] not in _WORD_BYTES):
-            return True
-        start = text.find(name, start + 1)
-    return False
