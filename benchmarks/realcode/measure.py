@@ -78,6 +78,8 @@ def tree_for(src: Path, work: Path, repo: str, commit: str, suffixes: tuple[str,
     git_dir = src / slug / "repo"
     if not git_dir.is_dir():
         git_dir = src / slug
+    if (git_dir / ".git").is_dir():  # a clone with a work tree (the fetch tool's answer for some repositories)
+        git_dir = git_dir / ".git"
     dest.mkdir(parents=True, exist_ok=True)
     # Large blobs can be missing from a mirror; list the wanted paths first and
     # archive only those whose objects exist.
