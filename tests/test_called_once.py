@@ -298,3 +298,43 @@ def test_a_function_some_unresolved_call_of_its_name_may_run_is_not_once(tmp_pat
         """)
     rows = _rows(_lint(tmp_path, _project(tmp_path, {"utils.py": utils, "train.py": train})))
     assert rows == [("SL201", None, 4, 11, "unknown", "")]
+
+
+def test_a_step_by_name_called_only_rarely_or_once_is_no_step(tmp_path: Path):
+    # U-ViT's `train` defines `eval_step` and calls it every `save_interval` steps and once
+    # after the loop: its name says "step", its calls say otherwise. `train_step`, called
+    # every pass of the loop, stays a step, and so does a step no project code calls (a
+    # framework's hook).
+    source = textwrap.dedent("""\
+        import torch
+
+        def train(model, loader, n_steps, save_interval):
+            def train_step(batch):
+                return model(batch).sum().item()
+
+            def eval_step(n):
+                fid = torch.zeros((), device="cuda") + n
+                return fid.item()
+
+            step = 0
+            for batch in loader:
+                train_step(batch.cuda(non_blocking=True))
+                step += 1
+                if step % save_interval == 0:
+                    eval_step(10)
+            return eval_step(100)
+
+        class Lit(torch.nn.Module):
+            def validation_step(self, batch):
+                return batch.sum().item()
+
+        if __name__ == "__main__":
+            train(None, [], 10, 5)
+            fit(Lit())
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"train.py": source})))
+    assert rows == [
+        ("SL201", None, 5, 16, "hot", "`train_step`"),
+        ("SL201", None, 9, 16, "cold", "called only where it runs rarely: periodic (logging every N steps)"),
+        ("SL201", None, 21, 16, "hot", "`Lit.validation_step`"),
+    ]

@@ -293,6 +293,46 @@ def test_fields_of_a_batch_the_loop_shows_on_the_host_stay_there():
     ]
 
 
+FILLED_IN_PLACE = """
+import torch
+def val_epoch(val_loader, model):
+    for cur_iter, (inputs, labels, meta) in enumerate(val_loader):
+        inputs = inputs.cuda(non_blocking=True)
+        for key, val in meta.items():
+            meta[key] = val.cuda(non_blocking=True)
+        ori_boxes = meta["ori_boxes"]
+        preds = model(inputs, meta["boxes"])
+        print(ori_boxes.cpu(), meta["metadata"].cpu(), labels.cpu())
+def test_loop(test_loader, model, device):
+    for batch in test_loader:
+        lq = batch["L"].to(device)
+        batch["lq_path"] = batch["gt_path"]
+        gt = batch["H"]
+        print(gt.cpu(), model(lq).cpu())
+def helper_moves(loader, model):
+    for batch in loader:
+        x = batch["x"].cuda()
+        to_device(batch)
+        print(batch["y"].cpu(), model(x))
+"""
+
+
+def test_a_batch_the_loop_fills_in_place_may_hold_device_tensors():
+    # SlowFast's val_epoch moves `meta`'s values in place: `meta["ori_boxes"]` is then a
+    # device tensor, and copying it back waits. Storing another item of the batch
+    # (`batch["lq_path"] = batch["gt_path"]`) moves nothing; a helper named for moving
+    # (`to_device(batch)`) may move its items in place.
+    found = [(f.line, f.column, f.code) for f in check_source(FILLED_IN_PLACE, "val.py", include_cold=True)]
+    assert found == [
+        (10, 15, "SL201"),  # ori_boxes: a value the loop moved into `meta`
+        (10, 32, "SL201"),
+        (13, 14, "SL401"),
+        (16, 25, "SL201"),  # the model's output (`gt` is a host field: no finding)
+        (19, 13, "SL401"),
+        (21, 15, "SL201"),  # `to_device(batch)` may have moved "y"
+    ]
+
+
 DEVICE_FED_LOADERS = """
 import torch
 from torch.utils.data import DataLoader, TensorDataset

@@ -616,6 +616,9 @@ class FlowState:
             return
         names = {name.value for name in target_name_nodes(node.target)}
         if names and _shows_a_host_batch(node.body, names):
+            # A container the loop fills in place (``meta[key] = val.cuda()``, ``inputs[i] =
+            # inputs[i].cuda()``, ``to_device(batch)``) may hold device tensors: not judged.
+            names -= _filled_in_place(node.body, names)
             self.scope.host.update(names)
             self.scope.loader_batches.update(names)
 
@@ -976,6 +979,73 @@ class _DeviceFeedScan(cst.CSTVisitor):
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     scan = _DeviceFeedScan(fed)
     walk(node, scan)  # read-only: ``node.visit`` would rebuild every node
+    return scan.found
+
+
+class _InPlaceScan(cst.CSTVisitor):
+    """Which of ``names`` a block may change in place: an item or attribute stored
+    (``meta[key] = v``, ``x.data = v``; not a constant, nor another item of the batch:
+    ``batch["lq_path"] = batch["gt_path"]``), a container method that adds or removes items
+    (``batch.update(...)``), or the name handed whole to a call that says it moves things
+    (``to_device(batch)``, ``move_to_cuda(batch)``, ``model.feed_data(batch)``)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if value is not None and (isinstance(value, (cst.BaseNumber, cst.BaseString)) or self._item(value)):
+            return
+        base = target
+        while isinstance(base, (cst.Subscript, cst.Attribute)):
+            base = base.value
+        if base is not target and isinstance(base, cst.Name) and base.value in self.names:
+            self.found.add(base.value)
+
+    def _item(self, node: cst.BaseExpression) -> bool:
+        if not isinstance(node, cst.Subscript):
+            return False
+        while isinstance(node, cst.Subscript):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.names
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for assigned in node.targets:
+            targets = assigned.target.elements if isinstance(assigned.target, (cst.Tuple, cst.List)) else [assigned.target]
+            single = len(targets) == 1
+            for target in targets:
+                self._stored(target.value if isinstance(target, cst.Element) else target, node.value if single else None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored(node.target, None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.names
+                and func.attr.value in _CONTAINER_CHANGES):
+            self.found.add(func.value.value)
+        callee = dotted_name(func) or ""
+        if _MOVING_CALL.search(callee.rsplit(".", 1)[-1]):
+            for arg in node.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.names:
+                    self.found.add(arg.value.value)
+
+
+#: Methods that add, replace or remove a container's items in place.
+_CONTAINER_CHANGES = frozenset({"update", "setdefault", "append", "extend", "insert", "pop", "clear", "set_",
+                                "__setitem__"})
+#: Calls whose name says they move what they are given: ``to_device``, ``move_to_cuda``,
+#: ``feed_data``, ``prepare_batch``.
+_MOVING_CALL = re.compile(r"device|cuda|gpu|move|transfer|prepare|feed", re.I)
+
+
+def _filled_in_place(body: cst.BaseSuite, names: set[str]) -> set[str]:
+    scan = _InPlaceScan(names)
+    walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     return scan.found
 
 

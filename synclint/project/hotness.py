@@ -35,7 +35,7 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
-from synclint.project.summary import EPOCH_HOOK, is_optimizer_class, is_test_file
+from synclint.project.summary import EPOCH_HOOK, STEP_NAMES, is_optimizer_class, is_test_file
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
 _MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle
@@ -261,6 +261,9 @@ def compute_contexts(
     #: ``build_*``/``setup_*``: cold by name unless hot code calls them (``build_packed_seq_idx``
     #: called from ``forward`` runs every step).
     weak_cold: dict[FunctionId, str] = {}
+    #: Functions the project calls, each call where it runs rarely or once per call of its
+    #: caller (outside the caller's loops): True; a call elsewhere: False.
+    rarely_called: dict[FunctionId, bool] = {}
     calls = index.resolved_calls()
 
     for key, entry in index.entries.items():
@@ -286,6 +289,8 @@ def compute_contexts(
             for call, callee in calls.get(fid, ()):
                 quiet = call.quiet or quiet_calls.get(id(call))
                 edges.append((callee, quiet))
+                rare = quiet is not None or any(first <= call.line <= last for first, last in function.once_spans)
+                rarely_called[callee] = rarely_called.get(callee, True) and rare
                 if call.batch_loop is not None and quiet is None and fid not in cold_own:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
                     loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
@@ -304,6 +309,13 @@ def compute_contexts(
                 inherited = index.method(key, class_name, "step")
                 if inherited is not None:
                     hot_roots.append((inherited, [f"optimizer step `{class_name}.step` (inherited from `{inherited[1]}`)"]))
+
+    # A step by its name only (``eval_step``) that the project calls, and only where the
+    # call runs rarely (every ``save_interval`` steps) or once per call of its caller (after
+    # the loop), is no step by name: those calls say when it runs. A caller that turns out
+    # to be hot still makes it hot below, and one that runs once leaves its straight-line
+    # code cold (``called_once``). A framework's hooks have no calls in the project.
+    hot_roots = [(fid, chain) for fid, chain in hot_roots if not _named_step_called_rarely(index, fid, chain, rarely_called)]
 
     # Hot: breadth first, so each function keeps its shortest chain.
     queue: deque[tuple[FunctionId, list[str]]] = deque()
@@ -371,6 +383,16 @@ def compute_contexts(
             built_only = never_named(owner)
         contexts.setdefault(fid, Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only))
     return contexts
+
+
+def _named_step_called_rarely(index: ProjectIndex, fid: FunctionId, chain: list[str],
+                              rarely_called: Mapping[FunctionId, bool]) -> bool:
+    """``fid`` is a root by its name alone (``STEP_NAMES``), and the project calls it only
+    where a call runs rarely or once (``rarely_called``)."""
+    if not rarely_called.get(fid, False):
+        return False
+    function = index.function(fid)
+    return function is not None and function.name in STEP_NAMES and chain == [function.root]
 
 
 def _program_why(caller_whys: list[str], default: str) -> str:

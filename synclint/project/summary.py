@@ -108,7 +108,10 @@ LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOADER_NAME = LOADER_NAME
 #: A call that yields batches: ``self._iter_batches()``, ``iter_batches(...)``, ``get_batches()``.
 _BATCHES_CALL = re.compile(r"(^|_)batches$", re.I)
-_STEP_NAMES = frozenset(
+#: Steps by their name: what a framework calls every step (Lightning's, Hugging Face's)
+#: and what programs name so. A name is weaker evidence than a call: a function of the
+#: project called only where it runs rarely is no step, whatever its name (``hotness``).
+STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
      "compute_loss", "run_step", "fit_one_batch", "training_step_end", "train_batch", "eval_batch"}
 )
@@ -931,7 +934,7 @@ class _Builder:
                 root = f"`{label}`"
             elif name in ("backward", "step") and cls is not None and "forward" in cls.methods:
                 root = f"engine step `{label}`"  # a module that trains itself (``engine.backward(loss); engine.step()``)
-            elif name in _STEP_NAMES:
+            elif name in STEP_NAMES:
                 root = f"`{label}`"
             elif name == "step" and cls is not None and is_optimizer_class(cls):
                 root = f"optimizer step `{label}`"
