@@ -361,3 +361,27 @@ def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_dev
         (12, 13, "SL401"),
         (13, 13, "SL201"),  # a field of a CUDA dataset the loop did not move
     ]
+
+
+DEFAULTED = """
+import torch
+def embedded_dropout(embed, words, dropout=0.1, scale=None):
+    if scale:
+        embed = scale.expand_as(embed) * embed
+    return embed[words]
+def scaled(embed, words, scale=None):
+    if scale:
+        embed = scale.expand_as(embed) * embed
+    return embed[words]
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = scaled(self.weight, x, scale=x.sum())
+        return embedded_dropout(self.weight, x) + y + scaled(self.weight, x)
+"""
+
+
+def test_a_parameter_no_call_passes_holds_its_constant_default():
+    # awd-lstm's `embedded_dropout(embed, words)`: every call leaves `scale` to its default
+    # `None`, so `if scale:` tests None. One call passing a tensor keeps the test a sync.
+    found = [(f.line, f.column, f.code) for f in check_source(DEFAULTED, "model.py", include_cold=True)]
+    assert found == [(8, 8, "SL202")]

@@ -54,6 +54,12 @@ class ModuleEntry:
     summary: FileSummary
 
 
+def _leaves_out(call: CallSite, wheres: tuple[int | str, ...]) -> bool:
+    """The call passes nothing at any of ``wheres`` (nor ``*args``/``**kwargs`` that might)."""
+    passed = {where for where, _value in call.constants}
+    return "*" not in passed and not passed.intersection(wheres)
+
+
 def argument_places(function: FunctionSummary, position: int, name: str) -> tuple[int | str, ...]:
     """Where a call passes ``function``'s parameter ``name`` (at ``position``, counted
     without ``self``): its position, unless it is keyword-only (``f(x, *rest, n)`` lists
@@ -459,8 +465,9 @@ class ProjectIndex:
     def number_parameters(self, ignored: Callable[[str], bool] = lambda key: False) -> frozenset[tuple[FunctionId, str]]:
         """Parameters every project call site (at least one) passes a Python number
         (``self.bias(n, device)`` after ``b, n = x.shape[:2]``), directly or through a
-        parameter of the caller that is such a parameter itself; as :meth:`host_parameters`
-        otherwise. A function passed as a value (``functools.partial(_scale, n)``) may run with
+        parameter of the caller that is such a parameter itself, or leaves to a constant
+        default (``scale=None`` that no call passes: ``if scale:`` tests ``None``); as
+        :meth:`host_parameters` otherwise. A function passed as a value (``functools.partial(_scale, n)``) may run with
         arguments no call shows: its parameters are left out (see :meth:`runs_unseen`)."""
         if self._number_parameters is None:
             self._number_parameters = frozenset(
@@ -562,16 +569,19 @@ class ProjectIndex:
                 params = params[1:]
             for position, name in enumerate(params):
                 if name in function.kept_params:
+                    # A constant default stands for the argument where a call leaves it out.
+                    defaulted = field == "number_args" and name in function.defaults
                     candidates.append((callee, argument_places(function, position, name), name,
-                                       [call for call, _plain in sites]))
+                                       [call for call, _plain in sites], defaulted))
         found: set[tuple[FunctionId, str]] = set()
         changed = True
         while changed:
             changed = False
-            for callee, wheres, name, sites in candidates:
+            for callee, wheres, name, sites, defaulted in candidates:
                 if (callee, name) in found:
                     continue
-                if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found) for call in sites):
+                if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found)
+                       or (defaulted and _leaves_out(call, wheres)) for call in sites):
                     found.add((callee, name))
                     changed = True
         return frozenset(found)
