@@ -293,6 +293,92 @@ def test_fields_of_a_batch_the_loop_shows_on_the_host_stay_there():
     ]
 
 
+BATCHES_CHANGED_IN_PLACE = """
+import torch
+def replaced(loader, model, device):
+    for batch in loader:
+        batch["x"] = batch["x"].cuda()
+        labels = batch["labels"]
+        print(batch["x"].sum().item(), labels.sum().item())
+def replaced_through_a_name(loader, model, device):
+    for batch in loader:
+        for key in batch:
+            value = batch[key].to(device)
+            batch[key] = value
+        print(batch["labels"].sum().item())
+def updated(loader, model, device):
+    for batch in loader:
+        batch.update({k: v for k, v in batch.items()})
+        x = batch["x"].to(device)
+        print(batch["labels"].sum().item())
+def moves_its_own_fields(loader, model, device):
+    for data in loader:
+        data.to(device)
+        y = data["y"]
+        print(y.sum().item())
+def moved_by_a_helper(loader, model, device):
+    for batch in loader:
+        move_(batch, device)
+        inputs = to_cuda(batch)
+        labels = batch["labels"]
+        print(labels.sum().item(), batch["x"].to(device))
+def host_fields_written_in_place(loader, model, device):
+    for images, labels in loader:
+        labels[labels == 255] = 0
+        images = images.to(device)
+        print(labels.sum().item())
+"""
+
+
+def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
+    # A dictionary whose fields the loop replaces with device tensors (directly, through a
+    # name, by `update`), an object that moves its own fields (PyG's `Data.to`, Hugging
+    # Face's `BatchEncoding.to`, as a statement) and one handed with a device to a helper
+    # may hold device tensors: reading them waits. Writing a constant into a host field
+    # (the last loop) leaves it on the host.
+    found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
+    assert found == [
+        (5, 22, "SL401"),
+        (7, 15, "SL201"),
+        (7, 40, "SL201"),
+        (11, 21, "SL401"),
+        (13, 15, "SL201"),
+        (17, 13, "SL401"),
+        (18, 15, "SL201"),
+        (21, 9, "SL401"),
+        (23, 15, "SL201"),
+        (29, 15, "SL201"),
+        (29, 36, "SL401"),
+        (33, 18, "SL401"),
+    ]
+
+
+NUMPY_OF_A_REBOUND_NAME = """
+import torch
+def predict(loader, model, device):
+    for batch in loader:
+        x = batch[0]
+        x = model(x).cpu()
+        print(x.numpy())
+        print(batch[1].sum().item())
+    for images, labels in loader:
+        labels = labels.cpu()
+        print(labels.numpy(), images.sum().item())
+"""
+
+
+def test_numpy_of_a_name_bound_to_something_else_says_nothing_of_the_batch():
+    # `.numpy()` proves where the tensor it reads lives; once `x` holds the model's output
+    # (or `labels` a copy), the batch may be on the device.
+    found = [(f.line, f.column, f.code) for f in check_source(NUMPY_OF_A_REBOUND_NAME, "predict.py", include_cold=True)]
+    assert found == [
+        (6, 13, "SL201"),
+        (8, 15, "SL201"),  # the batch's field
+        (10, 18, "SL201"),
+        (11, 31, "SL201"),  # the batch's field
+    ]
+
+
 DEVICE_FED_LOADERS = """
 import torch
 from torch.utils.data import DataLoader, TensorDataset

@@ -21,6 +21,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
+from synclint.analysis.host_batches import host_batch_names
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import DeviceInference, empty_construction, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
@@ -606,18 +607,14 @@ class FlowState:
 
     def _bind_host_batch(self, node: cst.For) -> None:
         """``for n, (image, question, qid) in enumerate(loader): image = image.to(device)``:
-        a loader's workers build host tensors, and a loop that moves some of what it yields
-        to a device says it gets them there; what it does not move (``qid``) stays on the
-        host, and what it moves is on the host until rebound. (A dataset that makes CUDA
-        tensors itself leaves nothing for the loop to move.) Reading a field with
-        ``.numpy()``, which only a host tensor allows, says the same; so does moving a
-        name bound to a field (``videos = batch[0]`` then ``videos.to(device)``)."""
+        what the loop does not move (``qid``) stays on the host, and what it moves is on the
+        host until rebound (see :mod:`synclint.analysis.host_batches`). (A dataset that
+        makes CUDA tensors itself leaves nothing for the loop to move.)"""
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
-        names = {name.value for name in target_name_nodes(node.target)}
-        if names and _shows_a_host_batch(node.body, names):
-            self.scope.host.update(names)
-            self.scope.loader_batches.update(names)
+        batches = host_batch_names(node.body, {name.value for name in target_name_nodes(node.target)})
+        self.scope.host.update(batches)
+        self.scope.loader_batches.update(batches)
 
     def holds_an_empty_tensor(self, name: str) -> bool:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
@@ -907,52 +904,6 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     return found[0], found[1] != negated
 
 
-class _MoveScan(cst.CSTVisitor):
-    """Whether a block moves one of ``names`` (or an item of one: ``batch["x"]``) to a
-    device, or reads one with ``.numpy()``, which only a host tensor allows."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and (moves_to_a_device(node) or func.attr.value == "numpy"):
-            moved = func.value
-            while isinstance(moved, cst.Subscript):
-                moved = moved.value
-            if isinstance(moved, cst.Name) and moved.value in self.names:
-                self.found = True
-        return not self.found
-
-
-class _FieldNames(cst.CSTVisitor):
-    """Names a block binds to a field of one of ``names``: ``videos = batch[0]``."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if not isinstance(value, cst.Subscript):
-            return
-        while isinstance(value, cst.Subscript):
-            value = value.value
-        if isinstance(value, cst.Name) and value.value in self.names:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.found.add(target.target.value)
-
-
 class _DeviceFeedScan(cst.CSTVisitor):
     """Whether an expression builds on device tensors: a move to a device, a call of
     ``prepare`` (Accelerate places the batches of the loaders it prepares), or a name
@@ -976,14 +927,6 @@ class _DeviceFeedScan(cst.CSTVisitor):
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     scan = _DeviceFeedScan(fed)
     walk(node, scan)  # read-only: ``node.visit`` would rebuild every node
-    return scan.found
-
-
-def _shows_a_host_batch(body: cst.BaseSuite, names: set[str]) -> bool:
-    fields = _FieldNames(names)
-    walk(body, fields)  # read-only: ``body.visit`` would rebuild every node
-    scan = _MoveScan(names | fields.found)
-    walk(body, scan)
     return scan.found
 
 
