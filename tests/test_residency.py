@@ -395,6 +395,36 @@ def train(model, loader, accelerator, device):
 """
 
 
+LOADERS_GIVEN_A_DEVICE = """
+import torch
+from torch.utils.data import DataLoader
+def train(train_dl, dataset, model, device):
+    loader = DeviceDataLoader(train_dl, device)
+    for images, labels in loader:
+        images = images.to(device)
+        m = labels.sum().item()
+    for i, (images, labels) in enumerate(prefetch(train_dl, device=device)):
+        images = images.to(device)
+        m = labels.sum().item()
+    pinned = DataLoader(dataset, pin_memory=True, pin_memory_device="cuda", generator=torch.Generator(device=device))
+    for images, labels in pinned:
+        images = images.to(device, non_blocking=True)
+        m = labels.sum().item()
+"""
+
+
+def test_a_loader_wrapper_given_a_device_yields_device_batches():
+    # A wrapper given a device (a prefetcher, the tutorials' `DeviceDataLoader`) moves the
+    # batches there itself: a field the loop moves again says nothing of the others. A
+    # loader that pins for a device or samples with a device's generator yields host batches.
+    found = [(f.line, f.column, f.code) for f in check_source(LOADERS_GIVEN_A_DEVICE, "train.py", include_cold=True)]
+    assert found == [
+        (7, 18, "SL401"),
+        (8, 13, "SL201"),
+        (10, 18, "SL401"),
+        (11, 13, "SL201"),
+    ]
+
 def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():
     # Accelerate's prepared loader places every batch on the device, and a loader over a
     # dataset of CUDA tensors yields CUDA tensors: moving one field proves nothing about

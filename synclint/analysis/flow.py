@@ -23,7 +23,7 @@ from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names
 from synclint.analysis.imports import ImportMap, dotted_name
-from synclint.analysis.devices import DeviceInference, empty_construction, moves_to_a_device
+from synclint.analysis.devices import DeviceInference, empty_construction, is_device_argument, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
@@ -907,7 +907,7 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
 class _DeviceFeedScan(cst.CSTVisitor):
     """Whether an expression builds on device tensors: a move to a device, a call of
     ``prepare`` (Accelerate places the batches of the loaders it prepares), or a name
-    in ``fed``."""
+    in ``fed`` (see also :func:`_given_a_device`)."""
 
     def __init__(self, fed: set[str]) -> None:
         super().__init__()
@@ -927,7 +927,19 @@ class _DeviceFeedScan(cst.CSTVisitor):
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     scan = _DeviceFeedScan(fed)
     walk(node, scan)  # read-only: ``node.visit`` would rebuild every node
-    return scan.found
+    return scan.found or _given_a_device(node)
+
+
+def _given_a_device(node: cst.BaseExpression) -> bool:
+    """``DeviceDataLoader(loader, device)``, ``enumerate(prefetch(loader, device=dev))``: a
+    wrapper of a loader that is given a device puts its batches there. Only the chain of
+    wrappers counts, through their positional arguments: ``DataLoader(ds,
+    generator=torch.Generator(device=dev), pin_memory_device="cuda")`` yields host batches."""
+    if not isinstance(node, cst.Call):
+        return False
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    devices = [*positional, *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
+    return any(is_device_argument(value) for value in devices) or any(_given_a_device(value) for value in positional)
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:
