@@ -42,7 +42,7 @@ def host_batch_names(body: cst.BaseSuite, names: set[str]) -> set[str]:
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
     if not (scan.moved & readable or numpy_fields):
         return set()
-    device_names = {name for name, value in scan.values.items() if _device_value(value, set())}
+    device_names = {name for name, value in scan.bindings if _device_value(value, set())}
     changed = {name for name, value in scan.stores if _device_value(value, device_names)}
     return names - changed - scan.changed
 
@@ -79,7 +79,7 @@ class _BatchUses(cst.CSTVisitor):
         self.names = names
         self.fields: set[str] = set()  # ``videos`` of ``videos = batch[0]``
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
-        self.values: dict[str, cst.BaseExpression] = {}  # what each name is bound to (the last)
+        self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
         self.stores: list[tuple[str, cst.BaseExpression]] = []  # ``batch["x"] = value``
@@ -115,7 +115,7 @@ class _BatchUses(cst.CSTVisitor):
         is_field = nested and root in self.names and isinstance(target, cst.Name)
         for name in target_name_nodes(target):
             (self.fields if is_field else self.bound_otherwise).add(name.value)
-            self.values[name.value] = value
+            self.bindings.append((name.value, value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
