@@ -327,6 +327,11 @@ def host_fields_written_in_place(loader, model, device):
         labels[labels == 255] = 0
         images = images.to(device)
         print(labels.sum().item())
+def replaced_in_a_field(loader, model, device):
+    for batch in loader:
+        inputs = batch["inputs"]
+        inputs["ids"] = inputs["ids"].cuda()
+        print(inputs["ids"].sum().item())
 """
 
 
@@ -334,8 +339,8 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
     # A dictionary whose fields the loop replaces with device tensors (directly, through a
     # name, by `update`), an object that moves its own fields (PyG's `Data.to`, Hugging
     # Face's `BatchEncoding.to`, as a statement) and one handed with a device to a helper
-    # may hold device tensors: reading them waits. Writing a constant into a host field
-    # (the last loop) leaves it on the host.
+    # may hold device tensors: reading them waits, also through a name bound to a field.
+    # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host.
     found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
     assert found == [
         (5, 22, "SL401"),
@@ -350,6 +355,7 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
         (29, 15, "SL201"),
         (29, 36, "SL401"),
         (33, 18, "SL401"),
+        (39, 15, "SL201"),  # a nested dictionary changed through a name bound to it
     ]
 
 

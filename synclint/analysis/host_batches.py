@@ -36,7 +36,7 @@ def host_batch_names(body: cst.BaseSuite, names: set[str]) -> set[str]:
     one the body changes in place."""
     scan = _BatchUses(names)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
-    readable = names | scan.fields
+    readable = names | scan.fields.keys()
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
@@ -77,7 +77,7 @@ class _BatchUses(cst.CSTVisitor):
     def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names = names
-        self.fields: set[str] = set()  # ``videos`` of ``videos = batch[0]``
+        self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
         self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
@@ -107,14 +107,17 @@ class _BatchUses(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Subscript, cst.Attribute)):
-            batch, nested = _root(target, (cst.Subscript, cst.Attribute))
-            if nested and batch in self.names:
-                self.stores.append((batch, value))  # ``batch["x"] = ...``, ``data.x = ...``
+            root, _ = _root(target, (cst.Subscript, cst.Attribute))
+            batch = root if root in self.names else self.fields.get(root or "")
+            if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
+                self.stores.append((batch, value))
             return
         root, nested = _root(value, cst.Subscript)
-        is_field = nested and root in self.names and isinstance(target, cst.Name)
         for name in target_name_nodes(target):
-            (self.fields if is_field else self.bound_otherwise).add(name.value)
+            if nested and root in self.names and isinstance(target, cst.Name):
+                self.fields[name.value] = root
+            else:
+                self.bound_otherwise.add(name.value)
             self.bindings.append((name.value, value))
 
     def visit_Call(self, node: cst.Call) -> None:
