@@ -416,19 +416,26 @@ def train(train_dl, dataset, model, device):
     for images, labels in pinned:
         images = images.to(device, non_blocking=True)
         m = labels.sum().item()
+    batches = [(x.cuda(), y.cuda()) for x, y in train_dl]
+    for images, labels in batches:
+        images = images.to(device)
+        m = labels.sum().item()
 """
 
 
 def test_a_loader_wrapper_given_a_device_yields_device_batches():
     # A wrapper given a device (a prefetcher, the tutorials' `DeviceDataLoader`) moves the
-    # batches there itself: a field the loop moves again says nothing of the others. A
-    # loader that pins for a device or samples with a device's generator yields host batches.
+    # batches there itself, as does a list of batches moved once: a field the loop moves
+    # again says nothing of the others. A loader that pins for a device or samples with a
+    # device's generator yields host batches.
     found = [(f.line, f.column, f.code) for f in check_source(LOADERS_GIVEN_A_DEVICE, "train.py", include_cold=True)]
     assert found == [
         (7, 18, "SL401"),
         (8, 13, "SL201"),
         (10, 18, "SL401"),
         (11, 13, "SL201"),
+        (18, 18, "SL401"),
+        (19, 13, "SL201"),  # a list of batches moved once
     ]
 
 def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():

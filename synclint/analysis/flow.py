@@ -469,7 +469,7 @@ class FlowState:
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
-            fed = isinstance(node.value, cst.Call) and _feeds_a_device(node.value, self.scope.device_fed)
+            fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
