@@ -420,6 +420,9 @@ def train(train_dl, dataset, model, device):
     for images, labels in batches:
         images = images.to(device)
         m = labels.sum().item()
+    for images, labels in DataLoader(dev, 32):
+        images = images.to(device)
+        m = labels.sum().item()
 """
 
 
@@ -436,6 +439,8 @@ def test_a_loader_wrapper_given_a_device_yields_device_batches():
         (11, 13, "SL201"),
         (18, 18, "SL401"),
         (19, 13, "SL201"),  # a list of batches moved once
+        (20, 27, "SL402"),
+        (21, 18, "SL401"),  # a development set's loader yields host batches
     ]
 
 def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():

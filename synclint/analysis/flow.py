@@ -934,11 +934,12 @@ def _given_a_device(node: cst.BaseExpression) -> bool:
     """``DeviceDataLoader(loader, device)``, ``enumerate(prefetch(loader, device=dev))``: a
     wrapper of a loader that is given a device puts its batches there. Only the chain of
     wrappers counts, through their positional arguments: ``DataLoader(ds,
-    generator=torch.Generator(device=dev), pin_memory_device="cuda")`` yields host batches."""
+    generator=torch.Generator(device=dev), pin_memory_device="cuda")`` yields host batches;
+    and the first is what they wrap (``DataLoader(dev)`` loads a development set)."""
     if not isinstance(node, cst.Call):
         return False
     positional = [arg.value for arg in node.args if arg.keyword is None]
-    devices = [*positional, *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
+    devices = [*positional[1:], *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
     return any(is_device_argument(value) for value in devices) or any(_given_a_device(value) for value in positional)
 
 
