@@ -113,12 +113,11 @@ class _BatchUses(cst.CSTVisitor):
                 self.stores.append((batch, value))
             return
         root, nested = _root(value, cst.Subscript)
-        for name in target_name_nodes(target):
-            if nested and root in self.names and isinstance(target, cst.Name):
-                self.fields[name.value] = root
-            else:
-                self.bound_otherwise.add(name.value)
-            self.bindings.append((name.value, value))
+        if nested and root in self.names and isinstance(target, cst.Name):
+            self.fields[target.value] = root
+        else:
+            self.bound_otherwise.update(name.value for name in target_name_nodes(target))
+        self.bindings.extend((name.value, value) for name in target_name_nodes(target))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -149,7 +148,7 @@ class _BatchUses(cst.CSTVisitor):
             )
 
 
-def _root(node: cst.BaseExpression, through) -> tuple[str | None, bool]:
+def _root(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
     """The name at the root of ``node`` looking through ``through`` nodes
     (``batch["x"][0]``: ``batch``), and whether there were any."""
     nested = False
