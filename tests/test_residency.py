@@ -423,14 +423,28 @@ def train(train_dl, dataset, model, device):
     for images, labels in DataLoader(dev, 32):
         images = images.to(device)
         m = labels.sum().item()
+def fabric(fabric, accelerator, train_loader, val_loader, test_loader, device):
+    train_loader = fabric.setup_dataloaders(train_loader)
+    for x, y in train_loader:
+        x = x.to(device)
+        m = y.sum().item()
+    val_loader = fabric.setup_dataloaders(val_loader, move_to_device=False)
+    for x, y in val_loader:
+        x = x.to(device)
+        m = y.sum().item()
+    test_loader = accelerator.prepare_data_loader(test_loader)
+    for x, y in test_loader:
+        x = x.to(device)
+        m = y.sum().item()
 """
 
 
 def test_a_loader_wrapper_given_a_device_yields_device_batches():
     # A wrapper given a device (a prefetcher, the tutorials' `DeviceDataLoader`) moves the
     # batches there itself, as does a list of batches moved once: a field the loop moves
-    # again says nothing of the others. A loader that pins for a device or samples with a
-    # device's generator yields host batches.
+    # again says nothing of the others; so do the loaders Lightning Fabric sets up and
+    # Accelerate prepares. A loader that pins for a device or samples with a device's
+    # generator yields host batches.
     found = [(f.line, f.column, f.code) for f in check_source(LOADERS_GIVEN_A_DEVICE, "train.py", include_cold=True)]
     assert found == [
         (7, 18, "SL401"),
@@ -441,6 +455,11 @@ def test_a_loader_wrapper_given_a_device_yields_device_batches():
         (19, 13, "SL201"),  # a list of batches moved once
         (20, 27, "SL402"),
         (21, 18, "SL401"),  # a development set's loader yields host batches
+        (26, 13, "SL401"),
+        (27, 13, "SL201"),  # Lightning Fabric moves the batches of the loaders it sets up
+        (30, 13, "SL401"),  # ... unless told not to
+        (34, 13, "SL401"),
+        (35, 13, "SL201"),  # as Accelerate's prepare_data_loader does
     ]
 
 def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():

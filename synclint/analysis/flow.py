@@ -906,7 +906,8 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
 
 class _DeviceFeedScan(cst.CSTVisitor):
     """Whether an expression builds on device tensors: a move to a device, a call of
-    ``prepare`` (Accelerate places the batches of the loaders it prepares), or a name
+    ``prepare`` (Accelerate places the batches of the loaders it prepares, as Lightning
+    Fabric's ``setup_dataloaders`` does unless told ``move_to_device=False``), or a name
     in ``fed`` (see also :func:`_given_a_device`)."""
 
     def __init__(self, fed: set[str]) -> None:
@@ -915,13 +916,31 @@ class _DeviceFeedScan(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if moves_to_a_device(node) or isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare":
+        if moves_to_a_device(node) or _places_batches(node):
             self.found = True
         return not self.found
 
     def visit_Name(self, node: cst.Name) -> bool:
         self.found = self.found or node.value in self.fed
         return False
+
+
+#: Methods that wrap loaders to yield batches on the device (Accelerate, Lightning Fabric).
+_PLACING_METHODS = frozenset({"prepare", "prepare_data_loader", "setup_dataloaders"})
+
+
+def _places_batches(call: cst.Call) -> bool:
+    """``accelerator.prepare(model, loader)``, ``fabric.setup_dataloaders(loader)``; not
+    with ``move_to_device=False`` or ``device_placement=False``."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _PLACING_METHODS):
+        return False
+    return not any(
+        arg.keyword is not None
+        and arg.keyword.value in ("move_to_device", "device_placement")
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "False"
+        for arg in call.args
+    )
 
 
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
