@@ -332,6 +332,12 @@ def replaced_in_a_field(loader, model, device):
         inputs = batch["inputs"]
         inputs["ids"] = inputs["ids"].cuda()
         print(inputs["ids"].sum().item())
+def rebound_before_a_device_helper(loader, model, device):
+    for images, target in loader:
+        images = images.to(device)
+        print(target.sum().item())
+        target = target.cuda()
+        score = metric_gpu(model(images), target)
 """
 
 
@@ -340,7 +346,8 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
     # name, by `update`), an object that moves its own fields (PyG's `Data.to`, Hugging
     # Face's `BatchEncoding.to`, as a statement) and one handed with a device to a helper
     # may hold device tensors: reading them waits, also through a name bound to a field.
-    # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host.
+    # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host, and
+    # what the loop hands over after rebinding the name (`target = target.cuda()`) is no batch.
     found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
     assert found == [
         (5, 22, "SL401"),
@@ -356,6 +363,8 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
         (29, 36, "SL401"),
         (33, 18, "SL401"),
         (39, 15, "SL201"),  # a nested dictionary changed through a name bound to it
+        (42, 18, "SL401"),
+        (44, 18, "SL401"),  # the GPU helper gets the copy, not the batch: line 43 is no sync
     ]
 
 

@@ -11,7 +11,8 @@ Not a batch the loop changes in place: a dictionary whose fields it replaces
 own fields (``batch.to(device)`` as a statement: PyG's ``Data``, Hugging Face's
 ``BatchEncoding``), or one it hands with a device to a helper that may move it in place
 (``move_to_device(batch, device)``). Reading such a batch's fields after the change
-may wait for the device.
+may wait for the device. Only what the name holds before the body rebinds it is the
+loader's batch: ``target = target.cuda(); gpu_metric(output, target)`` changes a copy.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class _BatchUses(cst.CSTVisitor):
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = _root(target, (cst.Subscript, cst.Attribute))
-            batch = root if root in self.names else self.fields.get(root or "")
+            batch = root if self._holds_batch(root) else self.fields.get(root or "")
             if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
                 self.stores.append((batch, value))
             return
@@ -127,7 +128,7 @@ class _BatchUses(cst.CSTVisitor):
                 self.moved.add(receiver)
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
-        given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and arg.value.value in self.names}
+        given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
         if given and _DEVICE_HELPER.search(_callee_name(func)):
             self.changed.update(given)  # ``inputs = to_device(batch)`` may move it in place too
 
@@ -139,13 +140,19 @@ class _BatchUses(cst.CSTVisitor):
         if not isinstance(call, cst.Call):
             return
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.names:
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._holds_batch(func.value.value):
             if moves_to_a_device(call) or func.attr.value in _STORING_METHODS:
                 self.changed.add(func.value.value)
         elif any(is_device_argument(arg.value) for arg in call.args):
             self.changed.update(
-                arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and arg.value.value in self.names
+                arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)
             )
+
+    def _holds_batch(self, name: str | None) -> bool:
+        """``name`` is one of the loop's targets and still holds what the loader gave: the
+        body has not rebound it above this point (``target = target.cuda()`` before
+        ``gpu_metric(output, target)`` hands over a copy, not the batch)."""
+        return name in self.names and name not in self.bound_otherwise and name not in self.fields
 
 
 def _root(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
