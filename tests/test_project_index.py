@@ -442,6 +442,17 @@ def test_a_hot_call_under_a_periodic_guard_does_not_make_the_callee_hot():
             def forward(self, x):
                 return self.counts.nonzero()
         """,
+        # ... also under the name of a tensor view (`.data`, `.T`)
+        """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.data = torch.zeros(10, device="cpu")
+                self.T = torch.zeros(10).cpu()
+            def forward(self, x):
+                return self.data.nonzero(), self.T.nonzero()
+        """,
         # .numpy() on its own only runs on a host tensor
         """
         import torch

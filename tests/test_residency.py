@@ -333,6 +333,107 @@ def test_a_batch_the_loop_fills_in_place_may_hold_device_tensors():
     ]
 
 
+BATCHES_CHANGED_IN_PLACE = """
+import torch
+def replaced(loader, model, device):
+    for batch in loader:
+        batch["x"] = batch["x"].cuda()
+        labels = batch["labels"]
+        print(batch["x"].sum().item(), labels.sum().item())
+def replaced_through_a_name(loader, model, device):
+    for batch in loader:
+        for key in batch:
+            value = batch[key].to(device)
+            batch[key] = value
+        print(batch["labels"].sum().item())
+def updated(loader, model, device):
+    for batch in loader:
+        batch.update({k: v for k, v in batch.items()})
+        x = batch["x"].to(device)
+        print(batch["labels"].sum().item())
+def moves_its_own_fields(loader, model, device):
+    for data in loader:
+        data.to(device)
+        y = data["y"]
+        print(y.sum().item())
+def moved_by_a_helper(loader, model, device):
+    for batch in loader:
+        move_(batch, device)
+        inputs = to_cuda(batch)
+        labels = batch["labels"]
+        print(labels.sum().item(), batch["x"].to(device))
+def host_fields_written_in_place(loader, model, device):
+    for images, labels in loader:
+        labels[labels == 255] = 0
+        images = images.to(device)
+        print(labels.sum().item())
+def replaced_in_a_field(loader, model, device):
+    for batch in loader:
+        inputs = batch["inputs"]
+        inputs["ids"] = inputs["ids"].cuda()
+        print(inputs["ids"].sum().item())
+def rebound_before_a_device_helper(loader, model, device):
+    for images, target in loader:
+        images = images.to(device)
+        print(target.sum().item())
+        target = target.cuda()
+        score = metric_gpu(model(images), target)
+"""
+
+
+def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
+    # A dictionary whose fields the loop replaces with device tensors (directly, through a
+    # name, by `update`), an object that moves its own fields (PyG's `Data.to`, Hugging
+    # Face's `BatchEncoding.to`, as a statement) and one handed with a device to a helper
+    # may hold device tensors: reading them waits, also through a name bound to a field.
+    # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host, and
+    # what the loop hands over after rebinding the name (`target = target.cuda()`) is no batch.
+    found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
+    assert found == [
+        (5, 22, "SL401"),
+        (7, 15, "SL201"),
+        (7, 40, "SL201"),
+        (11, 21, "SL401"),
+        (13, 15, "SL201"),
+        (17, 13, "SL401"),
+        (18, 15, "SL201"),
+        (21, 9, "SL401"),
+        (23, 15, "SL201"),
+        (29, 15, "SL201"),
+        (29, 36, "SL401"),
+        (33, 18, "SL401"),
+        (39, 15, "SL201"),  # a nested dictionary changed through a name bound to it
+        (42, 18, "SL401"),
+        (44, 18, "SL401"),  # the GPU helper gets the copy, not the batch: line 43 is no sync
+    ]
+
+
+NUMPY_OF_A_REBOUND_NAME = """
+import torch
+def predict(loader, model, device):
+    for batch in loader:
+        x = batch[0]
+        x = model(x).cpu()
+        print(x.numpy())
+        print(batch[1].sum().item())
+    for images, labels in loader:
+        labels = labels.cpu()
+        print(labels.numpy(), images.sum().item())
+"""
+
+
+def test_numpy_of_a_name_bound_to_something_else_says_nothing_of_the_batch():
+    # `.numpy()` proves where the tensor it reads lives; once `x` holds the model's output
+    # (or `labels` a copy), the batch may be on the device.
+    found = [(f.line, f.column, f.code) for f in check_source(NUMPY_OF_A_REBOUND_NAME, "predict.py", include_cold=True)]
+    assert found == [
+        (6, 13, "SL201"),
+        (8, 15, "SL201"),  # the batch's field
+        (10, 18, "SL201"),
+        (11, 31, "SL201"),  # the batch's field
+    ]
+
+
 DEVICE_FED_LOADERS = """
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -348,6 +449,67 @@ def train(model, loader, accelerator, device):
         m = y.sum().item()
 """
 
+
+LOADERS_GIVEN_A_DEVICE = """
+import torch
+from torch.utils.data import DataLoader
+def train(train_dl, dataset, model, device):
+    loader = DeviceDataLoader(train_dl, device)
+    for images, labels in loader:
+        images = images.to(device)
+        m = labels.sum().item()
+    for i, (images, labels) in enumerate(prefetch(train_dl, device=device)):
+        images = images.to(device)
+        m = labels.sum().item()
+    pinned = DataLoader(dataset, pin_memory=True, pin_memory_device="cuda", generator=torch.Generator(device=device))
+    for images, labels in pinned:
+        images = images.to(device, non_blocking=True)
+        m = labels.sum().item()
+    batches = [(x.cuda(), y.cuda()) for x, y in train_dl]
+    for images, labels in batches:
+        images = images.to(device)
+        m = labels.sum().item()
+    for images, labels in DataLoader(dev, 32):
+        images = images.to(device)
+        m = labels.sum().item()
+def fabric(fabric, accelerator, train_loader, val_loader, test_loader, device):
+    train_loader = fabric.setup_dataloaders(train_loader)
+    for x, y in train_loader:
+        x = x.to(device)
+        m = y.sum().item()
+    val_loader = fabric.setup_dataloaders(val_loader, move_to_device=False)
+    for x, y in val_loader:
+        x = x.to(device)
+        m = y.sum().item()
+    test_loader = accelerator.prepare_data_loader(test_loader)
+    for x, y in test_loader:
+        x = x.to(device)
+        m = y.sum().item()
+"""
+
+
+def test_a_loader_wrapper_given_a_device_yields_device_batches():
+    # A wrapper given a device (a prefetcher, the tutorials' `DeviceDataLoader`) moves the
+    # batches there itself, as does a list of batches moved once: a field the loop moves
+    # again says nothing of the others; so do the loaders Lightning Fabric sets up and
+    # Accelerate prepares. A loader that pins for a device or samples with a device's
+    # generator yields host batches.
+    found = [(f.line, f.column, f.code) for f in check_source(LOADERS_GIVEN_A_DEVICE, "train.py", include_cold=True)]
+    assert found == [
+        (7, 18, "SL401"),
+        (8, 13, "SL201"),
+        (10, 18, "SL401"),
+        (11, 13, "SL201"),
+        (18, 18, "SL401"),
+        (19, 13, "SL201"),  # a list of batches moved once
+        (20, 27, "SL402"),
+        (21, 18, "SL401"),  # a development set's loader yields host batches
+        (26, 13, "SL401"),
+        (27, 13, "SL201"),  # Lightning Fabric moves the batches of the loaders it sets up
+        (30, 13, "SL401"),  # ... unless told not to
+        (34, 13, "SL401"),
+        (35, 13, "SL201"),  # as Accelerate's prepare_data_loader does
+    ]
 
 def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_device_batches():
     # Accelerate's prepared loader places every batch on the device, and a loader over a

@@ -221,8 +221,8 @@ class DeviceInference:
     def _attribute_on_host(self, node: cst.Attribute) -> bool:
         """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class, or a
         view of a host tensor (``gt.data``, ``x.T``)."""
-        if node.attr.value in _SAME_DEVICE_VIEWS:
-            return self.on_host(node.value)
+        if node.attr.value in _SAME_DEVICE_VIEWS and self.on_host(node.value):
+            return True
         if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
             return False
         owner = self.flow.class_qualname()
@@ -291,12 +291,18 @@ def moves_to_a_device(call: cst.Call) -> bool:
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if device is None and call.args and call.args[0].keyword is None:
         device = call.args[0].value
-    if device is None or _names_cpu(device):
+    return device is not None and is_device_argument(device)
+
+
+def is_device_argument(node: cst.BaseExpression) -> bool:
+    """A device that is not (by its spelling) the CPU: ``"cuda:0"``, ``device``,
+    ``self.device``, ``args.device``."""
+    if _names_cpu(node):
         return False
-    if isinstance(device, cst.SimpleString):
-        value = device.evaluated_value
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
         return isinstance(value, str) and value.startswith(_ACCELERATOR_PREFIXES)
-    return bool(_DEVICE_NAME.search(dotted_name(device) or ""))
+    return bool(_DEVICE_NAME.search(dotted_name(node) or ""))
 
 
 def _names_cpu(node: cst.BaseExpression) -> bool:

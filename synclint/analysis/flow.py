@@ -21,8 +21,9 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
+from synclint.analysis.host_batches import host_batch_names
 from synclint.analysis.imports import ImportMap, dotted_name
-from synclint.analysis.devices import DeviceInference, empty_construction, moves_to_a_device
+from synclint.analysis.devices import DeviceInference, empty_construction, is_device_argument, moves_to_a_device
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
@@ -468,7 +469,7 @@ class FlowState:
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
-            fed = isinstance(node.value, cst.Call) and _feeds_a_device(node.value, self.scope.device_fed)
+            fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
@@ -606,21 +607,14 @@ class FlowState:
 
     def _bind_host_batch(self, node: cst.For) -> None:
         """``for n, (image, question, qid) in enumerate(loader): image = image.to(device)``:
-        a loader's workers build host tensors, and a loop that moves some of what it yields
-        to a device says it gets them there; what it does not move (``qid``) stays on the
-        host, and what it moves is on the host until rebound. (A dataset that makes CUDA
-        tensors itself leaves nothing for the loop to move.) Reading a field with
-        ``.numpy()``, which only a host tensor allows, says the same; so does moving a
-        name bound to a field (``videos = batch[0]`` then ``videos.to(device)``)."""
+        what the loop does not move (``qid``) stays on the host, and what it moves is on the
+        host until rebound (see :mod:`synclint.analysis.host_batches`). (A dataset that
+        makes CUDA tensors itself leaves nothing for the loop to move.)"""
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
-        names = {name.value for name in target_name_nodes(node.target)}
-        if names and _shows_a_host_batch(node.body, names):
-            # A container the loop fills in place (``meta[key] = val.cuda()``, ``inputs[i] =
-            # inputs[i].cuda()``, ``to_device(batch)``) may hold device tensors: not judged.
-            names -= _filled_in_place(node.body, names)
-            self.scope.host.update(names)
-            self.scope.loader_batches.update(names)
+        batches = host_batch_names(node.body, {name.value for name in target_name_nodes(node.target)})
+        self.scope.host.update(batches)
+        self.scope.loader_batches.update(batches)
 
     def holds_an_empty_tensor(self, name: str) -> bool:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
@@ -910,56 +904,11 @@ def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     return found[0], found[1] != negated
 
 
-class _MoveScan(cst.CSTVisitor):
-    """Whether a block moves one of ``names`` (or an item of one: ``batch["x"]``) to a
-    device, or reads one with ``.numpy()``, which only a host tensor allows."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and (moves_to_a_device(node) or func.attr.value == "numpy"):
-            moved = func.value
-            while isinstance(moved, cst.Subscript):
-                moved = moved.value
-            if isinstance(moved, cst.Name) and moved.value in self.names:
-                self.found = True
-        return not self.found
-
-
-class _FieldNames(cst.CSTVisitor):
-    """Names a block binds to a field of one of ``names``: ``videos = batch[0]``."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if not isinstance(value, cst.Subscript):
-            return
-        while isinstance(value, cst.Subscript):
-            value = value.value
-        if isinstance(value, cst.Name) and value.value in self.names:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.found.add(target.target.value)
-
-
 class _DeviceFeedScan(cst.CSTVisitor):
     """Whether an expression builds on device tensors: a move to a device, a call of
-    ``prepare`` (Accelerate places the batches of the loaders it prepares), or a name
-    in ``fed``."""
+    ``prepare`` (Accelerate places the batches of the loaders it prepares, as Lightning
+    Fabric's ``setup_dataloaders`` does unless told ``move_to_device=False``), or a name
+    in ``fed`` (see also :func:`_given_a_device`)."""
 
     def __init__(self, fed: set[str]) -> None:
         super().__init__()
@@ -967,7 +916,7 @@ class _DeviceFeedScan(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if moves_to_a_device(node) or isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare":
+        if moves_to_a_device(node) or _places_batches(node):
             self.found = True
         return not self.found
 
@@ -976,85 +925,41 @@ class _DeviceFeedScan(cst.CSTVisitor):
         return False
 
 
+#: Methods that wrap loaders to yield batches on the device (Accelerate, Lightning Fabric).
+_PLACING_METHODS = frozenset({"prepare", "prepare_data_loader", "setup_dataloaders"})
+
+
+def _places_batches(call: cst.Call) -> bool:
+    """``accelerator.prepare(model, loader)``, ``fabric.setup_dataloaders(loader)``; not
+    with ``move_to_device=False`` or ``device_placement=False``."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _PLACING_METHODS):
+        return False
+    return not any(
+        arg.keyword is not None
+        and arg.keyword.value in ("move_to_device", "device_placement")
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "False"
+        for arg in call.args
+    )
+
+
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:
     scan = _DeviceFeedScan(fed)
     walk(node, scan)  # read-only: ``node.visit`` would rebuild every node
-    return scan.found
+    return scan.found or _given_a_device(node)
 
 
-class _InPlaceScan(cst.CSTVisitor):
-    """Which of ``names`` a block may change in place: an item or attribute stored
-    (``meta[key] = v``, ``x.data = v``; not a constant, nor another item of the batch:
-    ``batch["lq_path"] = batch["gt_path"]``), a container method that adds or removes items
-    (``batch.update(...)``), or the name handed whole to a call that says it moves things
-    (``to_device(batch)``, ``move_to_cuda(batch)``, ``model.feed_data(batch)``)."""
-
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+def _given_a_device(node: cst.BaseExpression) -> bool:
+    """``DeviceDataLoader(loader, device)``, ``enumerate(prefetch(loader, device=dev))``: a
+    wrapper of a loader that is given a device puts its batches there. Only the chain of
+    wrappers counts, through their positional arguments: ``DataLoader(ds,
+    generator=torch.Generator(device=dev), pin_memory_device="cuda")`` yields host batches;
+    and the first is what they wrap (``DataLoader(dev)`` loads a development set)."""
+    if not isinstance(node, cst.Call):
         return False
-
-    def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if value is not None and (isinstance(value, (cst.BaseNumber, cst.BaseString)) or self._item(value)):
-            return
-        base = target
-        while isinstance(base, (cst.Subscript, cst.Attribute)):
-            base = base.value
-        if base is not target and isinstance(base, cst.Name) and base.value in self.names:
-            self.found.add(base.value)
-
-    def _item(self, node: cst.BaseExpression) -> bool:
-        if not isinstance(node, cst.Subscript):
-            return False
-        while isinstance(node, cst.Subscript):
-            node = node.value
-        return isinstance(node, cst.Name) and node.value in self.names
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for assigned in node.targets:
-            targets = assigned.target.elements if isinstance(assigned.target, (cst.Tuple, cst.List)) else [assigned.target]
-            single = len(targets) == 1
-            for target in targets:
-                self._stored(target.value if isinstance(target, cst.Element) else target, node.value if single else None)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._stored(node.target, None)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.names
-                and func.attr.value in _CONTAINER_CHANGES):
-            self.found.add(func.value.value)
-        callee = dotted_name(func) or ""
-        if _MOVING_CALL.search(callee.rsplit(".", 1)[-1]):
-            for arg in node.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value in self.names:
-                    self.found.add(arg.value.value)
-
-
-#: Methods that add, replace or remove a container's items in place.
-_CONTAINER_CHANGES = frozenset({"update", "setdefault", "append", "extend", "insert", "pop", "clear", "set_",
-                                "__setitem__"})
-#: Calls whose name says they move what they are given: ``to_device``, ``move_to_cuda``,
-#: ``feed_data``, ``prepare_batch``.
-_MOVING_CALL = re.compile(r"device|cuda|gpu|move|transfer|prepare|feed", re.I)
-
-
-def _filled_in_place(body: cst.BaseSuite, names: set[str]) -> set[str]:
-    scan = _InPlaceScan(names)
-    walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
-    return scan.found
-
-
-def _shows_a_host_batch(body: cst.BaseSuite, names: set[str]) -> bool:
-    fields = _FieldNames(names)
-    walk(body, fields)  # read-only: ``body.visit`` would rebuild every node
-    scan = _MoveScan(names | fields.found)
-    walk(body, scan)
-    return scan.found
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    devices = [*positional[1:], *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
+    return any(is_device_argument(value) for value in devices) or any(_given_a_device(value) for value in positional)
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:

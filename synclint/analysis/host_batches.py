@@ -1,0 +1,170 @@
+"""What a loop over a data loader shows about where its batches live.
+
+A loader's workers build host tensors, and a loop that moves some of what it yields to
+a device (``image = image.to(device)``, also through a name bound to a field:
+``videos = batch[0]; videos.to(device)``) says it gets them there; so does reading a
+field with ``.numpy()``, which only a host tensor allows. What the loop does not move
+stays on the host.
+
+Not a batch the loop changes in place: a dictionary whose fields it replaces
+(``batch["x"] = batch["x"].cuda()``, ``batch.update(...)``), an object that moves its
+own fields (``batch.to(device)`` as a statement: PyG's ``Data``, Hugging Face's
+``BatchEncoding``), or one it hands with a device to a helper that may move it in place
+(``move_to_device(batch, device)``). Reading such a batch's fields after the change
+may wait for the device. Only what the name holds before the body rebinds it is the
+loader's batch: ``target = target.cuda(); gpu_metric(output, target)`` changes a copy.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from synclint.analysis.devices import is_device_argument, moves_to_a_device
+from synclint.analysis.targets import target_name_nodes
+from synclint.traversal import walk
+
+#: Methods that replace a dictionary's values in place.
+_STORING_METHODS = frozenset({"update", "setdefault", "__setitem__"})
+#: A helper named for a move to a device: ``to_device``, ``move_to_cuda``, ``batch2gpu``.
+_DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.I)
+
+
+def host_batch_names(body: cst.BaseSuite, names: set[str]) -> set[str]:
+    """The names among ``names`` (a loop's targets, over a loader) that hold host batches
+    in ``body``: none unless the body shows the loader yields host tensors, and never
+    one the body changes in place."""
+    scan = _BatchUses(names)
+    walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
+    readable = names | scan.fields.keys()
+    # ``.numpy()`` proves the residency of what the name holds when it is read: only
+    # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
+    numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
+    if not (scan.moved & readable or numpy_fields):
+        return set()
+    device_names = {name for name, value in scan.bindings if _device_value(value, set())}
+    changed = {name for name, value in scan.stores if _device_value(value, device_names)}
+    return names - changed - scan.changed
+
+
+def _device_value(node: cst.BaseExpression, device_names: set[str]) -> bool:
+    """An expression that builds on a device: a move (``x.cuda()``), a call given a device
+    (``move(x, device)``) or a name bound to either."""
+    scan = _DeviceValue(device_names)
+    walk(node, scan)
+    return scan.found
+
+
+class _DeviceValue(cst.CSTVisitor):
+    def __init__(self, device_names: set[str]) -> None:
+        super().__init__()
+        self.device_names = device_names
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.found = self.found or moves_to_a_device(node) or any(is_device_argument(a.value) for a in node.args)
+        return not self.found
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self.found = self.found or node.value in self.device_names
+        return False
+
+
+class _BatchUses(cst.CSTVisitor):
+    """How a loop's body uses the names its target binds (``batch``) and the names it
+    binds to their fields (``videos = batch[0]``)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
+        self.bound_otherwise: set[str] = set()  # names bound to anything but a field
+        self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
+        self.moved: set[str] = set()  # names moved to a device, or whose fields are
+        self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
+        self.stores: list[tuple[str, cst.BaseExpression]] = []  # ``batch["x"] = value``
+        self.changed: set[str] = set()  # batches changed in place otherwise
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.bound_otherwise.update(name.value for name in target_name_nodes(node.target))
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Subscript, cst.Attribute)):
+            root, _ = _root(target, (cst.Subscript, cst.Attribute))
+            batch = root if self._holds_batch(root) else self.fields.get(root or "")
+            if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
+                self.stores.append((batch, value))
+            return
+        root, nested = _root(value, cst.Subscript)
+        if nested and root in self.names and isinstance(target, cst.Name):
+            self.fields[target.value] = root
+        else:
+            self.bound_otherwise.update(name.value for name in target_name_nodes(target))
+        self.bindings.extend((name.value, value) for name in target_name_nodes(target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver, _ = _root(func.value, cst.Subscript)
+            if receiver is not None and moves_to_a_device(node):
+                self.moved.add(receiver)
+            elif receiver is not None and func.attr.value == "numpy":
+                self.numpy_read.add(receiver)
+        given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
+        if given and _DEVICE_HELPER.search(_callee_name(func)):
+            self.changed.update(given)  # ``inputs = to_device(batch)`` may move it in place too
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        """A call whose result is dropped works by its effects: ``batch.to(device)`` moves
+        the batch's own fields, ``batch.update(...)`` replaces some, ``move(batch, device)``
+        may move them."""
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._holds_batch(func.value.value):
+            if moves_to_a_device(call) or func.attr.value in _STORING_METHODS:
+                self.changed.add(func.value.value)
+        elif any(is_device_argument(arg.value) for arg in call.args):
+            self.changed.update(
+                arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)
+            )
+
+    def _holds_batch(self, name: str | None) -> bool:
+        """``name`` is one of the loop's targets and still holds what the loader gave: the
+        body has not rebound it above this point (``target = target.cuda()`` before
+        ``gpu_metric(output, target)`` hands over a copy, not the batch)."""
+        return name in self.names and name not in self.bound_otherwise and name not in self.fields
+
+
+def _root(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
+    """The name at the root of ``node`` looking through ``through`` nodes
+    (``batch["x"][0]``: ``batch``), and whether there were any."""
+    nested = False
+    while isinstance(node, through):
+        node, nested = node.value, True
+    return (node.value if isinstance(node, cst.Name) else None), nested
+
+
+def _callee_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
