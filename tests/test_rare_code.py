@@ -320,6 +320,24 @@ def test_a_dict_key_is_a_python_value():
     assert set(_found(source)) == {(9, "SL202")}
 
 
+def test_a_name_compared_with_a_string_is_a_python_value():
+    # U-ViT's `FrozenAutoencoderKL.forward(self, inputs, fn)`: `fn == "encode_moments"`
+    # selects a method; a tensor's `==` with a string is plain `False` anyway.
+    source = """
+        import torch
+        class Autoencoder(torch.nn.Module):
+            def forward(self, inputs, fn):
+                if fn == "encode_moments":
+                    return inputs
+                elif "decode" != fn:
+                    return inputs * 2
+                if inputs.sum() == 1.0:
+                    return inputs
+                return inputs
+        """
+    assert set(_found(source)) == {(9, "SL202")}
+
+
 def test_branches_for_another_backend_are_not_cuda_code():
     source = """
         import torch

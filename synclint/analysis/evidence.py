@@ -110,10 +110,15 @@ class EvidenceCollector(cst.CSTVisitor):
             for operand in operands:
                 self._note(operand, Kind.PYTHON)
         # ``budget in self.budget_map.keys()``: looked up by value among a dict's keys, which
-        # a tensor (hashed by identity) never is: a Python value.
+        # a tensor (hashed by identity) never is: a Python value. ``fn == "encode"``: a name
+        # compared with a string is a string (a tensor's ``==`` with one is plain ``False``).
         left = node.left
         for target in node.comparisons:
             comparator = target.comparator
+            if isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+                for named, other in ((left, comparator), (comparator, left)):
+                    if isinstance(other, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+                        self._note(named, Kind.PYTHON)
             if (
                 isinstance(target.operator, (cst.In, cst.NotIn))
                 and isinstance(comparator, cst.Call)
