@@ -361,6 +361,33 @@ def test_branches_for_another_backend_are_not_cuda_code():
     assert found[(11, "SL201")][0] == "hot"
 
 
+def test_fallbacks_for_a_tensor_off_the_cuda_device_are_not_cuda_code():
+    # torch-ngp's raymarching wrappers: `if not rays_d.is_cuda: rays_d = rays_d.cuda()`
+    # before a CUDA kernel. A CUDA step hands them device tensors; the branch serves inputs
+    # made elsewhere. `if x.is_cuda:` itself is the CUDA path.
+    source = """
+        import torch
+        def march(rays_o, rays_d, aabb):
+            if not rays_o.is_cuda: rays_o = rays_o.cuda()
+            if rays_d.device.type != "cuda":
+                rays_d = torch.tensor(rays_d.tolist(), device="cuda")
+            if aabb.is_cpu:
+                aabb = torch.tensor(aabb.tolist()).cuda()
+            if rays_o.is_cuda:
+                print(rays_o.sum().item())
+            return rays_o + rays_d
+        class Renderer(torch.nn.Module):
+            def forward(self, o, d, aabb):
+                return march(o, d, aabb)
+        """
+    found = _found(source)
+    assert found == {
+        (4, "SL403"): ("cold", "another backend only (not a CUDA device)"),
+        (8, "SL403"): ("cold", "another backend only (not a CUDA device)"),
+        (10, "SL201"): ("hot", "`Renderer.forward` -> `march`"),
+    }
+
+
 # -- blocks the step's calls never enter -------------------------------------------------------
 
 GUARDED = """

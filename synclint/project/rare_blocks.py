@@ -711,10 +711,16 @@ _OTHER_BACKENDS = frozenset({"mps", "xla", "npu", "hpu", "xpu", "cpu", "meta"})
 
 
 def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
-    """``if mps:`` (``mps = "mps" in device.type``), ``if x.device.type == "mps":``: the
-    branch runs only on another backend."""
+    """``if mps:`` (``mps = "mps" in device.type``), ``if x.device.type == "mps":``, and
+    the fallbacks for a tensor off the CUDA device, ``if not x.is_cuda:`` / ``if x.is_cpu:``
+    / ``if x.device.type != "cuda":`` (``rays_d = rays_d.cuda()`` before a CUDA kernel):
+    the branch runs only on another backend, or for inputs a CUDA step does not give."""
     if isinstance(test, ast.Name):
         return test.id in flags
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Attribute):
+        return test.operand.attr == "is_cuda"
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cpu"
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     op, left, right = test.ops[0], test.left, test.comparators[0]
@@ -722,7 +728,13 @@ def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
         return _backend_name(left) and _mentions_device(right)
     if isinstance(op, (ast.Eq, ast.Is)):
         return (_backend_name(right) and _mentions_device(left)) or (_backend_name(left) and _mentions_device(right))
+    if isinstance(op, (ast.NotEq, ast.IsNot)):
+        return (_is_cuda_name(right) and _mentions_device(left)) or (_is_cuda_name(left) and _mentions_device(right))
     return False
+
+
+def _is_cuda_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "cuda"
 
 
 def _backend_name(node: ast.AST) -> bool:
