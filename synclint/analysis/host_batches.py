@@ -28,7 +28,7 @@ from synclint.traversal import walk
 #: Methods that replace a dictionary's values in place.
 _STORING_METHODS = frozenset({"update", "setdefault", "__setitem__"})
 #: A helper named for a move to a device: ``to_device``, ``move_to_cuda``, ``batch2gpu``.
-_DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.I)
+_DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
 def host_batch_names(body: cst.BaseSuite, names: set[str]) -> set[str]:

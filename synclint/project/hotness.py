@@ -35,7 +35,12 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
-from synclint.project.summary import EPOCH_HOOK, STEP_NAMES, is_optimizer_class, is_test_file
+from synclint.project.summary import (
+    EPOCH_HOOK,
+    STEP_NAMES,
+    is_optimizer_class,
+    is_test_file,
+)
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
 _MAX_CHAIN = 4  # names shown in a "why"; longer chains are elided in the middle

@@ -85,7 +85,13 @@ from typing import NamedTuple
 from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_installable, natural_root
-from synclint.project.mentions import blanked, find_module_loading, python_text_of, spelled_in, spelled_names
+from synclint.project.mentions import (
+    blanked,
+    find_module_loading,
+    python_text_of,
+    spelled_in,
+    spelled_names,
+)
 
 #: Files that a tool runs or imports by their name, never by an import statement.
 _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py", "hubconf.py", "noxfile.py",
