@@ -338,3 +338,25 @@ def test_a_step_by_name_called_only_rarely_or_once_is_no_step(tmp_path: Path):
         ("SL201", None, 9, 16, "cold", "called only where it runs rarely: periodic (logging every N steps)"),
         ("SL201", None, 21, 16, "hot", "`Lit.validation_step`"),
     ]
+
+
+def test_a_step_hook_method_keeps_its_name_whatever_the_project_calls(tmp_path: Path):
+    # TRL's trainers: Hugging Face's Trainer calls `compute_loss` every step; the project
+    # itself calls it only from `prediction_step`'s straight-line code. A method is a
+    # framework's hook: it stays a step.
+    source = textwrap.dedent("""\
+        import torch
+
+        class Trainer:
+            def compute_loss(self, model, inputs):
+                loss = model(inputs).mean()
+                return loss, loss.detach().item()
+
+            def prediction_step(self, model, inputs):
+                return self.compute_loss(model, inputs)
+
+        if __name__ == "__main__":
+            Trainer()
+        """)
+    rows = _rows(_lint(tmp_path, _project(tmp_path, {"trainer.py": source})))
+    assert rows == [("SL201", None, 6, 22, "hot", "`Trainer.compute_loss`")]

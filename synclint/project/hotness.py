@@ -315,11 +315,13 @@ def compute_contexts(
                 if inherited is not None:
                     hot_roots.append((inherited, [f"optimizer step `{class_name}.step` (inherited from `{inherited[1]}`)"]))
 
-    # A step by its name only (``eval_step``) that the project calls, and only where the
-    # call runs rarely (every ``save_interval`` steps) or once per call of its caller (after
-    # the loop), is no step by name: those calls say when it runs. A caller that turns out
-    # to be hot still makes it hot below, and one that runs once leaves its straight-line
-    # code cold (``called_once``). A framework's hooks have no calls in the project.
+    # A function (not a method) that is a step by its name only (``eval_step`` nested in
+    # ``train``), that the project calls only where the call runs rarely (every
+    # ``save_interval`` steps) or once per call of its caller (after the loop), is no step
+    # by name: nothing but those calls runs it. A caller that turns out to be hot still
+    # makes it hot below, and one that runs once leaves its straight-line code cold
+    # (``called_once``). A method keeps its name: a framework calls its hooks
+    # (``compute_loss``, ``training_step``) every step, whatever else the project does.
     hot_roots = [(fid, chain) for fid, chain in hot_roots if not _named_step_called_rarely(index, fid, chain, rarely_called)]
 
     # Hot: breadth first, so each function keeps its shortest chain.
@@ -392,12 +394,14 @@ def compute_contexts(
 
 def _named_step_called_rarely(index: ProjectIndex, fid: FunctionId, chain: list[str],
                               rarely_called: Mapping[FunctionId, bool]) -> bool:
-    """``fid`` is a root by its name alone (``STEP_NAMES``), and the project calls it only
-    where a call runs rarely or once (``rarely_called``)."""
+    """``fid`` is a function, not a method, a root by its name alone (``STEP_NAMES``), that
+    runs from no call the index does not see, and the project calls it only where a call
+    runs rarely or once (``rarely_called``)."""
     if not rarely_called.get(fid, False):
         return False
     function = index.function(fid)
-    return function is not None and function.name in STEP_NAMES and chain == [function.root]
+    return (function is not None and function.cls is None and function.name in STEP_NAMES
+            and chain == [function.root] and not index.runs_unseen(fid))
 
 
 def _program_why(caller_whys: list[str], default: str) -> str:
