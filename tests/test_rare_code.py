@@ -361,6 +361,25 @@ def test_branches_for_another_backend_are_not_cuda_code():
     assert found[(11, "SL201")][0] == "hot"
 
 
+def test_a_loop_over_loaders_is_no_loop_over_batches():
+    # SSD's do_evaluation: `for dataset_name, data_loader in zip(names, data_loaders_val):`
+    # runs once per loader; the loop over each loader's batches is the step.
+    source = """
+        import torch
+        def evaluate(model, names, data_loaders_val):
+            for name, data_loader in zip(names, data_loaders_val):
+                total = torch.zeros((), device="cuda")
+                for batch in data_loader:
+                    total += model(batch.cuda(non_blocking=True)).sum()
+                    print(total.item())
+                print(name, total.item())
+        """
+    assert _found(source) == {
+        (8, "SL201"): ("hot", "the loop over `data_loader` in `evaluate`"),
+        (9, "SL201"): ("unknown", ""),  # once per loader, not per batch
+    }
+
+
 def test_fallbacks_for_a_tensor_off_the_cuda_device_are_not_cuda_code():
     # torch-ngp's raymarching wrappers: `if not rays_d.is_cuda: rays_d = rays_d.cuda()`
     # before a CUDA kernel. A CUDA step hands them device tensors; the branch serves inputs

@@ -100,11 +100,12 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 54
+SUMMARY_VERSION = 55
 
 #: Names that say "an iterable of batches": the project index and the per-file
-#: analysis (synclint.analysis.loaders) must agree, so this is the one definition.
-LOADER_NAME = re.compile(r"(loader|^dl$|_dl$|^batches$|^batch_iter)", re.I)
+#: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
+#: "loaders" (``for name, loader in zip(names, data_loaders_val):`` runs once per loader).
+LOADER_NAME = re.compile(r"(loader(?!s)|^dl$|_dl$|^batches$|^batch_iter)", re.I)
 _LOADER_NAME = LOADER_NAME
 #: A call that yields batches: ``self._iter_batches()``, ``iter_batches(...)``, ``get_batches()``.
 _BATCHES_CALL = re.compile(r"(^|_)batches$", re.I)
