@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("torch")  # the harness imports and runs torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from fuzz_fixes import FORMS, agree, fuzz_form  # noqa: E402

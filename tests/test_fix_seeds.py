@@ -4,11 +4,13 @@ same losses with zero would-be syncs, for the seed and a variant nobody wrote fo
 from __future__ import annotations
 
 import pytest
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from tests.seed_helpers import ROOT, fixed_copy, load
-from tests.sync_counter import SyncCounter
+torch = pytest.importorskip("torch")  # the fixed code runs under torch
+
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+from tests.seed_helpers import ROOT, fixed_copy, load  # noqa: E402
+from tests.sync_counter import SyncCounter  # noqa: E402
 
 SEGMENTATION = ROOT / "examples" / "seed_segmentation.py"
 VARIANT = ROOT / "tests" / "fixtures" / "fix" / "renamed_segmentation.py"
