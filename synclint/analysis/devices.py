@@ -98,7 +98,7 @@ class DeviceInference:
         if isinstance(node, cst.UnaryOperation):
             return self.on_host(node.expression)
         if isinstance(node, cst.IfExp):  # ``batch["H"] if "H" in batch else None``
-            values = [v for v in (node.body, node.orelse) if not (isinstance(v, cst.Name) and v.value == "None")]
+            values = values_but_none(node)
             return bool(values) and all(self.on_host(v) for v in values)
         if isinstance(node, cst.Call):
             return self._call_on_host(node)
@@ -292,6 +292,12 @@ def moves_to_a_device(call: cst.Call) -> bool:
     if device is None and call.args and call.args[0].keyword is None:
         device = call.args[0].value
     return device is not None and is_device_argument(device)
+
+
+def values_but_none(node: cst.IfExp) -> list[cst.BaseExpression]:
+    """The branches of a conditional expression other than ``None``: ``batch["H"]`` of
+    ``batch["H"] if "H" in batch else None``."""
+    return [value for value in (node.body, node.orelse) if not (isinstance(value, cst.Name) and value.value == "None")]
 
 
 def is_device_argument(node: cst.BaseExpression) -> bool:

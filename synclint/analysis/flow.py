@@ -21,9 +21,15 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
-from synclint.analysis.host_batches import host_batch_names
+from synclint.analysis.host_batches import host_batch_names, root_name
 from synclint.analysis.imports import ImportMap, dotted_name
-from synclint.analysis.devices import DeviceInference, empty_construction, is_device_argument, moves_to_a_device
+from synclint.analysis.devices import (
+    DeviceInference,
+    empty_construction,
+    is_device_argument,
+    moves_to_a_device,
+    values_but_none,
+)
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
@@ -625,13 +631,10 @@ class FlowState:
         """``batch[3]``, ``batch["H"]``, or ``batch["H"] if "H" in batch else None``, of a
         host batch (see :meth:`_bind_host_batch`)."""
         if isinstance(node, cst.IfExp):
-            values = [v for v in (node.body, node.orelse) if not _is_none(v)]
+            values = values_but_none(node)
             return bool(values) and all(self._batch_field(v) for v in values)
-        if not isinstance(node, cst.Subscript):
-            return False
-        while isinstance(node, cst.Subscript):
-            node = node.value
-        return isinstance(node, cst.Name) and self.is_loader_batch(node.value)
+        batch, indexed = root_name(node, cst.Subscript)
+        return indexed and batch is not None and self.is_loader_batch(batch)
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""

@@ -108,12 +108,12 @@ class _BatchUses(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Subscript, cst.Attribute)):
-            root, _ = _root(target, (cst.Subscript, cst.Attribute))
+            root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "")
             if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
                 self.stores.append((batch, value))
             return
-        root, nested = _root(value, cst.Subscript)
+        root, nested = root_name(value, cst.Subscript)
         if nested and root in self.names and isinstance(target, cst.Name):
             self.fields[target.value] = root
         else:
@@ -123,7 +123,7 @@ class _BatchUses(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
-            receiver, _ = _root(func.value, cst.Subscript)
+            receiver, _ = root_name(func.value, cst.Subscript)
             if receiver is not None and moves_to_a_device(node):
                 self.moved.add(receiver)
             elif receiver is not None and func.attr.value == "numpy":
@@ -155,7 +155,7 @@ class _BatchUses(cst.CSTVisitor):
         return name in self.names and name not in self.bound_otherwise and name not in self.fields
 
 
-def _root(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
+def root_name(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
     """The name at the root of ``node`` looking through ``through`` nodes
     (``batch["x"][0]``: ``batch``), and whether there were any."""
     nested = False

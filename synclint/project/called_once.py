@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from synclint.project.hotness import UNKNOWN_CONTEXT, Context
 from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.run_once import within_spans
 
 MODULE_SITE = "module code outside a loop"
 
@@ -109,10 +110,7 @@ def _once_site(call, owner: FunctionId, contexts, found, index: ProjectIndex) ->
     if not module and owner not in found:
         return None
     function = index.function(owner)
-    if function is None or not _within(call.line, function.once_spans):
+    if function is None or not within_spans(call.line, function.once_spans):
         return None
     return MODULE_SITE if module else f"`{owner[1]}` outside its loops"
 
-
-def _within(line: int, spans) -> bool:
-    return any(first <= line <= last for first, last in spans)

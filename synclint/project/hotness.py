@@ -34,6 +34,7 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     outside_the_program,
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
+from synclint.project.run_once import within_spans
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import (
     EPOCH_HOOK,
@@ -294,7 +295,7 @@ def compute_contexts(
             for call, callee in calls.get(fid, ()):
                 quiet = call.quiet or quiet_calls.get(id(call))
                 edges.append((callee, quiet))
-                rare = quiet is not None or any(first <= call.line <= last for first, last in function.once_spans)
+                rare = quiet is not None or within_spans(call.line, function.once_spans)
                 rarely_called[callee] = rarely_called.get(callee, True) and rare
                 if call.batch_loop is not None and quiet is None and fid not in cold_own:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"

@@ -74,6 +74,12 @@ def straight_line_spans(statements: list[ast.stmt], apart: list[tuple[int, int]]
             yield first, last
 
 
+def within_spans(line: int, spans: Iterable[tuple[int, int]]) -> bool:
+    """``line`` lies in one of ``spans`` (first, last), such as a function's
+    :func:`straight_line_spans`."""
+    return any(first <= line <= last for first, last in spans)
+
+
 def code_apart(nodes: Iterable[ast.AST]) -> list[tuple[int, int]]:
     """(first, last) lines of the lambdas and comprehensions among ``nodes``."""
     return [(node.lineno, node.end_lineno or node.lineno) for node in nodes if isinstance(node, _APART)]
