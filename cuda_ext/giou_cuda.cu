@@ -14,7 +14,10 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <cstdint>
+#include <initializer_list>
 #include <tuple>
+#include <type_traits>
 
 #include "giou.h"
 #include "giou_host.h"
@@ -33,29 +36,58 @@ struct ValidityArgs {
   int64_t slots;          // boxes per image
 };
 
-template <typename scalar_t, typename T>
+// A box's four coordinates as one aligned value: one 16-byte load or store per
+// float32 box (8 bytes for half/bfloat16) instead of four strided scalar
+// accesses, so each warp instruction moves whole cache sectors.
+template <typename scalar_t>
+struct alignas(4 * sizeof(scalar_t)) Box4 {
+  scalar_t v[4];
+};
+
+// kVector: every box pointer is aligned to a whole box (checked on the host;
+// the caching allocator's blocks are, a view at an odd offset may not be).
+template <bool kVector, typename scalar_t, typename T>
 __device__ __forceinline__ void load_box(const scalar_t* __restrict__ boxes, int64_t i, T& x1,
                                          T& y1, T& x2, T& y2) {
-  x1 = static_cast<T>(boxes[4 * i]);
-  y1 = static_cast<T>(boxes[4 * i + 1]);
-  x2 = static_cast<T>(boxes[4 * i + 2]);
-  y2 = static_cast<T>(boxes[4 * i + 3]);
+  if constexpr (kVector) {
+    const Box4<scalar_t> box = reinterpret_cast<const Box4<scalar_t>*>(boxes)[i];
+    x1 = static_cast<T>(box.v[0]);
+    y1 = static_cast<T>(box.v[1]);
+    x2 = static_cast<T>(box.v[2]);
+    y2 = static_cast<T>(box.v[3]);
+  } else {
+    x1 = static_cast<T>(boxes[4 * i]);
+    y1 = static_cast<T>(boxes[4 * i + 1]);
+    x2 = static_cast<T>(boxes[4 * i + 2]);
+    y2 = static_cast<T>(boxes[4 * i + 3]);
+  }
+}
+
+template <bool kVector, typename scalar_t, typename T>
+__device__ __forceinline__ void store_box(scalar_t* __restrict__ boxes, int64_t i, const T (&values)[4]) {
+  if constexpr (kVector) {
+    Box4<scalar_t> box;
+    for (int k = 0; k < 4; ++k) box.v[k] = static_cast<scalar_t>(values[k]);
+    reinterpret_cast<Box4<scalar_t>*>(boxes)[i] = box;
+  } else {
+    for (int k = 0; k < 4; ++k) boxes[4 * i + k] = static_cast<scalar_t>(values[k]);
+  }
 }
 
 // Whether box i is present; loads its target into t* when it is. With a
 // mask or counts the target of an absent slot is never read.
-template <typename scalar_t, typename T>
+template <bool kVector, typename scalar_t, typename T>
 __device__ __forceinline__ bool load_present_target(const ValidityArgs& v,
                                                     const scalar_t* __restrict__ target, int64_t i,
                                                     T& tx1, T& ty1, T& tx2, T& ty2) {
   if (v.mode == ValidityMode::Padding) {  // uniform across the grid: no divergence
-    load_box(target, i, tx1, ty1, tx2, ty2);
+    load_box<kVector>(target, i, tx1, ty1, tx2, ty2);
     return !is_padding(tx1, ty1, tx2, ty2);
   }
   // Counts may be any int64 (2**63 - 1: all slots); the comparison never overflows.
   const bool present =
       v.mode == ValidityMode::Mask ? v.mask[i] : i % v.slots < v.counts[i / v.slots];
-  if (present) load_box(target, i, tx1, ty1, tx2, ty2);
+  if (present) load_box<kVector>(target, i, tx1, ty1, tx2, ty2);
   return present;
 }
 
@@ -78,7 +110,7 @@ __device__ __forceinline__ T block_sum(T value, T* scratch) {
   return value;
 }
 
-template <typename scalar_t>
+template <bool kVector, typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                    ValidityArgs validity, int64_t num_boxes, at::opmath_type<scalar_t> eps,
@@ -96,8 +128,8 @@ __global__ void __launch_bounds__(kThreads)
   long long present = 0;
   if (i < num_boxes) {
     T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
-    if (load_present_target(validity, target, i, tx1, ty1, tx2, ty2)) {
-      load_box(pred, i, px1, py1, px2, py2);
+    if (load_present_target<kVector>(validity, target, i, tx1, ty1, tx2, ty2)) {
+      load_box<kVector>(pred, i, px1, py1, px2, py2);
       loss = box_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps);
       present = 1;
     }
@@ -131,7 +163,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename scalar_t>
+template <bool kVector, typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     backward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                     ValidityArgs validity, int64_t num_boxes, at::opmath_type<scalar_t> eps,
@@ -143,15 +175,33 @@ __global__ void __launch_bounds__(kThreads)
   if (i >= num_boxes) return;
   T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
   BoxGrads<T> d{};  // absent boxes: exact zeros, whatever their coordinates
-  if (load_present_target(validity, target, i, tx1, ty1, tx2, ty2)) {
-    load_box(pred, i, px1, py1, px2, py2);
+  if (load_present_target<kVector>(validity, target, i, tx1, ty1, tx2, ty2)) {
+    load_box<kVector>(pred, i, px1, py1, px2, py2);
     T g = static_cast<T>(grad[grad_per_box ? i : 0]);
     if (mean) g /= static_cast<T>(*num_valid > 0 ? *num_valid : 1);
     d = box_loss_backward(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps, g);
   }
-  for (int k = 0; k < 4; ++k) {
-    if (grad_pred != nullptr) grad_pred[4 * i + k] = static_cast<scalar_t>(d.p[k]);
-    if (grad_target != nullptr) grad_target[4 * i + k] = static_cast<scalar_t>(d.t[k]);
+  if (grad_pred != nullptr) store_box<kVector>(grad_pred, i, d.p);
+  if (grad_target != nullptr) store_box<kVector>(grad_target, i, d.t);
+}
+
+// Whether every box pointer (null ones aside) is aligned to a whole box.
+template <typename scalar_t>
+bool boxes_aligned(std::initializer_list<const void*> pointers) {
+  for (const void* pointer : pointers) {
+    if (pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % sizeof(Box4<scalar_t>) != 0) return false;
+  }
+  return true;
+}
+
+// Calls launch(std::integral_constant<bool, vector>{}): the kernels' two
+// instantiations, vector accesses where the pointers allow them.
+template <typename Launch>
+void with_box_access(bool aligned, Launch&& launch) {
+  if (aligned) {
+    launch(std::true_type{});
+  } else {
+    launch(std::false_type{});
   }
 }
 
@@ -194,13 +244,17 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cuda(
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_forward_cuda", [&] {
     using T = at::opmath_type<scalar_t>;
     scalar_t* per_box = reduction == Reduction::None ? loss.mutable_data_ptr<scalar_t>() : nullptr;
-    forward_kernel<scalar_t><<<static_cast<unsigned int>(grid), kThreads, 0, stream>>>(
-        pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
-        static_cast<T>(eps), per_box, partial_sums.mutable_data_ptr<double>(),
-        reinterpret_cast<long long*>(partial_counts.mutable_data_ptr<int64_t>()),
-        reinterpret_cast<unsigned int*>(ticket.mutable_data_ptr<int>()), reduction,
-        reduction == Reduction::None ? nullptr : loss.mutable_data_ptr<scalar_t>(),
-        num_valid.mutable_data_ptr<int64_t>());
+    const scalar_t* pred_data = pred.const_data_ptr<scalar_t>();
+    const scalar_t* target_data = target.const_data_ptr<scalar_t>();
+    with_box_access(boxes_aligned<scalar_t>({pred_data, target_data}), [&](auto vector) {
+      forward_kernel<decltype(vector)::value, scalar_t><<<static_cast<unsigned int>(grid), kThreads, 0, stream>>>(
+          pred_data, target_data, validity, num_boxes, static_cast<T>(eps), per_box,
+          partial_sums.mutable_data_ptr<double>(),
+          reinterpret_cast<long long*>(partial_counts.mutable_data_ptr<int64_t>()),
+          reinterpret_cast<unsigned int*>(ticket.mutable_data_ptr<int>()), reduction,
+          reduction == Reduction::None ? nullptr : loss.mutable_data_ptr<scalar_t>(),
+          num_valid.mutable_data_ptr<int64_t>());
+    });
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return {loss, num_valid};
@@ -230,12 +284,17 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cuda(
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, pred.scalar_type(), "giou_loss_backward_cuda", [&] {
     using T = at::opmath_type<scalar_t>;
-    backward_kernel<scalar_t><<<num_blocks(num_boxes), kThreads, 0, stream>>>(
-        pred.const_data_ptr<scalar_t>(), target.const_data_ptr<scalar_t>(), validity, num_boxes,
-        static_cast<T>(eps), grad_loss.const_data_ptr<scalar_t>(), reduction == Reduction::None,
-        num_valid.const_data_ptr<int64_t>(), reduction == Reduction::Mean,
-        output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr,
-        output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr);
+    const scalar_t* pred_data = pred.const_data_ptr<scalar_t>();
+    const scalar_t* target_data = target.const_data_ptr<scalar_t>();
+    scalar_t* grad_pred_data = output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr;
+    scalar_t* grad_target_data = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
+    const bool aligned = boxes_aligned<scalar_t>({pred_data, target_data, grad_pred_data, grad_target_data});
+    with_box_access(aligned, [&](auto vector) {
+      backward_kernel<decltype(vector)::value, scalar_t><<<num_blocks(num_boxes), kThreads, 0, stream>>>(
+          pred_data, target_data, validity, num_boxes, static_cast<T>(eps), grad_loss.const_data_ptr<scalar_t>(),
+          reduction == Reduction::None, num_valid.const_data_ptr<int64_t>(), reduction == Reduction::Mean,
+          grad_pred_data, grad_target_data);
+    });
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return {grad_pred, grad_target};

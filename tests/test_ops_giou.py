@@ -145,6 +145,42 @@ def test_openmp_is_probed_and_optional(monkeypatch):
         _build.openmp_flags.cache_clear()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/maps: Linux")
+def test_kernels_link_the_cpp_runtime_torch_runs_on():
+    (runtime,) = _build.shared_runtime_flags()
+    maps = Path("/proc/self/maps").read_text()
+    assert Path(runtime).name.startswith("libstdc++.so") and runtime in maps
+    assert runtime in _build.link_flags()
+
+
+STATIC_RUNTIME_PROBE = """
+import torch
+from synclint.ops import _build, _library
+assert _build.ensure_kernel("cpu"), _build._errors
+try:
+    _library.giou_loss_forward(torch.ones(2, 3, 4), torch.ones(1, 3, 4), None, None, "mean", 1e-7)
+except RuntimeError as error:
+    print(str(error).splitlines()[0])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("g++") is None, reason="needs g++ on Linux")
+def test_a_compiler_that_links_its_runtime_statically_still_builds_a_sound_kernel(tmp_path):
+    # The GPU machine's g++ links libstdc++ statically; the kernel then carried a second
+    # copy, and any TORCH_CHECK it threw segfaulted (there) or came out cut short (here).
+    compiler = tmp_path / "g++-static-runtime"
+    compiler.write_text(f'#!/bin/sh\nexec {shutil.which("g++")} "$@" -static-libstdc++\n')
+    compiler.chmod(0o755)
+    env = {**os.environ, "CXX": str(compiler), "SYNCLINT_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", STATIC_RUNTIME_PROBE], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "giou_loss: pred [2, 3, 4] and target [1, 3, 4] must have the same shape"
+    (library,) = (tmp_path / "cache").rglob("*.so")
+    needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    assert "[libstdc++.so.6]" in needed
+
+
 def test_failed_build_warns_once_and_falls_back(monkeypatch):
     monkeypatch.setattr(_build, "_state", {})
     monkeypatch.setattr(_build, "_errors", {})

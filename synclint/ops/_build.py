@@ -135,6 +135,34 @@ def cpu_flags() -> tuple[str, ...]:
     return _CFLAGS + openmp_flags()
 
 
+def link_flags() -> tuple[str, ...]:
+    return openmp_flags() + shared_runtime_flags()
+
+
+def shared_runtime_flags() -> tuple[str, ...]:
+    """The C++ runtime library torch already runs on, named on the link line (Linux).
+
+    A compiler configured to link its standard library statically (the GPU
+    machine's ``/opt/gcc`` g++ 13.3 is: its kernels had no ``libstdc++.so.6``
+    among their needed libraries) puts a second ``libstdc++`` inside the kernel
+    library. The two copies share no stream or exception state: a ``TORCH_CHECK``
+    message that c10 formats into a stream of the other copy came out cut short
+    (``"giou_loss: pred ["``) with a static build here, and the same throw
+    segfaulted the process there. Naming the copy this process has loaded makes the
+    linker take every standard-library symbol from it, so the static archive the
+    driver appends supplies nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return ()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(maxsplit=5)[-1].strip() for line in maps if "libstdc++.so" in line}
+    except OSError:
+        return ()
+    loaded = sorted(path for path in paths if os.path.basename(path).startswith("libstdc++.so") and os.path.exists(path))
+    return (loaded[0],) if loaded else ()
+
+
 def cuda_capabilities() -> str:
     """The visible GPUs' compute capabilities, e.g. ``"8.9,9.0"`` ("" without CUDA).
 
@@ -153,7 +181,7 @@ def _build_key(device_type: str, src: Path) -> str:
     for name in (*_HEADERS, *_SOURCES[device_type]):
         digest.update(name.encode())
         digest.update((src / name).read_bytes())
-    flags = cpu_flags() + (_CUDA_CFLAGS if device_type == "cuda" else ())
+    flags = cpu_flags() + link_flags() + (_CUDA_CFLAGS if device_type == "cuda" else ())
     if device_type == "cuda":
         arch = os.environ.get("TORCH_CUDA_ARCH_LIST") or f"visible:{cuda_capabilities()}"
     else:
@@ -199,7 +227,7 @@ def _build_and_load(device_type: str) -> None:
             name=name,
             sources=[str(src / s) for s in _SOURCES[device_type]],
             extra_cflags=list(cpu_flags()),
-            extra_ldflags=list(openmp_flags()),
+            extra_ldflags=list(link_flags()),
             extra_cuda_cflags=list(_CUDA_CFLAGS),
             extra_include_paths=[str(src)],
             build_directory=str(build_dir),
