@@ -781,6 +781,42 @@ def test_periodic_guards_on_an_offset_counter_or_a_counter_with_a_suffix():
     assert found[(14, "SL201")] == ("cold", "periodic (logging every N steps)")
 
 
+FIRST_BATCH = """
+    import torch
+    class NeRFSystem(torch.nn.Module):
+        def validation_step(self, batch, batch_nb):
+            results = self(batch["rays"])
+            if batch_nb == 0:
+                img = results["rgb"].cpu()
+            if self.global_step == 0 and self.logger:
+                print(results["rgb"].sum().item())
+            if 0 == batch_nb:
+                print(results["depth"].max().item())
+            return results["rgb"].mean().item()
+    class Stack(torch.nn.Module):
+        def forward(self, x, epoch):
+            for i, layer in enumerate(self.layers):
+                if i == 0:
+                    print(x.sum().item())
+                x = layer(x)
+            if epoch == 0:
+                print(x.max().item())
+            return x
+"""
+
+
+def test_a_block_on_the_first_batch_runs_once_per_pass():
+    # nerf_pl's validation_step logs its first batch's images: `if batch_nb == 0: ... .cpu()`.
+    found = _found(FIRST_BATCH)
+    first = ("cold", "first batch only (once per pass over the data)")
+    assert found[(7, "SL201")] == first
+    assert found[(9, "SL201")] == first  # `and` another condition: still the first step at most
+    assert found[(11, "SL201")] == first
+    assert found[(12, "SL201")][0] == "hot"  # every validation batch
+    assert found[(17, "SL201")][0] == "hot"  # the first *layer*, on every forward
+    assert found[(20, "SL201")][0] == "hot"  # the first epoch is many steps
+
+
 def test_an_onnx_export_branch_is_not_an_eager_step():
     # dinov2 depther `if torch.onnx.is_in_onnx_export(): count_mat.cpu()`.
     source = """
@@ -850,6 +886,8 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              "pkg/convert_utils.py", "tools/convert_raw_llama_weights_to_neox.py", "tools/inspect_checkpoints.py",
              # Mask2Former's demo/predictor.py and demo_video/, a script's image_demo.py
              "demo/predictor.py", "demo_video/visualizer.py", "tools/image_demo.py", "pkg/democratic.py",
+             # StyleTTS2's Demo/ folder and its Colab demo notebook
+             "Demo/inference.py", "notebooks/StyleTTS2_Demo_LJSpeech.py",
              # but a package named like a demo may hold the program itself
              "ddpm_demo/model.py",
              # a model's visual encoder, not a visualization module
@@ -860,9 +898,11 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     tool = "a checkpoint conversion or inspection tool"  # gpt-neox tools/ckpts
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.code, f.context, f.why) for f in findings] == [
+        ("Demo/inference.py", "SL201", "cold", "demo code"),
         ("ddpm_demo/model.py", "SL201", "hot", "`Head.forward`"),
         ("demo/predictor.py", "SL201", "cold", "demo code"),
         ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
+        ("notebooks/StyleTTS2_Demo_LJSpeech.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),

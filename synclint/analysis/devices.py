@@ -214,9 +214,29 @@ class DeviceInference:
         """``"cpu"``, ``None`` (no default device is set), or the device of a host tensor."""
         if isinstance(node, cst.Name) and node.value == "None":
             return True
-        if isinstance(node, cst.Attribute) and node.attr.value == "device":
-            return self.flow.kind_of(node.value).is_tensor and self.on_host(node.value)
-        return _is_cpu(node)
+        return self._device_of_host_tensor(node) or _is_cpu(node)
+
+    def _device_of_host_tensor(self, node: cst.BaseExpression) -> bool:
+        """``h.device`` of a tensor ``h`` known to live in host memory."""
+        return (
+            isinstance(node, cst.Attribute) and node.attr.value == "device"
+            and self.flow.kind_of(node.value).is_tensor and self.on_host(node.value)
+        )
+
+    def moves_to_host(self, call: cst.Call) -> bool:
+        """``x.to("cpu")``, ``x.to(h.device)`` or ``x.to(h)`` with ``h`` a host tensor: the
+        destination is host memory, so the move uploads nothing (and of a host tensor it
+        copies nothing at all). pytorch-cifar100's stochastic depth compares
+        ``torch.tensor(1).float().to(var.device)`` with ``var``, a CPU Bernoulli draw."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "to":
+            return False
+        destination = move_destination(call)
+        if destination is None:
+            return False
+        if self.flow.kind_of(destination).is_tensor:  # ``x.to(other)``: other's device and dtype
+            return self.on_host(destination)
+        return _is_cpu(destination) or self._device_of_host_tensor(destination)
 
     def _attribute_on_host(self, node: cst.Attribute) -> bool:
         """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class, or a
@@ -257,7 +277,7 @@ class DeviceInference:
             if method == "cpu":
                 return True
             if method in _MOVES:
-                return any(_is_cpu(a.value) for a in node.args)
+                return self.moves_to_host(node)
             return self.on_host(func.value)
         return False
 
@@ -288,10 +308,16 @@ def moves_to_a_device(call: cst.Call) -> bool:
         return True
     if func.attr.value != "to":
         return False
+    device = move_destination(call)
+    return device is not None and is_device_argument(device)
+
+
+def move_destination(call: cst.Call) -> cst.BaseExpression | None:
+    """What ``x.to(...)`` moves to: its ``device=``, else its first positional argument."""
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if device is None and call.args and call.args[0].keyword is None:
         device = call.args[0].value
-    return device is not None and is_device_argument(device)
+    return device
 
 
 def values_but_none(node: cst.IfExp) -> list[cst.BaseExpression]:

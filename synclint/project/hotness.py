@@ -107,12 +107,13 @@ _STRONGLY_COLD = frozenset(
 #: ``inspect_checkpoints.py``: scripts run once over saved weights, on the host.
 _CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckpt|weights|state_dict|_to_)")
 
-#: ``demo/``, ``demo_video/``, ``demos/``, ``demo.py``, ``image_demo.py``: scripts that show
-#: a model on a few inputs (Mask2Former's ``demo/predictor.py`` draws each prediction),
-#: not the program's training or inference steps. A folder named ``*_demo`` is not one of
-#: them: it is as often the package a small project keeps its program in (``ddpm_demo/``).
-_DEMO_DIR = re.compile(r"^demos?(_\w+)?$")
-_DEMO_MODULE = re.compile(r"^(demos?(_\w+)?|\w+_demos?)$")
+#: ``demo/``, ``Demo/``, ``demo_video/``, ``demos/``, ``demo.py``, ``image_demo.py``,
+#: ``StyleTTS2_Demo_LJSpeech.ipynb``: scripts and notebooks that show a model on a few
+#: inputs (Mask2Former's ``demo/predictor.py`` draws each prediction), not the program's
+#: training or inference steps. A folder named ``*_demo`` is not one of them: it is as
+#: often the package a small project keeps its program in (``ddpm_demo/``).
+_DEMO_DIR = re.compile(r"^demos?(_\w+)?$", re.I)
+_DEMO_MODULE = re.compile(r"(^|_)demos?(_|$)", re.I)
 
 #: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
 #: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or
@@ -153,7 +154,7 @@ def _cold_directory(parts: tuple[str, ...]) -> str | None:
         if _DEMO_DIR.match(part):
             return DEMO_CODE
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
-    if _DEMO_MODULE.match(stem):
+    if _DEMO_MODULE.search(stem):
         return DEMO_CODE
     if _PLOTTING_MODULE.match(stem):
         return PLOTTING_CODE

@@ -153,6 +153,8 @@ _TRANSFORM_BASE = re.compile(r"(^|\.)\w*Transform$")
 _TRANSFORM_METHODS = frozenset({"forward", "__call__"})
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
+#: Why a block under ``if batch_idx == 0:`` is quiet.
+FIRST_BATCH_ONLY = "first batch only (once per pass over the data)"
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
 _PERIODIC_NAME = re.compile(
     r"(^|_)(log|logging|print|display|plot|vis|visuali[sz]e|save|checkpoint|ckpt|interval|every|freq|"
@@ -622,6 +624,30 @@ def _exits_unless_periodic(node: ast.If) -> bool:
     return _is_periodic_guard(test.operand) and isinstance(node.body[-1], ast.Return)
 
 
+#: The index of the batch within a pass over the data, or of the step: ``batch_idx``,
+#: ``batch_nb`` (Lightning's hooks), ``self.global_step``, ``iteration``. Not ``i`` (as often
+#: a layer's index, ``if i == 0:`` in a forward that runs every step) nor ``epoch`` (the
+#: first epoch is many steps).
+_BATCH_INDEX = re.compile(
+    r"^(batch_?(idx|nb|i|id|num|index|no|n|number)|(global_)?step|iteration|iter|itr|n_iter|iter_num)$", re.I
+)
+
+
+def _is_first_batch_only(test: ast.AST) -> bool:
+    """``if batch_idx == 0:`` (or ``batch_nb == 0 and self.logger``): the block runs on the
+    first batch of each pass over the data (nerf_pl logs its first validation batch's
+    images), not every step."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_is_first_batch_only(value) for value in test.values)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    for counter, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if isinstance(other, ast.Constant) and other.value == 0 and not isinstance(other.value, bool):
+            if _BATCH_INDEX.match((dotted(counter) or "").rsplit(".", 1)[-1]):
+                return True
+    return False
+
+
 def _is_state_initialisation(test: ast.AST) -> bool:
     """``if len(state) == 0:`` / ``if not state:`` in an optimizer: runs on the first step only."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -1079,6 +1105,10 @@ class _CallWalker:
                 return
             if _is_state_initialisation(node.test):
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
+                self._statements(node.orelse, depth + 1)
+                return
+            if _is_first_batch_only(node.test):
+                self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self._statements(node.orelse, depth + 1)
                 return
             if (_is_periodic_guard(node.test) or _tests_a_flag(node.test, self.schedule_flags)) and not _steps_the_optimizer(

@@ -9,9 +9,11 @@ from synclint.catalogue import entry
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer
 
+#: ``torch.zeros_like(x)`` is made where ``x`` lives: on the host only when ``x`` is.
+_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "full_like"})
 _FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
-     "tensor", "as_tensor", "zeros_like", "ones_like", "full_like"}
+     "tensor", "as_tensor", *_LIKE_FACTORIES}
 )
 
 
@@ -56,7 +58,10 @@ class HostTensorCtor(Rule):
     from the call graph, not from function names: a grad-norm helper called
     from the training loop is hot, a `build_*` or `__init__` is not. In hot
     code the data argument need not be proven Python: anything not known to be
-    a device tensor is copied from the host. A tensor built visibly empty
+    a device tensor is copied from the host. `torch.zeros_like(x)` is made
+    where `x` lives, so moving it is an upload only when `x` is on the host; a
+    move whose destination is the CPU or the device of a host tensor
+    (`.to(h.device)`, `.to(h)`) uploads nothing. A tensor built visibly empty
     (`torch.Tensor([])`, `torch.zeros(0, 4)`, casts of them) is left alone:
     copying no elements launches nothing and waits for nothing (ATen's
     `copy_` returns first). Only where it is empty on every path to the move:
@@ -111,6 +116,11 @@ class HostTensorCtor(Rule):
         "import torch\nfor i in range(3):\n    z = torch.zeros(3).to(torch.float16)\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4, device=x.device)\n        return x[idx]\n",
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        c = x.cpu()\n        idx = torch.arange(4)\n        return c[idx]\n",
+        # Made where `labels` lives (the device): moving it again copies nothing.
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, labels):\n        return torch.zeros_like(labels).to(labels.device)\n",
+        # The destination is the device of a host tensor: a CPU-to-CPU move.
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        var = torch.bernoulli(torch.tensor(0.5))\n"
+        "        return torch.equal(var, torch.tensor(1.0).to(var.device)), torch.ones(2).to(var)\n",
     )
     INVALID = (
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor(0.0, device='cuda')\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros((), device='cuda')\n"),
@@ -125,6 +135,8 @@ class HostTensorCtor(Rule):
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return [torch.tensor(s, device=x.device) for s in self.scales]\n", 4, 17, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4)\n        return x[idx]\n", 5, 16, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        v = torch.zeros(4)\n        x[:4] = v\n        return x\n", 5, 9, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h).to(x.device)\n", 5, 16,
+                "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h, device=x.device)\n"),
     )
 
     # -- hidden host-to-device copies ------------------------------------------------------
@@ -195,8 +207,8 @@ class HostTensorCtor(Rule):
                     self.propose_fix(node),
                 )
             return
-        if not self.context.is_hot or not is_host_transfer(node):
-            return
+        if not self.context.is_hot or not is_host_transfer(node) or self.context.flow.devices.moves_to_host(node):
+            return  # ``.to(h.device)`` of a host tensor ``h``: nothing crosses to a device
         inner = node.func.value  # type: ignore[union-attr]
         if (
             isinstance(inner, cst.Name)
@@ -227,7 +239,10 @@ class HostTensorCtor(Rule):
         inner_name = self.context.qualify(inner.func)
         if inner_name is None or not inner_name.startswith("torch."):
             return
-        if inner_name.rsplit(".", 1)[1] in _FACTORIES and keyword(inner, "device") is None:
+        factory = inner_name.rsplit(".", 1)[1]
+        if factory in _LIKE_FACTORIES and not self.context.on_host(inner):
+            return  # ``torch.zeros_like(labels)`` lives where ``labels`` does: on the device, no copy
+        if factory in _FACTORIES and keyword(inner, "device") is None:
             self.report(
                 node,
                 "Factory tensor created on the host and then moved: the move is a synchronous "
