@@ -135,11 +135,13 @@ def mask_ipython(source: str, originals: list[str]) -> str | None:
         return None
     masked: list[str] = []
     continued = False
+    indent = ""
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.strip()
         if continued or (_looks_like_ipython(stripped) and _starts_statement("".join(masked))):
-            indent = body[: len(body) - len(body.lstrip())]
+            if not continued:  # a ``\`` continuation keeps its statement's indentation, not its own
+                indent = body[: len(body) - len(body.lstrip())]
             masked.append(indent + _PLACEHOLDER.format(len(originals)) + line[len(body) :])
             originals.append(body)
             continued = body.endswith("\\")

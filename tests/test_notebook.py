@@ -67,6 +67,16 @@ def test_percent_and_bang_continuing_an_expression_stay_python():
     assert originals == []
 
 
+def test_a_shell_command_continued_on_indented_lines_is_masked_whole():
+    # nerf_pl's extract_mesh.ipynb: `!python extract_color_mesh.py \` then `    --root_dir $ROOT_DIR \`.
+    cell = "import torch\nfor m in ms:\n    !python run.py \\\n        --root $ROOT \\\n  --n 3\n    y = torch.nonzero(m)\n"
+    assert positions(notebook(code(cell))) == [("SL101", 1, 6, 9)]
+    originals: list[str] = []
+    masked = mask_ipython(cell, originals).splitlines()
+    assert originals == ["    !python run.py \\", "        --root $ROOT \\", "  --n 3"]
+    assert [line[: len(line) - len(line.lstrip())] for line in masked[2:5]] == ["    "] * 3
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_the_others_are_checked():
     text = notebook(code("import torch\n"), code("def f(:\n    pass\n"), code(IN_A_FUNCTION))
     assert positions(text) == [("SL000", 2, 1, 7), ("SL101", 3, 2, 12)]
