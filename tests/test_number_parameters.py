@@ -339,3 +339,46 @@ def test_a_tensor_passed_into_star_args_is_not_the_keyword_only_parameter(tmp_pa
         return scale(x, torch.ones(3))
     """
     assert _findings(tmp_path, helpers=helpers) == []
+
+
+_PATTERNS = """\
+import torch
+from einops import rearrange
+from torch import nn
+
+
+class Attention(nn.Module):
+    def forward(self, x, einops_from, einops_to, **dims):
+        return rearrange(x, f"{einops_from} -> {einops_to}", **dims)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+        self.einops_from = "b (f n) d"
+        self.einops_to = "(b n) f d"
+
+    def forward(self, x, n):
+        return self.attn(x, ARGUMENTS, n=n)
+ELSEWHERE"""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['"b (f n) d", "(b n) f d"', 'f"b (f n) d", "(b n) " + "f d"', "self.einops_from, self.einops_to"],
+    ids=["literals", "formatted", "constant-attributes"],
+)
+def test_strings_every_call_passes_are_python_values(tmp_path: Path, arguments):
+    # frozen-in-time's einops patterns: `self.einops_from_time = 'b (f n) d'` in `__init__`,
+    # handed to the attention's `forward`, then formatted into the pattern of `rearrange`.
+    model = _PATTERNS.replace("ARGUMENTS", arguments).replace("ELSEWHERE", "")
+    assert _findings(tmp_path, model=model) == (
+        [("model.py", 8, 49, "SL201")] if "+" in arguments else []  # a sum of strings: not shown to be one
+    )
+
+
+def test_an_attribute_stored_elsewhere_keeps_the_finding(tmp_path: Path):
+    elsewhere = "\n\ndef configure(block, x):\n    block.einops_from = x.sum()\n"
+    model = _PATTERNS.replace("ARGUMENTS", "self.einops_from, self.einops_to").replace("ELSEWHERE", elsewhere)
+    assert _findings(tmp_path, model=model) == [("model.py", 8, 32, "SL201")]

@@ -470,8 +470,11 @@ class ProjectIndex:
         :meth:`host_parameters` otherwise. A function passed as a value (``functools.partial(_scale, n)``) may run with
         arguments no call shows: its parameters are left out (see :meth:`runs_unseen`)."""
         if self._number_parameters is None:
+            # ``self.einops_from`` that an ``__init__`` only ever sets to ``'b (f n) d'``.
+            python_attributes = frozenset(name for name, values in self.constant_attributes(ignored).items() if values)
             self._number_parameters = frozenset(
-                (callee, name) for callee, name in self._parameters_every_call_passes("number_args", ignored)
+                (callee, name)
+                for callee, name in self._parameters_every_call_passes("number_args", ignored, python_attributes)
                 if not self.runs_unseen(callee)
             )
         return self._number_parameters
@@ -550,10 +553,13 @@ class ProjectIndex:
             self._loose_classes = frozenset(loose)
         return not any(built in self._loose_classes for built in [cid, *self.subclasses(cid)])
 
-    def _parameters_every_call_passes(self, field: str, ignored: Callable[[str], bool]) -> frozenset[tuple[FunctionId, str]]:
+    def _parameters_every_call_passes(
+        self, field: str, ignored: Callable[[str], bool], attributes: frozenset[str] = frozenset()
+    ) -> frozenset[tuple[FunctionId, str]]:
         """Parameters that every plain project call site (at least one) passes an argument
-        listed in its ``field`` (``host_args``, ``number_args``), or a parameter of the
-        caller found so itself; the callee never rebinds them. To a fixpoint."""
+        listed in its ``field`` (``host_args``, ``number_args``), an attribute of ``self``
+        among ``attributes``, or a parameter of the caller found so itself; the callee
+        never rebinds them. To a fixpoint."""
         candidates = []
         owners = self.call_owners()
         for callee, sites in self.callers().items():
@@ -581,6 +587,7 @@ class ProjectIndex:
                 if (callee, name) in found:
                     continue
                 if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found)
+                       or any(where in wheres and name in attributes for where, name in call.attribute_args)
                        or (defaulted and _leaves_out(call, wheres)) for call in sites):
                     found.add((callee, name))
                     changed = True

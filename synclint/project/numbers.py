@@ -57,6 +57,11 @@ def is_number(node: ast.AST | None, names: Collection[str]) -> bool:
     return False
 
 
+def is_text(node: ast.AST | None) -> bool:
+    """A string, literal or formatted: an einops pattern (``'b (f n) d'``), a mode's name."""
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(node, ast.JoinedStr)
+
+
 def _is_shape(node: ast.AST) -> bool:
     """``x.shape`` or ``x.size()``: a tuple of Python ints (``torch.Size``)."""
     if isinstance(node, ast.Attribute):

@@ -47,7 +47,7 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.interactive import INTERACTIVE, plots_block, waits_for_a_person
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.notebook_cells import is_notebook_module
-from synclint.project.numbers import is_number, number_names
+from synclint.project.numbers import is_number, is_text, number_names
 from synclint.project.residency import (
     closure_rebound_names,
     host_names,
@@ -100,7 +100,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 55
+SUMMARY_VERSION = 56
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -186,9 +186,15 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: ``mode="cpu"``): (position or keyword, ``(value,)``, or ``()`` for anything else);
     #: ``("*", ())`` when ``*args``/``**kwargs`` pass more.
     constants: tuple[tuple[int | str, tuple[()] | tuple[object]], ...] = ()
-    #: Which arguments are visibly Python numbers (``n`` of ``b, n = x.shape[:2]``), see
-    #: :mod:`synclint.project.numbers`: positions, and keyword names.
+    #: Which arguments are visibly Python numbers (``n`` of ``b, n = x.shape[:2]``) or
+    #: strings (``'b (f n) d'``), see :mod:`synclint.project.numbers`: positions, and
+    #: keyword names.
     number_args: tuple[int | str, ...] = ()
+    #: Arguments that are an attribute of ``self``: (position or keyword, attribute name).
+    #: The index takes one for a Python value when the attribute only ever holds constants
+    #: (``self.einops_from = 'b (f n) d'`` in ``__init__``, see
+    #: :mod:`synclint.project.constant_attributes`).
+    attribute_args: tuple[tuple[int | str, str], ...] = ()
     #: ``attr`` when the call is the value of ``self.attr = ...`` (``Head(...)``, or
     #: ``Head(...) if flag else None``), else "": when it builds the module the index takes
     #: ``self.attr`` for, the index resolves the instance's calls.
@@ -1284,7 +1290,11 @@ class _CallWalker:
             arguments = []  # positions after ``*args`` are unknown
         arguments += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
         host = tuple(where for where, arg in arguments if self._is_host(arg))
-        numbers = tuple(where for where, arg in arguments if is_number(arg, self.numbers))
+        numbers = tuple(where for where, arg in arguments if is_number(arg, self.numbers) or is_text(arg))
+        attributes = tuple(
+            (where, arg.attr) for where, arg in arguments
+            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "self"
+        )
         forwarded = tuple(
             (where, arg.id) for where, arg in arguments if isinstance(arg, ast.Name) and arg.id in self.owner.kept_params
         )
@@ -1292,7 +1302,7 @@ class _CallWalker:
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
-                                         self.held.get(id(node), "")))
+                                         attributes, self.held.get(id(node), "")))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
