@@ -318,7 +318,8 @@ def check_notebook_source(
     findings in cold code only with ``include_cold``. The cells are their own project;
     ``project``: what the project around the notebook says of it, when there is one
     (:func:`synclint.project.facts.notebook_facts`)."""
-    from synclint.engine import check_module, select_rules
+    from synclint.engine import check_module, select_rules, visible
+    from synclint.project import COLD
     from synclint.project.facts import in_project
     from synclint.project.store import facts_for_source
 
@@ -332,12 +333,15 @@ def check_notebook_source(
     findings = list(errors)
     if module is not None:
         facts = in_project(facts_for_source(virtual.source, path), project)
-        found = check_module(module, virtual.source, path, select_rules(settings, path), facts,
-                             include_cold=include_cold)
+        found = check_module(module, virtual.source, path, select_rules(settings, path), facts, include_cold=True)
         for finding in found:
             mapped = _to_cell(finding, virtual)
             if mapped is not None:
                 findings.append(mapped)
+    file_cold = project.file_cold if project is not None else None
+    if file_cold is not None:  # a demo by its path in the project: cold as a whole, like a .py file there
+        findings = [replace(finding, context=COLD, why=file_cold) for finding in findings]
+    findings = visible(findings, include_cold)
     findings.sort(key=lambda f: f.sort_key)
     return findings
 

@@ -916,6 +916,29 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
     ]
 
 
+def test_a_notebook_under_a_demo_folder_is_demo_code(tmp_path):
+    # StyleTTS2's Demo/Inference_LJSpeech.ipynb: its cells alone cannot tell where it lives.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+    from tests.notebook_helpers import notebook_of
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "model.py").write_text("import torch\n")
+    cells = ["import torch", "for text in texts:\n    durations = model(text)\n    n = int(durations.sum())"]
+    for name in ("Demo/inference.ipynb", "notebooks/explore.ipynb"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(notebook_of(*cells))
+    found = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.cell, f.line, f.context, f.why) for f in found] == [
+        ("Demo/inference.ipynb", 2, 3, "cold", "demo code"),
+        ("notebooks/explore.ipynb", 2, 3, "unknown", ""),
+    ]
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [Path(f.path).parent.name for f in shown] == ["notebooks"]
+
+
 def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
     # SlowFast's tools/visualization.py writes TensorBoard images; PLOT's trainers/plot.py
     # (a paper named PLOT) holds the prompt learner, its `forward` and its training step.

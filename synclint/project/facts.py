@@ -206,14 +206,15 @@ def _regions(function: FunctionSummary, runs_once: bool = True) -> list[tuple[in
     ]
 
 
-def notebook_facts(project_file: FileFacts) -> FileFacts:
+def notebook_facts(project_file: FileFacts, file_cold: str | None = None) -> FileFacts:
     """What a project (whose file ``project_file`` is) says of a notebook in its tree, which
     the index does not hold (its own facts come from its cells on their own): whether every
     copy in the project blocks (a notebook's loader is copied by the project's training
-    functions too)."""
+    functions too), and why its path puts it outside the program (``file_cold``: StyleTTS2's
+    ``Demo/Inference_LJSpeech.ipynb`` is demo code, which its cells alone cannot tell)."""
     blocking = project_file.blocking_copies_only
-    return FileFacts(digest="blocking copies only" if blocking else "asynchronous copies",
-                     blocking_copies_only=blocking)
+    return FileFacts(digest=f"{'blocking copies only' if blocking else 'asynchronous copies'}; {file_cold}",
+                     blocking_copies_only=blocking, file_cold=file_cold)
 
 
 def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:

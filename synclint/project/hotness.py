@@ -142,6 +142,13 @@ def _weakly_cold(name: str, why: str) -> bool:
     return (why == "construction or setup" and name not in _STRONGLY_COLD) or why == EPOCH_HOOK
 
 
+def path_context(parts: tuple[str, ...]) -> str | None:
+    """Why a file is outside the program by its path inside the project alone (tests,
+    benchmarks, export tools, demos, plotting modules), or None: for a notebook, whose
+    cells the index never reads (see :func:`synclint.project.facts.notebook_facts`)."""
+    return _cold_directory(parts)
+
+
 def _cold_directory(parts: tuple[str, ...]) -> str | None:
     """Test, benchmark, export and demo code by the directories it lives in (inside the
     project), and export, conversion and demo modules by their own name (``utils/onnx.py``,
