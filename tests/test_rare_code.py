@@ -817,6 +817,38 @@ def test_a_block_on_the_first_batch_runs_once_per_pass():
     assert found[(20, "SL201")][0] == "hot"  # the first epoch is many steps
 
 
+INNER_LOOP_FIRST_PASS = """
+    import torch
+    class Decoder(torch.nn.Module):
+        def forward(self, memory, max_len):
+            for step in range(max_len):
+                if step == 0:
+                    print(memory.sum().item())
+            for itr, layer in enumerate(self.layers):
+                if itr == 0 and self.training:
+                    print(memory.max().item())
+            return memory
+    def train(model, loader, opt):
+        for batch_idx, (x, y) in enumerate(loader):
+            loss = model(x, 5).sum()
+            for k in range(3):
+                if batch_idx == 0:
+                    print(loss.item())
+            loss.backward()
+            opt.step()
+"""
+
+
+def test_the_first_pass_of_an_inner_loop_runs_on_every_step():
+    # A decoder's `for step in range(max_len): if step == 0:` (RAFT's `for itr in range(iters)`)
+    # counts the passes of a loop inside the step, not the steps: its first pass is every step.
+    found = _found(INNER_LOOP_FIRST_PASS)
+    assert found[(7, "SL201")] == ("hot", "`Decoder.forward`")
+    assert found[(10, "SL201")] == ("hot", "`Decoder.forward`")
+    # but the batch index of the loop around it still counts batches
+    assert found[(17, "SL201")] == ("cold", "first batch only (once per pass over the data)")
+
+
 def test_an_onnx_export_branch_is_not_an_eager_step():
     # dinov2 depther `if torch.onnx.is_in_onnx_export(): count_mat.cpu()`.
     source = """
