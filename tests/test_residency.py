@@ -547,3 +547,27 @@ def test_a_parameter_no_call_passes_holds_its_constant_default():
     # `None`, so `if scale:` tests None. One call passing a tensor keeps the test a sync.
     found = [(f.line, f.column, f.code) for f in check_source(DEFAULTED, "model.py", include_cold=True)]
     assert found == [(8, 8, "SL202")]
+
+
+LOOP_CARRIED = """
+    import torch
+    def train(model, loader, opt, device):
+        hidden = torch.zeros(2, 8)
+        count = torch.zeros(())
+        for x, y in loader:
+            x = x.to(device, non_blocking=True)
+            noise = torch.randn(2, 8).to(hidden)
+            print(hidden.sum().item(), count.item())
+            out, hidden = model(x, hidden + noise)
+            count += 1
+            loss = out.sum()
+            loss.backward()
+            opt.step()
+"""
+
+
+def test_a_host_tensor_the_loop_rebinds_to_a_device_one_is_not_on_the_host_on_the_next_pass():
+    # `hidden` starts on the host, but from the second batch on it is the model's output:
+    # `.to(hidden)` uploads and `hidden.sum().item()` waits for the device, every step.
+    # `count += 1` keeps a host tensor on the host.
+    assert _codes(LOOP_CARRIED) == [("SL201", 9, 15), ("SL403", 8, 17)]
