@@ -971,6 +971,24 @@ def test_a_notebook_under_a_demo_folder_is_demo_code(tmp_path):
     assert [Path(f.path).parent.name for f in shown] == ["notebooks"]
 
 
+def test_a_demo_notebook_that_does_not_parse_is_reported_as_a_demo_module_is(tmp_path):
+    # Being demo code makes a notebook's findings cold, not its parse errors: like
+    # Demo/broken.py, Demo/broken.ipynb is a file that could not be checked.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+    from tests.notebook_helpers import notebook_of
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "model.py").write_text("import torch\n")
+    (tmp_path / "Demo").mkdir()
+    (tmp_path / "Demo/broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "Demo/broken.ipynb").write_text(notebook_of("import torch", "def f(:\n    pass"))
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).name, f.code, f.line) for f in shown] == [("broken.ipynb", "SL000", 1), ("broken.py", "SL000", 1)]
+
+
 def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
     # SlowFast's tools/visualization.py writes TensorBoard images; PLOT's trainers/plot.py
     # (a paper named PLOT) holds the prompt learner, its `forward` and its training step.
