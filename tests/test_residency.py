@@ -571,3 +571,25 @@ def test_a_host_tensor_the_loop_rebinds_to_a_device_one_is_not_on_the_host_on_th
     # `.to(hidden)` uploads and `hidden.sum().item()` waits for the device, every step.
     # `count += 1` keeps a host tensor on the host.
     assert _codes(LOOP_CARRIED) == [("SL201", 9, 15), ("SL403", 8, 17)]
+
+
+TO_A_HOST_TENSORS_DEVICE = """
+    import torch
+    def train(model, loader, opt, device):
+        for x, y in loader:
+            x = x.to(device, non_blocking=True)
+            y = torch.as_tensor(y)
+            out = torch.softmax(model(x), dim=1)
+            out.sum().backward()
+            opt.step()
+            pred = out.argmax(1).to(y.device)
+            print(pred.sum().item())
+            hits = (out.argmax(1).to(y) == y).float().mean().item()
+            ones = torch.ones(3).to(y.device)
+"""
+
+
+def test_a_move_to_where_a_host_tensor_lives_is_a_read_back_and_what_it_made_is_on_the_host():
+    # `.to(y.device)` / `.to(y)` of the loader's labels copies the predictions to the host: the
+    # copy waits (not the `.item()` of what it made); of a host tensor, it copies nothing.
+    assert _codes(TO_A_HOST_TENSORS_DEVICE) == [("SL201", 10, 16), ("SL201", 12, 17)]
