@@ -74,7 +74,8 @@ class HostReadback(Rule):
 
     ## What it does
     Finds every place a tensor's *value* crosses to Python: `.item()`,
-    `.tolist()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
+    `.tolist()`, `.cpu()`, `.to("cpu")` (or to where a host tensor `h` lives: `.to(h.device)`,
+    `.to(h)`; of a tensor on the host, none of them copies), `float(t)` / `int(t)` /
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
     `range(t)`) or a scalar (`alpha=t`), `torch.tensor([t1, t2])` (or the legacy
