@@ -330,7 +330,7 @@ def check_notebook_source(
     if not notebook.is_python:
         return []
     virtual, errors, module = _parseable(notebook, path)
-    findings = list(errors)
+    findings: list[Finding] = []
     if module is not None:
         facts = in_project(facts_for_source(virtual.source, path), project)
         found = check_module(module, virtual.source, path, select_rules(settings, path), facts, include_cold=True)
@@ -341,7 +341,8 @@ def check_notebook_source(
     file_cold = project.file_cold if project is not None else None
     if file_cold is not None:  # a demo by its path in the project: cold as a whole, like a .py file there
         findings = [replace(finding, context=COLD, why=file_cold) for finding in findings]
-    findings = visible(findings, include_cold)
+    # (A cell that does not parse is reported wherever the notebook lives, as a .py file is.)
+    findings = [*errors, *visible(findings, include_cold)]
     findings.sort(key=lambda f: f.sort_key)
     return findings
 

@@ -817,6 +817,38 @@ def test_a_block_on_the_first_batch_runs_once_per_pass():
     assert found[(20, "SL201")][0] == "hot"  # the first epoch is many steps
 
 
+INNER_LOOP_FIRST_PASS = """
+    import torch
+    class Decoder(torch.nn.Module):
+        def forward(self, memory, max_len):
+            for step in range(max_len):
+                if step == 0:
+                    print(memory.sum().item())
+            for itr, layer in enumerate(self.layers):
+                if itr == 0 and self.training:
+                    print(memory.max().item())
+            return memory
+    def train(model, loader, opt):
+        for batch_idx, (x, y) in enumerate(loader):
+            loss = model(x, 5).sum()
+            for k in range(3):
+                if batch_idx == 0:
+                    print(loss.item())
+            loss.backward()
+            opt.step()
+"""
+
+
+def test_the_first_pass_of_an_inner_loop_runs_on_every_step():
+    # A decoder's `for step in range(max_len): if step == 0:` (RAFT's `for itr in range(iters)`)
+    # counts the passes of a loop inside the step, not the steps: its first pass is every step.
+    found = _found(INNER_LOOP_FIRST_PASS)
+    assert found[(7, "SL201")] == ("hot", "`Decoder.forward`")
+    assert found[(10, "SL201")] == ("hot", "`Decoder.forward`")
+    # but the batch index of the loop around it still counts batches
+    assert found[(17, "SL201")] == ("cold", "first batch only (once per pass over the data)")
+
+
 def test_an_onnx_export_branch_is_not_an_eager_step():
     # dinov2 depther `if torch.onnx.is_in_onnx_export(): count_mat.cpu()`.
     source = """
@@ -937,6 +969,24 @@ def test_a_notebook_under_a_demo_folder_is_demo_code(tmp_path):
     ]
     shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
     assert [Path(f.path).parent.name for f in shown] == ["notebooks"]
+
+
+def test_a_demo_notebook_that_does_not_parse_is_reported_as_a_demo_module_is(tmp_path):
+    # Being demo code makes a notebook's findings cold, not its parse errors: like
+    # Demo/broken.py, Demo/broken.ipynb is a file that could not be checked.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+    from tests.notebook_helpers import notebook_of
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "model.py").write_text("import torch\n")
+    (tmp_path / "Demo").mkdir()
+    (tmp_path / "Demo/broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "Demo/broken.ipynb").write_text(notebook_of("import torch", "def f(:\n    pass"))
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).name, f.code, f.line) for f in shown] == [("broken.ipynb", "SL000", 1), ("broken.py", "SL000", 1)]
 
 
 def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):

@@ -547,3 +547,49 @@ def test_a_parameter_no_call_passes_holds_its_constant_default():
     # `None`, so `if scale:` tests None. One call passing a tensor keeps the test a sync.
     found = [(f.line, f.column, f.code) for f in check_source(DEFAULTED, "model.py", include_cold=True)]
     assert found == [(8, 8, "SL202")]
+
+
+LOOP_CARRIED = """
+    import torch
+    def train(model, loader, opt, device):
+        hidden = torch.zeros(2, 8)
+        count = torch.zeros(())
+        for x, y in loader:
+            x = x.to(device, non_blocking=True)
+            noise = torch.randn(2, 8).to(hidden)
+            print(hidden.sum().item(), count.item())
+            out, hidden = model(x, hidden + noise)
+            count += 1
+            loss = out.sum()
+            loss.backward()
+            opt.step()
+"""
+
+
+def test_a_host_tensor_the_loop_rebinds_to_a_device_one_is_not_on_the_host_on_the_next_pass():
+    # `hidden` starts on the host, but from the second batch on it is the model's output:
+    # `.to(hidden)` uploads and `hidden.sum().item()` waits for the device, every step.
+    # `count += 1` keeps a host tensor on the host.
+    assert _codes(LOOP_CARRIED) == [("SL201", 9, 15), ("SL403", 8, 17)]
+
+
+TO_A_HOST_TENSORS_DEVICE = """
+    import torch
+    def train(model, loader, opt, device):
+        for x, y in loader:
+            x = x.to(device, non_blocking=True)
+            y = torch.as_tensor(y)
+            out = torch.softmax(model(x), dim=1)
+            out.sum().backward()
+            opt.step()
+            pred = out.argmax(1).to(y.device)
+            print(pred.sum().item())
+            hits = (out.argmax(1).to(y) == y).float().mean().item()
+            ones = torch.ones(3).to(y.device)
+"""
+
+
+def test_a_move_to_where_a_host_tensor_lives_is_a_read_back_and_what_it_made_is_on_the_host():
+    # `.to(y.device)` / `.to(y)` of the loader's labels copies the predictions to the host: the
+    # copy waits (not the `.item()` of what it made); of a host tensor, it copies nothing.
+    assert _codes(TO_A_HOST_TENSORS_DEVICE) == [("SL201", 10, 16), ("SL201", 12, 17)]

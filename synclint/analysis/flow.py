@@ -33,6 +33,7 @@ from synclint.analysis.devices import (
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader
+from synclint.analysis.loop_bindings import loop_bindings
 from synclint.analysis.step_names import STEP_NAME
 from synclint.analysis.targets import target_name_nodes
 from synclint.project.facts import FileFacts
@@ -370,6 +371,8 @@ class FlowState:
         elif isinstance(node, (cst.For, cst.While)):
             if self.scope.empty:  # the second pass sees what the first bound after a move
                 self.scope.empty.difference_update(rebound_or_grown_in(node))
+            if self.scope.host and not _runs_at_most_once(node):
+                self.scope.host.difference_update(self._rebound_off_host(node))
             if isinstance(node, cst.For):
                 self.bind_loop_target(node.target, node.iter)
                 self._bind_host_batch(node)
@@ -381,6 +384,23 @@ class FlowState:
             self._comprehension_saved.append(self._snapshot())
             self._bind_comprehension_targets(node)
             self.scope.loops.append(node)
+
+    def _rebound_off_host(self, loop: cst.For | cst.While) -> set[str]:
+        """Host names ``loop``'s body rebinds to what is not known to be on the host (judged
+        as the loop starts): from the second pass on they may hold a device tensor, before
+        the rebinding too (``hidden = torch.zeros(...)`` before the loop, ``out, hidden =
+        model(x, hidden)`` in it), unless a later statement of the body binds them on the
+        host again. ``count += 1`` and ``boxes = boxes[keep]`` keep them there."""
+        host, off_host = self.scope.host, set()
+        for binding in loop_bindings(loop):
+            if binding.name not in host:
+                continue
+            value = binding.value
+            if value is None or not (self.kind_of(value) is Kind.PYTHON or self.devices.on_host(value)):
+                off_host.add(binding.name)
+            elif binding.unconditional:  # every pass ends with it on the host again
+                off_host.discard(binding.name)
+        return off_host
 
     def _mark_quiet_regions(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Raise):

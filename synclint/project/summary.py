@@ -100,7 +100,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 56
+SUMMARY_VERSION = 57
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -639,19 +639,35 @@ _BATCH_INDEX = re.compile(
 )
 
 
-def _is_first_batch_only(test: ast.AST) -> bool:
+def _is_first_batch_only(test: ast.AST, inner_counters: set[str]) -> bool:
     """``if batch_idx == 0:`` (or ``batch_nb == 0 and self.logger``): the block runs on the
     first batch of each pass over the data (nerf_pl logs its first validation batch's
-    images), not every step."""
+    images), not every step. Not a counter of ``inner_counters``: ``for step in
+    range(max_len): if step == 0:`` in a decoder's forward is the first pass of a loop
+    inside the step, so it runs on every step."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_is_first_batch_only(value) for value in test.values)
+        return any(_is_first_batch_only(value, inner_counters) for value in test.values)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
     for counter, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
         if isinstance(other, ast.Constant) and other.value == 0 and not isinstance(other.value, bool):
+            if isinstance(counter, ast.Name) and counter.id in inner_counters:
+                continue
             if _BATCH_INDEX.match((dotted(counter) or "").rsplit(".", 1)[-1]):
                 return True
     return False
+
+
+def _loop_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
+    """The names the ``for`` loops among ``loops`` that are not loops over batches bind
+    (``step`` of ``for step in range(max_len)``, ``itr`` of ``enumerate(self.layers)``)."""
+    return {
+        leaf.id
+        for loop, over_batches in loops
+        if not over_batches and isinstance(loop, (ast.For, ast.AsyncFor))
+        for leaf in ast.walk(loop.target)
+        if isinstance(leaf, ast.Name)
+    }
 
 
 def _is_state_initialisation(test: ast.AST) -> bool:
@@ -1113,7 +1129,7 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_first_batch_only(node.test):
+            if _is_first_batch_only(node.test, _loop_counters(self.loops)):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self._statements(node.orelse, depth + 1)
                 return

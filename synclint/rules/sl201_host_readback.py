@@ -74,7 +74,8 @@ class HostReadback(Rule):
 
     ## What it does
     Finds every place a tensor's *value* crosses to Python: `.item()`,
-    `.tolist()`, `.cpu()`, `.to("cpu")`, `float(t)` / `int(t)` /
+    `.tolist()`, `.cpu()`, `.to("cpu")` (or to where a host tensor `h` lives: `.to(h.device)`,
+    `.to(h)`; of a tensor on the host, none of them copies), `float(t)` / `int(t)` /
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
     `range(t)`) or a scalar (`alpha=t`), `torch.tensor([t1, t2])` (or the legacy
@@ -137,6 +138,8 @@ class HostReadback(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # Already on the host: moving it to the host (or to where a host tensor lives) copies nothing.
+        "import torch\ndef f(y):\n    h = torch.as_tensor(y)\n    return torch.ones(3).to(h.device), h.to('cpu')\n",
         # A module calling its own method (tacotron2's STFT), not `Tensor.inverse`.
         "import torch\nclass STFT(torch.nn.Module):\n    def inverse(self, mag, phase):\n        return mag * phase\n"
         "    def forward(self, x):\n        return self.inverse(x, x)\n",
@@ -179,6 +182,9 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', non_blocking=False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, cpu_buffer: torch.Tensor):\n    return x.to(cpu_buffer, False, True)\n", 3, 12),
+        # To where a host tensor lives: its device, or the tensor itself (its device and dtype).
+        Invalid("import torch\ndef f(x: torch.Tensor, y):\n    h = torch.as_tensor(y)\n    return x.to(h.device)\n", 4, 12),
+        Invalid("import torch\ndef f(x: torch.Tensor, y):\n    h = torch.as_tensor(y)\n    return x.to(h)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
@@ -212,7 +218,10 @@ class HostReadback(Rule):
             self.report(node, self.sync_message(match.display, match.op), None if match.helper else self.propose_fix(node))
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "to":
-            if self._waits_for_copy_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to"):
+            if (
+                self._waits_for_copy_to_host(node, True) and receiver_is_tensor(self.context, func.value, "to")
+                and not self.context.on_host(func.value)  # host to host: no copy from a device
+            ):
                 self.report(node, self.sync_message("`.to('cpu')`", _DEVICE_TO_HOST))
             return
         alpha = keyword(node, "alpha")
@@ -268,7 +277,8 @@ class HostReadback(Rule):
             return True
         device = keyword(call, "device")
         candidates = [device.value] if device else [a.value for a in positional(call)[:1]]
-        return any(_is_cpu_device(c) for c in candidates)
+        # ``.to(labels.device)`` / ``.to(labels)`` of host labels: where a host tensor lives.
+        return any(_is_cpu_device(c) for c in candidates) or self.context.flow.devices.moves_to_host(call)
 
     def _check_builtin(self, name: str, node: cst.Call) -> None:
         args = positional(node)
