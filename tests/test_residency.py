@@ -573,6 +573,25 @@ def test_a_host_tensor_the_loop_rebinds_to_a_device_one_is_not_on_the_host_on_th
     assert _codes(LOOP_CARRIED) == [("SL201", 9, 15), ("SL403", 8, 17)]
 
 
+ACCUMULATED_IN_PLACE = """
+    import torch
+    def train_step(model, data_iterator, device, steps):
+        tokens = torch.tensor(0, dtype=torch.int64)
+        for _ in range(steps):
+            inputs, labels = next(data_iterator)
+            tokens += (labels != -100).sum()
+        print(int(tokens))
+        return tokens.to(device)
+"""
+
+
+def test_a_host_tensor_accumulated_in_place_in_a_loop_stays_on_the_host():
+    # torchtitan's `local_valid_tokens += (labels != IGNORE_INDEX).sum()`: `+=` on a host
+    # tensor is in place, so it is still in host memory (no read-back at `int(tokens)`), and
+    # moving it after the loop is an upload.
+    assert _codes(ACCUMULATED_IN_PLACE) == [("SL403", 9, 12)]
+
+
 TO_A_HOST_TENSORS_DEVICE = """
     import torch
     def train(model, loader, opt, device):

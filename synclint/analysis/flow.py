@@ -390,10 +390,12 @@ class FlowState:
         as the loop starts): from the second pass on they may hold a device tensor, before
         the rebinding too (``hidden = torch.zeros(...)`` before the loop, ``out, hidden =
         model(x, hidden)`` in it), unless a later statement of the body binds them on the
-        host again. ``count += 1`` and ``boxes = boxes[keep]`` keep them there."""
+        host again. ``count += 1`` and ``boxes = boxes[keep]`` keep them there, and so does
+        any ``tokens += value``: on a host tensor it is an in-place operation, which leaves it
+        in host memory whatever ``value`` is (torchtitan's ``local_valid_tokens``)."""
         host, off_host = self.scope.host, set()
         for binding in loop_bindings(loop):
-            if binding.name not in host:
+            if binding.name not in host or binding.in_place:
                 continue
             value = binding.value
             if value is None or not (self.kind_of(value) is Kind.PYTHON or self.devices.on_host(value)):

@@ -27,6 +27,8 @@ class Binding(NamedTuple):
     value: cst.BaseExpression | None
     #: Bound by a statement of the loop's own body, which runs on every pass.
     unconditional: bool
+    #: ``x += value``: on a tensor, an in-place operation, which keeps ``x`` where it lives.
+    in_place: bool = False
 
 
 class _BindingScan(cst.CSTVisitor):
@@ -59,7 +61,7 @@ class _BindingScan(cst.CSTVisitor):
             self._bound(target.target, whole)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bound(node.target, node.value)  # ``count += 1``: where ``count`` was, with ``1``
+        self._bound(node.target, node.value, in_place=True)  # ``count += 1``, ``tokens += mask.sum()``
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bound(node.target, node.value)
@@ -74,9 +76,9 @@ class _BindingScan(cst.CSTVisitor):
         if node.asname is not None:
             self._bound(node.asname.name, None)
 
-    def _bound(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _bound(self, target: cst.BaseExpression, value: cst.BaseExpression | None, in_place: bool = False) -> None:
         unconditional = self._nesting == 0
-        self.bindings.extend(Binding(name.value, value, unconditional) for name in target_name_nodes(target))
+        self.bindings.extend(Binding(name.value, value, unconditional, in_place) for name in target_name_nodes(target))
 
 
 def loop_bindings(loop: cst.For | cst.While) -> Iterator[Binding]:
