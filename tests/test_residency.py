@@ -608,7 +608,9 @@ TO_A_HOST_TENSORS_DEVICE = """
 """
 
 
-def test_a_move_to_where_a_host_tensor_lives_is_a_read_back_and_what_it_made_is_on_the_host():
-    # `.to(y.device)` / `.to(y)` of the loader's labels copies the predictions to the host: the
-    # copy waits (not the `.item()` of what it made); of a host tensor, it copies nothing.
-    assert _codes(TO_A_HOST_TENSORS_DEVICE) == [("SL201", 10, 16), ("SL201", 12, 17)]
+def test_a_move_to_where_a_host_tensor_lives_keeps_the_read_after_it():
+    # `.to(y.device)` / `.to(y)` of the loader's labels copies the predictions to the host. What
+    # it made is not taken for a host tensor ("y is on the host" may be wrong: `torch.as_tensor`
+    # of a CUDA tensor keeps it there, as in edm's `round_sigma`), so the `.item()` after it
+    # carries the sync; of a host tensor, such a move uploads nothing (no SL403 at line 13).
+    assert _codes(TO_A_HOST_TENSORS_DEVICE) == [("SL201", 11, 15), ("SL201", 12, 16)]

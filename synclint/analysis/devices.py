@@ -277,7 +277,10 @@ class DeviceInference:
             if method == "cpu":
                 return True
             if method in _MOVES:
-                return self.moves_to_host(node)
+                # Spelled as the CPU only: ``.to(labels.device)`` of host labels lands on the
+                # host too, but "labels is a host tensor" may be wrong (``torch.as_tensor`` of a
+                # CUDA tensor keeps it there), and the read after it then carries the sync.
+                return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
 

@@ -74,8 +74,7 @@ class HostReadback(Rule):
 
     ## What it does
     Finds every place a tensor's *value* crosses to Python: `.item()`,
-    `.tolist()`, `.cpu()`, `.to("cpu")` (or to where a host tensor `h` lives: `.to(h.device)`,
-    `.to(h)`; of a tensor on the host, none of them copies), `float(t)` / `int(t)` /
+    `.tolist()`, `.cpu()`, `.to("cpu")` (of a tensor on the host, neither copies), `float(t)` / `int(t)` /
     `bool(t)`, `math.*(t)`, `torch.equal` / `torch.allclose` (they return a
     Python bool), a tensor used where Python needs an integer (slice bounds,
     `range(t)`) or a scalar (`alpha=t`), `torch.tensor([t1, t2])` (or the legacy
@@ -182,9 +181,6 @@ class HostReadback(Rule):
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', non_blocking=False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return x.to('cpu', torch.float32, False)\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor, cpu_buffer: torch.Tensor):\n    return x.to(cpu_buffer, False, True)\n", 3, 12),
-        # To where a host tensor lives: its device, or the tensor itself (its device and dtype).
-        Invalid("import torch\ndef f(x: torch.Tensor, y):\n    h = torch.as_tensor(y)\n    return x.to(h.device)\n", 4, 12),
-        Invalid("import torch\ndef f(x: torch.Tensor, y):\n    h = torch.as_tensor(y)\n    return x.to(h)\n", 4, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    return float(x.sum())\n", 3, 12),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    print(x)\n", 3, 11),
         Invalid("import torch\ndef f(x: torch.Tensor, n: torch.Tensor):\n    return x[:n]\n", 3, 15),
@@ -277,8 +273,7 @@ class HostReadback(Rule):
             return True
         device = keyword(call, "device")
         candidates = [device.value] if device else [a.value for a in positional(call)[:1]]
-        # ``.to(labels.device)`` / ``.to(labels)`` of host labels: where a host tensor lives.
-        return any(_is_cpu_device(c) for c in candidates) or self.context.flow.devices.moves_to_host(call)
+        return any(_is_cpu_device(c) for c in candidates)
 
     def _check_builtin(self, name: str, node: cst.Call) -> None:
         args = positional(node)
