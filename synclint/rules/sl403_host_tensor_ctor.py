@@ -10,7 +10,7 @@ from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer
 
 #: ``torch.zeros_like(x)`` is made where ``x`` lives: on the host only when ``x`` is.
-_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "full_like"})
+_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"})
 _FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
      "tensor", "as_tensor", *_LIKE_FACTORIES}
@@ -135,6 +135,8 @@ class HostTensorCtor(Rule):
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return [torch.tensor(s, device=x.device) for s in self.scales]\n", 4, 17, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        idx = torch.arange(4)\n        return x[idx]\n", 5, 16, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        v = torch.zeros(4)\n        x[:4] = v\n        return x\n", 5, 9, None),
+        Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.randn_like(h).to(x.device)\n", 5, 16,
+                "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.randn_like(h, device=x.device)\n"),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h).to(x.device)\n", 5, 16,
                 "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h, device=x.device)\n"),
     )
