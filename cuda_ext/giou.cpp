@@ -241,16 +241,6 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
   }
 }
 
-// Calls fn(std::bool_constant<targets>{}): the gradient loops' kTargets.
-template <typename Fn>
-void with_targets(bool targets, Fn&& fn) {
-  if (targets) {
-    fn(std::true_type{});
-  } else {
-    fn(std::false_type{});
-  }
-}
-
 // Fills the tile's presence for boxes [begin, begin + n) (slots n..kTile
 // absent) and returns the range [lo, hi) of present slots (lo == hi: none).
 template <typename scalar_t, typename T, typename Rule>
@@ -766,7 +756,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> giou_loss_forward_gra
     T* dt = output_mask[1] ? d_target.mutable_data_ptr<T>() : nullptr;
     const T e = static_cast<T>(eps);
     with_rule(in.mode, in.valid, in.counts, in.grid.slots, [&](auto rule) {
-      with_targets(dt != nullptr, [&](auto targets) {
+      with_bool(dt != nullptr, [&](auto targets) {
         constexpr bool kTargets = decltype(targets)::value;
         if (reduction == Reduction::Sum || (dp == nullptr && dt == nullptr)) {
           fused_pass<kTargets>(p, t, T(1), dp, dt, in.grid, e, rule, partials);

@@ -194,17 +194,6 @@ bool boxes_aligned(std::initializer_list<const void*> pointers) {
   return true;
 }
 
-// Calls launch(std::integral_constant<bool, vector>{}): the kernels' two
-// instantiations, vector accesses where the pointers allow them.
-template <typename Launch>
-void with_box_access(bool aligned, Launch&& launch) {
-  if (aligned) {
-    launch(std::true_type{});
-  } else {
-    launch(std::false_type{});
-  }
-}
-
 ValidityArgs validity_args(ValidityMode mode, const at::Tensor& valid, const at::Tensor& counts,
                            const at::Tensor& pred) {
   return {mode, valid.defined() ? valid.const_data_ptr<bool>() : nullptr,
@@ -246,7 +235,7 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cuda(
     scalar_t* per_box = reduction == Reduction::None ? loss.mutable_data_ptr<scalar_t>() : nullptr;
     const scalar_t* pred_data = pred.const_data_ptr<scalar_t>();
     const scalar_t* target_data = target.const_data_ptr<scalar_t>();
-    with_box_access(boxes_aligned<scalar_t>({pred_data, target_data}), [&](auto vector) {
+    with_bool(boxes_aligned<scalar_t>({pred_data, target_data}), [&](auto vector) {
       forward_kernel<decltype(vector)::value, scalar_t><<<static_cast<unsigned int>(grid), kThreads, 0, stream>>>(
           pred_data, target_data, validity, num_boxes, static_cast<T>(eps), per_box,
           partial_sums.mutable_data_ptr<double>(),
@@ -289,7 +278,7 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_backward_cuda(
     scalar_t* grad_pred_data = output_mask[0] ? grad_pred.mutable_data_ptr<scalar_t>() : nullptr;
     scalar_t* grad_target_data = output_mask[1] ? grad_target.mutable_data_ptr<scalar_t>() : nullptr;
     const bool aligned = boxes_aligned<scalar_t>({pred_data, target_data, grad_pred_data, grad_target_data});
-    with_box_access(aligned, [&](auto vector) {
+    with_bool(aligned, [&](auto vector) {
       backward_kernel<decltype(vector)::value, scalar_t><<<num_blocks(num_boxes), kThreads, 0, stream>>>(
           pred_data, target_data, validity, num_boxes, static_cast<T>(eps), grad_loss.const_data_ptr<scalar_t>(),
           reduction == Reduction::None, num_valid.const_data_ptr<int64_t>(), reduction == Reduction::Mean,

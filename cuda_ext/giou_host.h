@@ -10,6 +10,7 @@
 #include <c10/util/Optional.h>
 
 #include <string_view>
+#include <type_traits>
 
 #include "giou.h"
 
@@ -81,6 +82,18 @@ inline void check_backward_inputs(const at::Tensor& grad, const at::Tensor& pred
                 ", got ", grad.sizes());
   } else {
     TORCH_CHECK(grad.dim() == 0, "giou_loss_backward: grad must be a scalar, got ", grad.sizes());
+  }
+}
+
+// Calls fn(std::true_type{}) or fn(std::false_type{}) as `value` says: a kernel
+// instantiated for a flag known only at run time (the CPU gradient loops'
+// targets, the CUDA kernels' vector box accesses).
+template <typename Fn>
+void with_bool(bool value, Fn&& fn) {
+  if (value) {
+    fn(std::true_type{});
+  } else {
+    fn(std::false_type{});
   }
 }
 
