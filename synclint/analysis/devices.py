@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
     from synclint.project.host_returns import HostCondition
 
-_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
+#: ``torch.zeros_like(x)`` is made where ``x`` lives (unless given a ``device=``).
+LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
 _ACCELERATOR_MOVES = frozenset({"cuda", "xpu", "npu", "mps"})
 #: Device strings of accelerators: ``"cuda"``, ``"cuda:0"``, ``f"cuda:{rank}"``.
@@ -259,7 +260,7 @@ class DeviceInference:
             if short in HOST_SHAPE_FUNCTIONS:
                 return True  # the shape of a device tensor, as a CPU int64 tensor
             device = next((a for a in node.args if a.keyword and a.keyword.value == "device"), None)
-            if short in _LIKE:
+            if short in LIKE_FACTORIES:
                 if device is not None:
                     return _is_cpu(device.value)
                 return bool(node.args) and self.on_host(node.args[0].value)

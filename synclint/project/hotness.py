@@ -143,16 +143,11 @@ def _weakly_cold(name: str, why: str) -> bool:
 
 
 def path_context(parts: tuple[str, ...]) -> str | None:
-    """Why a file is outside the program by its path inside the project alone (tests,
-    benchmarks, export tools, demos, plotting modules), or None: for a notebook, whose
-    cells the index never reads (see :func:`synclint.project.facts.notebook_facts`)."""
-    return _cold_directory(parts)
-
-
-def _cold_directory(parts: tuple[str, ...]) -> str | None:
     """Test, benchmark, export and demo code by the directories it lives in (inside the
     project), and export, conversion and demo modules by their own name (``utils/onnx.py``,
-    ``export_onnx_model.py``, ``demo.py``)."""
+    ``export_onnx_model.py``, ``demo.py``): why a file is outside the program by its path
+    alone, or None. Also asked for a notebook, whose cells the index never reads (see
+    :func:`synclint.project.facts.notebook_facts`)."""
     for part in parts[:-1]:
         if part in _TEST_DIRS:
             return "test or benchmark code"
@@ -194,7 +189,7 @@ def file_context(index: ProjectIndex, key: str) -> str | None:
         other = sorted(imported & _OTHER_FRAMEWORKS)
         if other and "torch" not in imported:
             return f"another framework's code (it imports {other[0]}, not torch)"
-    why = _cold_directory(index.relative_parts(key))
+    why = path_context(index.relative_parts(key))
     if why == PLOTTING_CODE and entry is not None and any(f.root for f in entry.summary.functions.values()):
         return None  # named like plotting code, holds the model
     return why

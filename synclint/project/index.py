@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from synclint.project.constant_attributes import STORE_NO_FLAG, constant_attributes
-from synclint.project.layout import is_package_init, module_names, natural_root
+from synclint.project.layout import is_package_init, module_names, natural_root, parts_inside
 from synclint.project.summary import CallSite, ClassSummary, FileSummary, FunctionSummary
 
 FunctionId = tuple[str, str]  # (file key, qualname)
@@ -113,10 +113,7 @@ class ProjectIndex:
         if parts is None:
             if self._natural_root is None:
                 self._natural_root = natural_root(self.root)  # looks for marker files upwards
-            try:
-                parts = Path(key).relative_to(self._natural_root).parts
-            except ValueError:
-                parts = Path(key).parts[-1:]
+            parts = parts_inside(key, self._natural_root)
             self._relative_parts[key] = parts
         return parts
 

@@ -57,6 +57,15 @@ def is_shallow(root: Path, directory: Path) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def parts_inside(key: str, root: Path) -> tuple[str, ...]:
+    """``key``'s path inside ``root`` (a :func:`natural_root`), as parts; its name alone when
+    it lies outside."""
+    try:
+        return Path(key).relative_to(root).parts
+    except ValueError:
+        return Path(key).parts[-1:]
+
+
 def natural_root(directory: Path) -> Path:
     """The project root before splitting a huge tree (see :func:`project_root`)."""
     top = top_package(directory)

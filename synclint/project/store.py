@@ -23,7 +23,7 @@ from synclint.project.async_copies import text_copies_asynchronously
 from synclint.project.facts import FileFacts, facts_for_project, notebook_facts
 from synclint.project.hotness import path_context
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import is_shallow, naming_files, natural_root, project_files, project_root
+from synclint.project.layout import is_shallow, naming_files, natural_root, parts_inside, project_files, project_root
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 from synclint.sources import DEFAULT_MAX_FILE_SIZE, python_text, read_source
 
@@ -89,7 +89,8 @@ def _facts_for_files(
             meanwhile = None
             result.update((key, facts[key]) for key in wanted)
             natural = natural_root(root)
-            result.update((key, notebook_facts(facts[asked[0]], _path_context(natural, key))) for key in notebooks)
+            result.update((key, notebook_facts(facts[asked[0]], path_context(parts_inside(key, natural))))
+                          for key in notebooks)
         for key in keys:
             if key not in project and not key.endswith(".ipynb"):  # outside the project's tree (a build dir)
                 result.update(_project_facts(Path(key).parent, [key], [key], cache_directory, 1, alone=True))
@@ -102,15 +103,6 @@ def facts_for_source(source: str, path: str = "<string>", tree=None) -> FileFact
     key = "/<source>/" + (Path(path).name or "module.py")
     index = ProjectIndex({key: summary}, Path("/<source>"))
     return facts_for_project(index, whole_project=False)[key]
-
-
-def _path_context(root: Path, key: str) -> str | None:
-    """Why a notebook's path inside the project puts it outside the program (a demo)."""
-    try:
-        parts = Path(key).relative_to(root).parts
-    except ValueError:
-        parts = Path(key).parts[-1:]
-    return path_context(parts)
 
 
 def _project_facts(

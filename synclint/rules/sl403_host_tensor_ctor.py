@@ -2,18 +2,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.devices import empty_construction
+from synclint.analysis.devices import LIKE_FACTORIES, empty_construction
 from synclint.analysis.inference import keyword
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer
 
-#: ``torch.zeros_like(x)`` is made where ``x`` lives: on the host only when ``x`` is.
-_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like"})
 _FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
-     "tensor", "as_tensor", *_LIKE_FACTORIES}
+     "tensor", "as_tensor", *LIKE_FACTORIES}
 )
 
 
@@ -242,7 +240,7 @@ class HostTensorCtor(Rule):
         if inner_name is None or not inner_name.startswith("torch."):
             return
         factory = inner_name.rsplit(".", 1)[1]
-        if factory in _LIKE_FACTORIES and not self.context.on_host(inner):
+        if factory in LIKE_FACTORIES and not self.context.on_host(inner):
             return  # ``torch.zeros_like(labels)`` lives where ``labels`` does: on the device, no copy
         if factory in _FACTORIES and keyword(inner, "device") is None:
             self.report(
