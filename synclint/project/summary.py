@@ -639,21 +639,22 @@ _BATCH_INDEX = re.compile(
 )
 
 
-def _is_first_batch_only(test: ast.AST, inner_counters: set[str]) -> bool:
+def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]]) -> bool:
     """``if batch_idx == 0:`` (or ``batch_nb == 0 and self.logger``): the block runs on the
     first batch of each pass over the data (nerf_pl logs its first validation batch's
-    images), not every step. Not a counter of ``inner_counters``: ``for step in
-    range(max_len): if step == 0:`` in a decoder's forward is the first pass of a loop
-    inside the step, so it runs on every step."""
+    images), not every step. Not a counter one of the enclosing ``loops`` that is no loop
+    over batches binds (:func:`_loop_counters`): ``for step in range(max_len): if step ==
+    0:`` in a decoder's forward is the first pass of a loop inside the step, so it runs on
+    every step."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_is_first_batch_only(value, inner_counters) for value in test.values)
+        return any(_is_first_batch_only(value, loops) for value in test.values)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
     for counter, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
         if isinstance(other, ast.Constant) and other.value == 0 and not isinstance(other.value, bool):
-            if isinstance(counter, ast.Name) and counter.id in inner_counters:
-                continue
-            if _BATCH_INDEX.match((dotted(counter) or "").rsplit(".", 1)[-1]):
+            if _BATCH_INDEX.match((dotted(counter) or "").rsplit(".", 1)[-1]) and not (
+                isinstance(counter, ast.Name) and counter.id in _loop_counters(loops)
+            ):
                 return True
     return False
 
@@ -1129,7 +1130,7 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if _is_first_batch_only(node.test, _loop_counters(self.loops)):
+            if _is_first_batch_only(node.test, self.loops):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self._statements(node.orelse, depth + 1)
                 return
