@@ -343,6 +343,26 @@ def gen_device_factory(rng: random.Random) -> Program:
     return Program(source, inputs)
 
 
+def gen_like_device_factory(rng: random.Random) -> Program:
+    # SL403 on ``torch.ones_like(h).to(...)`` of a host tensor ``h``: the fix passes the
+    # destination as ``device=``. (``empty_like``, ``rand_like`` and ``randn_like`` are
+    # left out: their values differ from call to call with or without the fix.)
+    shape = rng.choice(["()", "(0,)", "(3,)", "(2, 3)", "(1, 0, 2)"])
+    dtype = rng.choice(["", ", dtype=torch.float16", ", dtype=torch.bfloat16", ", dtype=torch.int64", ", dtype=torch.bool"])
+    host = rng.choice([f"torch.zeros({shape}{dtype})", f"torch.ones({shape}{dtype}).half()", f"torch.full({shape}, 7{dtype})"])
+    like = rng.choice(["torch.zeros_like(h)", "torch.ones_like(h)", "torch.full_like(h, 2.5)",
+                       "torch.ones_like(h, dtype=torch.float64)", "torch.zeros_like(h).float()"])
+    move = rng.choice([".to(x.device)", ".to(dev)", ".to(device=x.device)", ".to(x)", ".to(x.device, torch.float16)",
+                       ".cuda() if False else " + like + ".to(x.device)"])
+    source = H + f"def forward(self, x: torch.Tensor, std_dev, dev):\n    h = {host}\n    return {like}{move}\n"
+
+    def inputs(r):
+        x = tensor(r, shape=(2,), dtype=r.choice([torch.float32, torch.float64, torch.float16]), grad=False)
+        return None, x, None, "cpu"
+
+    return Program(source, inputs)
+
+
 def gen_torch_reachable(rng: random.Random) -> Program:
     header = rng.choice([
         "import torch\n", "import torch as T\n", "from torch import Tensor\n",
@@ -491,6 +511,7 @@ FORMS: dict[str, Callable[[random.Random], Program]] = {
     "non_blocking": gen_non_blocking,
     "pin_memory": gen_pin_memory,
     "device_factory": gen_device_factory,
+    "like_device_factory": gen_like_device_factory,
     "torch_reachable": gen_torch_reachable,
     "device_accumulation": gen_device_accumulation,
     "scatter_count": gen_scatter_count,
