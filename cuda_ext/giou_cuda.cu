@@ -74,20 +74,29 @@ __device__ __forceinline__ void store_box(scalar_t* __restrict__ boxes, int64_t 
   }
 }
 
-// Whether box i is present; loads its target into t* when it is. With a
-// mask or counts the target of an absent slot is never read.
+// Whether box i is present, and its boxes in p* and t* when it is. With a
+// mask or counts the boxes of an absent slot are never read, and both boxes
+// of a present one are loaded together. With padding rows the target must be
+// read to know, and the prediction is read only for a present slot. (Loading
+// every slot's prediction with its target, to save the dependent second load,
+// measured no faster on an H100 in session 17: docs/giou.md.)
 template <bool kVector, typename scalar_t, typename T>
-__device__ __forceinline__ bool load_present_target(const ValidityArgs& v,
-                                                    const scalar_t* __restrict__ target, int64_t i,
-                                                    T& tx1, T& ty1, T& tx2, T& ty2) {
+__device__ __forceinline__ bool load_present(const ValidityArgs& v, const scalar_t* __restrict__ pred,
+                                             const scalar_t* __restrict__ target, int64_t i, T (&p)[4],
+                                             T (&t)[4]) {
   if (v.mode == ValidityMode::Padding) {  // uniform across the grid: no divergence
-    load_box<kVector>(target, i, tx1, ty1, tx2, ty2);
-    return !is_padding(tx1, ty1, tx2, ty2);
+    load_box<kVector>(target, i, t[0], t[1], t[2], t[3]);
+    const bool present = !is_padding(t[0], t[1], t[2], t[3]);
+    if (present) load_box<kVector>(pred, i, p[0], p[1], p[2], p[3]);
+    return present;
   }
   // Counts may be any int64 (2**63 - 1: all slots); the comparison never overflows.
   const bool present =
       v.mode == ValidityMode::Mask ? v.mask[i] : i % v.slots < v.counts[i / v.slots];
-  if (present) load_box<kVector>(target, i, tx1, ty1, tx2, ty2);
+  if (present) {
+    load_box<kVector>(target, i, t[0], t[1], t[2], t[3]);
+    load_box<kVector>(pred, i, p[0], p[1], p[2], p[3]);
+  }
   return present;
 }
 
@@ -97,19 +106,32 @@ __device__ __forceinline__ T warp_sum(T value) {
   return value;
 }
 
-// Sum over the block, valid in thread 0 (fixed order: deterministic).
+// Sums a (value, count) pair over the block, valid in thread 0, in a fixed
+// order (deterministic): both in one pass, one barrier pair.
 template <typename T>
-__device__ __forceinline__ T block_sum(T value, T* scratch) {
+__device__ __forceinline__ void block_sum(T& value, long long& count, T* value_scratch,
+                                          long long* count_scratch) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   value = warp_sum(value);
-  if (lane == 0) scratch[warp] = value;
+  count = warp_sum(count);
+  if (lane == 0) {
+    value_scratch[warp] = value;
+    count_scratch[warp] = count;
+  }
   __syncthreads();
-  value = threadIdx.x < kWarps ? scratch[threadIdx.x] : T(0);
-  if (warp == 0) value = warp_sum(value);
-  __syncthreads();  // scratch is reused by the next call
-  return value;
+  value = threadIdx.x < kWarps ? value_scratch[threadIdx.x] : T(0);
+  count = threadIdx.x < kWarps ? count_scratch[threadIdx.x] : 0;
+  if (warp == 0) {
+    value = warp_sum(value);
+    count = warp_sum(count);
+  }
+  __syncthreads();  // the scratch is reused by the next call
 }
 
+// One box per thread: 1,024 blocks for B=1024, N=256, all resident in one
+// wave. (Two boxes per thread, every load issued before any math, measured no
+// faster on an H100 in session 17; four, with the loads chained, slower in
+// session 9.)
 template <bool kVector, typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
@@ -125,21 +147,19 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ bool is_last;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   T loss = 0;
-  long long present = 0;
+  long long count = 0;
   if (i < num_boxes) {
-    T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
-    if (load_present_target<kVector>(validity, target, i, tx1, ty1, tx2, ty2)) {
-      load_box<kVector>(pred, i, px1, py1, px2, py2);
-      loss = box_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps);
-      present = 1;
+    T p[4], t[4];
+    if (load_present<kVector>(validity, pred, target, i, p, t)) {
+      loss = box_loss(p[0], p[1], p[2], p[3], t[0], t[1], t[2], t[3], eps);
+      count = 1;
     }
     if (per_box != nullptr) per_box[i] = static_cast<scalar_t>(loss);
   }
-  loss = block_sum(loss, sum_scratch);
-  present = block_sum(present, count_scratch);
+  block_sum(loss, count, sum_scratch, count_scratch);
   if (threadIdx.x == 0) {
     partial_sums[blockIdx.x] = static_cast<double>(loss);
-    partial_counts[blockIdx.x] = present;
+    partial_counts[blockIdx.x] = count;
     __threadfence();  // the partials are visible before the ticket says so
     is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
   }
@@ -147,17 +167,16 @@ __global__ void __launch_bounds__(kThreads)
   if (!is_last) return;
   // The last block: every partial is written. Fixed order, L1 bypassed (__ldcg).
   double sum = 0;
-  long long count = 0;
+  long long total = 0;
   for (int64_t b = threadIdx.x; b < gridDim.x; b += kThreads) {
     sum += __ldcg(partial_sums + b);
-    count += __ldcg(partial_counts + b);
+    total += __ldcg(partial_counts + b);
   }
-  sum = block_sum(sum, total_scratch);
-  count = block_sum(count, count_scratch);
+  block_sum(sum, total, total_scratch, count_scratch);
   if (threadIdx.x == 0) {
-    *num_valid_out = count;
+    *num_valid_out = total;
     if (loss_out != nullptr) {
-      const double divisor = reduction == Reduction::Mean ? static_cast<double>(count > 0 ? count : 1) : 1.0;
+      const double divisor = reduction == Reduction::Mean ? static_cast<double>(total > 0 ? total : 1) : 1.0;
       *loss_out = static_cast<scalar_t>(static_cast<T>(sum / divisor));
     }
   }
@@ -173,13 +192,12 @@ __global__ void __launch_bounds__(kThreads)
   using T = at::opmath_type<scalar_t>;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= num_boxes) return;
-  T px1, py1, px2, py2, tx1, ty1, tx2, ty2;
+  T p[4], t[4];
   BoxGrads<T> d{};  // absent boxes: exact zeros, whatever their coordinates
-  if (load_present_target<kVector>(validity, target, i, tx1, ty1, tx2, ty2)) {
-    load_box<kVector>(pred, i, px1, py1, px2, py2);
+  if (load_present<kVector>(validity, pred, target, i, p, t)) {
     T g = static_cast<T>(grad[grad_per_box ? i : 0]);
     if (mean) g /= static_cast<T>(*num_valid > 0 ? *num_valid : 1);
-    d = box_loss_backward(px1, py1, px2, py2, tx1, ty1, tx2, ty2, eps, g);
+    d = box_loss_backward(p[0], p[1], p[2], p[3], t[0], t[1], t[2], t[3], eps, g);
   }
   if (grad_pred != nullptr) store_box<kVector>(grad_pred, i, d.p);
   if (grad_target != nullptr) store_box<kVector>(grad_target, i, d.t);
