@@ -300,7 +300,8 @@ def compute_contexts(
                 edges.append((callee, quiet))
                 rare = quiet is not None or within_spans(call.line, function.once_spans)
                 rarely_called[callee] = rarely_called.get(callee, True) and rare
-                if call.batch_loop is not None and quiet is None and fid not in cold_own:
+                # (A loop in code nothing names never runs: its calls are no steps.)
+                if call.batch_loop is not None and quiet is None and fid not in cold_own and fid not in inert:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
                     loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
             for name in function.data_callbacks:

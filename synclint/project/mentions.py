@@ -4,8 +4,9 @@ class by a computed name.
 
 A class nothing names cannot run (see :mod:`synclint.project.unnamed_classes`). The
 evidence is text, not resolved references, so that it errs towards "named": a word
-counts wherever it stands (code, a string, a comment, ``__all__``, a base of another
-class, a function of the same name). The index searches a project's files only when
+counts wherever code or a string may refer to it (code, a string, ``__all__``, a base of
+another class), but not in a comment, nor as a bare name in a file that defines the same
+name itself (see :func:`named_words`). The index searches a project's files only when
 some class could be unnamed (few projects have one), so no file's summary pays for it.
 
 The text helpers at the end (a file's Python text, lines blanked out, words searched for
@@ -89,6 +90,80 @@ def spelled_names(
             if not first <= bisect.bisect_right(line_starts, start) <= last:
                 outside.add(name)
     return frozenset(spelled), frozenset(outside)
+
+
+def named_words(
+    source: str, names: Iterable[str], defined: dict[str, tuple[int, int]], shadowed: Iterable[str] = ()
+) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`spelled_names` for references: of ``names``, those the text may name when
+    another file defines them, and those of ``defined`` (this file's definitions, name ->
+    first and last line) it names outside their definition. Unlike a spelling:
+
+    * a comment names nothing (``# metrics = validate(model, loader)``: a call commented
+      out runs nothing);
+    * a file that defines a name at top level itself and does not import it
+      (``shadowed``) means its own by the bare name: a copy of a module (Point-MAE's
+      ``segmentation/models/pointnet2_utils.py`` beside ``segmentation/pointnet_util.py``,
+      each with a ``PointNetSetAbstraction``) or a runner with its own ``validate`` names
+      the other file's only as an attribute (``pointnet_util.PointNetSetAbstraction``, also
+      in the header of its own class) or in a string;
+    * its own definitions it names by the bare name or in a string, never as an attribute
+      (``model.eval()`` is no call of the file's function ``eval``).
+
+    A string counts wherever it stands (a registry key, ``getattr(module, "Net")``); a
+    line of a multi-line string after a ``#`` is read as a comment (it builds nothing)."""
+    names = set(names)
+    if not names:
+        return frozenset(), frozenset()
+    shadowed = set(shadowed)
+    pattern = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?!\w)")
+    line_starts: list[int] = []
+    spelled: set[str] = set()
+    outside: set[str] = set()
+    for match in pattern.finditer(source):
+        start = before = match.start()
+        while before and (source[before - 1].isalnum() or source[before - 1] == "_"):
+            before -= 1
+        if before < start and not source[before:start].isdecimal():
+            continue
+        name = match.group()
+        if name in spelled and (name not in defined or name in outside):
+            continue
+        if not line_starts:
+            line_starts = [0, *(newline.end() for newline in re.finditer("\n", source))]
+        line = bisect.bisect_right(line_starts, start)
+        kind = _mention_kind(source, line_starts[line - 1], before)
+        if kind == "comment":
+            continue
+        if name not in shadowed or kind != "bare":
+            spelled.add(name)
+        if name in defined and kind != "attribute" and before == start:
+            first, last = defined[name]
+            if not first <= line <= last:
+                outside.add(name)
+    return frozenset(spelled), frozenset(outside)
+
+
+def _mention_kind(source: str, line_start: int, position: int) -> str:
+    """How the word at ``position`` stands on its line: "comment", "string", "attribute"
+    (after a dot) or "bare". Quotes are followed from the start of the line only."""
+    quote = ""
+    index = line_start
+    while index < position:
+        char = source[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return "comment"
+        index += 1
+    if quote:
+        return "string"
+    return "attribute" if position > line_start and source[position - 1] == "." else "bare"
 
 
 def builds_its_own_classes(source: str) -> bool:

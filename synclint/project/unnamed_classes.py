@@ -6,22 +6,33 @@ through a registry or a config, where no call shows it. But it has to name the c
 somewhere to build it. yolov7's ``utils/loss.py`` defines ``RankSort``, ``aLRPLoss``
 and ``APLoss``, whose names appear nowhere else in the repository: they cannot run,
 and their methods are no roots. The same holds for a top-level function that is a step
-by its name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls) and that its
-file hands to nothing (a decorator, a value passed on): it is a *candidate* like a class
-that holds a root, and the conditions below decide.
+by its name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls), or that
+loops over batches (Point-MAE's ``tools/runner_pretrain.py: validate``, called only in
+a comment; a public one only in a project that is nobody's library: no one installs it
+and some file is a script), and that its file hands to nothing (a decorator, a value
+passed on): it is a *candidate* like a class that holds a root, and the conditions
+below decide. The loops of such a function are no steps when it never runs.
 
 A top-level class is *unnamed* when all of these hold:
 
 * **No text names it.** Its name is not a word (see :mod:`synclint.project.mentions`)
-  of any other Python file of the project, wherever it stands (code, a string, a
-  comment, ``__all__``, an import, a base of another class, a definition of the same
-  name), nor of its own file outside its own definition (code in a class runs only once
-  the class does), nor of a configuration file, shell script, notebook or documentation
-  page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
+  of any other Python file of the project where code or a string may refer to it (code,
+  a string, ``__all__``, an import, a base of another class; not a comment, which runs
+  nothing: Point-MAE's ``# metrics = validate(...)``), nor of its own file outside its
+  own definition (code in a class runs only once the class does) but as an attribute
+  (``model.eval()`` calls no function ``eval`` of the file), nor of a configuration file,
+  shell script, notebook or documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
   pkg.losses.APLoss`` builds a class by path, a run script may pass ``--loss APLoss``, a
   README may tell users to). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
-  names ``A``: a base is named by every subclass, named or not.
+  names ``A``: a base is named by every subclass, named or not. A file that defines a
+  class or function of the same name at top level (and does not import the name) means
+  its own by the bare name: two copies of a module (Point-MAE's
+  ``segmentation/pointnet_util.py`` and ``segmentation/models/pointnet2_utils.py``, each
+  with a ``PointNetSetAbstraction`` no model builds) do not name each other, and a
+  runner's call of its own ``validate`` names no other runner's; the attribute
+  (``pointnet_util.PointNetSetAbstraction``, also as the base of its own copy) and a
+  string still do.
 * **Or it is named only where it never runs.** Every mention outside its own
   definition lies in a block that a constant never lets run (``if args.masks:`` where no
   one passes ``--masks``, see :mod:`synclint.project.command_flags`; ``if
@@ -82,10 +93,12 @@ from synclint.project.mentions import (
     blanked,
     builds_its_own_classes,
     find_reflection,
+    named_words,
     python_text_of,
     spelled_in,
     spelled_names,
 )
+from synclint.project.summary import FileSummary, FunctionSummary
 
 #: (first line, last line, why) of blocks that never run.
 Blocks = tuple[tuple[int, int, str], ...]
@@ -153,6 +166,11 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
     roots by their name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls)
     and that their file hands to nothing (a decorator, a registry call)."""
     found = set()
+    # A public function that loops over batches is its users' to call in a package they
+    # install, or in a project of modules only (a library, like detkit's ``train``): only
+    # a program's own loops are asked (Point-MAE's ``tools/runner_pretrain.py: validate``).
+    users_call_loops = is_installable(natural_root(index.root)) or not any(
+        entry.summary.is_script and not decided(key) for key, entry in index.entries.items())
     for key, entry in index.entries.items():
         summary = entry.summary
         if decided(key):
@@ -164,10 +182,17 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
                 found.add((key, owner))
             elif (
                 owner == qualname != "<module>" and function.cls is None and qualname not in summary.passed_as_values
-                and (function.root is not None or is_loss_function(qualname))  # ``_slow_neg_loss``: a step by name
+                # ``_slow_neg_loss``: a step by name; Point-MAE's ``validate``: a loop over batches
+                and (function.root is not None or is_loss_function(qualname)
+                     or (_loops_over_batches(function) and not (users_call_loops and not qualname.startswith("_"))))
             ):
                 found.add((key, qualname))
     return found
+
+
+def _loops_over_batches(function: FunctionSummary) -> bool:
+    """The function holds a loop over batches, each pass a step (a hot region)."""
+    return any(region.kind == "hot" for region in function.regions)
 
 
 def _unnamed_in_python(
@@ -205,21 +230,31 @@ def _unnamed_in_python(
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
-        spelled, outside = spelled_names(text, {name for _key, name in left}, defined)
+        shadowed = _defined_here(entry.summary)
+        spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
             before = spelled | outside
-            spelled, outside = spelled_names(blanked(text, _re_exports(text, entry.summary.import_lines)),
-                                             {name for _key, name in left}, defined)
+            spelled, outside = named_words(blanked(text, _re_exports(text, entry.summary.import_lines)),
+                                           {name for _key, name in left}, defined, shadowed)
             passed_on |= before - spelled - outside
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
-            still, still_outside = spelled_names(blanked(text, quiet), rescued, defined)
+            still, still_outside = named_words(blanked(text, quiet), rescued, defined, shadowed)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
             break
     return left, unread, passed_on
+
+
+def _defined_here(summary: FileSummary) -> frozenset[str]:
+    """The names a file defines at top level (classes and functions) and does not import:
+    its bare mentions of them are its own (see :func:`~synclint.project.mentions.named_words`)."""
+    own = {name for name in summary.classes if "." not in name}
+    own.update(name for name in summary.functions if "." not in name and name != "<module>")
+    own.update(function.qualname for function in summary.redefined if "." not in function.qualname)
+    return frozenset(own - summary.imports.keys())
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -1,0 +1,188 @@
+"""Which mentions name a class or function for :mod:`synclint.project.unnamed_classes`:
+a comment names nothing, a file that defines a name itself means its own by the bare
+name, and a file names its own definitions by the bare name, never as an attribute
+(:func:`synclint.project.mentions.named_words`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.project.mentions import named_words
+from synclint.runner import RunOptions, lint_paths
+
+#: Two runners, each with a ``validate`` that loops over a loader; ``runner_finetune``
+#: calls its own, ``runner_pretrain``'s is called only in a comment.
+PRETRAIN = """
+    import torch
+
+    from tools.steps import train_step
+
+
+    def run_net(model, loader):
+        for x in loader:
+            train_step(model, x.cuda(non_blocking=True)).backward()
+        # metrics = validate(model, loader)
+
+
+    def validate(model, loader):
+        for x in loader:
+            print(model(x.cuda(non_blocking=True)).sum().item())
+    """
+FINETUNE = """
+    import torch
+
+    from tools.steps import train_step
+
+
+    def run_net(model, loader):
+        for x in loader:
+            train_step(model, x.cuda(non_blocking=True)).backward()
+        validate(model, loader)
+
+
+    def validate(model, loader):
+        for x in loader:
+            print(model(x.cuda(non_blocking=True)).sum().item())
+    """
+STEPS = """
+    def train_step(model, x):
+        return model(x).sum()
+    """
+MAIN = """
+    import sys
+
+    from tools.runner_pretrain import run_net as pretrain
+    from tools.runner_finetune import run_net as finetune
+
+    if __name__ == "__main__":
+        (pretrain if sys.argv[1] == "pretrain" else finetune)(None, [])
+    """
+NEVER_NAMED = "not reached from any step of the project: nothing in the project names `validate`"
+
+
+def _contexts(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, int], tuple[str, str]]:
+    files = {"pyproject.toml": "[tool.synclint]\n", "tools/__init__.py": "", "tools/steps.py": STEPS, **files}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    return {(Path(f.path).name, f.line): (f.code, f.context, f.why) for f in findings}
+
+
+def test_a_loop_in_a_function_called_only_in_a_comment_is_never_run(tmp_path: Path):
+    found = _contexts(tmp_path, {"main.py": MAIN, "tools/runner_pretrain.py": PRETRAIN,
+                                 "tools/runner_finetune.py": FINETUNE})
+    # The other runner's bare `validate(...)` is its own function's call, not this one's.
+    assert found["runner_pretrain.py", 14] == ("SL201", "unknown", NEVER_NAMED)
+    assert found["runner_finetune.py", 14][:2] == ("SL201", "hot")
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert [(Path(f.path).name, f.line) for f in shown if f.code == "SL201"] == [("runner_finetune.py", 14)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["        validate(model, loader)\n", "        runner_pretrain.validate(model, loader)\n"],
+    ids=["imported by name", "an attribute of the module"],
+)
+def test_a_file_that_reaches_the_other_runner_s_function_names_it(tmp_path: Path, call: str):
+    imports = ("from tools.runner_pretrain import validate\n" if call.lstrip().startswith("validate")
+               else "from tools import runner_pretrain\n")
+    evaluate = f"{imports}\n\ndef evaluate(model, loader):\n    if model:\n{call}"
+    found = _contexts(tmp_path, {"main.py": MAIN.replace("import sys\n", "import sys\n    from evaluate import evaluate\n"),
+                                 "evaluate.py": evaluate, "tools/runner_pretrain.py": PRETRAIN,
+                                 "tools/runner_finetune.py": FINETUNE})
+    assert "nothing in the project names" not in found["runner_pretrain.py", 14][2]
+
+
+#: Point-MAE: ``pointnet_util.py`` and a copy of it, each with the same module classes,
+#: which no model builds.
+COPY = """
+    import torch
+
+
+    class SetAbstraction(torch.nn.Module):
+        def __init__(self):
+            super(SetAbstraction, self).__init__()
+
+        def forward(self, x):
+            return x[x > 0]
+    """
+PROGRAM = """
+    from model import Net
+
+
+    def train(loader):
+        net = Net()
+        for x in loader:
+            net(x).sum().backward()
+    """
+MODEL = """
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+    """
+
+
+def test_two_copies_of_a_class_do_not_name_each_other(tmp_path: Path):
+    found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": MODEL, "util.py": COPY, "models/util2.py": COPY})
+    never = "not reached from any step of the project: nothing in the project names `SetAbstraction`"
+    assert found["util.py", 9] == ("SL103", "unknown", never)
+    assert found["util2.py", 9] == ("SL103", "unknown", never)
+
+
+def test_a_copy_that_subclasses_the_other_by_its_module_names_it(tmp_path: Path):
+    subclass = COPY.replace("import torch\n", "import torch\n    import util\n").replace(
+        "class SetAbstraction(torch.nn.Module):", "class SetAbstraction(util.SetAbstraction):")
+    model = MODEL.replace("import torch\n", "import torch\n    from models.util2 import SetAbstraction\n").replace(
+        "return x * 2", "return SetAbstraction()(x)")
+    found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": model, "util.py": COPY, "models/util2.py": subclass})
+    assert found["util.py", 9][:2] == ("SL103", "hot")
+
+
+def test_a_file_s_own_function_is_not_named_by_a_method_of_the_same_name():
+    source = textwrap.dedent("""
+        def eval(model, loader):
+            for x in loader:
+                model(x)
+
+
+        def train(model, loader):
+            model.eval()
+            trainer.eval
+        """)
+    spelled, outside = named_words(source, {"eval"}, {"eval": (2, 4)}, {"eval"})
+    assert outside == frozenset()  # `model.eval()` is no call of this file's `eval`
+    assert spelled == frozenset({"eval"})  # (another file's `eval` may be `trainer.eval`)
+    spelled, outside = named_words(source + "eval(model, loader)\n", {"eval"}, {"eval": (2, 4)}, {"eval"})
+    assert outside == frozenset({"eval"})
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("# loss = RankLoss()", False),
+        ("x = 1  # RankLoss", False),
+        ("name = 'RankLoss'", True),
+        ('name = "pkg.losses.RankLoss"', True),
+        ("s = '# RankLoss'", True),
+        ("loss = RankLoss()", True),
+        ("loss = losses.RankLoss()", True),
+    ],
+)
+def test_a_comment_names_nothing_a_string_or_code_does(line: str, named: bool):
+    assert (named_words(line + "\n", {"RankLoss"}, {}) [0] == {"RankLoss"}) is named
+
+
+def test_a_file_that_defines_the_name_means_its_own_by_the_bare_name():
+    source = "class RankLoss:\n    pass\n\n\nloss = RankLoss()\nother = losses.RankLoss\nkey = 'RankLoss'\n"
+    assert named_words(source, {"RankLoss"}, {}, {"RankLoss"})[0] == {"RankLoss"}  # the attribute, the string
+    assert named_words(source.replace("other = losses.RankLoss\nkey = 'RankLoss'\n", ""), {"RankLoss"}, {},
+                       {"RankLoss"})[0] == frozenset()
