@@ -162,6 +162,7 @@ SYNCLINT_INLINE void deinterleave(const scalar_t* __restrict__ boxes, int64_t lo
 // read to know, so this rule loads them into the tile (kLoadsTargets).
 struct PaddingRule {
   static constexpr bool kLoadsTargets = true;
+  static constexpr bool kCountsFromMetadata = false;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
   template <typename scalar_t>
   SYNCLINT_INLINE int64_t count(int64_t begin, int64_t n, const scalar_t* __restrict__ target) const {
@@ -190,6 +191,7 @@ struct PaddingRule {
 // An explicit bool mask: only boxes in a tile's present range are read.
 struct MaskRule {
   static constexpr bool kLoadsTargets = false;
+  static constexpr bool kCountsFromMetadata = false;
   const bool* mask;
   int64_t end(int64_t, int64_t, int64_t slot_end) const { return slot_end; }
   template <typename scalar_t>
@@ -210,6 +212,7 @@ struct MaskRule {
 // after the count are never read.
 struct CountsRule {
   static constexpr bool kLoadsTargets = false;
+  static constexpr bool kCountsFromMetadata = true;  // one clamp per image, no box or mask read
   const int64_t* counts;
   int64_t slots;
   int64_t end(int64_t row, int64_t slot_begin, int64_t slot_end) const {
@@ -670,9 +673,17 @@ std::tuple<at::Tensor, at::Tensor> giou_loss_forward_cpu(
   return finish_forward(partials, reduction, in.pred, per_box);
 }
 
-// Present boxes over all items, added in item order.
+// Present boxes over all items, added in item order. With `counts` the total
+// is one clamp per image: a parallel region would cost more than the count
+// (waking the other threads and handing them items), so it runs on the calling
+// thread.
 template <typename scalar_t, typename Rule>
 int64_t count_present(const scalar_t* target, const Grid& grid, const Rule& rule) {
+  if constexpr (Rule::kCountsFromMetadata) {
+    int64_t total = 0;
+    for (int64_t item = 0; item < grid.num_items; ++item) total += count_item<scalar_t>(target, grid, item, rule);
+    return total;
+  }
   std::vector<int64_t> counts(grid.num_items);
   for_each_item(grid.num_items, [&](int64_t item) { counts[item] = count_item<scalar_t>(target, grid, item, rule); });
   int64_t total = 0;
