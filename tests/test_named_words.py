@@ -186,3 +186,44 @@ def test_a_file_that_defines_the_name_means_its_own_by_the_bare_name():
     assert named_words(source, {"RankLoss"}, {}, {"RankLoss"})[0] == {"RankLoss"}  # the attribute, the string
     assert named_words(source.replace("other = losses.RankLoss\nkey = 'RankLoss'\n", ""), {"RankLoss"}, {},
                        {"RankLoss"})[0] == frozenset()
+
+
+#: pretrain-gnns' ``chem/``: each script has its own ``eval``; ``pretrain_supervised.py``
+#: never calls its own, and every script calls ``model.eval()``.
+SCRIPT = """
+    import torch
+
+
+    def train(model, loader):
+        model.train()
+        for x in loader:
+            model(x.cuda(non_blocking=True)).sum().backward()
+
+
+    def eval(model, loader):
+        model.eval()
+        for x in loader:
+            print(model(x.cuda(non_blocking=True)).sum().item())
+
+
+    if __name__ == "__main__":
+        train(torch.nn.Linear(2, 2), [])
+    {extra}
+    """
+
+
+def test_model_eval_names_no_script_s_own_eval(tmp_path: Path):
+    found = _contexts(tmp_path, {"pretrain_supervised.py": SCRIPT.format(extra=""),
+                                 "finetune.py": SCRIPT.format(extra="    eval(torch.nn.Linear(2, 2), [])"),
+                                 "model.py": MODEL, "train.py": PROGRAM})
+    assert found["pretrain_supervised.py", 13] == (
+        "SL201", "unknown", "not reached from any step of the project: nothing in the project names `eval`")
+    assert found["finetune.py", 13][:2] == ("SL201", "hot")
+
+
+def test_an_attribute_names_another_file_s_definition_only_on_a_module():
+    source = "import losses\nimport pkg.sub as sub\n\nmodel.eval()\nx = losses.APLoss()\ny = sub.heads.Focal\nz = load(m).Other\n"
+    spelled, _ = named_words(source, {"eval", "APLoss", "Focal", "Other"}, {}, (), {"losses", "sub"})
+    assert spelled == {"APLoss", "Focal", "Other"}
+    # Without the file's imports every attribute counts (an unread file's text).
+    assert named_words(source, {"eval"}, {})[0] == {"eval"}

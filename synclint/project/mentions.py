@@ -93,7 +93,8 @@ def spelled_names(
 
 
 def named_words(
-    source: str, names: Iterable[str], defined: dict[str, tuple[int, int]], shadowed: Iterable[str] = ()
+    source: str, names: Iterable[str], defined: dict[str, tuple[int, int]], shadowed: Iterable[str] = (),
+    modules: Iterable[str] | None = None,
 ) -> tuple[frozenset[str], frozenset[str]]:
     """:func:`spelled_names` for references: of ``names``, those the text may name when
     another file defines them, and those of ``defined`` (this file's definitions, name ->
@@ -108,7 +109,11 @@ def named_words(
       the other file's only as an attribute (``pointnet_util.PointNetSetAbstraction``, also
       in the header of its own class) or in a string;
     * its own definitions it names by the bare name or in a string, never as an attribute
-      (``model.eval()`` is no call of the file's function ``eval``).
+      (``model.eval()`` is no call of the file's function ``eval``);
+    * with ``modules`` (the names the file's imports bind), another file's definition it
+      names as an attribute only of one of them (``losses.APLoss``, ``pkg.losses.APLoss``)
+      or of a call's or subscript's result (``import_module(name).APLoss``): ``model.eval()``
+      calls no module's ``eval``.
 
     A string counts wherever it stands (a registry key, ``getattr(module, "Net")``); a
     line of a multi-line string after a ``#`` is read as a comment (it builds nothing)."""
@@ -116,6 +121,7 @@ def named_words(
     if not names:
         return frozenset(), frozenset()
     shadowed = set(shadowed)
+    modules = None if modules is None else set(modules)
     pattern = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
@@ -135,13 +141,26 @@ def named_words(
         kind = _mention_kind(source, line_starts[line - 1], before)
         if kind == "comment":
             continue
-        if name not in shadowed or kind != "bare":
+        if kind == "attribute" and modules is not None and not _of_a_module(source, before - 1, modules):
+            pass  # (``model.eval``: an object's attribute, no module's)
+        elif name not in shadowed or kind != "bare":
             spelled.add(name)
         if name in defined and kind != "attribute" and before == start:
             first, last = defined[name]
             if not first <= line <= last:
                 outside.add(name)
     return frozenset(spelled), frozenset(outside)
+
+
+def _of_a_module(source: str, dot: int, modules: set[str]) -> bool:
+    """Whether the dotted chain that ends at ``source[dot]`` (a ``.``) starts at one of
+    ``modules``, or at a call's or subscript's result."""
+    start = dot
+    while start and (source[start - 1].isalnum() or source[start - 1] in "_."):
+        start -= 1
+    if start == dot:
+        return source[dot - 1] in ")]" if dot else False
+    return source[start:dot].split(".", 1)[0] in modules
 
 
 def _mention_kind(source: str, line_start: int, position: int) -> str:

@@ -230,17 +230,17 @@ def _unnamed_in_python(
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
-        shadowed = _defined_here(entry.summary)
-        spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed)
+        shadowed, modules = _defined_here(entry.summary), entry.summary.imports.keys()
+        spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed, modules)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
             before = spelled | outside
             spelled, outside = named_words(blanked(text, _re_exports(text, entry.summary.import_lines)),
-                                           {name for _key, name in left}, defined, shadowed)
+                                           {name for _key, name in left}, defined, shadowed, modules)
             passed_on |= before - spelled - outside
         rescued = (spelled | outside) & built_in_closed.keys()
         if rescued:  # (the file spells a class built in a closed block: its imports and those blocks do not count)
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
-            still, still_outside = named_words(blanked(text, quiet), rescued, defined, shadowed)
+            still, still_outside = named_words(blanked(text, quiet), rescued, defined, shadowed, modules)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
         if not left:
