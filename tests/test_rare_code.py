@@ -781,6 +781,34 @@ def test_periodic_guards_on_an_offset_counter_or_a_counter_with_a_suffix():
     assert found[(14, "SL201")] == ("cold", "periodic (logging every N steps)")
 
 
+BATCH_INDEX_GUARDS = """
+    import torch
+    def train(model, data, loader, layers, optimizer):
+        for epoch in range(10):
+            for n, batch in enumerate(next_batch_pairwise(data, 32)):
+                loss = model(batch.cuda()).sum()
+                loss.backward()
+                if n % 100 == 0 and n > 0:
+                    print("loss", loss.item())
+            for b, (x, y) in enumerate(loader, 1):
+                loss = model(x.cuda()).sum()
+                if b % 50 == 0:
+                    print(loss.item())
+                for k, layer in enumerate(layers):
+                    if k % 2 == 0:
+                        print(layer(loss).item())
+"""
+
+
+def test_a_modulo_of_the_batch_index_of_a_loop_over_batches_is_periodic_whatever_its_name():
+    # SELFRec: `for n, batch in enumerate(next_batch_pairwise(...)): ... if n % 100 == 0: print(loss.item())`.
+    found = _found(BATCH_INDEX_GUARDS)
+    assert found[(9, "SL201")] == ("cold", "periodic (logging every N steps)")
+    assert found[(13, "SL201")] == ("cold", "periodic (logging every N steps)")
+    # The index of a loop over layers is no batch index: every other layer, every step.
+    assert found[(16, "SL201")][0] == "hot"
+
+
 FIRST_BATCH = """
     import torch
     class NeRFSystem(torch.nn.Module):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -100,7 +100,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 57
+SUMMARY_VERSION = 58
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -560,17 +560,20 @@ _STEP_COUNTER = re.compile(
 _ACCUMULATION = re.compile(r"accum|update_freq", re.I)
 
 
-def _is_periodic_guard(test: ast.AST) -> bool:
+def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
     """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
     (``if H % patch != 0:`` is shape arithmetic, not a schedule; ``(i + 1) %
-    accumulation_steps == 0`` guards the optimizer step, which is the training step)."""
+    accumulation_steps == 0`` guards the optimizer step, which is the training step).
+    ``counters``: the batch indices of the enclosing loops over batches
+    (:func:`_batch_counters`), whatever their names: SELFRec's ``for n, batch in
+    enumerate(next_batch_pairwise(...)): ... if n % 100 == 0: print(loss.item())``."""
     for node in _schedule_parts(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             left = node.left
             while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
                 left = left.left  # ``(iteration + 1) % eval_period == 0``
             counter = (dotted(left) or "").rsplit(".", 1)[-1]
-            if _STEP_COUNTER.search(counter):
+            if _STEP_COUNTER.search(counter) or (isinstance(left, ast.Name) and left.id in counters):
                 return True
         if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
             return True
@@ -657,6 +660,18 @@ def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]]) -> bo
             ):
                 return True
     return False
+
+
+def _batch_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
+    """The batch indices the loops over batches among ``loops`` bind: ``n`` of ``for n,
+    batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too)."""
+    return {
+        loop.target.elts[0].id
+        for loop, over_batches in loops
+        if over_batches and isinstance(loop, (ast.For, ast.AsyncFor))
+        and isinstance(loop.iter, ast.Call) and (dotted(loop.iter.func) or "") == "enumerate"
+        and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
+    }
 
 
 def _loop_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
@@ -1134,7 +1149,10 @@ class _CallWalker:
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self._statements(node.orelse, depth + 1)
                 return
-            if (_is_periodic_guard(node.test) or _tests_a_flag(node.test, self.schedule_flags)) and not _steps_the_optimizer(
+            if (
+                _is_periodic_guard(node.test, _batch_counters(self.loops))
+                or _tests_a_flag(node.test, self.schedule_flags)
+            ) and not _steps_the_optimizer(
                 node.body
             ):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
