@@ -121,7 +121,7 @@ def named_words(
     if not names:
         return frozenset(), frozenset()
     shadowed = set(shadowed)
-    modules = None if modules is None else set(modules)
+    modules = None if modules is None else _module_aliases(source, set(modules))
     pattern = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
@@ -138,10 +138,11 @@ def named_words(
         if not line_starts:
             line_starts = [0, *(newline.end() for newline in re.finditer("\n", source))]
         line = bisect.bisect_right(line_starts, start)
-        kind = _mention_kind(source, line_starts[line - 1], before)
+        # (A line may end at a lone ``\r`` too, as Python reads one.)
+        kind, dot = _mention_kind(source, max(line_starts[line - 1], source.rfind("\r", 0, before) + 1), before)
         if kind == "comment":
             continue
-        if kind == "attribute" and modules is not None and not _of_a_module(source, before - 1, modules):
+        if kind == "attribute" and modules is not None and not _of_a_module(source, dot, modules):
             pass  # (``model.eval``: an object's attribute, no module's)
         elif name not in shadowed or kind != "bare":
             spelled.add(name)
@@ -152,20 +153,56 @@ def named_words(
     return frozenset(spelled), frozenset(outside)
 
 
+#: ``name = importlib.import_module("pkg.losses")``, ``mod = losses``, ``self.heads = heads``:
+#: a name (or an attribute) bound to a module, whose attributes are the module's.
+_ASSIGNED = re.compile(r"^[ \t]*([^\W\d][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)", re.MULTILINE)
+_LOADS_A_MODULE = re.compile(r"(?:\bimport_module|\b__import__|\breload)\(")
+
+
+def _module_aliases(source: str, modules: set[str]) -> set[str]:
+    """``modules`` with the names (or dotted attributes) the text binds to a module: a
+    module imported by ``import_module`` or ``__import__``, or one of ``modules``."""
+    if "=" not in source:
+        return modules
+    assigned = [(target, value.split("#", 1)[0].strip()) for target, value in _ASSIGNED.findall(source)]
+    found = set(modules)
+    while True:
+        more = {target for target, value in assigned if target not in found and (
+            _LOADS_A_MODULE.search(value) or (_DOTTED.fullmatch(value) and _starts_at(value, found)))}
+        if not more:
+            return found
+        found |= more
+
+
+_DOTTED = re.compile(r"[^\W\d][\w.]*")
+
+
+def _starts_at(chain: str, modules: set[str]) -> bool:
+    """``chain`` (``a.b.c``) is one of ``modules`` (names or dotted) or an attribute of one."""
+    return chain.split(".", 1)[0] in modules or any(chain == module or chain.startswith(module + ".")
+                                                    for module in modules if "." in module)
+
+
 def _of_a_module(source: str, dot: int, modules: set[str]) -> bool:
     """Whether the dotted chain that ends at ``source[dot]`` (a ``.``) starts at one of
-    ``modules``, or at a call's or subscript's result."""
-    start = dot
+    ``modules``, or at a call's or subscript's result (``import_module(name).losses.APLoss``).
+    The chain may break its line before the dot (``(losses\n .APLoss)``)."""
+    end = dot
+    while end and source[end - 1] in " \t\r\n\\":
+        end -= 1
+    start = end
     while start and (source[start - 1].isalnum() or source[start - 1] in "_."):
         start -= 1
-    if start == dot:
-        return source[dot - 1] in ")]" if dot else False
-    return source[start:dot].split(".", 1)[0] in modules
+    chain = source[start:end]
+    if not chain or chain.startswith("."):
+        return start > 0 and source[start - 1] in ")]"
+    return _starts_at(chain, modules)
 
 
-def _mention_kind(source: str, line_start: int, position: int) -> str:
+def _mention_kind(source: str, line_start: int, position: int) -> tuple[str, int]:
     """How the word at ``position`` stands on its line: "comment", "string", "attribute"
-    (after a dot) or "bare". Quotes are followed from the start of the line only."""
+    (after a dot, spaces allowed: ``losses. APLoss``) or "bare"; with the position of the
+    dot of an attribute. Quotes are followed from the start of the line only."""
     quote = ""
     index = line_start
     while index < position:
@@ -178,11 +215,14 @@ def _mention_kind(source: str, line_start: int, position: int) -> str:
         elif char in "\"'":
             quote = char
         elif char == "#":
-            return "comment"
+            return "comment", -1
         index += 1
     if quote:
-        return "string"
-    return "attribute" if position > line_start and source[position - 1] == "." else "bare"
+        return "string", -1
+    dot = position - 1
+    while dot > line_start and source[dot] in " \t":
+        dot -= 1
+    return ("attribute", dot) if dot >= line_start and source[dot] == "." else ("bare", -1)
 
 
 def builds_its_own_classes(source: str) -> bool:
