@@ -276,3 +276,38 @@ def test_a_copy_a_third_file_imports_by_its_bare_name_is_named(tmp_path: Path):
     found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": model, "pkg/__init__.py": "", "pkg/util.py": COPY,
                                  "pkg/models/util2.py": COPY})
     assert found["util.py", 9][:2] == ("SL103", "hot")
+
+
+#: A command-line tool whose functions each loop over a loader; nothing in the project
+#: names ``evaluate`` but the way the tool dispatches (see the test below).
+CLI = """
+    import sys
+
+    import fire
+    import torch
+
+
+    def train(model, loader):
+        for x in loader:
+            model(x.cuda(non_blocking=True)).sum().backward()
+
+
+    def evaluate(model, loader):
+        for x in loader:
+            print(model(x.cuda(non_blocking=True)).sum().item())
+
+
+    if __name__ == "__main__":
+        {dispatch}
+    """
+
+
+@pytest.mark.parametrize(
+    ("dispatch", "named"),
+    [("fire.Fire()", True), ("fire.Fire(name='cli')", True), ("locals()[sys.argv[1]](None, [])", True),
+     ("vars()[sys.argv[1]](None, [])", True), ("fire.Fire(train)", False), ("train(None, [])", False)],
+)
+def test_a_file_that_offers_its_namespace_to_a_command_line_names_its_functions(
+        tmp_path: Path, dispatch: str, named: bool):
+    found = _contexts(tmp_path, {"cli.py": CLI.format(dispatch=dispatch), "train.py": PROGRAM, "model.py": MODEL})
+    assert ("nothing in the project names `evaluate`" not in found["cli.py", 14][2]) is named

@@ -49,6 +49,10 @@ _DICT = re.compile(r"\.__dict__\b")
 #: those it imports by name (each spelled in it, so named); a star import brings in names
 #: the file never spells.
 _OWN_GLOBALS = re.compile(r"globals\(\s*\)")
+#: What else hands a file's own namespace to a computed name: ``locals()`` and ``vars()``
+#: (at top level, its globals), and ``fire.Fire()`` with no component, which offers every
+#: function of the calling module as a command (``python cli.py evaluate``).
+_OWN_NAMESPACE = re.compile(r"\b(?:locals|vars)\(\s*\)|\bFire\(\s*(?:\)|[^\W\d]\w*\s*=(?!=))")
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
 #: ``globals()[key] = value``, ``globals().update(table)``: a file that fills its own
 #: namespace by computed names may put any file's classes there, as a star import does.
@@ -228,8 +232,11 @@ def _mention_kind(source: str, line_start: int, position: int) -> tuple[str, int
 def builds_its_own_classes(source: str) -> bool:
     """The file could build a class of its own by a computed name: ``globals()[name]``
     (CenterNet's ``globals()[base_name](pretrained=...)`` picks one of the backbones the
-    file defines). What else its namespace holds it imports by name, spelling each."""
-    return "globals(" in source and _OWN_GLOBALS.search(source) is not None
+    file defines), ``locals()`` or ``vars()`` (at top level, the same namespace), or
+    ``fire.Fire()`` with no component (every function of the file is a command). What else
+    its namespace holds it imports by name, spelling each."""
+    return ("globals(" in source and _OWN_GLOBALS.search(source) is not None) or (
+        ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
 
 
 def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
@@ -251,7 +258,7 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( =')}`", frozenset()
-    if builds_its_own_classes(source):
+    if "globals(" in source and _OWN_GLOBALS.search(source) is not None:
         if "import" in source and _STAR_IMPORT.search(source):
             return "`globals()` with `import *`", frozenset()
         if _FILLS_GLOBALS.search(source):
