@@ -311,3 +311,14 @@ def test_a_file_that_offers_its_namespace_to_a_command_line_names_its_functions(
         tmp_path: Path, dispatch: str, named: bool):
     found = _contexts(tmp_path, {"cli.py": CLI.format(dispatch=dispatch), "train.py": PROGRAM, "model.py": MODEL})
     assert ("nothing in the project names `evaluate`" not in found["cli.py", 14][2]) is named
+
+
+def test_a_line_of_many_mentions_is_read_once():
+    import time
+
+    line = "DATA = [" + ", ".join(["(Net, x.Net, 'a # b')"] * 20000) + "]  # Net\n"
+    started = time.perf_counter()
+    assert named_words(f"class Net:\n    pass\n\n\n{line}", {"Net"}, {}, {"Net"}, set()) == (frozenset(), frozenset())
+    assert time.perf_counter() - started < 2  # (read from the line's start for each mention: minutes)
+    # A mention after a string with a ``#`` on the same line, and one in the comment after it.
+    assert named_words("x = ('#', APLoss)  # Focal\n", {"APLoss", "Focal"}, {})[0] == {"APLoss"}

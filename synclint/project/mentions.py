@@ -130,6 +130,7 @@ def named_words(
     line_starts: list[int] = []
     spelled: set[str] = set()
     outside: set[str] = set()
+    scan = [-1, 0, ""]  # (how far the last mention's line was read: see :func:`_mention_kind`)
     for match in pattern.finditer(source):
         start = before = match.start()
         while before and (source[before - 1].isalnum() or source[before - 1] == "_"):
@@ -143,7 +144,8 @@ def named_words(
             line_starts = [0, *(newline.end() for newline in re.finditer("\n", source))]
         line = bisect.bisect_right(line_starts, start)
         # (A line may end at a lone ``\r`` too, as Python reads one.)
-        kind, dot = _mention_kind(source, max(line_starts[line - 1], source.rfind("\r", 0, before) + 1), before)
+        line_start = source.rfind("\r", line_starts[line - 1], before) + 1 or line_starts[line - 1]
+        kind, dot = _mention_kind(source, line_start, before, scan)
         if kind == "comment":
             continue
         if kind == "attribute" and modules is not None and not _of_a_module(source, dot, modules):
@@ -203,13 +205,18 @@ def _of_a_module(source: str, dot: int, modules: set[str]) -> bool:
     return _starts_at(chain, modules)
 
 
-def _mention_kind(source: str, line_start: int, position: int) -> tuple[str, int]:
+def _mention_kind(source: str, line_start: int, position: int, scan: list | None = None) -> tuple[str, int]:
     """How the word at ``position`` stands on its line: "comment", "string", "attribute"
     (after a dot, spaces allowed: ``losses. APLoss``) or "bare"; with the position of the
-    dot of an attribute. Quotes are followed from the start of the line only."""
+    dot of an attribute. Quotes are followed from the start of the line only. ``scan``
+    (line start, position, open quote or ``#``), updated: how far an earlier call read the
+    same line, from where a later position on it is read on (a line of many mentions is
+    read once)."""
     quote = ""
     index = line_start
-    while index < position:
+    if scan is not None and scan[0] == line_start and scan[1] <= position:
+        index, quote = scan[1], scan[2]
+    while index < position and quote != "#":
         char = source[index]
         if quote:
             if char == "\\":
@@ -219,8 +226,13 @@ def _mention_kind(source: str, line_start: int, position: int) -> tuple[str, int
         elif char in "\"'":
             quote = char
         elif char == "#":
-            return "comment", -1
+            quote = "#"
+            break
         index += 1
+    if scan is not None:
+        scan[:] = [line_start, index, quote]
+    if quote == "#":
+        return "comment", -1
     if quote:
         return "string", -1
     dot = position - 1
