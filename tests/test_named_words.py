@@ -322,3 +322,19 @@ def test_a_line_of_many_mentions_is_read_once():
     assert time.perf_counter() - started < 2  # (read from the line's start for each mention: minutes)
     # A mention after a string with a ``#`` on the same line, and one in the comment after it.
     assert named_words("x = ('#', APLoss)  # Focal\n", {"APLoss", "Focal"}, {})[0] == {"APLoss"}
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ('report = f"""\n# Results: {evaluate(model, loader)}\n"""\n', True),
+        ('HELP = """\nUsage: # evaluate\n"""\n', True),  # (a string names, wherever it stands)
+        ('x = """a\n"b" # """ ; evaluate(model, loader)\n', True),
+        ('x = 1\n# evaluate(model, loader)\n', False),
+        ('x = """a\n"b" # """ ; evaluate(model, loader)\ny = (\n', False),  # (no tokens: the line is read)
+    ],
+    ids=["a markdown heading in an f-string", "a line of a docstring", "code after a string closed on the line",
+         "a comment", "a file the tokenizer cannot read"],
+)
+def test_a_hash_inside_a_multi_line_string_starts_no_comment(source: str, named: bool):
+    assert (named_words(source, {"evaluate"}, {})[0] == {"evaluate"}) is named

@@ -120,7 +120,9 @@ def named_words(
       calls no module's ``eval``.
 
     A string counts wherever it stands (a registry key, ``getattr(module, "Net")``); a
-    line of a multi-line string after a ``#`` is read as a comment (it builds nothing)."""
+    ``#`` that seems to start a comment read from its line's start is one only where Python's
+    tokenizer says so (a line of a multi-line string may hold one: an f-string's
+    ``# Results: {evaluate(model)}``)."""
     names = set(names)
     if not names:
         return frozenset(), frozenset()
@@ -131,6 +133,7 @@ def named_words(
     spelled: set[str] = set()
     outside: set[str] = set()
     scan = [-1, 0, ""]  # (how far the last mention's line was read: see :func:`_mention_kind`)
+    comments: list[tuple[int, int]] | None = None
     for match in pattern.finditer(source):
         start = before = match.start()
         while before and (source[before - 1].isalnum() or source[before - 1] == "_"):
@@ -147,7 +150,13 @@ def named_words(
         line_start = source.rfind("\r", line_starts[line - 1], before) + 1 or line_starts[line - 1]
         kind, dot = _mention_kind(source, line_start, before, scan)
         if kind == "comment":
-            continue
+            # (Read from the line's start, a line of a multi-line string may seem to hold a
+            # comment: ``f"""\n# Results: {evaluate(model)}\n"""``. The tokenizer says.)
+            if comments is None:
+                comments = _comment_spans(source, line_starts)
+            if comments == [(-1, -1)] or _within(comments, before):
+                continue
+            kind, dot = "string", -1
         if kind == "attribute" and modules is not None and not _of_a_module(source, dot, modules):
             pass  # (``model.eval``: an object's attribute, no module's)
         elif name not in shadowed or kind != "bare":
@@ -187,6 +196,29 @@ def _starts_at(chain: str, modules: set[str]) -> bool:
     """``chain`` (``a.b.c``) is one of ``modules`` (names or dotted) or an attribute of one."""
     return chain.split(".", 1)[0] in modules or any(chain == module or chain.startswith(module + ".")
                                                     for module in modules if "." in module)
+
+
+def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the comments of ``source`` as Python's tokenizer reads them;
+    ``[(-1, -1)]`` when it cannot (a syntax it does not know: then a ``#`` outside quotes on
+    the line is taken as a comment)."""
+    import io
+    import tokenize
+
+    spans = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                (row, column), (end_row, end_column) = token.start, token.end
+                spans.append((line_starts[row - 1] + column, line_starts[end_row - 1] + end_column))
+    except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
+        return [(-1, -1)]
+    return spans
+
+
+def _within(spans: list[tuple[int, int]], position: int) -> bool:
+    index = bisect.bisect_right(spans, (position, 1 << 62)) - 1
+    return index >= 0 and spans[index][0] <= position < spans[index][1]
 
 
 def _of_a_module(source: str, dot: int, modules: set[str]) -> bool:
