@@ -227,3 +227,114 @@ def test_an_attribute_names_another_file_s_definition_only_on_a_module():
     assert spelled == {"APLoss", "Focal", "Other"}
     # Without the file's imports every attribute counts (an unread file's text).
     assert named_words(source, {"eval"}, {})[0] == {"eval"}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\nmod = importlib.import_module('pkg.losses')\nloss = mod.APLoss()\n",
+        "import importlib\nloss = importlib.import_module('pkg').losses.APLoss()\n",
+        "loss = __import__('pkg.losses').losses.APLoss()\n",
+        "import losses\nloss = (losses\n        .APLoss())\n",
+        "import losses\nloss = losses. APLoss()\n",
+        "import losses\n\n\nclass T:\n    def __init__(self):\n        self.m = losses\n\n    def f(self):\n"
+        "        return self.m.APLoss()\n",
+    ],
+    ids=["a module bound by import_module", "an attribute of import_module's result", "of __import__'s result",
+         "a chain that breaks its line", "a space after the dot", "a module held by an attribute"],
+)
+def test_an_attribute_of_a_module_the_file_reaches_names_it(source: str):
+    imports = {"losses", "importlib"} & set(source.split())
+    assert named_words(source, {"APLoss"}, {}, {"APLoss"}, imports)[0] == {"APLoss"}
+
+
+def test_a_lone_cr_ends_a_comment_as_python_reads_it():
+    assert named_words("x = 1  # a comment\rloss = APLoss()\r", {"APLoss"}, {})[0] == {"APLoss"}
+
+
+def test_a_star_import_may_bind_the_module_an_attribute_starts_at(tmp_path: Path):
+    model = MODEL.replace("import torch\n", "import torch\n    from pkg import *\n").replace(
+        "return x * 2", "return util.SetAbstraction()(x)")
+    found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": model, "pkg/__init__.py": "from . import util\n",
+                                 "pkg/util.py": COPY})
+    assert found["util.py", 9][:2] == ("SL103", "hot")
+
+
+def test_a_copy_that_imports_the_other_under_another_name_names_it(tmp_path: Path):
+    # ``models/util2.py`` keeps its own (unused) copy and hands the other one on as ``SA``.
+    copy = COPY.replace("import torch\n", "import torch\n    from util import SetAbstraction as SA\n") + (
+        "\n\n    BLOCKS = {'sa': SA}\n")
+    model = MODEL.replace("import torch\n", "import torch\n    from models.util2 import BLOCKS\n").replace(
+        "return x * 2", "return BLOCKS[self.kind]()(x)")
+    found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": model, "util.py": COPY, "models/util2.py": copy})
+    assert "nothing in the project names" not in found["util.py", 9][2]
+
+
+def test_a_copy_a_third_file_imports_by_its_bare_name_is_named(tmp_path: Path):
+    model = MODEL.replace("import torch\n", "import torch\n    from pkg.util import SetAbstraction\n").replace(
+        "return x * 2", "return SetAbstraction()(x)")
+    found = _contexts(tmp_path, {"train.py": PROGRAM, "model.py": model, "pkg/__init__.py": "", "pkg/util.py": COPY,
+                                 "pkg/models/util2.py": COPY})
+    assert found["util.py", 9][:2] == ("SL103", "hot")
+
+
+#: A command-line tool whose functions each loop over a loader; nothing in the project
+#: names ``evaluate`` but the way the tool dispatches (see the test below).
+CLI = """
+    import sys
+
+    import fire
+    import torch
+
+
+    def train(model, loader):
+        for x in loader:
+            model(x.cuda(non_blocking=True)).sum().backward()
+
+
+    def evaluate(model, loader):
+        for x in loader:
+            print(model(x.cuda(non_blocking=True)).sum().item())
+
+
+    if __name__ == "__main__":
+        {dispatch}
+    """
+
+
+@pytest.mark.parametrize(
+    ("dispatch", "named"),
+    [("fire.Fire()", True), ("fire.Fire(name='cli')", True), ("locals()[sys.argv[1]](None, [])", True),
+     ("vars()[sys.argv[1]](None, [])", True), ("fire.Fire(train)", False), ("train(None, [])", False)],
+)
+def test_a_file_that_offers_its_namespace_to_a_command_line_names_its_functions(
+        tmp_path: Path, dispatch: str, named: bool):
+    found = _contexts(tmp_path, {"cli.py": CLI.format(dispatch=dispatch), "train.py": PROGRAM, "model.py": MODEL})
+    assert ("nothing in the project names `evaluate`" not in found["cli.py", 14][2]) is named
+
+
+def test_a_line_of_many_mentions_is_read_once():
+    import time
+
+    line = "DATA = [" + ", ".join(["(Net, x.Net, 'a # b')"] * 20000) + "]  # Net\n"
+    started = time.perf_counter()
+    assert named_words(f"class Net:\n    pass\n\n\n{line}", {"Net"}, {}, {"Net"}, set()) == (frozenset(), frozenset())
+    assert time.perf_counter() - started < 2  # (read from the line's start for each mention: minutes)
+    # A mention after a string with a ``#`` on the same line, and one in the comment after it.
+    assert named_words("x = ('#', APLoss)  # Focal\n", {"APLoss", "Focal"}, {})[0] == {"APLoss"}
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ('report = f"""\n# Results: {evaluate(model, loader)}\n"""\n', True),
+        ('HELP = """\nUsage: # evaluate\n"""\n', True),  # (a string names, wherever it stands)
+        ('x = """a\n"b" # """ ; evaluate(model, loader)\n', True),
+        ('x = 1\n# evaluate(model, loader)\n', False),
+        ('x = """a\n"b" # """ ; evaluate(model, loader)\ny = (\n', False),  # (no tokens: the line is read)
+    ],
+    ids=["a markdown heading in an f-string", "a line of a docstring", "code after a string closed on the line",
+         "a comment", "a file the tokenizer cannot read"],
+)
+def test_a_hash_inside_a_multi_line_string_starts_no_comment(source: str, named: bool):
+    assert (named_words(source, {"evaluate"}, {})[0] == {"evaluate"}) is named

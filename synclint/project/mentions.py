@@ -49,6 +49,10 @@ _DICT = re.compile(r"\.__dict__\b")
 #: those it imports by name (each spelled in it, so named); a star import brings in names
 #: the file never spells.
 _OWN_GLOBALS = re.compile(r"globals\(\s*\)")
+#: What else hands a file's own namespace to a computed name: ``locals()`` and ``vars()``
+#: (at top level, its globals), and ``fire.Fire()`` with no component, which offers every
+#: function of the calling module as a command (``python cli.py evaluate``).
+_OWN_NAMESPACE = re.compile(r"\b(?:locals|vars)\(\s*\)|\bFire\(\s*(?:\)|[^\W\d]\w*\s*=(?!=))")
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
 #: ``globals()[key] = value``, ``globals().update(table)``: a file that fills its own
 #: namespace by computed names may put any file's classes there, as a star import does.
@@ -116,16 +120,20 @@ def named_words(
       calls no module's ``eval``.
 
     A string counts wherever it stands (a registry key, ``getattr(module, "Net")``); a
-    line of a multi-line string after a ``#`` is read as a comment (it builds nothing)."""
+    ``#`` that seems to start a comment read from its line's start is one only where Python's
+    tokenizer says so (a line of a multi-line string may hold one: an f-string's
+    ``# Results: {evaluate(model)}``)."""
     names = set(names)
     if not names:
         return frozenset(), frozenset()
     shadowed = set(shadowed)
-    modules = None if modules is None else set(modules)
+    modules = None if modules is None else _module_aliases(source, set(modules))
     pattern = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
     outside: set[str] = set()
+    scan = [-1, 0, ""]  # (how far the last mention's line was read: see :func:`_mention_kind`)
+    comments: list[tuple[int, int]] | None = None
     for match in pattern.finditer(source):
         start = before = match.start()
         while before and (source[before - 1].isalnum() or source[before - 1] == "_"):
@@ -138,10 +146,18 @@ def named_words(
         if not line_starts:
             line_starts = [0, *(newline.end() for newline in re.finditer("\n", source))]
         line = bisect.bisect_right(line_starts, start)
-        kind = _mention_kind(source, line_starts[line - 1], before)
+        # (A line may end at a lone ``\r`` too, as Python reads one.)
+        line_start = source.rfind("\r", line_starts[line - 1], before) + 1 or line_starts[line - 1]
+        kind, dot = _mention_kind(source, line_start, before, scan)
         if kind == "comment":
-            continue
-        if kind == "attribute" and modules is not None and not _of_a_module(source, before - 1, modules):
+            # (Read from the line's start, a line of a multi-line string may seem to hold a
+            # comment: ``f"""\n# Results: {evaluate(model)}\n"""``. The tokenizer says.)
+            if comments is None:
+                comments = _comment_spans(source, line_starts)
+            if comments == [(-1, -1)] or _within(comments, before):
+                continue
+            kind, dot = "string", -1
+        if kind == "attribute" and modules is not None and not _of_a_module(source, dot, modules):
             pass  # (``model.eval``: an object's attribute, no module's)
         elif name not in shadowed or kind != "bare":
             spelled.add(name)
@@ -152,23 +168,87 @@ def named_words(
     return frozenset(spelled), frozenset(outside)
 
 
+#: ``name = importlib.import_module("pkg.losses")``, ``mod = losses``, ``self.heads = heads``:
+#: a name (or an attribute) bound to a module, whose attributes are the module's.
+_ASSIGNED = re.compile(r"^[ \t]*([^\W\d][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)", re.MULTILINE)
+_LOADS_A_MODULE = re.compile(r"(?:\bimport_module|\b__import__|\breload)\(")
+
+
+def _module_aliases(source: str, modules: set[str]) -> set[str]:
+    """``modules`` with the names (or dotted attributes) the text binds to a module: a
+    module imported by ``import_module`` or ``__import__``, or one of ``modules``."""
+    if "=" not in source:
+        return modules
+    assigned = [(target, value.split("#", 1)[0].strip()) for target, value in _ASSIGNED.findall(source)]
+    found = set(modules)
+    while True:
+        more = {target for target, value in assigned if target not in found and (
+            _LOADS_A_MODULE.search(value) or (_DOTTED.fullmatch(value) and _starts_at(value, found)))}
+        if not more:
+            return found
+        found |= more
+
+
+_DOTTED = re.compile(r"[^\W\d][\w.]*")
+
+
+def _starts_at(chain: str, modules: set[str]) -> bool:
+    """``chain`` (``a.b.c``) is one of ``modules`` (names or dotted) or an attribute of one."""
+    return chain.split(".", 1)[0] in modules or any(chain == module or chain.startswith(module + ".")
+                                                    for module in modules if "." in module)
+
+
+def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the comments of ``source`` as Python's tokenizer reads them;
+    ``[(-1, -1)]`` when it cannot (a syntax it does not know: then a ``#`` outside quotes on
+    the line is taken as a comment)."""
+    import io
+    import tokenize
+
+    spans = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                (row, column), (end_row, end_column) = token.start, token.end
+                spans.append((line_starts[row - 1] + column, line_starts[end_row - 1] + end_column))
+    except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
+        return [(-1, -1)]
+    return spans
+
+
+def _within(spans: list[tuple[int, int]], position: int) -> bool:
+    index = bisect.bisect_right(spans, (position, 1 << 62)) - 1
+    return index >= 0 and spans[index][0] <= position < spans[index][1]
+
+
 def _of_a_module(source: str, dot: int, modules: set[str]) -> bool:
     """Whether the dotted chain that ends at ``source[dot]`` (a ``.``) starts at one of
-    ``modules``, or at a call's or subscript's result."""
-    start = dot
+    ``modules``, or at a call's or subscript's result (``import_module(name).losses.APLoss``).
+    The chain may break its line before the dot (``(losses\n .APLoss)``)."""
+    end = dot
+    while end and source[end - 1] in " \t\r\n\\":
+        end -= 1
+    start = end
     while start and (source[start - 1].isalnum() or source[start - 1] in "_."):
         start -= 1
-    if start == dot:
-        return source[dot - 1] in ")]" if dot else False
-    return source[start:dot].split(".", 1)[0] in modules
+    chain = source[start:end]
+    if not chain or chain.startswith("."):
+        return start > 0 and source[start - 1] in ")]"
+    return _starts_at(chain, modules)
 
 
-def _mention_kind(source: str, line_start: int, position: int) -> str:
+def _mention_kind(source: str, line_start: int, position: int, scan: list | None = None) -> tuple[str, int]:
     """How the word at ``position`` stands on its line: "comment", "string", "attribute"
-    (after a dot) or "bare". Quotes are followed from the start of the line only."""
+    (after a dot, spaces allowed: ``losses. APLoss``) or "bare"; with the position of the
+    dot of an attribute. Quotes are followed from the start of the line only. ``scan``
+    (line start, position, open quote or ``#``), updated: how far an earlier call read the
+    same line, from where a later position on it is read on (a line of many mentions is
+    read once)."""
     quote = ""
     index = line_start
-    while index < position:
+    if scan is not None and scan[0] == line_start and scan[1] <= position:
+        index, quote = scan[1], scan[2]
+    while index < position and quote != "#":
         char = source[index]
         if quote:
             if char == "\\":
@@ -178,18 +258,29 @@ def _mention_kind(source: str, line_start: int, position: int) -> str:
         elif char in "\"'":
             quote = char
         elif char == "#":
-            return "comment"
+            quote = "#"
+            break
         index += 1
+    if scan is not None:
+        scan[:] = [line_start, index, quote]
+    if quote == "#":
+        return "comment", -1
     if quote:
-        return "string"
-    return "attribute" if position > line_start and source[position - 1] == "." else "bare"
+        return "string", -1
+    dot = position - 1
+    while dot > line_start and source[dot] in " \t":
+        dot -= 1
+    return ("attribute", dot) if dot >= line_start and source[dot] == "." else ("bare", -1)
 
 
 def builds_its_own_classes(source: str) -> bool:
     """The file could build a class of its own by a computed name: ``globals()[name]``
     (CenterNet's ``globals()[base_name](pretrained=...)`` picks one of the backbones the
-    file defines). What else its namespace holds it imports by name, spelling each."""
-    return "globals(" in source and _OWN_GLOBALS.search(source) is not None
+    file defines), ``locals()`` or ``vars()`` (at top level, the same namespace), or
+    ``fire.Fire()`` with no component (every function of the file is a command). What else
+    its namespace holds it imports by name, spelling each."""
+    return ("globals(" in source and _OWN_GLOBALS.search(source) is not None) or (
+        ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
 
 
 def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
@@ -211,7 +302,7 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( =')}`", frozenset()
-    if builds_its_own_classes(source):
+    if "globals(" in source and _OWN_GLOBALS.search(source) is not None:
         if "import" in source and _STAR_IMPORT.search(source):
             return "`globals()` with `import *`", frozenset()
         if _FILLS_GLOBALS.search(source):

@@ -90,6 +90,7 @@ from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import (
+    _STAR_IMPORT,
     blanked,
     builds_its_own_classes,
     find_reflection,
@@ -230,7 +231,10 @@ def _unnamed_in_python(
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
-        shadowed, modules = _defined_here(entry.summary), entry.summary.imports.keys()
+        # (A star import binds names the file never spells, modules among them: there any
+        # attribute may be a module's.)
+        shadowed = _defined_here(entry.summary)
+        modules = None if _STAR_IMPORT.search(text) else entry.summary.imports.keys()
         spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed, modules)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
             before = spelled | outside
@@ -254,7 +258,10 @@ def _defined_here(summary: FileSummary) -> frozenset[str]:
     own = {name for name in summary.classes if "." not in name}
     own.update(name for name in summary.functions if "." not in name and name != "<module>")
     own.update(function.qualname for function in summary.redefined if "." not in function.qualname)
-    return frozenset(own - summary.imports.keys())
+    # (Nor one it imports under another name: ``from util import SetAbstraction as Base``
+    # names the other file's, whose copy here may subclass it.)
+    imported = {name for _level, _module, name in summary.imports.values() if name}
+    return frozenset(own - summary.imports.keys() - imported)
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
