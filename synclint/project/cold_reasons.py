@@ -21,6 +21,11 @@ DEMO_CODE = "demo code"
 PLOTTING_CODE = "plotting or visualization code"
 
 
+def is_never_named(why: str) -> bool:
+    """Whether ``why`` is :func:`never_named`'s: code in a class or function nothing names."""
+    return why.startswith(_NEVER_NAMED)
+
+
 def never_named(class_name: str, only_passed_on: bool = False) -> str:
     """Why a class nothing names never runs; ``only_passed_on``: imports and ``__all__``
     name it, in a project nobody installs."""

@@ -18,7 +18,7 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
-from synclint.project.cold_reasons import _NEVER_NAMED
+from synclint.project.cold_reasons import is_never_named
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
@@ -101,7 +101,7 @@ class FileFacts:
             context.is_cold
             and not context.why.startswith(("called only", "data pipeline"))
             and context.why != EPOCH_HOOK
-        ) or context.why.startswith(_NEVER_NAMED)  # (code nothing names never runs, its loops neither)
+        ) or is_never_named(context.why)  # (code nothing names never runs, its loops neither)
         for first, last, region in self.regions:
             if first <= line <= last and first >= owner_first:
                 if region.kind == COLD or (region.kind == HOT and not own_cold and not context.is_hot):

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
-    _NEVER_NAMED,
     CONVERSION_TOOL,
     DEMO_CODE,
     PLOTTING_CODE,
     TYPE_STUB,
     UNREACHED,
+    is_never_named,
     never_named,
     outside_the_program,
 )
@@ -86,7 +86,7 @@ def is_hidden(kind: str | None, why: str) -> bool:
     """Findings not shown without ``--include-cold``: cold ones, unknown ones without
     evidence in a project the index saw whole (code in a class nothing names among
     them), and syncs reported at the calls instead."""
-    return kind == COLD or (kind == UNKNOWN and (why in (UNREACHED, AT_CALL_SITES) or why.startswith(_NEVER_NAMED)))
+    return kind == COLD or (kind == UNKNOWN and (why in (UNREACHED, AT_CALL_SITES) or is_never_named(why)))
 
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})

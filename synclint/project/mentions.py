@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from synclint.sources import python_text, read_source
 
@@ -60,6 +60,27 @@ _FILLS_GLOBALS = re.compile(r"globals\(\s*\)\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:upd
 _DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
+def _words(source: str, names: Iterable[str]) -> Iterator[tuple[str, int, int]]:
+    """Each spelling of one of ``names`` in ``source`` as a word (as Python reads a name: no
+    letter, digit or underscore before or after; Unicode letters included; digits that
+    begin no word do not count: ``2Loss`` spells ``Loss``): the name, where it starts, and
+    where the run of word characters before it starts (the same place unless digits)."""
+    names = sorted(names, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
+    if not names:
+        return
+    # The start of a word is checked by hand: a pattern that begins with a look-behind
+    # tries every position of the text, one that begins with the names scans for their
+    # first letters (8x faster on a project's files).
+    pattern = re.compile(rf"(?:{'|'.join(map(re.escape, names))})(?!\w)")
+    for match in pattern.finditer(source):
+        start = before = match.start()
+        while before and (source[before - 1].isalnum() or source[before - 1] == "_"):  # (``\w``)
+            before -= 1
+        if before < start and not source[before:start].isdecimal():
+            continue  # the end of a longer word
+        yield match.group(), start, before
+
+
 def spelled_names(
     source: str, names: Iterable[str], defined: dict[str, tuple[int, int]]
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -69,23 +90,10 @@ def spelled_names(
     outside that definition, with no digit before them either. Code inside a class runs
     only once the class does: ``super(APLoss, self).__init__()`` in ``APLoss`` names it for
     no one else. One search for all of them."""
-    names = sorted(names, key=len, reverse=True)  # (the longest first: ``Loss`` must not end at ``LossV2``)
-    if not names:
-        return frozenset(), frozenset()
-    # The start of a word is checked by hand: a pattern that begins with a look-behind
-    # tries every position of the text, one that begins with the names scans for their
-    # first letters (8x faster on a project's files).
-    pattern = re.compile(rf"(?:{'|'.join(map(re.escape, names))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
     outside: set[str] = set()
-    for match in pattern.finditer(source):
-        start = before = match.start()
-        while before and (source[before - 1].isalnum() or source[before - 1] == "_"):  # (``\w``)
-            before -= 1
-        if before < start and not source[before:start].isdecimal():
-            continue  # the end of a longer word; digits that begin no word do not (``2Loss`` spells ``Loss``)
-        name = match.group()
+    for name, start, before in _words(source, names):
         spelled.add(name)
         if name in defined and name not in outside and before == start:
             if not line_starts:
@@ -128,19 +136,12 @@ def named_words(
         return frozenset(), frozenset()
     shadowed = set(shadowed)
     modules = None if modules is None else _module_aliases(source, set(modules))
-    pattern = re.compile(rf"(?:{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})(?!\w)")
     line_starts: list[int] = []
     spelled: set[str] = set()
     outside: set[str] = set()
     scan = [-1, 0, ""]  # (how far the last mention's line was read: see :func:`_mention_kind`)
     comments: list[tuple[int, int]] | None = None
-    for match in pattern.finditer(source):
-        start = before = match.start()
-        while before and (source[before - 1].isalnum() or source[before - 1] == "_"):
-            before -= 1
-        if before < start and not source[before:start].isdecimal():
-            continue
-        name = match.group()
+    for name, start, before in _words(source, names):
         if name in spelled and (name not in defined or name in outside):
             continue
         if not line_starts:
@@ -273,13 +274,22 @@ def _mention_kind(source: str, line_start: int, position: int, scan: list | None
     return ("attribute", dot) if dot >= line_start and source[dot] == "." else ("bare", -1)
 
 
+def has_star_import(source: str) -> bool:
+    """``from pkg import *`` somewhere in ``source``: it binds names the file never spells."""
+    return "import" in source and _STAR_IMPORT.search(source) is not None
+
+
+def _uses_own_globals(source: str) -> bool:
+    return "globals(" in source and _OWN_GLOBALS.search(source) is not None
+
+
 def builds_its_own_classes(source: str) -> bool:
     """The file could build a class of its own by a computed name: ``globals()[name]``
     (CenterNet's ``globals()[base_name](pretrained=...)`` picks one of the backbones the
     file defines), ``locals()`` or ``vars()`` (at top level, the same namespace), or
     ``fire.Fire()`` with no component (every function of the file is a command). What else
     its namespace holds it imports by name, spelling each."""
-    return ("globals(" in source and _OWN_GLOBALS.search(source) is not None) or (
+    return _uses_own_globals(source) or (
         ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
 
 
@@ -302,8 +312,8 @@ def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
             return f"`{marker.group().rstrip('( =')}`", frozenset()
-    if "globals(" in source and _OWN_GLOBALS.search(source) is not None:
-        if "import" in source and _STAR_IMPORT.search(source):
+    if _uses_own_globals(source):
+        if has_star_import(source):
             return "`globals()` with `import *`", frozenset()
         if _FILLS_GLOBALS.search(source):
             return "`globals()` filled by computed names", frozenset()

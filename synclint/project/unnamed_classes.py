@@ -90,10 +90,10 @@ from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import (
-    _STAR_IMPORT,
     blanked,
     builds_its_own_classes,
     find_reflection,
+    has_star_import,
     named_words,
     python_text_of,
     spelled_in,
@@ -234,7 +234,7 @@ def _unnamed_in_python(
         # (A star import binds names the file never spells, modules among them: there any
         # attribute may be a module's.)
         shadowed = _defined_here(entry.summary)
-        modules = None if _STAR_IMPORT.search(text) else entry.summary.imports.keys()
+        modules = None if has_star_import(text) else entry.summary.imports.keys()
         spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed, modules)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
             before = spelled | outside
