@@ -483,17 +483,20 @@ def _check_source(
             return []
         return _check_text(text, path, rules, facts, skip_hidden)
     except SourceError as error:
-        return [error_finding(path, str(error), error.line, error.column)]
+        return [_unchecked(error_finding(path, str(error), error.line, error.column), facts, path)]
     except RecursionError:  # nesting the parser accepted but the analysis cannot walk
         return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
-def _too_large(path: str, message: str, facts: FileFacts | None) -> Finding:
-    """The SL000 of a file over the size limit. In a file that is cold as a whole (a type
-    stub, test, benchmark or export code, by its path) every finding would be cold, so the
-    notice that they were not computed is cold too: hidden like them unless ``--include-cold``.
-    (Stubs are not indexed, so their facts may be missing: the path says it.)"""
-    finding = error_finding(path, message)
+def _unchecked(finding: Finding, facts: FileFacts | None, path: str) -> Finding:
+    """The SL000 of a file synclint could not check (over the size limit, not decodable,
+    not parsable). In a file that is cold as a whole by its path (a type stub, test,
+    benchmark, demo or export code) every finding would be cold, so the notice that they
+    were not computed is cold too: hidden like them unless ``--include-cold`` (a Python 2
+    test fixture; a demo notebook's shell cell). (The index never takes a file it could not
+    read for a module nothing imports: it may be a training script in an older Python's
+    syntax, whose notice stays. Stubs are not indexed, so their facts may be missing: the
+    path says it.)"""
     file_cold = facts.file_cold if facts is not None else TYPE_STUB if is_type_stub(path) else None
     if file_cold is not None:
         return dataclasses.replace(finding, context=COLD, why=f"{file_cold}: its findings would be cold")
@@ -518,7 +521,7 @@ def check_file(
     try:
         data = read_source(path, settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE)
     except SourceTooLarge as error:
-        return visible([_too_large(str(path), message_of(error), facts)], include_cold)
+        return visible([_unchecked(error_finding(str(path), message_of(error)), facts, str(path))], include_cold)
     except SourceReadError as error:  # unreadable, or not a regular file
         return [error_finding(str(path), message_of(error))]
     if not data.strip():

@@ -341,8 +341,10 @@ def check_notebook_source(
     file_cold = project.file_cold if project is not None else None
     if file_cold is not None:  # a demo by its path in the project: cold as a whole, like a .py file there
         findings = [replace(finding, context=COLD, why=file_cold) for finding in findings]
-    # (A cell that does not parse is reported wherever the notebook lives, as a .py file is.)
-    findings = [*errors, *visible(findings, include_cold)]
+        # A cell that does not parse (a shell command in a tutorial) hides what would be cold
+        # anyway: its notice is cold too, as a .py file's there is (see engine._unchecked).
+        errors = [replace(error, context=COLD, why=f"{file_cold}: its findings would be cold") for error in errors]
+    findings = visible([*errors, *findings], include_cold)
     findings.sort(key=lambda f: f.sort_key)
     return findings
 

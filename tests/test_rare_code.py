@@ -999,9 +999,10 @@ def test_a_notebook_under_a_demo_folder_is_demo_code(tmp_path):
     assert [Path(f.path).parent.name for f in shown] == ["notebooks"]
 
 
-def test_a_demo_notebook_that_does_not_parse_is_reported_as_a_demo_module_is(tmp_path):
-    # Being demo code makes a notebook's findings cold, not its parse errors: like
-    # Demo/broken.py, Demo/broken.ipynb is a file that could not be checked.
+def test_a_file_cold_by_its_path_that_does_not_parse_gets_a_cold_notice(tmp_path):
+    # Every finding of Demo/ and tests/ would be cold: that they could not be computed (a
+    # Python 2 test fixture, a tutorial's shell cell) is cold too, shown with --include-cold.
+    # A module nothing imports keeps its notice: it may be a script in an older syntax.
     from pathlib import Path
 
     from synclint.config import Settings
@@ -1010,11 +1011,21 @@ def test_a_demo_notebook_that_does_not_parse_is_reported_as_a_demo_module_is(tmp
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     (tmp_path / "model.py").write_text("import torch\n")
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda(async=True)\n")
     (tmp_path / "Demo").mkdir()
     (tmp_path / "Demo/broken.py").write_text("def f(:\n    pass\n")
     (tmp_path / "Demo/broken.ipynb").write_text(notebook_of("import torch", "def f(:\n    pass"))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/fixture.py").write_text("print 'hello'\n")
     shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
-    assert [(Path(f.path).name, f.code, f.line) for f in shown] == [("broken.ipynb", "SL000", 1), ("broken.py", "SL000", 1)]
+    assert [(Path(f.path).name, f.code, f.line, f.context) for f in shown] == [("train.py", "SL000", 2, None)]
+    every = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    cold = [(Path(f.path).name, f.code, f.line, f.context, f.why) for f in every if f.context == "cold"]
+    assert cold == [
+        ("broken.ipynb", "SL000", 1, "cold", "demo code: its findings would be cold"),
+        ("broken.py", "SL000", 1, "cold", "demo code: its findings would be cold"),
+        ("fixture.py", "SL000", 1, "cold", "test or benchmark code: its findings would be cold"),
+    ]
 
 
 def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):

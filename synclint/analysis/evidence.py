@@ -26,6 +26,12 @@ from synclint.traversal import walk
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
 _MODULE_METHODS = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "requires_grad_"})
 _MODULE_NAME = re.compile(r"(^|_)(model|net|module|backbone|head|layer|encoder|decoder|ema)s?$", re.I)
+#: Torch functions whose first argument is a sequence of tensors, not a tensor: what
+#: ``torch.cat(parts)`` says of ``parts`` is that it holds tensors, and ``len(parts)``
+#: counts them (RCAN's eight self-ensemble outputs), not a batch's samples.
+_SEQUENCE_FIRST = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "row_stack", "column_stack", "multi_dot"}
+)
 # Functional losses: both the prediction and the target are tensors.
 _LOSS = re.compile(r"loss|entropy|kl_div|nll|distance|similarity")
 _TWO_TENSOR_PREFIXES = ("torch.nn.functional.",)
@@ -167,6 +173,10 @@ class EvidenceCollector(cst.CSTVisitor):
         if short is None:
             return
         positional = [arg for arg in node.args if arg.keyword is None and arg.star == ""]
+        if short in _SEQUENCE_FIRST:
+            if positional:
+                self._note(positional[0].value, Kind.TENSOR_SEQUENCE)
+            return
         # ``F.cross_entropy(pred, target)``: both tensors; ``F.interpolate(x, size)``: not.
         wanted = 2 if qualified.startswith(_TWO_TENSOR_PREFIXES) and _LOSS.search(short) else 1
         for arg in positional[:wanted]:

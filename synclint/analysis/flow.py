@@ -131,6 +131,9 @@ class FlowState:
         #: ``if torch.is_tensor(v): ... else: <here v is a Python value>``.
         self._python_narrowing: dict[int, str] = {}
         self.narrowed_python: list[str] = []
+        #: ``if isinstance(outputs, (list, tuple)): <here outputs is a sequence>``.
+        self._sequence_narrowing: dict[int, str] = {}
+        self.narrowed_sequence: list[str] = []
         # The helpers see this state through weak proxies: with strong references back,
         # state and helpers would form a cycle holding the whole libcst tree, which only
         # the cyclic collector could free (a pass over every node of every file).
@@ -175,6 +178,14 @@ class FlowState:
         """The kind bound to ``name``, searching enclosing function and module scopes."""
         if self.narrowed_python and name in self.narrowed_python:
             return Kind.PYTHON  # the non-tensor branch of an isinstance check
+        if self.narrowed_sequence and name in self.narrowed_sequence:
+            # A list or tuple: of tensors if the name was taken for a tensor (``forward(self,
+            # outputs)`` given each discriminator's outputs), else of what is not known.
+            unnarrowed = self._lookup(name)
+            return Kind.TENSOR_SEQUENCE if unnarrowed.is_tensor or unnarrowed is Kind.TENSOR_SEQUENCE else Kind.UNKNOWN
+        return self._lookup(name)
+
+    def _lookup(self, name: str) -> Kind:
         for scope in reversed(self.scopes):
             if scope.kind == "class":
                 continue
@@ -350,6 +361,8 @@ class FlowState:
             self.narrowed_host.append(self._host_narrowing[id(node)])
         if self._python_narrowing and id(node) in self._python_narrowing:
             self.narrowed_python.append(self._python_narrowing[id(node)])
+        if self._sequence_narrowing and id(node) in self._sequence_narrowing:
+            self.narrowed_sequence.append(self._sequence_narrowing[id(node)])
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -416,7 +429,11 @@ class FlowState:
             if guarded is not None and node.orelse is None:
                 self._none_guards[id(node.body)] = guarded
             # A guard names what it narrows and whether its body (True) or else-block holds there.
-            for guard_of, narrowing in ((_python_guard, self._python_narrowing), (_host_guard, self._host_narrowing)):
+            for guard_of, narrowing in (
+                (_python_guard, self._python_narrowing),
+                (_host_guard, self._host_narrowing),
+                (_sequence_guard, self._sequence_narrowing),
+            ):
                 guard = guard_of(node.test)
                 if guard is not None:
                     name, holds_when_true = guard
@@ -446,6 +463,9 @@ class FlowState:
         if self._python_narrowing and id(node) in self._python_narrowing:
             del self._python_narrowing[id(node)]
             self.narrowed_python.pop()
+        if self._sequence_narrowing and id(node) in self._sequence_narrowing:
+            del self._sequence_narrowing[id(node)]
+            self.narrowed_sequence.pop()
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -726,6 +746,8 @@ class FlowState:
             elif param.default is not None:
                 default = self.kind_of(param.default)
                 kind = default if default is Kind.PYTHON and not _is_none(param.default) else Kind.UNKNOWN
+            elif is_forward and index > 0 and scope.evidence.get(name) is Kind.TENSOR_SEQUENCE:
+                kind = Kind.TENSOR_SEQUENCE  # ``forward(self, feats)`` given to ``torch.cat(feats, 1)``
             elif (
                 is_forward
                 and index > 0
@@ -895,6 +917,29 @@ def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
         return name, not negated
     if all(n.endswith("Tensor") for n in names):
         return name, negated
+    return None
+
+
+#: Types whose instances are sequences: ``isinstance(x, (list, tuple))`` says ``x`` is no tensor.
+_SEQUENCE_TYPES = frozenset({"list", "tuple", "List", "Tuple", "Sequence", "typing.Sequence", "abc.Sequence",
+                             "collections.abc.Sequence", "typing.List", "typing.Tuple"})
+
+
+def _sequence_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, whether the true branch has a sequence) for ``isinstance(v, (list, tuple))``
+    and ``not isinstance(v, list)`` (a sequence in the else branch)."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+        return None
+    subject = test.args[0].value
+    if not isinstance(subject, cst.Name):
+        return None
+    kinds = test.args[1].value
+    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    if types and all((dotted_name(t) or "") in _SEQUENCE_TYPES for t in types):
+        return subject.value, not negated
     return None
 
 

@@ -60,6 +60,9 @@ class TensorTruthiness(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # A forward's input that ``torch.cat`` takes is a list of tensors: its truth is its length.
+        "import torch\nclass Fuse(torch.nn.Module):\n    def forward(self, feats):\n        if feats:\n"
+        "            return torch.cat(feats, 1)\n        return None\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x is None:\n        return 0\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x.shape[0] > 0:\n        return 1\n",
         "import torch\ndef f(x: torch.Tensor):\n    if x.numel() == 0:\n        return 1\n",

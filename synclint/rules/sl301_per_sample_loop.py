@@ -52,12 +52,18 @@ class _BodyScan(cst.CSTVisitor):
         #: The body calls what the loop variable picks (``self.adapt_convs[i](xs[i])``,
         #: ``getattr(self, f"head{i}")(x)``): another module or function on each pass.
         self.calls_what_the_pass_picks = False
+        #: Names bound to what the pass picks (``m = getattr(self, f"pathway{i}_stem")``).
+        self._picked: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._picked_by_the_pass(node.value):
+            self._picked.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._picked_by_the_pass(node.func):
+        if self._picked_by_the_pass(node.func) or (isinstance(node.func, cst.Name) and node.func.value in self._picked):
             self.calls_what_the_pass_picks = True
         context = self.rule.context
         qualified = context.qualify(node.func)
@@ -88,7 +94,8 @@ class _BodyScan(cst.CSTVisitor):
 
     def _picked_by_the_pass(self, func: cst.BaseExpression) -> bool:
         """``modules[i]`` or ``getattr(obj, f"conv{i}")``, with ``i`` a loop variable: a
-        tensor is not callable, so what is picked is a module or a function, not a sample."""
+        tensor is not callable, so what is picked is a module or a function, not a sample
+        (when called: here, or through a name bound to it, see :meth:`visit_Assign`)."""
         if isinstance(func, cst.Subscript):
             return any(
                 isinstance(element.slice, cst.Index) and self._names_a_loop_variable(element.slice.value)
@@ -215,6 +222,28 @@ class PerSampleLoop(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # The outputs of a self-ensemble: eight flips of one batch (RCAN), counted by
+        # ``len`` of a list that ``torch.cat`` takes, not samples.
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        sr_list = [self.model(x.flip(-1)), self.model(x), self.model(x.flip(-2))]\n"
+        "        for i in range(len(sr_list)):\n            sr_list[i] = torch.flip(sr_list[i], [-1])\n"
+        "        return torch.cat(sr_list, dim=0).mean(dim=0, keepdim=True)\n",
+        # Each sub-discriminator's outputs, in the list branch of an isinstance check.
+        "import torch\nclass AdvLoss(torch.nn.Module):\n    def forward(self, outputs):\n"
+        "        if isinstance(outputs, (tuple, list)):\n            loss = 0.0\n"
+        "            for i, outputs_ in enumerate(outputs):\n                loss = loss + torch.mean((1 - outputs_) ** 2)\n"
+        "            return loss / (i + 1)\n        return torch.mean((1 - outputs) ** 2)\n",
+        # A stem per pathway, picked by name and called through a local (SlowFast's stems).
+        "import torch\nclass Stem(torch.nn.Module):\n    def forward(self, x):\n        for pathway in range(len(x)):\n"
+        "            m = getattr(self, 'pathway{}_stem'.format(pathway))\n            x[pathway] = m(x[pathway])\n"
+        "        return x\n",
+        # Frames a tracker adapts to one after another: the filter the optimizer returns for one
+        # frame is the one the next frame's update starts from (pytracking's LWL).
+        "import torch\nclass Net(torch.nn.Module):\n    def forward(self, feats, filter):\n        preds = []\n"
+        "        for i in range(feats.shape[0]):\n            pred = self.decoder(self.apply_filter(filter, feats[i]))\n"
+        "            preds.append(pred)\n            if i < feats.shape[0] - 1:\n"
+        "                updated = self.optimizer([filter], feats[i], torch.sigmoid(pred))\n"
+        "                filter = updated[0]\n        return torch.stack(preds)\n",
         # One module per iteration (litgpt's MoE: each expert has its own weights).
         "import torch\nfrom torch import nn\nclass MoE(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
         "        self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(n))\n        self.gate = nn.Linear(4, n)\n"
@@ -262,6 +291,13 @@ class PerSampleLoop(Rule):
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
+        # A running sum rebound statements after the per-sample call: no recurrence.
+        Invalid(
+            "import torch\ndef loss_fn(pred: torch.Tensor, targets):\n    total = 0.0\n"
+            "    for i in range(len(targets)):\n        loss_i = torch.nn.functional.l1_loss(pred[i], targets[i])\n"
+            "        total = total + loss_i\n    return total\n",
+            4, 5,
+        ),
         # The kernels launch in what is appended: a loss per sample, a boolean mask per sample.
         Invalid(
             "import torch\ndef loss_fn(pred: torch.Tensor, targets):\n    losses = []\n"
@@ -422,26 +458,163 @@ class PerSampleLoop(Rule):
 
 
 def _is_recurrence(body: cst.BaseSuite) -> bool:
-    """The loop carries state through a call: a statement of the body rebinds a name
-    it passes to that call (``hidden = self.cell(x[i], hidden)``, ``h, c = step(x[t], (h, c))``).
+    """The loop carries state through a call: a name the body passes to a call before
+    binding it is bound later in the body to what a call computed (``hidden =
+    self.cell(x[i], hidden)``, ``h, c = step(x[t], (h, c))``; or, statements apart,
+    pytracking's per-frame filter: ``updated = optimizer([filter], labels)`` then
+    ``filter = updated[0]``, the next frame reading it).
 
-    Time steps of a recurrent layer or of a decoder are sequential by nature: the
-    iterations cannot be launched as one batch. Accumulating (``total = total + loss``,
-    ``acc += loss``) is no recurrence: the sum can be taken once.
+    Time steps of a recurrent layer or of a decoder, or frames a tracker adapts to one
+    after another, are sequential by nature: the iterations cannot be launched as one
+    batch. Accumulating (``total = total + loss``, ``acc += loss``, ``total =
+    total.add(loss)``) is no recurrence: the running value is not passed to a call, and
+    the sum can be taken once.
     """
-    if not isinstance(body, cst.IndentedBlock):
+    scan = _CarriedState()
+    scan.block(body)
+    return scan.found
+
+
+class _CarriedState:
+    """Reads the statements of a loop body in order (into ``if``/``with``/``try`` blocks and
+    inner loops, not into functions it defines): names passed to calls before the body
+    binds them, names bound from a call's result, and whether the first are rebound from
+    the second."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.computed: set[str] = set()  # bound in the body from a call, or from such a name
+        self.passed_first: set[str] = set()  # passed to a call while holding the last pass's value
+        self.found = False
+
+    def block(self, body: cst.BaseSuite) -> None:
+        statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+        for statement in statements:
+            if self.found:
+                return
+            self.statement(statement)
+
+    def statement(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.small(small)
+            return
+        if isinstance(statement, cst.SimpleStatementSuite):
+            for small in statement.body:
+                self.small(small)
+            return
+        for header in _headers(statement):
+            self.read(header)
+        for block in _blocks_of(statement):
+            self.block(block)
+
+    def small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            self.assign([t.target for t in small.targets], small.value)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+            self.assign([small.target], small.value)
+        else:
+            self.read(small)
+
+    def assign(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        self.read(value)
+        computed = _contains_call(value) or bool(_read_names(value) & self.computed)
+        for target in targets:
+            for name in (n.value for n in _names(target)):
+                if computed and name in self.passed_first:
+                    self.found = True
+                self.bound.add(name)
+                (self.computed.add if computed else self.computed.discard)(name)
+
+    def read(self, node: cst.CSTNode) -> None:
+        self.passed_first.update(_passed_to_calls(node) - self.bound)
+
+
+def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """What a compound statement evaluates before its blocks: a test, an iterable, items."""
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    return []
+
+
+def _blocks_of(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    blocks: list[cst.BaseSuite] = []
+    if isinstance(statement, (cst.If, cst.While, cst.For, cst.With, cst.Try, cst.TryStar)):
+        blocks.append(statement.body)
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):  # ``elif``
+        blocks.append(orelse.body)
+        orelse = orelse.orelse
+    if isinstance(orelse, cst.Else):
+        blocks.append(orelse.body)
+    for handler in getattr(statement, "handlers", ()):
+        blocks.append(handler.body)
+    final = getattr(statement, "finalbody", None)
+    if isinstance(final, cst.Finally):
+        blocks.append(final.body)
+    return blocks
+
+
+class _CallArguments(cst.CSTVisitor):
+    """Names read in the arguments of calls (``f(x, [h])``: ``x`` and ``h``; not ``t`` of
+    ``t.add(y)``, a receiver, nor names of nested functions or lambdas)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.contains_call = False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
-    for statement in body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
-                continue
-            bound = {n.value for t in small.targets for n in _names(t.target)}
-            passed = {n.value for arg in small.value.args for n in _names(arg.value)}
-            if bound & passed:
-                return True
-    return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.contains_call = True
+        for arg in node.args:
+            self.names.update(_read_names(arg.value))
+
+
+def _passed_to_calls(node: cst.CSTNode) -> set[str]:
+    scan = _CallArguments()
+    walk(node, scan)
+    return scan.names
+
+
+def _contains_call(node: cst.CSTNode) -> bool:
+    scan = _CallArguments()
+    walk(node, scan)
+    return scan.contains_call
+
+
+class _ReadNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)  # ``self.x`` reads ``self``, not ``x``
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        walk(node.value, self)  # (not a keyword's name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def _read_names(node: cst.CSTNode) -> set[str]:
+    scan = _ReadNames()
+    walk(node, scan)
+    return scan.names
 
 
 class _BackwardCall(cst.CSTVisitor):
