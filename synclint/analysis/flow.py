@@ -53,11 +53,14 @@ _TENSOR_DICT_ANNOTATION = re.compile(_TENSOR_DICT)
 _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
     r"(typing\.)?(List|list|Sequence|Iterable|Tuple|tuple)\[\s*" + _TENSOR_DICT + r"\s*(,\s*\.\.\.\s*)?\]"
 )
+#: Names that say they hold a list or tuple: ``attn_list``, ``feats_lst``, ``outputs_tuple``.
+_LIST_NAME = re.compile(r"_(list|lst|tuple|seq)$", re.I)
 #: ``forward`` parameters that name sizes, positions and flags, not tensors
-#: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``).
+#: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``,
+#: pytracking's ``forward(self, center, output_sz)``).
 _SIZE_LIKE_NAME = re.compile(
-    r"^([BCDHLNTW]|[hwijk]|size|shape|dim|height|width|scale|stride|padding|mode|training|train|deterministic|"
-    r"num_\w+|n_\w+|\w+_(size|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
+    r"^([BCDHLNTW]|[hwijk]|size|sz|shape|dim|height|width|scale|stride|padding|mode|training|train|deterministic|"
+    r"num_\w+|n_\w+|\w+_(size|sz|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
 _ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
@@ -592,6 +595,10 @@ class FlowState:
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             for element, element_kind in zip(elements, self._unpacked_kinds(kind, value, len(elements))):
+                if element_kind.is_tensor and isinstance(element, cst.Name) and _LIST_NAME.search(element.value):
+                    # ``z, log_s_list, attn_list = model_output``: a part named a list is one
+                    # (flowtron's per-flow outputs), whatever the whole was taken for.
+                    element_kind = Kind.TENSOR_SEQUENCE
                 self.bind(element, element_kind)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, Kind.TENSOR_SEQUENCE if kind.is_tensor else Kind.UNKNOWN)

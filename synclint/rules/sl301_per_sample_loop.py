@@ -222,6 +222,11 @@ class PerSampleLoop(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # The outputs of each flow of a normalizing flow, unpacked from the model's output.
+        "import torch\nclass FlowLoss(torch.nn.Module):\n    def forward(self, model_output):\n"
+        "        z, log_s_list, attn_list = model_output\n        total = 0\n"
+        "        for i, attn in enumerate(attn_list):\n            total = total + torch.log(attn).sum()\n"
+        "        return total\n",
         # The outputs of a self-ensemble: eight flips of one batch (RCAN), counted by
         # ``len`` of a list that ``torch.cat`` takes, not samples.
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
