@@ -60,6 +60,9 @@ class TensorTruthiness(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # A flag passed to a forward (self-critical's loss wrapper) is a Python bool.
+        "import torch\nclass LossWrapper(torch.nn.Module):\n    def forward(self, fc_feats, labels, struc_flag):\n"
+        "        if struc_flag:\n            return self.struc_crit(fc_feats, labels)\n        return self.crit(fc_feats, labels)\n",
         # A forward's input that ``torch.cat`` takes is a list of tensors: its truth is its length.
         "import torch\nclass Fuse(torch.nn.Module):\n    def forward(self, feats):\n        if feats:\n"
         "            return torch.cat(feats, 1)\n        return None\n",
