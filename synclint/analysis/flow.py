@@ -137,6 +137,7 @@ class FlowState:
         #: ``if isinstance(outputs, (list, tuple)): <here outputs is a sequence>``.
         self._sequence_narrowing: dict[int, str] = {}
         self.narrowed_sequence: list[str] = []
+        self._sequence_depths: list[int] = []  # how many scopes were open where each holds
         # The helpers see this state through weak proxies: with strong references back,
         # state and helpers would form a cycle holding the whole libcst tree, which only
         # the cyclic collector could free (a pass over every node of every file).
@@ -181,12 +182,20 @@ class FlowState:
         """The kind bound to ``name``, searching enclosing function and module scopes."""
         if self.narrowed_python and name in self.narrowed_python:
             return Kind.PYTHON  # the non-tensor branch of an isinstance check
-        if self.narrowed_sequence and name in self.narrowed_sequence:
+        if self.narrowed_sequence and name in self.narrowed_sequence and self._sequence_narrowed(name):
             # A list or tuple: of tensors if the name was taken for a tensor (``forward(self,
             # outputs)`` given each discriminator's outputs), else of what is not known.
             unnarrowed = self._lookup(name)
             return Kind.TENSOR_SEQUENCE if unnarrowed.is_tensor or unnarrowed is Kind.TENSOR_SEQUENCE else Kind.UNKNOWN
         return self._lookup(name)
+
+    def _sequence_narrowed(self, name: str) -> bool:
+        """Whether ``name`` is the one an isinstance check narrowed, not a parameter or a
+        local of a function defined in its block (``def f(x): ...`` in ``if isinstance(x, list):``)."""
+        for narrowed, depth in zip(reversed(self.narrowed_sequence), reversed(self._sequence_depths)):
+            if narrowed == name:
+                return not any(name in scope.env for scope in self.scopes[depth:])
+        return False
 
     def _lookup(self, name: str) -> Kind:
         for scope in reversed(self.scopes):
@@ -366,6 +375,7 @@ class FlowState:
             self.narrowed_python.append(self._python_narrowing[id(node)])
         if self._sequence_narrowing and id(node) in self._sequence_narrowing:
             self.narrowed_sequence.append(self._sequence_narrowing[id(node)])
+            self._sequence_depths.append(len(self.scopes))
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -469,6 +479,7 @@ class FlowState:
         if self._sequence_narrowing and id(node) in self._sequence_narrowing:
             del self._sequence_narrowing[id(node)]
             self.narrowed_sequence.pop()
+            self._sequence_depths.pop()
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -587,6 +598,14 @@ class FlowState:
         value: cst.BaseExpression | None = None,
     ) -> None:
         if isinstance(target, cst.Name):
+            if self.narrowed_sequence and target.value in self.narrowed_sequence:
+                # ``outputs = outputs[0]`` in the list branch: a new value, no longer the list
+                # (its place in the stack kept, for the block's end to pop; a function defined
+                # in the block binds its own name).
+                self.narrowed_sequence[:] = [
+                    "" if n == target.value and depth == len(self.scopes) else n
+                    for n, depth in zip(self.narrowed_sequence, self._sequence_depths)
+                ]
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)

@@ -92,6 +92,21 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    if mask != None and None == x:\n        return x\n",
     )
     INVALID = (
+        # The list branch of an isinstance check rebinds the name to a tensor: the narrowing ends.
+        Invalid(
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        if isinstance(x, (list, tuple)):\n            x = x[0]\n            if x:\n"
+            "                return 1\n        return 0\n",
+            6, 16,
+        ),
+        # A function defined in the list branch: its own parameter of that name is no list.
+        Invalid(
+            "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+            "        if isinstance(x, (list, tuple)):\n            def f(x: torch.Tensor):\n"
+            "                if x:\n                    return 1\n                return 0\n"
+            "            return [f(v) for v in x]\n        return x\n",
+            6, 20,
+        ),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    if x.sum() > 0:\n        return 1\n", 3, 8),
         Invalid("import torch\ndef f(loss: torch.Tensor):\n    if torch.isnan(loss).any():\n        return 1\n", 3, 8),
         Invalid("import torch\ndef f(x: torch.Tensor):\n    assert (x >= 0).all()\n", 3, 12),

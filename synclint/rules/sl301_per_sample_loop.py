@@ -296,6 +296,14 @@ class PerSampleLoop(Rule):
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
+        # The running sum is logged before it is added to: what it is rebound to does not
+        # come from the call it was passed to (``print``), so no state is carried.
+        Invalid(
+            "import torch\ndef loss_fn(pred: torch.Tensor, targets):\n    total = 0.0\n"
+            "    for i in range(len(targets)):\n        print(total)\n"
+            "        total = total + torch.nn.functional.l1_loss(pred[i], targets[i])\n    return total\n",
+            4, 5,
+        ),
         # A running sum rebound statements after the per-sample call: no recurrence.
         Invalid(
             "import torch\ndef loss_fn(pred: torch.Tensor, targets):\n    total = 0.0\n"
@@ -464,7 +472,7 @@ class PerSampleLoop(Rule):
 
 def _is_recurrence(body: cst.BaseSuite) -> bool:
     """The loop carries state through a call: a name the body passes to a call before
-    binding it is bound later in the body to what a call computed (``hidden =
+    binding it is bound later in the body to what that call computed (``hidden =
     self.cell(x[i], hidden)``, ``h, c = step(x[t], (h, c))``; or, statements apart,
     pytracking's per-frame filter: ``updated = optimizer([filter], labels)`` then
     ``filter = updated[0]``, the next frame reading it).
@@ -472,8 +480,8 @@ def _is_recurrence(body: cst.BaseSuite) -> bool:
     Time steps of a recurrent layer or of a decoder, or frames a tracker adapts to one
     after another, are sequential by nature: the iterations cannot be launched as one
     batch. Accumulating (``total = total + loss``, ``acc += loss``, ``total =
-    total.add(loss)``) is no recurrence: the running value is not passed to a call, and
-    the sum can be taken once.
+    total.add(loss)``) is no recurrence: the running value is not passed to a call (or,
+    ``print(total)``, not to one whose result it is rebound to), and the sum can be taken once.
     """
     scan = _CarriedState()
     scan.block(body)
@@ -482,14 +490,16 @@ def _is_recurrence(body: cst.BaseSuite) -> bool:
 
 class _CarriedState:
     """Reads the statements of a loop body in order (into ``if``/``with``/``try`` blocks and
-    inner loops, not into functions it defines): names passed to calls before the body
-    binds them, names bound from a call's result, and whether the first are rebound from
-    the second."""
+    inner loops, not into functions it defines): for each name it binds, which names
+    still holding the last pass's value were passed to the calls its value comes from,
+    and whether a name is rebound to a value that came from itself so."""
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
-        self.computed: set[str] = set()  # bound in the body from a call, or from such a name
-        self.passed_first: set[str] = set()  # passed to a call while holding the last pass's value
+        #: For each name the body binds, the names holding the last pass's value that a call
+        #: was given on the way to its value (``updated = optimizer([filter], x)``: ``filter``;
+        #: then ``filter = updated[0]``: ``filter`` too).
+        self.carried_into: dict[str, set[str]] = {}
         self.found = False
 
     def block(self, body: cst.BaseSuite) -> None:
@@ -510,8 +520,6 @@ class _CarriedState:
             for small in statement.body:
                 self.small(small)
             return
-        for header in _headers(statement):
-            self.read(header)
         for block in _blocks_of(statement):
             self.block(block)
 
@@ -520,32 +528,20 @@ class _CarriedState:
             self.assign([t.target for t in small.targets], small.value)
         elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None:
             self.assign([small.target], small.value)
-        else:
-            self.read(small)
 
     def assign(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
-        self.read(value)
-        computed = _contains_call(value) or bool(_read_names(value) & self.computed)
+        # What a call given the last pass's value computed, directly or through names bound
+        # from such calls: a name rebound to it carries state (not ``print(total)`` then
+        # ``total = total + loss``: the sum does not come from what ``print`` returned).
+        carried = _passed_to_calls(value) - self.bound
+        for name in _read_names(value) | _passed_to_calls(value):
+            carried |= self.carried_into.get(name, set())
         for target in targets:
             for name in (n.value for n in _names(target)):
-                if computed and name in self.passed_first:
+                if name in carried:
                     self.found = True
                 self.bound.add(name)
-                (self.computed.add if computed else self.computed.discard)(name)
-
-    def read(self, node: cst.CSTNode) -> None:
-        self.passed_first.update(_passed_to_calls(node) - self.bound)
-
-
-def _headers(statement: cst.CSTNode) -> list[cst.CSTNode]:
-    """What a compound statement evaluates before its blocks: a test, an iterable, items."""
-    if isinstance(statement, (cst.If, cst.While)):
-        return [statement.test]
-    if isinstance(statement, cst.For):
-        return [statement.iter]
-    if isinstance(statement, cst.With):
-        return [item.item for item in statement.items]
-    return []
+                self.carried_into[name] = carried
 
 
 def _blocks_of(statement: cst.CSTNode) -> list[cst.BaseSuite]:
@@ -573,13 +569,11 @@ class _CallArguments(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.names: set[str] = set()
-        self.contains_call = False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.contains_call = True
         for arg in node.args:
             self.names.update(_read_names(arg.value))
 
@@ -588,12 +582,6 @@ def _passed_to_calls(node: cst.CSTNode) -> set[str]:
     scan = _CallArguments()
     walk(node, scan)
     return scan.names
-
-
-def _contains_call(node: cst.CSTNode) -> bool:
-    scan = _CallArguments()
-    walk(node, scan)
-    return scan.contains_call
 
 
 class _ReadNames(cst.CSTVisitor):
