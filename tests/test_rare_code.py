@@ -809,6 +809,36 @@ def test_a_modulo_of_the_batch_index_of_a_loop_over_batches_is_periodic_whatever
     assert found[(16, "SL201")][0] == "hot"
 
 
+PASS_COUNTER_GUARDS = """
+    import torch
+    def train(model, prefetcher, optimizer, flags):
+        batch_index = 0
+        skipped = 0
+        batch = prefetcher.next()
+        while batch is not None:
+            loss = model(batch["lr"].cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            if batch_index % 100 == 0:
+                print(loss.item())
+            if flags:
+                skipped += 1
+            if skipped % 10 == 0:
+                print(loss.item())
+            batch = prefetcher.next()
+            batch_index += 1
+"""
+
+
+def test_a_modulo_of_a_counter_the_loop_over_batches_steps_every_pass_is_periodic():
+    # SRGAN-PyTorch: `while batch_data is not None: ... if batch_index % PRINT_FREQ == 0:
+    # ... batch_index += 1` over a CUDA prefetcher.
+    found = _found(PASS_COUNTER_GUARDS)
+    assert found[(12, "SL201")] == ("cold", "periodic (logging every N steps)")
+    # A counter stepped in a branch counts some passes only: no schedule of the steps.
+    assert found[(16, "SL201")][0] == "hot"
+
+
 FIRST_BATCH = """
     import torch
     class NeRFSystem(torch.nn.Module):

@@ -120,6 +120,43 @@ class Scope:
     index_context: Context | None = None
 
 
+class Narrowings:
+    """The names the checks around the code being visited narrowed (``if isinstance(x,
+    list):``), innermost last, each with the number of scopes open where it holds. A binding
+    of the name at that depth ends it (``x = x[0]``: a new value); a function defined in the
+    block has its own names (``def f(x): ...``). Ended entries keep their place, for the
+    block's end to pop."""
+
+    __slots__ = ("_names", "_depths")
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+        self._depths: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._names)
+
+    def push(self, name: str, depth: int) -> None:
+        self._names.append(name)
+        self._depths.append(depth)
+
+    def pop(self) -> None:
+        self._names.pop()
+        self._depths.pop()
+
+    def holds(self, name: str, scopes: list) -> bool:
+        """Whether ``name``, looked up with ``scopes`` open, is one a check narrowed."""
+        for narrowed, depth in zip(reversed(self._names), reversed(self._depths)):
+            if narrowed == name:
+                return not any(name in scope.env for scope in scopes[depth:])
+        return False
+
+    def rebound(self, name: str, depth: int) -> None:
+        """``name`` is bound anew with ``depth`` scopes open."""
+        if name in self._names:
+            self._names[:] = ["" if n == name and d == depth else n for n, d in zip(self._names, self._depths)]
+
+
 class FlowState:
     def __init__(
         self, module: cst.Module, imports: ImportMap, path: str = "", facts: FileFacts | None = None
@@ -133,11 +170,10 @@ class FlowState:
         self.narrowed_host: list[str] = []
         #: ``if torch.is_tensor(v): ... else: <here v is a Python value>``.
         self._python_narrowing: dict[int, str] = {}
-        self.narrowed_python: list[str] = []
+        self.narrowed_python = Narrowings()
         #: ``if isinstance(outputs, (list, tuple)): <here outputs is a sequence>``.
         self._sequence_narrowing: dict[int, str] = {}
-        self.narrowed_sequence: list[str] = []
-        self._sequence_depths: list[int] = []  # how many scopes were open where each holds
+        self.narrowed_sequence = Narrowings()
         # The helpers see this state through weak proxies: with strong references back,
         # state and helpers would form a cycle holding the whole libcst tree, which only
         # the cyclic collector could free (a pass over every node of every file).
@@ -180,22 +216,14 @@ class FlowState:
 
     def lookup(self, name: str) -> Kind:
         """The kind bound to ``name``, searching enclosing function and module scopes."""
-        if self.narrowed_python and name in self.narrowed_python:
+        if self.narrowed_python and self.narrowed_python.holds(name, self.scopes):
             return Kind.PYTHON  # the non-tensor branch of an isinstance check
-        if self.narrowed_sequence and name in self.narrowed_sequence and self._sequence_narrowed(name):
+        if self.narrowed_sequence and self.narrowed_sequence.holds(name, self.scopes):
             # A list or tuple: of tensors if the name was taken for a tensor (``forward(self,
             # outputs)`` given each discriminator's outputs), else of what is not known.
             unnarrowed = self._lookup(name)
             return Kind.TENSOR_SEQUENCE if unnarrowed.is_tensor or unnarrowed is Kind.TENSOR_SEQUENCE else Kind.UNKNOWN
         return self._lookup(name)
-
-    def _sequence_narrowed(self, name: str) -> bool:
-        """Whether ``name`` is the one an isinstance check narrowed, not a parameter or a
-        local of a function defined in its block (``def f(x): ...`` in ``if isinstance(x, list):``)."""
-        for narrowed, depth in zip(reversed(self.narrowed_sequence), reversed(self._sequence_depths)):
-            if narrowed == name:
-                return not any(name in scope.env for scope in self.scopes[depth:])
-        return False
 
     def _lookup(self, name: str) -> Kind:
         for scope in reversed(self.scopes):
@@ -214,7 +242,7 @@ class FlowState:
         return Kind.UNKNOWN
 
     def self_attribute(self, attr: str) -> Kind:
-        if self.narrowed_python and f"self.{attr}" in self.narrowed_python:
+        if self.narrowed_python and self.narrowed_python.holds(f"self.{attr}", self.scopes):
             return Kind.PYTHON  # the non-tensor branch of ``isinstance(self.scale, float)``
         for scope in reversed(self.scopes):
             if scope.kind == "class":
@@ -372,10 +400,9 @@ class FlowState:
         if self._host_narrowing and id(node) in self._host_narrowing:
             self.narrowed_host.append(self._host_narrowing[id(node)])
         if self._python_narrowing and id(node) in self._python_narrowing:
-            self.narrowed_python.append(self._python_narrowing[id(node)])
+            self.narrowed_python.push(self._python_narrowing[id(node)], len(self.scopes))
         if self._sequence_narrowing and id(node) in self._sequence_narrowing:
-            self.narrowed_sequence.append(self._sequence_narrowing[id(node)])
-            self._sequence_depths.append(len(self.scopes))
+            self.narrowed_sequence.push(self._sequence_narrowing[id(node)], len(self.scopes))
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -479,7 +506,6 @@ class FlowState:
         if self._sequence_narrowing and id(node) in self._sequence_narrowing:
             del self._sequence_narrowing[id(node)]
             self.narrowed_sequence.pop()
-            self._sequence_depths.pop()
         if self._error_roots or self._cold_roots or self._tracing_roots:
             node_id = id(node)
             if node_id in self._error_roots:
@@ -598,14 +624,10 @@ class FlowState:
         value: cst.BaseExpression | None = None,
     ) -> None:
         if isinstance(target, cst.Name):
-            if self.narrowed_sequence and target.value in self.narrowed_sequence:
-                # ``outputs = outputs[0]`` in the list branch: a new value, no longer the list
-                # (its place in the stack kept, for the block's end to pop; a function defined
-                # in the block binds its own name).
-                self.narrowed_sequence[:] = [
-                    "" if n == target.value and depth == len(self.scopes) else n
-                    for n, depth in zip(self.narrowed_sequence, self._sequence_depths)
-                ]
+            # ``outputs = outputs[0]`` in the list branch, ``v = torch.as_tensor(v)`` in the
+            # number branch: a new value, no longer what the check narrowed.
+            self.narrowed_sequence.rebound(target.value, len(self.scopes))
+            self.narrowed_python.rebound(target.value, len(self.scopes))
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)

@@ -100,7 +100,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 58
+SUMMARY_VERSION = 59
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -664,14 +664,45 @@ def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]]) -> bo
 
 def _batch_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
     """The batch indices the loops over batches among ``loops`` bind: ``n`` of ``for n,
-    batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too)."""
-    return {
-        loop.target.elts[0].id
-        for loop, over_batches in loops
-        if over_batches and isinstance(loop, (ast.For, ast.AsyncFor))
-        and isinstance(loop.iter, ast.Call) and (dotted(loop.iter.func) or "") == "enumerate"
-        and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
-    }
+    batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too); and the
+    counters their bodies step once a pass (SRGAN's ``while batch_data is not None: ...
+    batch_index += 1`` over a prefetcher)."""
+    counters = set()
+    for loop, over_batches in loops:
+        if not over_batches:
+            continue
+        if (
+            isinstance(loop, (ast.For, ast.AsyncFor))
+            and isinstance(loop.iter, ast.Call) and (dotted(loop.iter.func) or "") == "enumerate"
+            and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
+        ):
+            counters.add(loop.target.elts[0].id)
+        counters.update(_stepped_once_a_pass(getattr(loop, "body", ())))
+    return counters
+
+
+def _stepped_once_a_pass(body: Iterable[ast.stmt]) -> set[str]:
+    """Names a loop's body adds a constant to in its own statements (``n += 1``, ``n = n +
+    1``; not in a branch, which may skip passes): they count the passes."""
+    stepped = set()
+    for statement in body:
+        if (
+            isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
+            and isinstance(statement.target, ast.Name) and _is_int_constant(statement.value)
+        ):
+            stepped.add(statement.target.id)
+        elif (
+            isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.BinOp)
+            and isinstance(statement.value.op, ast.Add) and isinstance(statement.value.left, ast.Name)
+            and statement.value.left.id == statement.targets[0].id and _is_int_constant(statement.value.right)
+        ):
+            stepped.add(statement.targets[0].id)
+    return stepped
+
+
+def _is_int_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
 
 
 def _loop_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:

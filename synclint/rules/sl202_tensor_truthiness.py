@@ -92,6 +92,12 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    if mask != None and None == x:\n        return x\n",
     )
     INVALID = (
+        # The number branch of ``torch.is_tensor`` ends where the name is bound to a tensor.
+        Invalid(
+            "import torch\ndef f(v, x: torch.Tensor):\n    if not torch.is_tensor(v):\n"
+            "        v = torch.as_tensor(v, device=x.device)\n        if v:\n            return x\n    return x * 2\n",
+            5, 12,
+        ),
         # The list branch of an isinstance check rebinds the name to a tensor: the narrowing ends.
         Invalid(
             "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
