@@ -29,6 +29,7 @@ from synclint.fixers.base import render
 from synclint.fixers.imports import import_insertion
 from synclint.guard import guarded_tree
 from synclint.hidden_code import blank_hidden_functions
+from synclint.legacy_syntax import old_python
 from synclint.positions import positions_for
 from synclint.prefilter import can_skip
 from synclint.project import (
@@ -44,12 +45,14 @@ from synclint.traversal import skipped_types, walk
 
 
 class SourceError(Exception):
-    """The file cannot be analysed; the message says why (reported as SL000)."""
+    """The file cannot be analysed; the message says why (reported as SL000). ``old_python``:
+    why its syntax shows it was written for a Python no current PyTorch runs, if it does."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+    def __init__(self, message: str, line: int = 1, column: int = 1, old_python: str | None = None) -> None:
         super().__init__(message)
         self.line = line
         self.column = column
+        self.old_python = old_python
 
 
 _skip_by_hooks: dict[frozenset[str], frozenset[type]] = {}
@@ -171,6 +174,7 @@ def _syntax_error(source: str, error: cst.ParserSyntaxError) -> SourceError:
             f"syntax error: {python_error.msg}",
             line=python_error.lineno or 1,
             column=python_error.offset or 1,
+            old_python=old_python(str(python_error.msg), python_error.text, python_error.offset),
         )
     except (RecursionError, MemoryError, ValueError):
         pass
@@ -483,12 +487,12 @@ def _check_source(
             return []
         return _check_text(text, path, rules, facts, skip_hidden)
     except SourceError as error:
-        return [_unchecked(error_finding(path, str(error), error.line, error.column), facts, path)]
+        return [_unchecked(error_finding(path, str(error), error.line, error.column), facts, path, error.old_python)]
     except RecursionError:  # nesting the parser accepted but the analysis cannot walk
         return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
-def _unchecked(finding: Finding, facts: FileFacts | None, path: str) -> Finding:
+def _unchecked(finding: Finding, facts: FileFacts | None, path: str, old_python: str | None = None) -> Finding:
     """The SL000 of a file synclint could not check (over the size limit, not decodable,
     not parsable). In a file that is cold as a whole by its path (a type stub, test,
     benchmark, demo or export code) every finding would be cold, so the notice that they
@@ -496,10 +500,14 @@ def _unchecked(finding: Finding, facts: FileFacts | None, path: str) -> Finding:
     test fixture; a demo notebook's shell cell). (The index never takes a file it could not
     read for a module nothing imports: it may be a training script in an older Python's
     syntax, whose notice stays. Stubs are not indexed, so their facts may be missing: the
-    path says it.)"""
+    path says it.) ``old_python``: why the file's syntax shows it was written for a Python
+    no current PyTorch runs (``print x``; see :mod:`synclint.legacy_syntax`), which makes
+    its notice cold wherever it lives: it is no part of a program that runs today."""
     file_cold = facts.file_cold if facts is not None else TYPE_STUB if is_type_stub(path) else None
     if file_cold is not None:
         return dataclasses.replace(finding, context=COLD, why=f"{file_cold}: its findings would be cold")
+    if old_python is not None:
+        return dataclasses.replace(finding, context=COLD, why=old_python)
     return finding
 
 

@@ -1032,7 +1032,7 @@ def test_a_notebook_under_a_demo_folder_is_demo_code(tmp_path):
 def test_a_file_cold_by_its_path_that_does_not_parse_gets_a_cold_notice(tmp_path):
     # Every finding of Demo/ and tests/ would be cold: that they could not be computed (a
     # Python 2 test fixture, a tutorial's shell cell) is cold too, shown with --include-cold.
-    # A module nothing imports keeps its notice: it may be a script in an older syntax.
+    # A module nothing imports keeps its notice: it may be a script the user is writing.
     from pathlib import Path
 
     from synclint.config import Settings
@@ -1041,7 +1041,7 @@ def test_a_file_cold_by_its_path_that_does_not_parse_gets_a_cold_notice(tmp_path
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     (tmp_path / "model.py").write_text("import torch\n")
-    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda(async=True)\n")
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda(\n")
     (tmp_path / "Demo").mkdir()
     (tmp_path / "Demo/broken.py").write_text("def f(:\n    pass\n")
     (tmp_path / "Demo/broken.ipynb").write_text(notebook_of("import torch", "def f(:\n    pass"))
