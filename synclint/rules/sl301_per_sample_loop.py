@@ -296,6 +296,14 @@ class PerSampleLoop(Rule):
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
     )
     INVALID = (
+        # Results collected per sample, stacked on the last pass (effdet's target assigner).
+        Invalid(
+            "import torch\ndef targets(gt_boxes, gt_classes, batch_size):\n    counts = []\n"
+            "    for i in range(batch_size):\n        valid = gt_classes[i] > -1\n"
+            "        counts.append(torch.sum(gt_boxes[i][valid]))\n        if i == batch_size - 1:\n"
+            "            counts = torch.stack(counts)\n    return counts\n",
+            4, 5,
+        ),
         # The running sum is logged before it is added to: what it is rebound to does not
         # come from the call it was passed to (``print``), so no state is carried.
         Invalid(
@@ -483,9 +491,31 @@ def _is_recurrence(body: cst.BaseSuite) -> bool:
     total.add(loss)``) is no recurrence: the running value is not passed to a call (or,
     ``print(total)``, not to one whose result it is rebound to), and the sum can be taken once.
     """
-    scan = _CarriedState()
+    scan = _CarriedState(_collections(body))
     scan.block(body)
     return scan.found
+
+
+class _Appended(cst.CSTVisitor):
+    """Names a body appends to (``results.append(r)``): they collect what the passes compute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _STORING_METHODS and isinstance(func.value, cst.Name):
+            self.names.add(func.value.value)
+
+
+def _collections(body: cst.BaseSuite) -> set[str]:
+    scan = _Appended()
+    walk(body, scan)
+    return scan.names
 
 
 class _CarriedState:
@@ -494,7 +524,10 @@ class _CarriedState:
     still holding the last pass's value were passed to the calls its value comes from,
     and whether a name is rebound to a value that came from itself so."""
 
-    def __init__(self) -> None:
+    def __init__(self, collections: set[str]) -> None:
+        #: Names the body appends each pass's result to: stacking them (on the last pass,
+        #: effdet's ``if last_sample: out = torch.stack(out)``) collects, it carries nothing.
+        self.collections = collections
         self.bound: set[str] = set()
         #: For each name the body binds, the names holding the last pass's value that a call
         #: was given on the way to its value (``updated = optimizer([filter], x)``: ``filter``;
@@ -538,7 +571,7 @@ class _CarriedState:
             carried |= self.carried_into.get(name, set())
         for target in targets:
             for name in (n.value for n in _names(target)):
-                if name in carried:
+                if name in carried and name not in self.collections:
                     self.found = True
                 self.bound.add(name)
                 self.carried_into[name] = carried
