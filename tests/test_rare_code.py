@@ -2140,3 +2140,65 @@ def test_a_loop_that_breaks_at_the_end_of_its_first_pass_runs_once():
     # A `continue` may skip the `break`: the loop repeats. A loop inside the first-pass
     # loop's body still runs once per pass of its own enclosing loop.
     assert found[(25, "SL201")][0] == found[(32, "SL201")][0] == "hot"
+
+
+REDEFINED = {
+    "util.py": """
+        import torch
+
+        def tensor2im(t):
+            return t.cpu().numpy()
+
+        def tensor2im(t, scale=255.0):
+            return (t * scale).cpu().numpy()
+
+        def used_first(t):
+            return t.cpu()
+
+        KEEP = used_first
+
+        def used_first(t):
+            return t.cpu().numpy()
+
+        def wrapped(t):
+            return t.cpu()
+
+        wrapped = torch.no_grad()(wrapped)
+    """,
+    "train.py": """
+        import torch
+        from util import tensor2im, used_first, wrapped
+
+        def main(model, loader):
+            for x in loader:
+                y = model(x.cuda(non_blocking=True))
+                tensor2im(y)
+                used_first(y)
+                wrapped(y)
+
+        if __name__ == "__main__":
+            main(None, [])
+    """,
+}
+
+
+def test_a_function_its_module_defines_again_before_any_call_never_runs(tmp_path):
+    # lpips' __init__.py (copied into stylegan2-pytorch and style-based-gan-pytorch) defines
+    # `tensor2im` twice: the first can never be called.
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    for name, text in REDEFINED.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    every = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = {f.line: (f.context, f.why) for f in every if f.path.endswith("util.py") and f.code == "SL201"}
+    assert found[5] == ("cold", "never runs: `tensor2im` is defined again at line 7 before anything calls it")
+    assert found[8][0] == "hot"
+    # Read before the second definition (`KEEP = used_first`), or rebound from itself by a
+    # wrapper (`wrapped = torch.no_grad()(wrapped)`): the first function lives on.
+    assert found[11][0] != "cold"
+    assert found[19][0] != "cold"
+    shown = {f.line for f in lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+             if f.path.endswith("util.py")}
+    assert 5 not in shown and 8 in shown

@@ -50,12 +50,22 @@ _OUTSIDE_THE_PROGRAM = frozenset(
 )
 
 
+#: The end of the why of a function its module defines again before anything calls it
+#: (see :mod:`synclint.project.redefined`).
+_REDEFINED = " before anything calls it"
+
+
+def redefined(name: str, line: int) -> str:
+    """Why a top-level function its module defines again at ``line`` never runs."""
+    return f"never runs: `{name}` is defined again at line {line}{_REDEFINED}"
+
+
 def outside_the_program(why: str) -> bool:
     """Whether a cold context's ``why`` says the code is no part of the program's steps at
-    all (itself, or only called from such code; a module that never runs among them). A
-    hazard that matters wherever the program builds it (an unpinned ``DataLoader`` made in
-    ``__init__``) is still none there."""
-    return _root_reason(why) in _OUTSIDE_THE_PROGRAM or why.endswith(_NO_SCRIPT)
+    all (itself, or only called from such code; a module that never runs, or a function
+    defined again before any call, among them). A hazard that matters wherever the program
+    builds it (an unpinned ``DataLoader`` made in ``__init__``) is still none there."""
+    return _root_reason(why) in _OUTSIDE_THE_PROGRAM or why.endswith((_NO_SCRIPT, _REDEFINED))
 
 
 def never_imported(path: str, importer: str | None = None) -> str:

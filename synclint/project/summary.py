@@ -89,6 +89,7 @@ from synclint.project.scopes import (
     runs_at_most_once,
     walk_nodes,
 )
+from synclint.project.redefined import redefined_functions
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.scripts import is_script, registers_itself
 from synclint.project.value_references import (
@@ -100,7 +101,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 59
+SUMMARY_VERSION = 60
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -870,6 +871,7 @@ class _Builder:
             return is_batch_iterable(iterable, loaders) is not None
 
         top.regions += [Region(first, last, "cold", why) for first, last, why in run_once_spans(tree, over_batches)]
+        top.regions += [Region(first, last, "cold", why) for first, last, why in redefined_functions(tree.body)]
         top.once_spans = tuple(straight_line_spans(tree.body, _apart_lines(own, nested)))
 
     def record_attribute_stores(self, nodes, in_init: bool) -> None:
