@@ -29,30 +29,40 @@ _PYTHON_2_MESSAGES = (
     "Lambda expression parameters cannot be parenthesized",  # ``lambda (a, b): a``
     "Function parameters cannot be parenthesized",  # ``def f(a, (b, c)):``
 )
-#: Python 2 forms CPython 3 calls plain "invalid syntax", matched at the error's position:
-#: backquotes, ``<>``, ``ur''`` strings, ``raise E, "message"``.
-_PYTHON_2_AT_ERROR = re.compile(r"`|<>")
-_UR_STRING = re.compile(r"(?<![\w'\"])[uU][rR]['\"]")
-_RAISE_WITH_COMMA = re.compile(r"^\s*raise\s+[\w.]+\s*,")
-_LONG_LITERAL = re.compile(r"\b\d+[lL]\b")
+#: Python 2 forms CPython 3 calls plain "invalid syntax", matched at the error's position
+#: (not anywhere on the line: a comment or string there says nothing): a closed backquote
+#: repr (not a Markdown fence), ``<>``, ``ur''`` strings, ``raise E, "message"``.
+_PYTHON_2_AT_ERROR = re.compile(r"`[^`\n]+`|<>")
+_UR_BEFORE_ERROR = re.compile(r"(?<![\w'\"])[uU][rR]$")
+_RAISE_BEFORE_COMMA = re.compile(r"^\s*raise\s+[\w.]+\s*$")
+#: An integer literal with Python 2's long suffix, ending just after the error's position
+#: (CPython points at its last digit); not a float's exponent (``1e-3L``).
+_LONG_LITERAL = re.compile(r"(?<![\w.])(?<![eE][+-])\d+[lL]$")
 #: ``async`` as a keyword argument, parameter or attribute: a name before Python 3.7.
-_ASYNC_AS_A_NAME = re.compile(r"(^|[(,.\s])async\s*(=[^=]|[,)])")
+_ASYNC_AS_A_NAME = re.compile(r"(^|[(,.\s])async\s*(=[^=]|[,)]|$)")
+#: A print or exec statement of an f-string: Python 3.6+ code that lost its parentheses.
+_F_STRING_STATEMENT = re.compile(r"(print|exec)\s+([rR]?[fF]|[fF][rR])['\"]")
 
 
 def old_python(message: str, text: str | None, offset: int | None) -> str | None:
     """Why CPython's syntax error (``message``, on the line ``text`` at the 1-based
     ``offset``) shows a file written for an old Python, or None for any other error."""
+    line = text.rstrip("\n") if text is not None else None
+    start = max(0, (offset or 1) - 1)
     if any(message.startswith(known) for known in _PYTHON_2_MESSAGES):
+        if line is not None and _F_STRING_STATEMENT.match(line[start:]):
+            return None
         return PYTHON_2
-    if text is None:
+    if line is None:
         return None
-    line = text.rstrip("\n")
-    at = line[max(0, (offset or 1) - 1):]
+    at, before = line[start:], line[:start]
     if message == "invalid syntax":
-        if _ASYNC_AS_A_NAME.search(line):
+        if at.startswith("async") and _ASYNC_AS_A_NAME.match(line, max(0, start - 1) if start else 0):
             return PYTHON_36
-        if _PYTHON_2_AT_ERROR.match(at) or _RAISE_WITH_COMMA.match(line) or _UR_STRING.search(line):
+        if _PYTHON_2_AT_ERROR.match(at) or _UR_BEFORE_ERROR.search(before):
             return PYTHON_2
-    if message == "invalid decimal literal" and _LONG_LITERAL.search(line):
+        if at.startswith(",") and _RAISE_BEFORE_COMMA.match(before):
+            return PYTHON_2
+    if message == "invalid decimal literal" and _LONG_LITERAL.search(line[: start + 2]):
         return PYTHON_2
     return None

@@ -40,6 +40,13 @@ def test_syntax_of_an_old_python_makes_the_notice_cold(body, why, line, column):
     "x = (1,\n",
     "x = 'async' +\n",
     "x = 08.5e\n",
+    # Python 3 typos whose line merely mentions an old form elsewhere (a comment, a string)
+    "x = 1 2  # was x.cuda(async=True)\n",
+    "x = 1 2  # ur'raw'\n",
+    "x = 1 2  # 10L\n",
+    "```python\nx = 1\n```\n",  # a Markdown fence pasted into a module is no backquote repr
+    "print f'loss {x}'\n",  # an f-string: Python 3.6+ code that lost its parentheses
+    "lr = 1e-3L\n",  # no Python ever had long floats
 ])
 def test_other_syntax_errors_stay_shown(body):
     found = check_source("import torch\n" + body, "m.py")
