@@ -21,6 +21,8 @@ def test_the_first_of_two_definitions_is_dead():
     assert _dead("def f():\n    pass\nfrom m import f\n") == [(1, 2)]
     # Reads inside functions defined between run later, and see the last binding.
     assert _dead("def f():\n    pass\ndef g():\n    return f()\ndef f():\n    pass\n") == [(1, 2)]
+    # A call at import time of a function that does not read it.
+    assert _dead("def f():\n    pass\ndef g():\n    return 1\ng()\ndef f():\n    pass\n") == [(1, 2)]
 
 
 @pytest.mark.parametrize("source", [
@@ -36,6 +38,12 @@ def test_the_first_of_two_definitions_is_dead():
     "try:\n    from fast import f\nexcept ImportError:\n    def f():\n        pass\n",
     "def f():\n    pass\nif cond:\n    def f():\n        pass\n",  # maybe rebound: the first may run
     "def f():\n    pass\n",
+    # A notebook exported as a script: train() runs now, and calls the first loss_fn.
+    "def f():\n    pass\ndef train():\n    return f()\ntrain()\ndef f():\n    pass\n",
+    # ... or through another of the module's functions, or a class's __init__.
+    "def f():\n    pass\ndef g():\n    return f()\ndef h():\n    g()\nh()\ndef f():\n    pass\n",
+    "def f():\n    pass\nclass A:\n    def __init__(self):\n        f()\na = A()\ndef f():\n    pass\n",
+    "def f():\n    pass\ndef g(x: f):\n    pass\ndef f():\n    pass\n",  # an annotation runs now
 ])
 def test_definitions_that_may_still_run(source):
     assert _dead(source) == []

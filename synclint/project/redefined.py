@@ -28,9 +28,11 @@ def redefined_functions(body: list[ast.stmt]) -> Iterator[tuple[int, int, str]]:
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) or statement.decorator_list:
             continue
         name = statement.name
+        defined = _defined(body[: index + 1])
         for later in body[index + 1:]:
-            if _reads(later, name):
+            if _reads(later, name, defined):
                 break
+            defined.update(_defined([later]))
             if name in _bound_names(later):
                 yield statement.lineno, statement.end_lineno or statement.lineno, redefined(name, later.lineno)
                 break
@@ -56,17 +58,32 @@ def _bound_names(statement: ast.stmt) -> set[str]:
     return names
 
 
-def _reads(statement: ast.stmt, name: str) -> bool:
+def _defined(statements: list[ast.stmt]) -> dict[str, ast.AST]:
+    """The functions and classes ``statements`` (top-level) define, by name, the last of each."""
+    return {
+        statement.name: statement
+        for statement in statements
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _reads(statement: ast.stmt, name: str, defined: dict[str, ast.AST] | None = None) -> bool:
     """Whether running ``statement`` (at import time) may read ``name``: anywhere but in
-    the bodies of functions and lambdas it defines, which run later. A ``del``, a
-    ``global`` statement or a string (``globals()["f"]``, ``__all__``) counts as a read."""
+    the bodies of functions and lambdas it defines, which run later, unless it calls one of
+    the module's functions or classes (``defined``) that reads it (a notebook exported as a
+    script: ``train()`` between two ``def loss_fn``). A ``del``, a ``global`` statement or a
+    string (``globals()["f"]``, ``__all__``) counts as a read."""
+    defined = defined or {}
     pending: list[ast.AST] = [statement]
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            pending += node.decorator_list + _defaults(node.args)
+            pending += node.decorator_list + _defaults(node.args) + _annotations(node.args)
             pending += [node.returns] if node.returns is not None else []
             continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defined:
+            if _calls_read(defined[node.func.id], name, defined, set()):
+                return True
         if isinstance(node, ast.Lambda):
             pending += _defaults(node.args)
             continue
@@ -78,6 +95,26 @@ def _reads(statement: ast.stmt, name: str) -> bool:
             return True
         pending.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _calls_read(callee: ast.AST, name: str, defined: dict[str, ast.AST], seen: set[str]) -> bool:
+    """Whether calling the module's function (or making an instance of its class)
+    ``callee`` may read ``name``, itself or through the module's functions it calls."""
+    seen.add(getattr(callee, "name", ""))
+    for node in ast.walk(callee):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.Constant) and node.value == name:
+            return True
+        if isinstance(node, ast.Name) and node.id in defined and node.id not in seen:
+            if _calls_read(defined[node.id], name, defined, seen):
+                return True
+    return False
+
+
+def _annotations(arguments: ast.arguments) -> list[ast.AST]:
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    return [argument.annotation for argument in every if argument is not None and argument.annotation is not None]
 
 
 def _defaults(arguments: ast.arguments) -> list[ast.AST]:
