@@ -294,6 +294,12 @@ class PerSampleLoop(Rule):
         "import torch\nclass RNN(torch.nn.Module):\n    def forward(self, x, hidden=None):\n        result = []\n"
         "        seq_len = x.shape[0]\n        for i in range(seq_len):\n            hidden = self.cell(x[i], hidden)\n"
         "            result.append(hidden[0])\n        return torch.stack(result, 0)\n",
+        # A list appended to and rebuilt from itself on every pass carries state: the next
+        # pass appends to the normalised results.
+        "import torch\ndef f(gt_boxes, gt_classes, batch_size):\n    counts = [gt_boxes[0]]\n"
+        "    for i in range(batch_size):\n        valid = gt_classes[i] > -1\n"
+        "        counts.append(torch.sum(gt_boxes[i][valid]))\n"
+        "        counts = list(torch.softmax(torch.stack(counts), 0))\n    return counts\n",
     )
     INVALID = (
         # Results collected per sample, stacked on the last pass (effdet's target assigner).
@@ -528,6 +534,9 @@ class _CarriedState:
         #: Names the body appends each pass's result to: stacking them (on the last pass,
         #: effdet's ``if last_sample: out = torch.stack(out)``) collects, it carries nothing.
         self.collections = collections
+        #: How many ``if`` blocks the statement read now is in: a collection rebound outside
+        #: any (``xs = list(torch.stack(xs).cumsum(0))`` every pass) carries state.
+        self.branches = 0
         self.bound: set[str] = set()
         #: For each name the body binds, the names holding the last pass's value that a call
         #: was given on the way to its value (``updated = optimizer([filter], x)``: ``filter``;
@@ -553,8 +562,11 @@ class _CarriedState:
             for small in statement.body:
                 self.small(small)
             return
+        branching = isinstance(statement, cst.If)
+        self.branches += branching
         for block in _blocks_of(statement):
             self.block(block)
+        self.branches -= branching
 
     def small(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
@@ -571,7 +583,7 @@ class _CarriedState:
             carried |= self.carried_into.get(name, set())
         for target in targets:
             for name in (n.value for n in _names(target)):
-                if name in carried and name not in self.collections:
+                if name in carried and not (name in self.collections and self.branches):
                     self.found = True
                 self.bound.add(name)
                 self.carried_into[name] = carried
