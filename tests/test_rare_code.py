@@ -839,6 +839,32 @@ def test_a_modulo_of_a_counter_the_loop_over_batches_steps_every_pass_is_periodi
     assert found[(16, "SL201")][0] == "hot"
 
 
+OFF_PERIOD_GUARDS = """
+    import torch
+    def train(model, loader, optimizer, K):
+        n = 0
+        for x in loader:
+            n += 1
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            if n % K != 0:
+                print(loss.item())
+            if n % K:
+                print(loss.item())
+            if not n % K:
+                print(loss.item())
+"""
+
+
+def test_a_modulo_that_holds_between_the_periodic_steps_is_every_step():
+    # `if n % K != 0:` and `if n % K:` hold on all steps but every K-th: no schedule.
+    found = _found(OFF_PERIOD_GUARDS)
+    assert found[(11, "SL201")][0] == "hot"
+    assert found[(13, "SL201")][0] == "hot"
+    assert found[(15, "SL201")] == ("cold", "periodic (logging every N steps)")
+
+
 FIRST_BATCH = """
     import torch
     class NeRFSystem(torch.nn.Module):

@@ -101,7 +101,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 61
+SUMMARY_VERSION = 62
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -567,7 +567,10 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
     accumulation_steps == 0`` guards the optimizer step, which is the training step).
     ``counters``: the batch indices of the enclosing loops over batches
     (:func:`_batch_counters`), whatever their names: SELFRec's ``for n, batch in
-    enumerate(next_batch_pairwise(...)): ... if n % 100 == 0: print(loss.item())``."""
+    enumerate(next_batch_pairwise(...)): ... if n % 100 == 0: print(loss.item())``. Not
+    ``if step % 100:`` nor ``if step % 100 != 0:``: they hold on all steps but every 100th."""
+    if _off_the_period(test):
+        return False
     for node in _schedule_parts(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             left = node.left
@@ -581,6 +584,17 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
     return False
+
+
+def _off_the_period(test: ast.AST) -> bool:
+    """``step % K`` (its truth) or ``step % K != 0``: true on the steps between the periodic ones."""
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        return True
+    return (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq)
+        and any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) for side in (test.left, *test.comparators))
+        and any(isinstance(side, ast.Constant) and side.value == 0 for side in (test.left, *test.comparators))
+    )
 
 
 _OPTIMIZER_NAME = re.compile(r"(optim|^opt$|_opt$|scaler)", re.I)
