@@ -24,9 +24,15 @@ from synclint.project.cold_reasons import redefined
 def redefined_functions(body: list[ast.stmt]) -> Iterator[tuple[int, int, str]]:
     """(first line, last line, why) of each top-level function of ``body`` (a module's
     statements) that a later statement defines again before any statement reads it."""
+    bindings: dict[str, int] = {}
+    for statement in body:
+        for bound in _bound_names(statement):
+            bindings[bound] = bindings.get(bound, 0) + 1
     for index, statement in enumerate(body):
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) or statement.decorator_list:
             continue
+        if bindings.get(statement.name, 0) < 2:
+            continue  # bound once: nothing defines it again (the scan below is per later statement)
         name = statement.name
         defined = _defined(body[: index + 1])
         for later in body[index + 1:]:
@@ -100,15 +106,17 @@ def _reads(statement: ast.stmt, name: str, defined: dict[str, ast.AST] | None = 
 def _calls_read(callee: ast.AST, name: str, defined: dict[str, ast.AST], seen: set[str]) -> bool:
     """Whether calling the module's function (or making an instance of its class)
     ``callee`` may read ``name``, itself or through the module's functions it calls."""
+    pending = [callee]
     seen.add(getattr(callee, "name", ""))
-    for node in ast.walk(callee):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
-            return True
-        if isinstance(node, ast.Constant) and node.value == name:
-            return True
-        if isinstance(node, ast.Name) and node.id in defined and node.id not in seen:
-            if _calls_read(defined[node.id], name, defined, seen):
+    while pending:
+        for node in ast.walk(pending.pop()):
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
                 return True
+            if isinstance(node, ast.Constant) and node.value == name:
+                return True
+            if isinstance(node, ast.Name) and node.id in defined and node.id not in seen:
+                seen.add(node.id)
+                pending.append(defined[node.id])
     return False
 
 
