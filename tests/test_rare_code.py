@@ -2228,3 +2228,26 @@ def test_a_function_its_module_defines_again_before_any_call_never_runs(tmp_path
     shown = {f.line for f in lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
              if f.path.endswith("util.py")}
     assert 5 not in shown and 8 in shown
+
+
+def test_a_template_to_generate_code_from_is_cold_by_its_path(tmp_path):
+    # LoRA vendors Hugging Face's cookiecutter example templates: `{{cookiecutter.model_class}},`
+    # does not parse, and what does is no code of the program.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    template = tmp_path / "templates" / "{{cookiecutter.directory_name}}"
+    template.mkdir(parents=True)
+    (template / "run_{{cookiecutter.example_shortcut}}.py").write_text(
+        "import torch\nfrom transformers import (\n    {{cookiecutter.model_class}},\n)\n")
+    (template / "utils.py").write_text("import torch\nfor batch in loader:\n    print(model(batch.cuda()).item())\n")
+    (tmp_path / "train.py").write_text("import torch\nfor batch in loader:\n    print(model(batch.cuda()).item())\n")
+    shown = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False))
+    assert {Path(f.path).name for f in shown} == {"train.py"}
+    every = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    whys = {(Path(f.path).name, f.code): f.why for f in every if "{{" in f.path}
+    assert whys[("run_{{cookiecutter.example_shortcut}}.py", "SL000")].startswith("a template to generate code from")
+    assert whys[("utils.py", "SL201")].startswith("a template to generate code from")

@@ -17,6 +17,9 @@ _NEVER_NAMED = f"{UNREACHED}: nothing in the project names "
 CONVERSION_TOOL = "a checkpoint conversion or inspection tool"
 #: ``demo/``, ``image_demo.py``.
 DEMO_CODE = "demo code"
+#: ``templates/{{cookiecutter.directory_name}}/run_{{cookiecutter.example}}.py``: text a
+#: project generator fills in (Hugging Face's example templates, vendored into LoRA).
+TEMPLATE_CODE = "a template to generate code from (`{{...}}` in its path)"
 #: ``tools/visualization.py``, ``plotting.py``.
 PLOTTING_CODE = "plotting or visualization code"
 
@@ -46,7 +49,7 @@ _NO_SCRIPT = " and is no script"
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE}
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE, TEMPLATE_CODE}
 )
 
 

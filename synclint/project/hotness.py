@@ -27,6 +27,7 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     CONVERSION_TOOL,
     DEMO_CODE,
     PLOTTING_CODE,
+    TEMPLATE_CODE,
     TYPE_STUB,
     UNREACHED,
     is_never_named,
@@ -143,11 +144,13 @@ def _weakly_cold(name: str, why: str) -> bool:
 
 
 def path_context(parts: tuple[str, ...]) -> str | None:
-    """Test, benchmark, export and demo code by the directories it lives in (inside the
+    """Templates (``{{...}}`` in a path), test, benchmark, export and demo code by the directories it lives in (inside the
     project), and export, conversion and demo modules by their own name (``utils/onnx.py``,
     ``export_onnx_model.py``, ``demo.py``): why a file is outside the program by its path
     alone, or None. Also asked for a notebook, whose cells the index never reads (see
     :func:`synclint.project.facts.notebook_facts`)."""
+    if any("{{" in part and "}}" in part for part in parts):
+        return TEMPLATE_CODE  # ``{{cookiecutter.directory_name}}/run_{{cookiecutter.name}}.py``
     for part in parts[:-1]:
         if part in _TEST_DIRS:
             return "test or benchmark code"
