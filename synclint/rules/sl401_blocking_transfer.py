@@ -56,6 +56,9 @@ class BlockingTransfer(Rule):
     fix_applicability = "safe"
 
     VALID = (
+        # A slice of the batch already moved (iTransformer's ``vali``): no copy.
+        "import torch\nfor x, y in loader:\n    y = y.float().to(device, non_blocking=True)\n"
+        "    y = y[:, -4:].to(device)\n",
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n",
         "import torch\nfor x, y in loader:\n    x = x.to('cpu')\n",
         "import torch\nmodel = model.to(device)\n",
@@ -69,6 +72,8 @@ class BlockingTransfer(Rule):
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
     )
     INVALID = (
+        # A cast keeps the loader's host tensor: its move is still a copy.
+        Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
         # Loader batches of unknown type: flagged, but no fix (a custom `.to` may not take
         # `non_blocking`: DETR's NestedTensor.to(device) would raise a TypeError).
         Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9),
@@ -102,6 +107,17 @@ class BlockingTransfer(Rule):
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
 
+    def leave_Assign(self, node: cst.Assign) -> None:
+        """``batch_y = batch_y.float().to(device)``: the name now holds the device copy, and a
+        later ``batch_y[:, -n:].to(device)`` (iTransformer) copies nothing. (``x = x.float()``
+        keeps the loader's host tensor: its later move is still a copy.)"""
+        if not self._batch_names or not _moves_to_a_device(node.value):
+            return
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                for names in self._batch_names:
+                    names.discard(target.target.value)
+
     def visit_Call(self, node: cst.Call) -> None:
         if not self._batch_names or not is_host_transfer(node):
             return
@@ -117,3 +133,13 @@ class BlockingTransfer(Rule):
             f"{self.context.context_phrase()}",
             self.propose_fix(node),
         )
+
+
+def _moves_to_a_device(value: cst.BaseExpression) -> bool:
+    """``x.to(device)``, ``x.float().cuda()``, ``x.cuda().float()``: a chain of method calls
+    with a host-to-device transfer in it."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if is_host_transfer(value):
+            return True
+        value = value.func.value
+    return False
