@@ -1105,17 +1105,25 @@ def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
     """)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     files = {"tools/visualization.py": drawing, "pkg/utils/attention_plot.py": drawing,
-             "pkg/utils/visualizer.py": drawing, "trainers/plot.py": model}
+             "pkg/utils/visualizer.py": drawing, "trainers/plot.py": model,
+             # A word of a longer name (Attention-Gated-Networks), a directory of such tools
+             # (deepcluster's visu/); a model there is still the model.
+             "visualise_fmaps.py": drawing, "visu/activ_retrieval.py": drawing, "visu/net.py": model,
+             "pkg/plotter.py": drawing}
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     plotting = "plotting or visualization code"
     assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code, f.context, f.why) for f in findings] == [
+        ("pkg/plotter.py", 4, "SL201", "unknown", "not reached from any step of the project"),
         ("pkg/utils/attention_plot.py", 4, "SL201", "cold", plotting),
         ("pkg/utils/visualizer.py", 4, "SL201", "cold", plotting),
         ("tools/visualization.py", 4, "SL201", "cold", plotting),
         ("trainers/plot.py", 5, "SL201", "hot", "`CustomCLIP.forward`"),
+        ("visu/activ_retrieval.py", 4, "SL201", "cold", plotting),
+        ("visu/net.py", 5, "SL201", "hot", "`CustomCLIP.forward`"),
+        ("visualise_fmaps.py", 4, "SL201", "cold", plotting),
     ]
 
 

@@ -121,7 +121,10 @@ _DEMO_MODULE = re.compile(r"(^|_)demos?(_|$)", re.I)
 #: periodically, not a step. (Functions named so are cold by their own name already.) A
 #: module so named that holds a step root (a ``forward``, a training step, a loss) holds the
 #: model, its name a word: PLOT's ``trainers/plot.py`` (the paper's name) is its trainer.
-_PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](ation|er|ers)|plot(s|ting)?)$")
+#: Also as a word of a longer name (Attention-Gated-Networks' ``visualise_attention.py``,
+#: ``plot_utils.py``), and directories of such tools (deepcluster's ``visu/``).
+_PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](e|es|ation|ations|er|ers)|plot(s|ting)?)(_\w+)?$")
+_PLOTTING_DIR = re.compile(r"^(visu|visuali[sz]ations?|plots|plotting)$")
 
 
 def _called_only_from(why: str) -> str:
@@ -158,6 +161,8 @@ def path_context(parts: tuple[str, ...]) -> str | None:
             return "export code"
         if _DEMO_DIR.match(part):
             return DEMO_CODE
+        if _PLOTTING_DIR.match(part):
+            return PLOTTING_CODE
     stem = parts[-1].rsplit(".", 1)[0] if parts else ""
     if _DEMO_MODULE.search(stem):
         return DEMO_CODE
