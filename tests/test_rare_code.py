@@ -1109,7 +1109,9 @@ def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
              # A word of a longer name (Attention-Gated-Networks), a directory of such tools
              # (deepcluster's visu/); a model there is still the model.
              "visualise_fmaps.py": drawing, "visu/activ_retrieval.py": drawing, "visu/net.py": model,
-             "pkg/plotter.py": drawing}
+             "pkg/plotter.py": drawing,
+             # A tool's own top-level helper named `forward` holds no model (deepcluster).
+             "visu/retrieval.py": drawing + "def forward(model, layer, x):\n    return model(x).max().item()\n"}
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
@@ -1123,6 +1125,8 @@ def test_plotting_modules_are_cold_unless_they_hold_the_model(tmp_path):
         ("trainers/plot.py", 5, "SL201", "hot", "`CustomCLIP.forward`"),
         ("visu/activ_retrieval.py", 4, "SL201", "cold", plotting),
         ("visu/net.py", 5, "SL201", "hot", "`CustomCLIP.forward`"),
+        ("visu/retrieval.py", 4, "SL201", "cold", plotting),
+        ("visu/retrieval.py", 6, "SL201", "cold", plotting),
         ("visualise_fmaps.py", 4, "SL201", "cold", plotting),
     ]
 
