@@ -938,12 +938,26 @@ def _is_tracing_check(test: cst.BaseExpression) -> bool:
 _NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "numbers.Number", "Number", "numbers.Real", "str"})
 
 
-def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
-    """(name, whether the true branch has a Python value) for ``isinstance(v, (int, float))``,
-    ``torch.is_tensor(v)`` and ``isinstance(v, torch.Tensor)`` (Python in the else branch)."""
+def _without_not(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """``test`` without its leading ``not``s, and whether their number is odd."""
     negated = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negated = test.expression, not negated
+    return test, negated
+
+
+def _isinstance_types(call: cst.Call) -> list[str]:
+    """The dotted names of the types an ``isinstance(v, T)`` or ``isinstance(v, (T, U))``
+    call tests (``""`` for one that is not a dotted name)."""
+    kinds = call.args[1].value
+    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    return [dotted_name(t) or "" for t in types]
+
+
+def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, whether the true branch has a Python value) for ``isinstance(v, (int, float))``,
+    ``torch.is_tensor(v)`` and ``isinstance(v, torch.Tensor)`` (Python in the else branch)."""
+    test, negated = _without_not(test)
     if not isinstance(test, cst.Call) or not test.args:
         return None
     subject = test.args[0].value
@@ -958,9 +972,7 @@ def _python_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
         return name, negated  # python when false
     if func != "isinstance" or len(test.args) != 2:
         return None
-    kinds = test.args[1].value
-    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    names = [dotted_name(t) or "" for t in types]
+    names = _isinstance_types(test)
     if all(n in _NUMBER_TYPES for n in names):
         return name, not negated
     if all(n.endswith("Tensor") for n in names):
@@ -976,17 +988,14 @@ _SEQUENCE_TYPES = frozenset({"list", "tuple", "List", "Tuple", "Sequence", "typi
 def _sequence_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     """(name, whether the true branch has a sequence) for ``isinstance(v, (list, tuple))``
     and ``not isinstance(v, list)`` (a sequence in the else branch)."""
-    negated = False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, not negated
+    test, negated = _without_not(test)
     if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
         return None
     subject = test.args[0].value
     if not isinstance(subject, cst.Name):
         return None
-    kinds = test.args[1].value
-    types = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    if types and all((dotted_name(t) or "") in _SEQUENCE_TYPES for t in types):
+    names = _isinstance_types(test)
+    if names and all(n in _SEQUENCE_TYPES for n in names):
         return subject.value, not negated
     return None
 
@@ -994,9 +1003,7 @@ def _sequence_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
 def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     """(name, whether the true branch has it on the host) for ``x.is_cuda``,
     ``not x.is_cuda``, ``x.is_cpu``, ``x.device.type == "cpu"`` and the like."""
-    negated = False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, not negated
+    test, negated = _without_not(test)
     found = None
     if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
         if test.attr.value == "is_cuda":

@@ -387,9 +387,7 @@ def bounded_by_counter(node: ast.If, loop: ast.AST, rearmed: Collection[str] = (
                 bounds[clause.left.id] = limit.value
     increments = {  # the increments' target names, by identity
         id(statement.target): statement.target.id for statement in node.body
-        if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
-        and isinstance(statement.target, ast.Name) and statement.target.id in bounds
-        and isinstance(statement.value, ast.Constant) and type(statement.value.value) is int and statement.value.value > 0
+        if incremented(statement) in bounds
     }
     counters = set(increments.values())
     if not counters or not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
@@ -397,6 +395,20 @@ def bounded_by_counter(node: ast.If, loop: ast.AST, rearmed: Collection[str] = (
     # Any other binding in the loop (its target, a reset, a ``global``) may start the count again.
     kept = counters - _bound_in_loop(loop, own_nodes(loop.body), increments.keys(), rearmed)
     return max(bounds[name] for name in kept) if kept else None
+
+
+def incremented(statement: ast.AST) -> str | None:
+    """The name ``n += k`` (``k`` a positive integer literal) steps, or None."""
+    if (
+        isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
+        and isinstance(statement.target, ast.Name) and is_positive_int(statement.value)
+    ):
+        return statement.target.id
+    return None
+
+
+def is_positive_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
 
 
 def _and_clauses(test: ast.AST) -> list[ast.AST]:

@@ -93,9 +93,7 @@ def _reads(statement: ast.stmt, name: str, defined: dict[str, ast.AST] | None = 
         if isinstance(node, ast.Lambda):
             pending += _defaults(node.args)
             continue
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
-            return True
-        if isinstance(node, ast.Constant) and node.value == name:
+        if _names(node, name):
             return True
         if isinstance(node, ast.Global) and name in node.names:
             return True
@@ -110,14 +108,19 @@ def _calls_read(callee: ast.AST, name: str, defined: dict[str, ast.AST], seen: s
     seen.add(getattr(callee, "name", ""))
     while pending:
         for node in ast.walk(pending.pop()):
-            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
-                return True
-            if isinstance(node, ast.Constant) and node.value == name:
+            if _names(node, name):
                 return True
             if isinstance(node, ast.Name) and node.id in defined and node.id not in seen:
                 seen.add(node.id)
                 pending.append(defined[node.id])
     return False
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    """``node`` reads ``name``, or spells it as a string (``globals()["f"]``, ``__all__``)."""
+    return (isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store)) or (
+        isinstance(node, ast.Constant) and node.value == name
+    )
 
 
 def _annotations(arguments: ast.arguments) -> list[ast.AST]:

@@ -67,7 +67,9 @@ from synclint.project.rare_blocks import (
     ends_in_raise,
     fills_loop_local,
     handles_invalid_data,
+    incremented,
     is_lazy_initialisation,
+    is_positive_int,
     keeps_finite_elements,
     other_backend_check,
     parameter_guards,
@@ -701,23 +703,17 @@ def _stepped_once_a_pass(body: Iterable[ast.stmt]) -> set[str]:
     1``; not in a branch, which may skip passes): they count the passes."""
     stepped = set()
     for statement in body:
-        if (
-            isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add)
-            and isinstance(statement.target, ast.Name) and _is_int_constant(statement.value)
-        ):
-            stepped.add(statement.target.id)
+        name = incremented(statement)
+        if name is not None:
+            stepped.add(name)
         elif (
             isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.BinOp)
             and isinstance(statement.value.op, ast.Add) and isinstance(statement.value.left, ast.Name)
-            and statement.value.left.id == statement.targets[0].id and _is_int_constant(statement.value.right)
+            and statement.value.left.id == statement.targets[0].id and is_positive_int(statement.value.right)
         ):
             stepped.add(statement.targets[0].id)
     return stepped
-
-
-def _is_int_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
 
 
 def _loop_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:

@@ -554,11 +554,7 @@ class _CarriedState:
     def statement(self, statement: cst.CSTNode) -> None:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                self.small(small)
-            return
-        if isinstance(statement, cst.SimpleStatementSuite):
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in statement.body:
                 self.small(small)
             return
@@ -578,8 +574,9 @@ class _CarriedState:
         # What a call given the last pass's value computed, directly or through names bound
         # from such calls: a name rebound to it carries state (not ``print(total)`` then
         # ``total = total + loss``: the sum does not come from what ``print`` returned).
-        carried = _passed_to_calls(value) - self.bound
-        for name in _read_names(value) | _passed_to_calls(value):
+        passed = _passed_to_calls(value)
+        carried = passed - self.bound
+        for name in _read_names(value) | passed:
             carried |= self.carried_into.get(name, set())
         for target in targets:
             for name in (n.value for n in _names(target)):
