@@ -165,15 +165,22 @@ class PerSampleLoop(Rule):
     Finds `for` loops that walk a batch one sample at a time — over
     `range(len(targets))`, `range(x.shape[0])`, `range(batch_size)`, a list of
     per-sample tensors, or `enumerate` / `zip` of them — and launch tensor
-    operations in the body (typically a loss per image). A loop that carries
+    operations in the body (typically a loss per image). `len()` of a list of
+    tensors counts samples only when it is named like them: a list `torch.cat` or
+    `torch.stack` takes (eight flips of one batch), or one in the list branch of
+    `isinstance(outputs, (list, tuple))`, is no batch. A loop that carries
     state from one iteration to the next through a call (`hidden =
-    self.cell(x[t], hidden)`: the time steps of a recurrent layer) is sequential
-    by nature and is not flagged, nor is one whose variables name pieces of every
+    self.cell(x[t], hidden)`: the time steps of a recurrent layer; or, statements
+    apart, `updated = optimizer([filter], x[t])` then `filter = updated[0]`: a
+    tracker adapting frame by frame) is sequential by nature and is not flagged
+    (a list the body appends each result to, stacked on the last pass, carries
+    nothing), nor is one whose variables name pieces of every
     sample (`for student_chunk, label_chunk in ...`, `for lvl, (h, w) in
     enumerate(spatial_shapes)`, `for layer_index, layer_out in
     enumerate(outputs)`: levels, layers, scales, stages, branches, views and
     crops), nor one that calls what the loop variable picks
-    (`self.adapt_convs[i](xs[i])`, `getattr(self, f"head{i}")(x)`: each pass
+    (`self.adapt_convs[i](xs[i])`, `getattr(self, f"head{i}")(x)`, also through a
+    local: `m = getattr(self, f"stem{i}"); m(x[i])`: each pass
     runs its own weights, a branch of the network rather than a sample), nor
     one that only stores each sample
     (`group.append(image)` launches nothing; `out.append(x * 2)` does), nor

@@ -17,7 +17,9 @@ class BlockingTransfer(Rule):
     enumerate(loader):`) that do not pass `non_blocking=True` (by keyword, or
     by position: `x.cuda(0, True)`, `x.to(device, dtype, True)`). A `.to()` whose
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
-    is a cast or a read-back, not an upload, and is not flagged.
+    is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
+    a name the body already bound to its own device copy (`y = y.float().to(device)`
+    then `y[:, -n:].to(device)`: nothing left to copy).
 
     ## Why is this bad?
     A blocking copy makes the host wait until the copy is done — and a copy
