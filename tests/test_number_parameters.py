@@ -382,3 +382,41 @@ def test_an_attribute_stored_elsewhere_keeps_the_finding(tmp_path: Path):
     elsewhere = "\n\ndef configure(block, x):\n    block.einops_from = x.sum()\n"
     model = _PATTERNS.replace("ARGUMENTS", "self.einops_from, self.einops_to").replace("ELSEWHERE", elsewhere)
     assert _findings(tmp_path, model=model) == [("model.py", 8, 32, "SL201")]
+
+
+_ENCODER = """\
+import torch
+from torch import nn
+
+
+class Half(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Linear(3, 3)
+
+    def forward(self, x, layer):
+        if layer == 1:
+            return x
+        return self.block(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.half = Half()
+
+    def forward(self, x, layer={default}):
+        return self.half(x, layer)
+"""
+
+
+@pytest.mark.parametrize(("default", "found"), [("8", []), ("None", [("encoder.py", 11, 12, "SL202")])])
+def test_a_default_no_call_overrides_is_passed_on_as_a_number(tmp_path: Path, default, found):
+    # CMC's ``forward(self, x, layer=8)`` hands ``layer`` to each half's ``forward``;
+    # no call the index sees passes it one. ``None`` may stand for a tensor's absence.
+    assert _findings(tmp_path, encoder=_ENCODER.format(default=default)) == found
+
+
+def test_a_call_passing_a_tensor_for_the_forwarded_parameter_keeps_the_finding(tmp_path: Path):
+    other = _ENCODER.format(default="8") + "\n    def other(self, x):\n        return self.half(x, x.sum())\n"
+    assert _findings(tmp_path, encoder=other) == [("encoder.py", 11, 12, "SL202")]

@@ -614,3 +614,122 @@ def test_a_move_to_where_a_host_tensor_lives_keeps_the_read_after_it():
     # of a CUDA tensor keeps it there, as in edm's `round_sigma`), so the `.item()` after it
     # carries the sync; of a host tensor, such a move uploads nothing (no SL403 at line 13).
     assert _codes(TO_A_HOST_TENSORS_DEVICE) == [("SL201", 11, 15), ("SL201", 12, 16)]
+
+
+HOST_IN_EVERY_BRANCH = """
+import torch
+
+NV = 5
+if NV > 3:
+    mask = torch.zeros(NV, dtype=torch.bool)
+else:
+    mask = torch.ones(NV, dtype=torch.bool)
+if NV > 4:
+    partial = torch.zeros(NV)
+loader = torch.utils.data.DataLoader(range(3))
+for data in loader:
+    a = mask.nonzero()
+    b = partial.nonzero()
+    if NV == 1:
+        c = torch.zeros(NV)
+    elif NV == 2:
+        c = data.cuda()
+    else:
+        c = torch.ones(NV)
+    c.nonzero()
+    if NV == 1:
+        d = torch.zeros(NV)
+    elif NV == 2:
+        d = torch.ones(NV)
+    else:
+        raise ValueError(NV)
+    d.nonzero()
+    if NV == 1: e = torch.zeros(NV)
+    else: continue
+    e.nonzero()
+"""
+
+
+def test_a_name_every_block_of_an_if_leaves_on_the_host_is_on_the_host_after_it():
+    # pixel-nerf's eval script builds its view mask in an if/else at module level; a block
+    # that raises or continues never reaches the code after the ``if``. Without an
+    # ``else``, or with a block that moves it to the device, the name may hold anything.
+    assert [(line, column) for code, line, column in _codes(HOST_IN_EVERY_BRANCH) if code == "SL101"] == [
+        (14, 9),  # `partial`: the `if` has no `else`
+        (21, 5),  # `c`: one block copies a batch to the device
+    ]
+
+
+HOST_LOADERS = """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def validation(model, dataset):
+    workers = DataLoader(dataset=dataset, num_workers=8, batch_size=1)
+    for iteration, data in enumerate(workers, 1):
+        model.set_input(data[0], data[1])
+        print(np.squeeze(data[0].cpu().numpy()), model.pred_seg.cpu())
+    pinned = DataLoader(dataset, pin_memory=True)
+    for images, labels in pinned:
+        model.set_input(images, labels)
+        print(labels.cpu())
+    plain = DataLoader(dataset, num_workers=0)
+    for images, labels in plain:
+        model.set_input(images, labels)
+        print(labels.cpu())
+    spawned = DataLoader(dataset, num_workers=4, multiprocessing_context="spawn")
+    for images, labels in spawned:
+        model.set_input(images, labels)
+        print(labels.cpu())
+    for batch in workers:
+        model.to_device(batch, "cuda")
+        print(batch["x"].cpu())
+"""
+
+
+def test_a_loader_pinned_or_with_workers_yields_host_batches():
+    # Attention-Gated-Networks' validation hands each batch to ``model.set_input``, which
+    # copies it: the batch itself stays where the loader made it. Only CPU tensors can be
+    # pinned, and forked workers cannot use CUDA, so such a loader makes host tensors; a
+    # loader with no workers, or workers started another way, may not. A batch handed
+    # with a device to a helper may be moved in place.
+    assert [(line, column) for code, line, column in _codes(HOST_LOADERS) if code == "SL201"] == [
+        (11, 50),  # the model's output
+        (19, 15),  # no workers: the dataset may build device tensors
+        (23, 15),  # spawned workers may use CUDA
+        (26, 15),  # the batch given to a helper with a device
+    ]
+
+
+LOSS_OF_HOST_TENSORS = """
+import torch
+import torch.nn as nn
+
+
+class Exp:
+    def vali(self, vali_loader, criterion):
+        total = []
+        for batch_x, batch_y in vali_loader:
+            pred = self.model(batch_x.cuda(non_blocking=True))
+            true = batch_y.cuda(non_blocking=True)
+            loss = criterion(pred.detach().cpu(), true.detach().cpu())
+            total.append(loss.item())
+            on_device = criterion(pred, true.detach().cpu())
+            total.append(on_device.item())
+            other = self.head(pred.cpu())
+            total.append(other.item())
+"""
+
+
+def test_a_loss_of_host_tensors_is_on_the_host():
+    # Crossformer's validation takes its loss on copies of the prediction and target.
+    assert [(line, column, code) for code, line, column in _codes(LOSS_OF_HOST_TENSORS)] == [
+        (12, 30, "SL201"),  # the copies themselves
+        (12, 51, "SL201"),
+        (14, 41, "SL201"),
+        (15, 26, "SL201"),  # one argument on the device
+        (16, 31, "SL201"),
+        (17, 26, "SL201"),  # not a loss: a module of unknown residency
+    ]

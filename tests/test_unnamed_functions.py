@@ -82,3 +82,23 @@ def test_a_decorated_loss_function_may_be_registered(tmp_path):
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     whys = {f.line: f.why for f in findings if f.path.endswith("registered.py")}
     assert "nothing in the project names" not in whys[6]
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ({"pkg__old.py": 'def run(model, x, y):\n    """Call `dice_loss(pred, gt)` or `_slow_neg_loss`."""\n    return 0\n'}, False),
+        ({"pkg__old.py": '"""\nloss = dice_loss(model(x), y) + _slow_neg_loss(model(x), y)\n"""\n'}, False),
+        ({"pkg__old.py": "'dice_loss' '_slow_neg_loss'\n"}, False),
+        ({"pkg__old.py": 'HELP = """\nloss = dice_loss(p, y) + _slow_neg_loss(p, y)\n"""\n'}, True),
+        ({"pkg__old.py": 'LOSSES = ("dice_loss",\n          "_slow_neg_loss")\n'}, True),
+        ({"pkg__old.py": 'x = 1; """a"""\nprint("dice_loss", """_slow_neg_loss""")\n'}, True),
+    ],
+    ids=["a docstring", "code put in triple quotes", "strings joined as a statement", "a string assigned",
+         "strings in a tuple", "strings passed to a call"],
+)
+def test_a_string_that_is_a_statement_of_its_own_names_nothing(tmp_path, extra, named):
+    # GraphCL's only call of its pre-training ``eval_loss`` sits in code put in triple quotes.
+    found = _found(tmp_path, **extra)
+    assert ("nothing in the project names" not in found[7][1]) is named
+    assert ("nothing in the project names" not in found[16][1]) is named

@@ -15,6 +15,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.kinds import FACTORY_FUNCTIONS, HOST_SHAPE_FUNCTIONS, Kind
+from synclint.project.loss_names import is_loss_function
 
 if TYPE_CHECKING:
     from synclint.analysis.flow import FlowState
@@ -273,6 +274,8 @@ class DeviceInference:
             first = node.args[0].value if node.args else None
             return first is not None and self.on_host(first)
         func = node.func
+        if self.loss_of_host_tensors(node):
+            return True
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method == "cpu":
@@ -284,6 +287,20 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
+
+
+    def loss_of_host_tensors(self, call: cst.Call) -> bool:
+        """``criterion(pred.cpu(), target.cpu())``: a loss (by its name: ``criterion``,
+        ``self.loss_fn``, ``dice_loss``) given tensors, all on the host, computes on the
+        host."""
+        name = call.func.value if isinstance(call.func, cst.Name) else (
+            call.func.attr.value if isinstance(call.func, cst.Attribute) else None)
+        if name is None or not is_loss_function(name):
+            return False
+        tensors = [arg.value for arg in call.args if not arg.star and self.flow.kind_of(arg.value).is_tensor]
+        if any(arg.star for arg in call.args) or not tensors:
+            return False
+        return all(self.on_host(tensor) for tensor in tensors)
 
 
 #: Tensor attributes that are tensors on the device of their owner.

@@ -32,7 +32,7 @@ from synclint.analysis.devices import (
 )
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
-from synclint.analysis.loaders import is_loader
+from synclint.analysis.loaders import is_loader, yields_host_batches
 from synclint.analysis.loop_bindings import loop_bindings
 from synclint.analysis.step_names import STEP_NAME
 from synclint.analysis.targets import target_name_nodes
@@ -97,6 +97,9 @@ class Scope:
     opaque: set[str] = field(default_factory=set)
     #: Names bound to data loaders or wrappers of them (``pbar = tqdm(loader)``).
     loaders: set[str] = field(default_factory=set)
+    #: Names bound to a ``DataLoader`` whose settings rule out device tensors in its
+    #: batches (``pin_memory=True``, workers: :func:`~synclint.analysis.loaders.yields_host_batches`).
+    host_loaders: set[str] = field(default_factory=set)
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
@@ -202,6 +205,12 @@ class FlowState:
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
         self._branch_blocks: set[int] = set()
         self._host_snapshots: list[tuple[set[str], set[str], set[str]]] = []
+        #: But an ``if`` with an ``else`` runs one of its blocks: what every block that
+        #: reaches the end of the ``if`` leaves on the host is on the host after it. Per
+        #: ``if`` (its identity), what each of its blocks left on the host (None: a block
+        #: that returns, raises, breaks or continues); per block, its ``if``.
+        self._if_blocks: dict[int, int] = {}
+        self._host_after_blocks: dict[int, list[set[str] | None]] = {}
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
         self._none_guards: dict[int, str] = {}
@@ -421,6 +430,9 @@ class FlowState:
             self._lambda_depth += 1
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
+            if isinstance(node, cst.If) and node.orelse is not None:
+                self._host_after_blocks[id(node)] = []
+                self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
         elif isinstance(node, (cst.For, cst.While)):
             if self.scope.empty:  # the second pass sees what the first bound after a move
                 self.scope.empty.difference_update(rebound_or_grown_in(node))
@@ -489,10 +501,20 @@ class FlowState:
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
+        if self._host_after_blocks and id(node) in self._host_after_blocks:
+            # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
+            # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
+            # joined first, so its share is what all of its own blocks left).
+            reaching = [host for host in self._host_after_blocks.pop(id(node)) if host is not None]
+            if reaching:
+                self.scope.host.update(set.intersection(*reaching))
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
             host, accelerator, empty = self._host_snapshots.pop()
+            owner = self._if_blocks.pop(id(node), None)
+            if owner is not None:
+                self._host_after_blocks[owner].append(None if _leaves_early(node) else self.scope.host - host)
             self.scope.host.intersection_update(host)
             self.scope.empty.intersection_update(empty)  # ``if not data: x = torch.zeros(0)``: one path
             guarded = self._none_guards.pop(id(node), None)
@@ -541,12 +563,16 @@ class FlowState:
                 self._restore(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
+                host_batches = yields_host_batches(node.value, self.imports.qualify)
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
+                        (self.scope.host_loaders.add if host_batches else self.scope.host_loaders.discard)(target.target.value)
             kind = self.kind_of(node.value)
-            if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and self.returns_host_tensor(node.value):
-                kind = Kind.TENSOR  # a project helper whose tensors all come back on the host
+            if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and (
+                self.returns_host_tensor(node.value) or self.devices.loss_of_host_tensors(node.value)
+            ):
+                kind = Kind.TENSOR  # a project helper whose tensors all come back on the host, a loss of host tensors
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
             # (A list of host tensors lives on the host too: ``qs = [p.cpu() for p in ps]``.)
             # (A field of a host batch whose kind is unknown, ``chunk_nb = batch[3]``, is what
@@ -708,9 +734,23 @@ class FlowState:
         makes CUDA tensors itself leaves nothing for the loop to move.)"""
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
-        batches = host_batch_names(node.body, {name.value for name in target_name_nodes(node.target)})
+        batches = host_batch_names(
+            node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter)
+        )
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
+
+    def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
+        """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
+        innermost scope binding it bound to a loader of host batches."""
+        while isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and not node.args[0].star:
+            node = node.args[0].value
+        if not isinstance(node, cst.Name):
+            return False
+        for scope in reversed(self.scopes):
+            if scope.kind != "class" and node.value in scope.env:
+                return node.value in scope.host_loaders
+        return False
 
     def holds_an_empty_tensor(self, name: str) -> bool:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
@@ -894,6 +934,20 @@ class FlowState:
             if scope.kind == "class":
                 return scope.returns.get(name, Kind.UNKNOWN)
         return Kind.UNKNOWN
+
+
+def _leaves_early(block: cst.CSTNode) -> bool:
+    """A block of an ``if`` whose last statement returns, raises, breaks or continues: it
+    never reaches the code after the ``if``."""
+    if isinstance(block, cst.Else):
+        block = block.body
+    if isinstance(block, cst.SimpleStatementSuite):  # ``else: raise ValueError(mode)``
+        last = block.body[-1] if block.body else None
+    elif isinstance(block, cst.IndentedBlock) and block.body and isinstance(block.body[-1], cst.SimpleStatementLine):
+        last = block.body[-1].body[-1] if block.body[-1].body else None
+    else:
+        return False
+    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
 
 
 def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -31,17 +31,18 @@ _STORING_METHODS = frozenset({"update", "setdefault", "__setitem__"})
 _DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
-def host_batch_names(body: cst.BaseSuite, names: set[str]) -> set[str]:
+def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False) -> set[str]:
     """The names among ``names`` (a loop's targets, over a loader) that hold host batches
-    in ``body``: none unless the body shows the loader yields host tensors, and never
-    one the body changes in place."""
+    in ``body``: none unless the body shows the loader yields host tensors, or the
+    loader's settings do (``host_loader``: pinned, or with workers), and never one the
+    body changes in place."""
     scan = _BatchUses(names)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     readable = names | scan.fields.keys()
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
-    if not (scan.moved & readable or numpy_fields):
+    if not (host_loader or scan.moved & readable or numpy_fields):
         return set()
     device_names = {name for name, value in scan.bindings if _device_value(value, set())}
     changed = {name for name, value in scan.stores if _device_value(value, device_names)}

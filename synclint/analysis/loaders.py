@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import libcst as cst
 
@@ -22,6 +22,31 @@ def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
         # the project index reads loops over batches (``summary.is_batch_iterable``).
         return any(is_loader(arg.value, known) for arg in node.args[:2]) or is_loader(node.func, known)
     return False
+
+
+#: torch's data loader, by its qualified names.
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def yields_host_batches(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """``DataLoader(ds, pin_memory=True)`` or ``DataLoader(ds, num_workers=8)``: a loader
+    whose settings rule out device tensors in its batches. Only CPU memory can be pinned
+    (ATen's ``pin_memory`` raises on any other tensor); and worker processes forked from a
+    process that uses CUDA cannot initialise it again, so a dataset or ``collate_fn`` of a
+    loader with workers builds host tensors (unless it is handed a
+    ``multiprocessing_context``, which may start them otherwise)."""
+    if not isinstance(node, cst.Call) or qualify(node.func) not in DATALOADERS:
+        return False
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    if any(arg.star for arg in node.args) or "multiprocessing_context" in keywords:
+        return bool(_is_true(keywords.get("pin_memory")))
+    workers = keywords.get("num_workers")
+    positive_workers = isinstance(workers, cst.Integer) and int(workers.value, 0) > 0
+    return _is_true(keywords.get("pin_memory")) or positive_workers
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 #: Names of per-sample collections: ``targets``, ``gt_boxes``, ``targets_list``, ``batch``.

@@ -577,6 +577,18 @@ class ProjectIndex:
                     candidates.append((callee, argument_places(function, position, name), name,
                                        [call for call, _plain in sites], defaulted))
         found: set[tuple[FunctionId, str]] = set()
+        if field == "number_args":
+            # A parameter no call the index sees passes holds its default, as the function's
+            # own analysis takes it: ``forward(self, x, layer=8)`` passing ``layer`` on to
+            # ``self.encoder(x, layer)`` passes a number.
+            found.update(
+                (fid, name)
+                for key, entry in self.entries.items()
+                for qualname, function in entry.summary.functions.items()
+                if not self.callers().get(fid := (key, qualname))
+                for name, value in function.defaults.items()
+                if name in function.kept_params and isinstance(value, (bool, int, float, str))
+            )
         changed = True
         while changed:
             changed = False

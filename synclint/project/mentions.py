@@ -141,6 +141,7 @@ def named_words(
     outside: set[str] = set()
     scan = [-1, 0, ""]  # (how far the last mention's line was read: see :func:`_mention_kind`)
     comments: list[tuple[int, int]] | None = None
+    has_long_strings = '"""' in source or "'''" in source
     for name, start, before in _words(source, names):
         if name in spelled and (name not in defined or name in outside):
             continue
@@ -150,6 +151,13 @@ def named_words(
         # (A line may end at a lone ``\r`` too, as Python reads one.)
         line_start = source.rfind("\r", line_starts[line - 1], before) + 1 or line_starts[line - 1]
         kind, dot = _mention_kind(source, line_start, before, scan)
+        if kind == "string" or (kind != "comment" and has_long_strings):
+            # A string that is a statement of its own (a docstring, code "commented out"
+            # in triple quotes: GraphCL's only call of ``eval_loss``) runs nothing either.
+            if comments is None:
+                comments = _comment_spans(source, line_starts)
+            if comments != [(-1, -1)] and _within(comments, before):
+                continue
         if kind == "comment":
             # (Read from the line's start, a line of a multi-line string may seem to hold a
             # comment: ``f"""\n# Results: {evaluate(model)}\n"""``. The tokenizer says.)
@@ -200,21 +208,36 @@ def _starts_at(chain: str, modules: set[str]) -> bool:
 
 
 def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]:
-    """(start, end) offsets of the comments of ``source`` as Python's tokenizer reads them;
-    ``[(-1, -1)]`` when it cannot (a syntax it does not know: then a ``#`` outside quotes on
-    the line is taken as a comment)."""
+    """(start, end) offsets, in order, of what in ``source`` runs nothing, as Python's
+    tokenizer reads it: its comments, and the strings that are statements of their own
+    (docstrings, code put in triple quotes); ``[(-1, -1)]`` when it cannot (a syntax it does
+    not know: then a ``#`` outside quotes on the line is taken as a comment)."""
     import io
     import tokenize
 
     spans = []
+    # The strings of the logical line so far, while nothing else is on it: such a line
+    # is a statement of strings (implicitly joined) when it ends.
+    statement: list[tuple[int, int]] | None = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            (row, column), (end_row, end_column) = token.start, token.end
+            span = (line_starts[row - 1] + column, line_starts[end_row - 1] + end_column)
             if token.type == tokenize.COMMENT:
-                (row, column), (end_row, end_column) = token.start, token.end
-                spans.append((line_starts[row - 1] + column, line_starts[end_row - 1] + end_column))
+                spans.append(span)
+            elif token.type == tokenize.STRING:
+                if statement is not None:
+                    statement.append(span)
+            elif token.type == tokenize.NEWLINE:
+                spans.extend(statement or ())
+                statement = []
+            elif token.type in (tokenize.INDENT, tokenize.DEDENT):
+                statement = [] if statement == [] else statement
+            elif token.type != tokenize.NL:
+                statement = None
     except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
         return [(-1, -1)]
-    return spans
+    return sorted(spans)
 
 
 def _within(spans: list[tuple[int, int]], position: int) -> bool:

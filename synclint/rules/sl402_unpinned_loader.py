@@ -3,10 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.inference import keyword
+from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
 from synclint.traversal import walk
 
-_DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
 class UnpinnedLoader(Rule):
@@ -78,7 +78,7 @@ class UnpinnedLoader(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.context.qualify(node.func) not in _DATALOADERS or not self.context.mentions_cuda:
+        if self.context.qualify(node.func) not in DATALOADERS or not self.context.mentions_cuda:
             return
         if any(arg.star == "**" for arg in node.args):
             return  # pin_memory may come from **kwargs
