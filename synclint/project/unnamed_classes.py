@@ -18,7 +18,8 @@ A top-level class is *unnamed* when all of these hold:
 * **No text names it.** Its name is not a word (see :mod:`synclint.project.mentions`)
   of any other Python file of the project where code or a string may refer to it (code,
   a string, ``__all__``, an import, a base of another class; not a comment, which runs
-  nothing: Point-MAE's ``# metrics = validate(...)``), nor of its own file outside its
+  nothing: Point-MAE's ``# metrics = validate(...)``, nor a string that is a statement
+  of its own: a docstring, GraphCL's call of ``eval_loss`` put in triple quotes), nor of its own file outside its
   own definition (code in a class runs only once the class does) but as an attribute
   (``model.eval()`` calls no function ``eval`` of the file), nor of a configuration file,
   shell script, notebook or documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
