@@ -37,6 +37,12 @@ def _names(source: str) -> frozenset[str]:
         ("def f(x):\n    global n\n    n = 3\n", set()),
         ("def f(x):\n    flag = True\n    name = 'a'\n    nothing = None\n", set()),
         ("def f(x):\n    n = x.shape[0]\n    def g():\n        n = x\n", {"n"}),  # g's n is g's own
+        # The counters of `range` and `enumerate` (ForwardTacotron's decoder step `t`).
+        ("def f(x, steps):\n    for t in range(0, steps, 2):\n        pass\n", {"t"}),
+        ("def f(xs):\n    for i, x in enumerate(xs):\n        pass\n", {"i"}),
+        ("def f(xs):\n    for i in enumerate(xs):\n        pass\n", set()),  # a pair
+        ("def f(xs):\n    for t in range(3):\n        pass\n    t = xs[0]\n", set()),  # bound again
+        ("def f(xs):\n    for (i, x), y in enumerate(xs):\n        pass\n", set()),
     ],
 )
 def test_number_names(source, expected):
@@ -420,3 +426,37 @@ def test_a_default_no_call_overrides_is_passed_on_as_a_number(tmp_path: Path, de
 def test_a_call_passing_a_tensor_for_the_forwarded_parameter_keeps_the_finding(tmp_path: Path):
     other = _ENCODER.format(default="8") + "\n    def other(self, x):\n        return self.half(x, x.sum())\n"
     assert _findings(tmp_path, encoder=other) == [("encoder.py", 11, 12, "SL202")]
+
+
+_DECODER = """\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Linear(d, d)
+
+    def forward(self, seq, query, t):
+        if t == 0:
+            print("first step")
+        return self.w(query)
+
+
+class Tacotron(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attention = Attention(d)
+
+    def forward(self, x, m):
+        for t in range(m.size(-1)):
+            x = self.attention(m, x, {step})
+        return x
+"""
+
+
+@pytest.mark.parametrize(("step", "found"), [("t", []), ("m[t]", [("tacotron.py", 11, 12, "SL202")])])
+def test_a_loop_counter_passed_to_a_module_is_a_number(tmp_path: Path, step, found):
+    # ForwardTacotron's decoder hands its `range` counter `t` to the attention's `forward`.
+    assert _findings(tmp_path, tacotron=_DECODER.format(step=step)) == found

@@ -81,6 +81,22 @@ def test_a_class_named_only_in_a_string_stays_a_root_but_a_comment_builds_nothin
     assert _findings(tmp_path, _program("\n# loss = RankLoss()\n")) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
 
 
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ("\n\ndef criterion():\n    from detectron2.losses import RankLoss\n    return RankLoss()\n", UNNAMED),
+        ("\n\ndef criterion():\n    from losses import RankLoss\n    return RankLoss()\n", HOT),
+        ("\n\ndef criterion():\n    from model import RankLoss\n    return RankLoss()\n", HOT),
+        ("\n\ndef criterion():\n    import detectron2.losses\n    return detectron2.losses.RankLoss()\n", HOT),
+    ],
+    ids=["a package outside the project", "the class's module", "another project module", "a module's attribute"],
+)
+def test_a_name_imported_from_outside_the_project_is_not_the_project_s_class(tmp_path: Path, extra, why):
+    # OneFormer's `train_net.py` runs detectron2's `inference_on_dataset`, not the copy in
+    # `oneformer/evaluation/evaluator.py`. (An attribute of an imported module may be anything.)
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+
+
 def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
     # Hydra's `_target_` builds a class by its path, with no decorator and no import.
     config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}

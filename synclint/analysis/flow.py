@@ -59,7 +59,7 @@ _LIST_NAME = re.compile(r"_(list|lst|tuple|seq)$", re.I)
 #: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``,
 #: pytracking's ``forward(self, center, output_sz)``, a loss wrapper's ``struc_flag``).
 _SIZE_LIKE_NAME = re.compile(
-    r"^([BCDHLNTW]|[hwijk]|size|sz|shape|dim|height|width|scale|stride|padding|mode|training|train|deterministic|"
+    r"^([BCDHLNSTW]|[hwijk]|size|sz|shape|dim|height|width|(\w+_)?resolution|scale|stride|padding|mode|training|train|deterministic|"
     r"num_\w+|n_\w+|\w+_(size|sz|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+|(\w+_)?flags?)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.

@@ -116,12 +116,30 @@ def _unpacked(targets: list[ast.expr], value: ast.AST, names: Collection[str]) -
             yield target.id, sizes is not None and position < len(sizes) and sizes[position]
 
 
+#: What a loop counter holds, for :func:`number_names`.
+_AN_INT = ast.Constant(0)
+
+
+def _loop_counter(node: ast.For | ast.AsyncFor) -> str | None:
+    """The name a loop binds to ints: ``t`` of ``for t in range(...)``, ``i`` of ``for i, x in
+    enumerate(...)``."""
+    call = node.iter
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    target = node.target
+    if call.func.id == "range" and isinstance(target, ast.Name):
+        return target.id
+    if call.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+        return target.elts[0].id
+    return None
+
+
 def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """Names every binding of which in ``function``'s own code (nested scopes left out) is
     a Python number: ``n = len(xs)``, ``b, n = x.shape[:2]``, ``b, n, device =
     *x.shape[:2], x.device``, ``m = n * 2``. Parameters (the caller decides what they
-    hold), ``global``/``nonlocal`` names and names bound any other way (a loop target,
-    ``with ... as``, a walrus) are not."""
+    hold), ``global``/``nonlocal`` names and names bound any other way (a loop target
+    other than a counter of ``range`` or ``enumerate``, ``with ... as``, a walrus) are not."""
     # One pass over the function's nodes (every function of a project passes here): the
     # plain and tuple assignments, and how often each name is bound by anything at all.
     assignments: list[tuple[str, ast.AST | None, ast.AST, list[ast.expr]]] = []
@@ -142,6 +160,11 @@ def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
         elif kind is ast.AugAssign:
             if type(node.target) is ast.Name:
                 assignments.append((node.target.id, node.value, node.value, []))
+        elif kind in (ast.For, ast.AsyncFor):
+            # ``for t in range(steps)``, ``for i, x in enumerate(xs)``: ints, whatever ``steps`` is.
+            counter = _loop_counter(node)
+            if counter is not None:
+                assignments.append((counter, _AN_INT, _AN_INT, []))
         elif kind in (ast.Global, ast.Nonlocal):
             excluded.update(node.names)
         elif kind in BINDERS_OTHER_THAN_NAMES:

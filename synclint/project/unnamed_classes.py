@@ -216,6 +216,9 @@ def _unnamed_in_python(
     # A package users install may re-export a class for them (``__init__.py``'s import,
     # ``__all__``): that names it. In a project nobody installs, only code can build it.
     imports_name = is_installable(natural_root(index.root))
+    # (Every part of a project module's dotted name: an import from a package of none of
+    # them comes from outside the project, however its modules are laid out.)
+    project_packages = {part for module in index.modules for part in module.split(".")}
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
             unread.append(key)
@@ -234,7 +237,7 @@ def _unnamed_in_python(
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
         # (A star import binds names the file never spells, modules among them: there any
         # attribute may be a module's.)
-        shadowed = _defined_here(entry.summary)
+        shadowed = _defined_here(entry.summary) | _imported_from_outside(entry.summary, project_packages)
         modules = None if has_star_import(text) else entry.summary.imports.keys()
         spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed, modules)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
@@ -263,6 +266,17 @@ def _defined_here(summary: FileSummary) -> frozenset[str]:
     # names the other file's, whose copy here may subclass it.)
     imported = {name for _level, _module, name in summary.imports.values() if name}
     return frozenset(own - summary.imports.keys() - imported)
+
+
+def _imported_from_outside(summary: FileSummary, project_packages: set[str]) -> frozenset[str]:
+    """The names a file imports by name from a package outside the project: its bare
+    mentions of them are the import's. OneFormer's ``train_net.py`` runs detectron2's
+    ``inference_on_dataset`` (``from detectron2.evaluation import inference_on_dataset``),
+    not the copy its ``oneformer/evaluation/evaluator.py`` defines."""
+    return frozenset(
+        local for local, (level, module, name) in summary.imports.items()
+        if name and not level and module and module.split(".")[0] not in project_packages
+    )
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

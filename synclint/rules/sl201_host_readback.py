@@ -140,6 +140,9 @@ class HostReadback(Rule):
         # A size passed to a forward (``output_sz``: pytracking's distance map) is Python ints.
         "import torch\nclass DistanceMap(torch.nn.Module):\n    def forward(self, center, output_sz):\n"
         "        k0 = torch.arange(output_sz[0], device=center.device)\n        return k0 - center[:, 0]\n",
+        # A resolution passed to a forward (eg3d's ray sampler) is a Python int.
+        "import torch\nclass RaySampler(torch.nn.Module):\n    def forward(self, cam2world, intrinsics, resolution):\n"
+        "        uv = torch.arange(resolution, device=cam2world.device)\n        return uv * intrinsics[:, 0, :1]\n",
         # Already on the host: moving it to the host (or to where a host tensor lives) copies nothing.
         "import torch\ndef f(y):\n    h = torch.as_tensor(y)\n    return torch.ones(3).to(h.device), h.to('cpu')\n",
         # A module calling its own method (tacotron2's STFT), not `Tensor.inverse`.

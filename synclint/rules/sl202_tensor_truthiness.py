@@ -63,6 +63,9 @@ class TensorTruthiness(Rule):
         # A flag passed to a forward (self-critical's loss wrapper) is a Python bool.
         "import torch\nclass LossWrapper(torch.nn.Module):\n    def forward(self, fc_feats, labels, struc_flag):\n"
         "        if struc_flag:\n            return self.struc_crit(fc_feats, labels)\n        return self.crit(fc_feats, labels)\n",
+        # A 3-D patch merge's depth, height and width (nnFormer) are sizes.
+        "import torch\nclass PatchMerging(torch.nn.Module):\n    def forward(self, x, S, H, W):\n"
+        "        B, L, C = x.shape\n        assert L == H * W * S\n        return x.view(B, S, H, W, C)\n",
         # A forward's input that ``torch.cat`` takes is a list of tensors: its truth is its length.
         "import torch\nclass Fuse(torch.nn.Module):\n    def forward(self, feats):\n        if feats:\n"
         "            return torch.cat(feats, 1)\n        return None\n",
