@@ -733,3 +733,56 @@ def test_a_loss_of_host_tensors_is_on_the_host():
         (16, 31, "SL201"),
         (17, 26, "SL201"),  # not a loss: a module of unknown residency
     ]
+
+
+LEFT_BY_A_JUMP = """
+import torch
+
+
+def search(loader, n):
+    best = torch.zeros(n)
+    for batch in loader:
+        if batch.sum() > 0:
+            best = batch.cuda()
+            break
+        else:
+            best = torch.zeros(n)
+        best.nonzero()
+    best.nonzero()
+
+
+def last_pass(loader, n):
+    best = torch.zeros(n)
+    for batch in loader:
+        if batch.sum() > 0:
+            best = batch.cuda()
+            continue
+        else:
+            best = torch.zeros(n)
+    best.nonzero()
+
+
+def caught(x, n):
+    best = torch.zeros(n)
+    try:
+        if x.sum() > 0:
+            best = x.cuda()
+            raise ValueError(n)
+        else:
+            best = torch.zeros(n)
+    except ValueError:
+        pass
+    best.nonzero()
+"""
+
+
+def test_a_block_that_jumps_out_of_an_if_still_reaches_where_it_jumps():
+    # A block that breaks or continues skips the code after its ``if`` but reaches the
+    # code after the loop (``continue`` on the last pass too); one that raises inside a
+    # ``try`` reaches its handlers and what follows. Only right after the ``if`` (line 13)
+    # is ``best`` surely on the host.
+    assert [(line, column) for code, line, column in _codes(LEFT_BY_A_JUMP) if code == "SL101"] == [
+        (14, 5),
+        (25, 5),
+        (38, 5),
+    ]

@@ -208,9 +208,16 @@ class FlowState:
         #: But an ``if`` with an ``else`` runs one of its blocks: what every block that
         #: reaches the end of the ``if`` leaves on the host is on the host after it. Per
         #: ``if`` (its identity), what each of its blocks left on the host (None: a block
-        #: that returns, raises, breaks or continues); per block, its ``if``.
+        #: that returns, or raises outside any ``try``; a jump: a block that breaks or
+        #: continues, with all it left on the host); per block, its ``if``.
         self._if_blocks: dict[int, int] = {}
-        self._host_after_blocks: dict[int, list[set[str] | None]] = {}
+        self._host_after_blocks: dict[int, list[set[str] | _Jump | None]] = {}
+        #: A block that breaks or continues reaches the end of its loop (``continue`` on the
+        #: last pass): per loop entered, the names an ``if`` left on the host that such a
+        #: block did not, off the host after the loop. And the scope depth of each ``try``
+        #: entered: a ``raise`` inside one may reach its handlers and the code after it.
+        self._loop_jumps: list[set[str]] = []
+        self._try_depths: list[int] = []
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
         self._none_guards: dict[int, str] = {}
@@ -433,7 +440,10 @@ class FlowState:
             if isinstance(node, cst.If) and node.orelse is not None:
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
+            elif isinstance(node, (cst.Try, cst.TryStar)):
+                self._try_depths.append(len(self.scopes))
         elif isinstance(node, (cst.For, cst.While)):
+            self._loop_jumps.append(set())
             if self.scope.empty:  # the second pass sees what the first bound after a move
                 self.scope.empty.difference_update(rebound_or_grown_in(node))
             if self.scope.host and not _runs_at_most_once(node):
@@ -505,16 +515,21 @@ class FlowState:
             # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
             # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
             # joined first, so its share is what all of its own blocks left).
-            reaching = [host for host in self._host_after_blocks.pop(id(node)) if host is not None]
+            blocks = self._host_after_blocks.pop(id(node))
+            reaching = [host for host in blocks if isinstance(host, set)]
             if reaching:
-                self.scope.host.update(set.intersection(*reaching))
+                joined = set.intersection(*reaching)
+                self.scope.host.update(joined)
+                for jump in blocks:
+                    if isinstance(jump, _Jump) and self._loop_jumps:
+                        self._loop_jumps[-1].update(joined - jump.host)
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
             host, accelerator, empty = self._host_snapshots.pop()
             owner = self._if_blocks.pop(id(node), None)
             if owner is not None:
-                self._host_after_blocks[owner].append(None if _leaves_early(node) else self.scope.host - host)
+                self._host_after_blocks[owner].append(self._left_on_host(node, host))
             self.scope.host.intersection_update(host)
             self.scope.empty.intersection_update(empty)  # ``if not data: x = torch.zeros(0)``: one path
             guarded = self._none_guards.pop(id(node), None)
@@ -543,6 +558,8 @@ class FlowState:
             return
         if isinstance(node, cst.If):
             self._narrow_after_early_exit(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)) and self._try_depths:
+            self._try_depths.pop()
         if isinstance(node, cst.FunctionDef):
             self._record_return_kind(self.scopes.pop())
         elif isinstance(node, cst.ClassDef):
@@ -556,6 +573,8 @@ class FlowState:
                 if kind.is_tensor and not self.devices.on_host(node.value):
                     self.scope.returns_host_only = False
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
+            if isinstance(node, (cst.For, cst.While)) and self._loop_jumps:
+                self.scope.host.difference_update(self._loop_jumps.pop())
             loops = self.scope.loops
             if loops and loops[-1] is node:
                 loops.pop()
@@ -752,6 +771,20 @@ class FlowState:
                 return node.value in scope.host_loaders
         return False
 
+    def _left_on_host(self, block: cst.CSTNode, before: set[str]) -> set[str] | _Jump | None:
+        """What a block of an ``if`` with an ``else`` hands the code after the ``if``: the
+        names it put on the host (``before``: the host names as it started); nothing if it
+        returns, or raises where no ``try`` of this function may catch it; a :class:`_Jump`
+        if it breaks or continues, which reaches the code after its loop instead."""
+        last = _exit_of(block)
+        if isinstance(last, (cst.Break, cst.Continue)):
+            return _Jump(set(self.scope.host))
+        if isinstance(last, cst.Return) or (
+            isinstance(last, cst.Raise) and not (self._try_depths and self._try_depths[-1] == len(self.scopes))
+        ):
+            return None
+        return self.scope.host - before
+
     def holds_an_empty_tensor(self, name: str) -> bool:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
         built visibly empty, and nothing grows it in place (``x.resize_(n)``, ``out=x``)."""
@@ -936,9 +969,16 @@ class FlowState:
         return Kind.UNKNOWN
 
 
-def _leaves_early(block: cst.CSTNode) -> bool:
-    """A block of an ``if`` whose last statement returns, raises, breaks or continues: it
-    never reaches the code after the ``if``."""
+@dataclass
+class _Jump:
+    """A block of an ``if`` that breaks or continues, and what it left on the host."""
+
+    host: set[str]
+
+
+def _exit_of(block: cst.CSTNode) -> cst.BaseSmallStatement | None:
+    """The last statement of a block of an ``if`` when it returns, raises, breaks or
+    continues: the block never reaches the code after the ``if``."""
     if isinstance(block, cst.Else):
         block = block.body
     if isinstance(block, cst.SimpleStatementSuite):  # ``else: raise ValueError(mode)``
@@ -946,8 +986,8 @@ def _leaves_early(block: cst.CSTNode) -> bool:
     elif isinstance(block, cst.IndentedBlock) and block.body and isinstance(block.body[-1], cst.SimpleStatementLine):
         last = block.body[-1].body[-1] if block.body[-1].body else None
     else:
-        return False
-    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
+        return None
+    return last if isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue)) else None
 
 
 def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:
