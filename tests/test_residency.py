@@ -786,3 +786,40 @@ def test_a_block_that_jumps_out_of_an_if_still_reaches_where_it_jumps():
         (25, 5),
         (38, 5),
     ]
+
+
+HOST_LOADERS_REWRAPPED = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, fabric, to_gpu):
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    model, loader = fabric.setup(model, loader)
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    loader = to_gpu()
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    for images, labels in CudaPrefetcher(loader):
+        model(images)
+        print(labels.sum().item())
+    for images, labels in tqdm(enumerate(iter(loader))):
+        model(images)
+        print(labels.sum().item())
+"""
+
+
+def test_a_loader_of_host_batches_rebound_or_wrapped_may_yield_device_batches():
+    # Fabric's and accelerate's setup hand back a loader that moves its batches; a
+    # prefetcher wraps the loader to upload the next batch. Only ``enumerate``, ``iter``
+    # and progress bars pass the loader's own batches on.
+    assert [(line, column) for code, line, column in _codes(HOST_LOADERS_REWRAPPED) if code == "SL201"] == [
+        (11, 15),
+        (16, 15),
+        (20, 15),
+    ]

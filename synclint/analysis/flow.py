@@ -582,11 +582,9 @@ class FlowState:
                 self._restore(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
-                host_batches = yields_host_batches(node.value, self.imports.qualify)
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
-                        (self.scope.host_loaders.add if host_batches else self.scope.host_loaders.discard)(target.target.value)
             kind = self.kind_of(node.value)
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and (
                 self.returns_host_tensor(node.value) or self.devices.loss_of_host_tensors(node.value)
@@ -604,10 +602,13 @@ class FlowState:
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
+            host_batches = yields_host_batches(node.value, self.imports.qualify)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
                 self.bind(target.target, kind, node.value)
+                if host_batches and isinstance(target.target, cst.Name):
+                    self.scope.host_loaders.add(target.target.value)  # (after ``bind``, which forgets it)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
@@ -675,6 +676,9 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            # ``model, loader = fabric.setup(model, loader)``: whatever it holds now, it is
+            # no longer the ``DataLoader`` of host batches (an assignment of one says so).
+            self.scope.host_loaders.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
@@ -761,8 +765,15 @@ class FlowState:
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
-        innermost scope binding it bound to a loader of host batches."""
-        while isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and not node.args[0].star:
+        innermost scope binding it bound to a loader of host batches. Only such wrappers
+        pass the loader's own batches on: ``CudaPrefetcher(loader)`` uploads them."""
+        while (
+            isinstance(node, cst.Call)
+            and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _PASSING_WRAPPERS
+            and node.args
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
             node = node.args[0].value
         if not isinstance(node, cst.Name):
             return False
@@ -967,6 +978,10 @@ class FlowState:
             if scope.kind == "class":
                 return scope.returns.get(name, Kind.UNKNOWN)
         return Kind.UNKNOWN
+
+
+#: Wrappers of an iterable that yield its items as they are (with a count, a progress bar).
+_PASSING_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "track"})
 
 
 @dataclass
