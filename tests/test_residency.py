@@ -823,3 +823,35 @@ def test_a_loader_of_host_batches_rebound_or_wrapped_may_yield_device_batches():
         (16, 15),
         (20, 15),
     ]
+
+
+LOSS_OF_DEVICE_TENSORS = """
+import torch
+
+
+def dice_loss(pred, gt):
+    pred = pred.cuda()
+    gt = gt.cuda()
+    return 1 - 2 * (pred * gt).sum() / (pred + gt).sum()
+
+
+def train(model, loader, criterion, device, alpha):
+    for x, y in loader:
+        outputs = model(x.to(device))
+        targets = [{k: v.to(device) for k, v in t.items()} for t in y]
+        loss = criterion(outputs["pred_logits"], targets, torch.tensor(alpha))
+        print(loss.item())
+        dice = dice_loss(outputs["pred_masks"].cpu(), y.cpu())
+        print(dice.item())
+"""
+
+
+def test_a_loss_given_a_device_tensor_or_moving_its_inputs_is_not_on_the_host():
+    # A loss mixes a CUDA prediction of unknown kind with a 0-dim CPU tensor (an
+    # ``alpha``) without complaint, and a loss of the file's own that moves its inputs
+    # to the device says what it returns, whatever its name.
+    assert [(line, column) for code, line, column in _codes(LOSS_OF_DEVICE_TENSORS) if code == "SL201"] == [
+        (16, 15),  # the loss given a CUDA prediction and a CPU scalar
+        (17, 26),  # the copy of the prediction
+        (18, 15),  # the file's own loss moves its inputs back
+    ]
