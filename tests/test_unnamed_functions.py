@@ -93,9 +93,11 @@ def test_a_decorated_loss_function_may_be_registered(tmp_path):
         ({"pkg__old.py": 'HELP = """\nloss = dice_loss(p, y) + _slow_neg_loss(p, y)\n"""\n'}, True),
         ({"pkg__old.py": 'LOSSES = ("dice_loss",\n          "_slow_neg_loss")\n'}, True),
         ({"pkg__old.py": 'x = 1; """a"""\nprint("dice_loss", """_slow_neg_loss""")\n'}, True),
+        ({"pkg__old.py": 'def show(model, x, y):\n    f"""{dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}"""\n'}, True),
+        ({"pkg__old.py": 'def show(model, x, y):\n    "loss: " rf"{dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}"\n'}, True),
     ],
     ids=["a docstring", "code put in triple quotes", "strings joined as a statement", "a string assigned",
-         "strings in a tuple", "strings passed to a call"],
+         "strings in a tuple", "strings passed to a call", "an f-string statement", "a string joined to an f-string"],
 )
 def test_a_string_that_is_a_statement_of_its_own_names_nothing(tmp_path, extra, named):
     # GraphCL's only call of its pre-training ``eval_loss`` sits in code put in triple quotes.

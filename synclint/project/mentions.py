@@ -225,7 +225,7 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
             span = (line_starts[row - 1] + column, line_starts[end_row - 1] + end_column)
             if token.type == tokenize.COMMENT:
                 spans.append(span)
-            elif token.type == tokenize.STRING:
+            elif token.type == tokenize.STRING and "f" not in _prefix(token.string):
                 if statement is not None:
                     statement.append(span)
             elif token.type == tokenize.NEWLINE:
@@ -238,6 +238,13 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
     except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
         return [(-1, -1)]
     return sorted(spans)
+
+
+def _prefix(string: str) -> str:
+    """The prefix of a string literal, lower-cased: an ``f`` runs the code in its braces
+    (``f"{evaluate(model)}"`` as a statement calls it; before Python 3.12 the tokenizer
+    reads an f-string as one STRING, after it as FSTRING_START... tokens)."""
+    return string[: min(i for i in (string.find("'"), string.find('"')) if i >= 0)].lower()
 
 
 def _within(spans: list[tuple[int, int]], position: int) -> bool:
