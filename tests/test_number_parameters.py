@@ -420,3 +420,41 @@ def test_a_default_no_call_overrides_is_passed_on_as_a_number(tmp_path: Path, de
 def test_a_call_passing_a_tensor_for_the_forwarded_parameter_keeps_the_finding(tmp_path: Path):
     other = _ENCODER.format(default="8") + "\n    def other(self, x):\n        return self.half(x, x.sum())\n"
     assert _findings(tmp_path, encoder=other) == [("encoder.py", 11, 12, "SL202")]
+
+
+_BLOCKS = """\
+from torch import nn
+
+
+class AdaNorm(nn.Module):
+    def forward(self, x, t):
+        if t > 0.5:
+            return x * 2
+        return x
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = AdaNorm()
+
+    def forward(self, x, t=0.0):
+        return self.norm(x, t)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(4)])
+
+    def forward(self, x, t):
+        for block in self.blocks:
+            x = block(x, t)
+        return x
+"""
+
+
+def test_a_default_of_a_module_run_by_calls_the_index_does_not_see_is_not_passed_on(tmp_path: Path):
+    # Each block of the ``nn.ModuleList`` runs from ``block(x, t)``, a call the index does
+    # not resolve, with the network's tensor ``t``: the default says nothing of it.
+    assert _findings(tmp_path, net=_BLOCKS) == [("net.py", 6, 12, "SL202")]

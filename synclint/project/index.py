@@ -580,12 +580,14 @@ class ProjectIndex:
         if field == "number_args":
             # A parameter no call the index sees passes holds its default, as the function's
             # own analysis takes it: ``forward(self, x, layer=8)`` passing ``layer`` on to
-            # ``self.encoder(x, layer)`` passes a number.
+            # ``self.encoder(x, layer)`` passes a number. Not where calls it does not see
+            # may pass it (:meth:`runs_unseen`): ``block(x, t)`` over an ``nn.ModuleList``
+            # hands ``forward(self, x, t=0.0)`` a tensor.
             found.update(
                 (fid, name)
                 for key, entry in self.entries.items()
                 for qualname, function in entry.summary.functions.items()
-                if not self.callers().get(fid := (key, qualname))
+                if not self.callers().get(fid := (key, qualname)) and not self.runs_unseen(fid)
                 for name, value in function.defaults.items()
                 if name in function.kept_params and isinstance(value, (bool, int, float, str))
             )
