@@ -454,7 +454,27 @@ class Net(nn.Module):
 """
 
 
-def test_a_default_of_a_module_run_by_calls_the_index_does_not_see_is_not_passed_on(tmp_path: Path):
+_REGISTRY = """\
+BLOCKS = {}
+
+
+def register(cls):
+    BLOCKS[cls.__name__] = cls
+    return cls
+
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("decorator", "built"),
+    [("", "Block()"), ("@register", "BLOCKS[kind]()"), ("", "{'basic': Block}[kind]()")],
+    ids=["built in place", "registered by a decorator", "picked from a dict"],
+)
+def test_a_default_of_a_module_run_by_calls_the_index_does_not_see_is_not_passed_on(tmp_path: Path, decorator, built):
     # Each block of the ``nn.ModuleList`` runs from ``block(x, t)``, a call the index does
-    # not resolve, with the network's tensor ``t``: the default says nothing of it.
-    assert _findings(tmp_path, net=_BLOCKS) == [("net.py", 6, 12, "SL202")]
+    # not resolve, with the network's tensor ``t``: the default says nothing of it; nor
+    # where the index sees no block built, as it is built from a registry.
+    net = _REGISTRY + _BLOCKS.replace("class Block", f"{decorator}\nclass Block").replace("Block() for", f"{built} for")
+    net = net.replace("def __init__(self):\n        super().__init__()\n        self.blocks", "def __init__(self, kind):\n        super().__init__()\n        self.blocks")
+    assert _findings(tmp_path, net=net) == [("net.py", 14, 12, "SL202")]
