@@ -855,3 +855,27 @@ def test_a_loss_given_a_device_tensor_or_moving_its_inputs_is_not_on_the_host():
         (17, 26),  # the copy of the prediction
         (18, 15),  # the file's own loss moves its inputs back
     ]
+
+
+SPAWNED_WORKERS = """
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset):
+    loader = DataLoader(dataset, num_workers=4)
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+
+
+if __name__ == "__main__":
+    mp.set_start_method("spawn")
+"""
+
+
+def test_workers_started_by_spawn_may_build_device_tensors():
+    # A file that sets the start method to ``spawn`` (or ``forkserver``) starts its loader's
+    # workers fresh: they may initialise CUDA, and its dataset build device tensors.
+    assert [(line, column) for code, line, column in _codes(SPAWNED_WORKERS) if code == "SL201"] == [(11, 15)]

@@ -11,6 +11,8 @@ a node is entered and left, and keeps
 
 from __future__ import annotations
 
+import functools
+
 import re
 import weakref
 from collections.abc import Iterator
@@ -32,7 +34,7 @@ from synclint.analysis.devices import (
 )
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
-from synclint.analysis.loaders import is_loader, yields_host_batches
+from synclint.analysis.loaders import is_loader, sets_a_start_method, yields_host_batches
 from synclint.analysis.loop_bindings import loop_bindings
 from synclint.analysis.step_names import STEP_NAME
 from synclint.analysis.targets import target_name_nodes
@@ -602,7 +604,7 @@ class FlowState:
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
-            host_batches = yields_host_batches(node.value, self.imports.qualify)
+            host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -762,6 +764,12 @@ class FlowState:
         )
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
+
+    @functools.cached_property
+    def sets_a_start_method(self) -> bool:
+        """The file sets the start method of its processes (``spawn``): its loaders' workers
+        may not be forked (see :func:`~synclint.analysis.loaders.yields_host_batches`)."""
+        return sets_a_start_method(self.scopes[0].node)
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
