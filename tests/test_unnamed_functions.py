@@ -104,3 +104,13 @@ def test_a_string_that_is_a_statement_of_its_own_names_nothing(tmp_path, extra, 
     found = _found(tmp_path, **extra)
     assert ("nothing in the project names" not in found[7][1]) is named
     assert ("nothing in the project names" not in found[16][1]) is named
+
+
+@pytest.mark.parametrize("end", ["\n", ""], ids=["a file ending a line", "a file ending without a newline"])
+def test_a_line_of_an_f_string_that_looks_like_a_comment_names_what_it_calls(tmp_path, end):
+    # The tokenizer says the ``#`` is in a string, also where the file's last line has no
+    # newline (its end marker then sits past the last line).
+    report = 'def report(model, x, y):\n    print(f"""\n# Results: {dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}\n""")'
+    found = _found(tmp_path, **{"pkg__report.py": report + end})
+    assert "nothing in the project names" not in found[7][1]
+    assert "nothing in the project names" not in found[16][1]
