@@ -460,3 +460,61 @@ class Tacotron(nn.Module):
 def test_a_loop_counter_passed_to_a_module_is_a_number(tmp_path: Path, step, found):
     # ForwardTacotron's decoder hands its `range` counter `t` to the attention's `forward`.
     assert _findings(tmp_path, tacotron=_DECODER.format(step=step)) == found
+
+
+_BLOCKS = """\
+from torch import nn
+
+
+class AdaNorm(nn.Module):
+    def forward(self, x, t):
+        if t > 0.5:
+            return x * 2
+        return x
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = AdaNorm()
+
+    def forward(self, x, t=0.0):
+        return self.norm(x, t)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(4)])
+
+    def forward(self, x, t):
+        for block in self.blocks:
+            x = block(x, t)
+        return x
+"""
+
+
+_REGISTRY = """\
+BLOCKS = {}
+
+
+def register(cls):
+    BLOCKS[cls.__name__] = cls
+    return cls
+
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("decorator", "built"),
+    [("", "Block()"), ("@register", "BLOCKS[kind]()"), ("", "{'basic': Block}[kind]()")],
+    ids=["built in place", "registered by a decorator", "picked from a dict"],
+)
+def test_a_default_of_a_module_run_by_calls_the_index_does_not_see_is_not_passed_on(tmp_path: Path, decorator, built):
+    # Each block of the ``nn.ModuleList`` runs from ``block(x, t)``, a call the index does
+    # not resolve, with the network's tensor ``t``: the default says nothing of it; nor
+    # where the index sees no block built, as it is built from a registry.
+    net = _REGISTRY + _BLOCKS.replace("class Block", f"{decorator}\nclass Block").replace("Block() for", f"{built} for")
+    net = net.replace("def __init__(self):\n        super().__init__()\n        self.blocks", "def __init__(self, kind):\n        super().__init__()\n        self.blocks")
+    assert _findings(tmp_path, net=net) == [("net.py", 14, 12, "SL202")]

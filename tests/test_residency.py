@@ -733,3 +733,149 @@ def test_a_loss_of_host_tensors_is_on_the_host():
         (16, 31, "SL201"),
         (17, 26, "SL201"),  # not a loss: a module of unknown residency
     ]
+
+
+LEFT_BY_A_JUMP = """
+import torch
+
+
+def search(loader, n):
+    best = torch.zeros(n)
+    for batch in loader:
+        if batch.sum() > 0:
+            best = batch.cuda()
+            break
+        else:
+            best = torch.zeros(n)
+        best.nonzero()
+    best.nonzero()
+
+
+def last_pass(loader, n):
+    best = torch.zeros(n)
+    for batch in loader:
+        if batch.sum() > 0:
+            best = batch.cuda()
+            continue
+        else:
+            best = torch.zeros(n)
+    best.nonzero()
+
+
+def caught(x, n):
+    best = torch.zeros(n)
+    try:
+        if x.sum() > 0:
+            best = x.cuda()
+            raise ValueError(n)
+        else:
+            best = torch.zeros(n)
+    except ValueError:
+        pass
+    best.nonzero()
+"""
+
+
+def test_a_block_that_jumps_out_of_an_if_still_reaches_where_it_jumps():
+    # A block that breaks or continues skips the code after its ``if`` but reaches the
+    # code after the loop (``continue`` on the last pass too); one that raises inside a
+    # ``try`` reaches its handlers and what follows. Only right after the ``if`` (line 13)
+    # is ``best`` surely on the host.
+    assert [(line, column) for code, line, column in _codes(LEFT_BY_A_JUMP) if code == "SL101"] == [
+        (14, 5),
+        (25, 5),
+        (38, 5),
+    ]
+
+
+HOST_LOADERS_REWRAPPED = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, fabric, to_gpu):
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    model, loader = fabric.setup(model, loader)
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    loader = to_gpu()
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+    loader = DataLoader(dataset, num_workers=4, pin_memory=True)
+    for images, labels in CudaPrefetcher(loader):
+        model(images)
+        print(labels.sum().item())
+    for images, labels in tqdm(enumerate(iter(loader))):
+        model(images)
+        print(labels.sum().item())
+"""
+
+
+def test_a_loader_of_host_batches_rebound_or_wrapped_may_yield_device_batches():
+    # Fabric's and accelerate's setup hand back a loader that moves its batches; a
+    # prefetcher wraps the loader to upload the next batch. Only ``enumerate``, ``iter``
+    # and progress bars pass the loader's own batches on.
+    assert [(line, column) for code, line, column in _codes(HOST_LOADERS_REWRAPPED) if code == "SL201"] == [
+        (11, 15),
+        (16, 15),
+        (20, 15),
+    ]
+
+
+LOSS_OF_DEVICE_TENSORS = """
+import torch
+
+
+def dice_loss(pred, gt):
+    pred = pred.cuda()
+    gt = gt.cuda()
+    return 1 - 2 * (pred * gt).sum() / (pred + gt).sum()
+
+
+def train(model, loader, criterion, device, alpha):
+    for x, y in loader:
+        outputs = model(x.to(device))
+        targets = [{k: v.to(device) for k, v in t.items()} for t in y]
+        loss = criterion(outputs["pred_logits"], targets, torch.tensor(alpha))
+        print(loss.item())
+        dice = dice_loss(outputs["pred_masks"].cpu(), y.cpu())
+        print(dice.item())
+"""
+
+
+def test_a_loss_given_a_device_tensor_or_moving_its_inputs_is_not_on_the_host():
+    # A loss mixes a CUDA prediction of unknown kind with a 0-dim CPU tensor (an
+    # ``alpha``) without complaint, and a loss of the file's own that moves its inputs
+    # to the device says what it returns, whatever its name.
+    assert [(line, column) for code, line, column in _codes(LOSS_OF_DEVICE_TENSORS) if code == "SL201"] == [
+        (16, 15),  # the loss given a CUDA prediction and a CPU scalar
+        (17, 26),  # the copy of the prediction
+        (18, 15),  # the file's own loss moves its inputs back
+    ]
+
+
+SPAWNED_WORKERS = """
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset):
+    loader = DataLoader(dataset, num_workers=4)
+    for images, labels in loader:
+        model(images)
+        print(labels.sum().item())
+
+
+if __name__ == "__main__":
+    mp.set_start_method("spawn")
+"""
+
+
+def test_workers_started_by_spawn_may_build_device_tensors():
+    # A file that sets the start method to ``spawn`` (or ``forkserver``) starts its loader's
+    # workers fresh: they may initialise CUDA, and its dataset build device tensors.
+    assert [(line, column) for code, line, column in _codes(SPAWNED_WORKERS) if code == "SL201"] == [(11, 15)]

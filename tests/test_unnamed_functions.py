@@ -93,12 +93,24 @@ def test_a_decorated_loss_function_may_be_registered(tmp_path):
         ({"pkg__old.py": 'HELP = """\nloss = dice_loss(p, y) + _slow_neg_loss(p, y)\n"""\n'}, True),
         ({"pkg__old.py": 'LOSSES = ("dice_loss",\n          "_slow_neg_loss")\n'}, True),
         ({"pkg__old.py": 'x = 1; """a"""\nprint("dice_loss", """_slow_neg_loss""")\n'}, True),
+        ({"pkg__old.py": 'def show(model, x, y):\n    f"""{dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}"""\n'}, True),
+        ({"pkg__old.py": 'def show(model, x, y):\n    "loss: " rf"{dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}"\n'}, True),
     ],
     ids=["a docstring", "code put in triple quotes", "strings joined as a statement", "a string assigned",
-         "strings in a tuple", "strings passed to a call"],
+         "strings in a tuple", "strings passed to a call", "an f-string statement", "a string joined to an f-string"],
 )
 def test_a_string_that_is_a_statement_of_its_own_names_nothing(tmp_path, extra, named):
     # GraphCL's only call of its pre-training ``eval_loss`` sits in code put in triple quotes.
     found = _found(tmp_path, **extra)
     assert ("nothing in the project names" not in found[7][1]) is named
     assert ("nothing in the project names" not in found[16][1]) is named
+
+
+@pytest.mark.parametrize("end", ["\n", ""], ids=["a file ending a line", "a file ending without a newline"])
+def test_a_line_of_an_f_string_that_looks_like_a_comment_names_what_it_calls(tmp_path, end):
+    # The tokenizer says the ``#`` is in a string, also where the file's last line has no
+    # newline (its end marker then sits past the last line).
+    report = 'def report(model, x, y):\n    print(f"""\n# Results: {dice_loss(model(x), y)} {_slow_neg_loss(model(x), y)}\n""")'
+    found = _found(tmp_path, **{"pkg__report.py": report + end})
+    assert "nothing in the project names" not in found[7][1]
+    assert "nothing in the project names" not in found[16][1]

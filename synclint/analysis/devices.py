@@ -295,12 +295,26 @@ class DeviceInference:
         host."""
         name = call.func.value if isinstance(call.func, cst.Name) else (
             call.func.attr.value if isinstance(call.func, cst.Attribute) else None)
-        if name is None or not is_loss_function(name):
+        if name is None or not is_loss_function(name) or self._returns_known(call.func):
             return False
-        tensors = [arg.value for arg in call.args if not arg.star and self.flow.kind_of(arg.value).is_tensor]
-        if any(arg.star for arg in call.args) or not tensors:
+        if any(arg.star for arg in call.args):
             return False
-        return all(self.on_host(tensor) for tensor in tensors)
+        # Every argument that may be a tensor: a 0-dim CPU tensor (``torch.tensor(alpha)``)
+        # mixes freely with CUDA ones, so an ``outputs["logits"]`` of unknown kind counts.
+        kinds = [self.flow.kind_of(arg.value) for arg in call.args]
+        if not any(kind.is_tensor for kind in kinds):
+            return False
+        return all(kind is Kind.PYTHON or self.on_host(arg.value) for arg, kind in zip(call.args, kinds))
+
+    def _returns_known(self, func: cst.BaseExpression) -> bool:
+        """``dice_loss`` or ``self.compute_loss`` defined in this file and found to return
+        tensors: what it returns is its own analysis's say, not its name's (it may move its
+        inputs to the device)."""
+        if isinstance(func, cst.Name):
+            return self.flow.function_return(func.value).is_tensor
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return self.flow.method_return(func.attr.value).is_tensor
+        return False
 
 
 #: Tensor attributes that are tensors on the device of their owner.

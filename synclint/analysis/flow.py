@@ -11,6 +11,8 @@ a node is entered and left, and keeps
 
 from __future__ import annotations
 
+import functools
+
 import re
 import weakref
 from collections.abc import Iterator
@@ -32,7 +34,7 @@ from synclint.analysis.devices import (
 )
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
-from synclint.analysis.loaders import is_loader, yields_host_batches
+from synclint.analysis.loaders import is_loader, sets_a_start_method, yields_host_batches
 from synclint.analysis.loop_bindings import loop_bindings
 from synclint.analysis.step_names import STEP_NAME
 from synclint.analysis.targets import target_name_nodes
@@ -208,9 +210,16 @@ class FlowState:
         #: But an ``if`` with an ``else`` runs one of its blocks: what every block that
         #: reaches the end of the ``if`` leaves on the host is on the host after it. Per
         #: ``if`` (its identity), what each of its blocks left on the host (None: a block
-        #: that returns, raises, breaks or continues); per block, its ``if``.
+        #: that returns, or raises outside any ``try``; a jump: a block that breaks or
+        #: continues, with all it left on the host); per block, its ``if``.
         self._if_blocks: dict[int, int] = {}
-        self._host_after_blocks: dict[int, list[set[str] | None]] = {}
+        self._host_after_blocks: dict[int, list[set[str] | _Jump | None]] = {}
+        #: A block that breaks or continues reaches the end of its loop (``continue`` on the
+        #: last pass): per loop entered, the names an ``if`` left on the host that such a
+        #: block did not, off the host after the loop. And the scope depth of each ``try``
+        #: entered: a ``raise`` inside one may reach its handlers and the code after it.
+        self._loop_jumps: list[set[str]] = []
+        self._try_depths: list[int] = []
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
         self._none_guards: dict[int, str] = {}
@@ -433,7 +442,10 @@ class FlowState:
             if isinstance(node, cst.If) and node.orelse is not None:
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
+            elif isinstance(node, (cst.Try, cst.TryStar)):
+                self._try_depths.append(len(self.scopes))
         elif isinstance(node, (cst.For, cst.While)):
+            self._loop_jumps.append(set())
             if self.scope.empty:  # the second pass sees what the first bound after a move
                 self.scope.empty.difference_update(rebound_or_grown_in(node))
             if self.scope.host and not _runs_at_most_once(node):
@@ -505,16 +517,21 @@ class FlowState:
             # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
             # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
             # joined first, so its share is what all of its own blocks left).
-            reaching = [host for host in self._host_after_blocks.pop(id(node)) if host is not None]
+            blocks = self._host_after_blocks.pop(id(node))
+            reaching = [host for host in blocks if isinstance(host, set)]
             if reaching:
-                self.scope.host.update(set.intersection(*reaching))
+                joined = set.intersection(*reaching)
+                self.scope.host.update(joined)
+                for jump in blocks:
+                    if isinstance(jump, _Jump) and self._loop_jumps:
+                        self._loop_jumps[-1].update(joined - jump.host)
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
             host, accelerator, empty = self._host_snapshots.pop()
             owner = self._if_blocks.pop(id(node), None)
             if owner is not None:
-                self._host_after_blocks[owner].append(None if _leaves_early(node) else self.scope.host - host)
+                self._host_after_blocks[owner].append(self._left_on_host(node, host))
             self.scope.host.intersection_update(host)
             self.scope.empty.intersection_update(empty)  # ``if not data: x = torch.zeros(0)``: one path
             guarded = self._none_guards.pop(id(node), None)
@@ -543,6 +560,8 @@ class FlowState:
             return
         if isinstance(node, cst.If):
             self._narrow_after_early_exit(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)) and self._try_depths:
+            self._try_depths.pop()
         if isinstance(node, cst.FunctionDef):
             self._record_return_kind(self.scopes.pop())
         elif isinstance(node, cst.ClassDef):
@@ -556,6 +575,8 @@ class FlowState:
                 if kind.is_tensor and not self.devices.on_host(node.value):
                     self.scope.returns_host_only = False
         elif isinstance(node, (cst.For, cst.While) + _COMPREHENSIONS):
+            if isinstance(node, (cst.For, cst.While)) and self._loop_jumps:
+                self.scope.host.difference_update(self._loop_jumps.pop())
             loops = self.scope.loops
             if loops and loops[-1] is node:
                 loops.pop()
@@ -563,11 +584,9 @@ class FlowState:
                 self._restore(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
             if self.is_loader(node.value):
-                host_batches = yields_host_batches(node.value, self.imports.qualify)
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         self.scope.loaders.add(target.target.value)
-                        (self.scope.host_loaders.add if host_batches else self.scope.host_loaders.discard)(target.target.value)
             kind = self.kind_of(node.value)
             if kind is Kind.UNKNOWN and isinstance(node.value, cst.Call) and (
                 self.returns_host_tensor(node.value) or self.devices.loss_of_host_tensors(node.value)
@@ -585,10 +604,13 @@ class FlowState:
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
+            host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
                 self.bind(target.target, kind, node.value)
+                if host_batches and isinstance(target.target, cst.Name):
+                    self.scope.host_loaders.add(target.target.value)  # (after ``bind``, which forgets it)
                 if isinstance(target.target, cst.Name):
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
@@ -656,6 +678,9 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            # ``model, loader = fabric.setup(model, loader)``: whatever it holds now, it is
+            # no longer the ``DataLoader`` of host batches (an assignment of one says so).
+            self.scope.host_loaders.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
@@ -740,10 +765,23 @@ class FlowState:
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
 
+    @functools.cached_property
+    def sets_a_start_method(self) -> bool:
+        """The file sets the start method of its processes (``spawn``): its loaders' workers
+        may not be forked (see :func:`~synclint.analysis.loaders.yields_host_batches`)."""
+        return sets_a_start_method(self.scopes[0].node)
+
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
-        innermost scope binding it bound to a loader of host batches."""
-        while isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and not node.args[0].star:
+        innermost scope binding it bound to a loader of host batches. Only such wrappers
+        pass the loader's own batches on: ``CudaPrefetcher(loader)`` uploads them."""
+        while (
+            isinstance(node, cst.Call)
+            and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _PASSING_WRAPPERS
+            and node.args
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
             node = node.args[0].value
         if not isinstance(node, cst.Name):
             return False
@@ -751,6 +789,20 @@ class FlowState:
             if scope.kind != "class" and node.value in scope.env:
                 return node.value in scope.host_loaders
         return False
+
+    def _left_on_host(self, block: cst.CSTNode, before: set[str]) -> set[str] | _Jump | None:
+        """What a block of an ``if`` with an ``else`` hands the code after the ``if``: the
+        names it put on the host (``before``: the host names as it started); nothing if it
+        returns, or raises where no ``try`` of this function may catch it; a :class:`_Jump`
+        if it breaks or continues, which reaches the code after its loop instead."""
+        last = _exit_of(block)
+        if isinstance(last, (cst.Break, cst.Continue)):
+            return _Jump(set(self.scope.host))
+        if isinstance(last, cst.Return) or (
+            isinstance(last, cst.Raise) and not (self._try_depths and self._try_depths[-1] == len(self.scopes))
+        ):
+            return None
+        return self.scope.host - before
 
     def holds_an_empty_tensor(self, name: str) -> bool:
         """``name`` was last bound, in this scope and on every path to here, to a tensor
@@ -936,9 +988,20 @@ class FlowState:
         return Kind.UNKNOWN
 
 
-def _leaves_early(block: cst.CSTNode) -> bool:
-    """A block of an ``if`` whose last statement returns, raises, breaks or continues: it
-    never reaches the code after the ``if``."""
+#: Wrappers of an iterable that yield its items as they are (with a count, a progress bar).
+_PASSING_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "track"})
+
+
+@dataclass
+class _Jump:
+    """A block of an ``if`` that breaks or continues, and what it left on the host."""
+
+    host: set[str]
+
+
+def _exit_of(block: cst.CSTNode) -> cst.BaseSmallStatement | None:
+    """The last statement of a block of an ``if`` when it returns, raises, breaks or
+    continues: the block never reaches the code after the ``if``."""
     if isinstance(block, cst.Else):
         block = block.body
     if isinstance(block, cst.SimpleStatementSuite):  # ``else: raise ValueError(mode)``
@@ -946,8 +1009,8 @@ def _leaves_early(block: cst.CSTNode) -> bool:
     elif isinstance(block, cst.IndentedBlock) and block.body and isinstance(block.body[-1], cst.SimpleStatementLine):
         last = block.body[-1].body[-1] if block.body[-1].body else None
     else:
-        return False
-    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
+        return None
+    return last if isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue)) else None
 
 
 def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:

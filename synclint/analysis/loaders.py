@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection
 import libcst as cst
 
 from synclint.project.summary import LOADER_NAME as _LOADER_NAME  # one definition for both layers
+from synclint.traversal import walk
 
 
 def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
@@ -28,21 +29,27 @@ def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
-def yields_host_batches(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+def yields_host_batches(
+    node: cst.BaseExpression,
+    qualify: Callable[[cst.BaseExpression], str | None],
+    forked: Callable[[], bool] = lambda: True,
+) -> bool:
     """``DataLoader(ds, pin_memory=True)`` or ``DataLoader(ds, num_workers=8)``: a loader
     whose settings rule out device tensors in its batches. Only CPU memory can be pinned
     (ATen's ``pin_memory`` raises on any other tensor); and worker processes forked from a
     process that uses CUDA cannot initialise it again, so a dataset or ``collate_fn`` of a
     loader with workers builds host tensors (unless it is handed a
-    ``multiprocessing_context``, which may start them otherwise)."""
+    ``multiprocessing_context``, or ``forked()`` says the file sets another start method,
+    which may start them otherwise: asked only of such a loader, as it reads the file)."""
     if not isinstance(node, cst.Call) or qualify(node.func) not in DATALOADERS:
         return False
     keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    if _is_true(keywords.get("pin_memory")):
+        return True
     if any(arg.star for arg in node.args) or "multiprocessing_context" in keywords:
-        return bool(_is_true(keywords.get("pin_memory")))
+        return False
     workers = keywords.get("num_workers")
-    positive_workers = isinstance(workers, cst.Integer) and int(workers.value, 0) > 0
-    return _is_true(keywords.get("pin_memory")) or positive_workers
+    return isinstance(workers, cst.Integer) and int(workers.value, 0) > 0 and forked()
 
 
 def _is_true(node: cst.BaseExpression | None) -> bool:
@@ -63,3 +70,25 @@ def is_sample_collection(node: cst.BaseExpression) -> bool:
 
     name = (dotted_name(node) or "").rsplit(".", 1)[-1]
     return bool(SAMPLE_NAME.search(name))
+
+
+class _StartMethodScan(cst.CSTVisitor):
+    """Whether a module calls ``set_start_method`` (of ``multiprocessing`` or torch's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        self.found = self.found or name == "set_start_method"
+        return not self.found
+
+
+def sets_a_start_method(module: cst.Module) -> bool:
+    """``mp.set_start_method("spawn")``: the file's worker processes may start fresh, not
+    forked (whatever method it names: a test of the argument would miss ``args.method``)."""
+    scan = _StartMethodScan()
+    walk(module, scan)  # read-only: ``module.visit`` would rebuild every node
+    return scan.found

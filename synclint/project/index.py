@@ -487,6 +487,16 @@ class ProjectIndex:
             return not self._instances_followed((fid[0], owner))
         return name in self.passed_as_values() or name in self.handed_attributes()
 
+    def _built_unseen(self, cid: ClassId) -> bool:
+        """The class, or a project subclass, is handed to a decorator (``@BLOCKS.register``)
+        or passed as a value (``{"basic": Block}``): the project may build it where the index
+        sees no class built (``BLOCKS[kind]()``), and run it with any arguments."""
+        for sub in [cid, *self.subclasses(cid)]:
+            klass = self.klass(sub)
+            if klass is not None and (klass.decorated or klass.name in self.passed_as_values()):
+                return True
+        return False
+
     def _attributes_held_otherwise(self, key: str, class_name: str, calls: list[CallSite]) -> set[ClassId]:
         """The classes a subclass builds for an attribute that a method of ``class_name``
         calls (``self.bias(x)``) as something else, or as nothing the index knows: on an
@@ -580,12 +590,17 @@ class ProjectIndex:
         if field == "number_args":
             # A parameter no call the index sees passes holds its default, as the function's
             # own analysis takes it: ``forward(self, x, layer=8)`` passing ``layer`` on to
-            # ``self.encoder(x, layer)`` passes a number.
+            # ``self.encoder(x, layer)`` passes a number. Not where calls it does not see
+            # may pass it (:meth:`runs_unseen`, :meth:`_built_unseen`): ``block(x, t)`` over
+            # an ``nn.ModuleList`` hands ``forward(self, x, t=0.0)`` a tensor.
             found.update(
                 (fid, name)
                 for key, entry in self.entries.items()
                 for qualname, function in entry.summary.functions.items()
                 if not self.callers().get(fid := (key, qualname))
+                and not self.runs_unseen(fid)
+                and not (function.cls is not None and function.name in ("forward", "__call__")
+                         and self._built_unseen((key, qualname.rpartition(".")[0])))
                 for name, value in function.defaults.items()
                 if name in function.kept_params and isinstance(value, (bool, int, float, str))
             )

@@ -221,13 +221,13 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
     statement: list[tuple[int, int]] | None = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            (row, column), (end_row, end_column) = token.start, token.end
-            span = (line_starts[row - 1] + column, line_starts[end_row - 1] + end_column)
+            # (Only a comment's or a string's own place: the end marker of a file whose
+            # last line has no newline sits on a line past its last.)
             if token.type == tokenize.COMMENT:
-                spans.append(span)
-            elif token.type == tokenize.STRING:
+                spans.append(_span(token, line_starts))
+            elif token.type == tokenize.STRING and "f" not in _prefix(token.string):
                 if statement is not None:
-                    statement.append(span)
+                    statement.append(_span(token, line_starts))
             elif token.type == tokenize.NEWLINE:
                 spans.extend(statement or ())
                 statement = []
@@ -238,6 +238,19 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
     except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
         return [(-1, -1)]
     return sorted(spans)
+
+
+def _span(token, line_starts: list[int]) -> tuple[int, int]:
+    """A token's (start, end) offsets in the source."""
+    (row, column), (end_row, end_column) = token.start, token.end
+    return line_starts[row - 1] + column, line_starts[end_row - 1] + end_column
+
+
+def _prefix(string: str) -> str:
+    """The prefix of a string literal, lower-cased: an ``f`` runs the code in its braces
+    (``f"{evaluate(model)}"`` as a statement calls it; before Python 3.12 the tokenizer
+    reads an f-string as one STRING, after it as FSTRING_START... tokens)."""
+    return string[: min(i for i in (string.find("'"), string.find('"')) if i >= 0)].lower()
 
 
 def _within(spans: list[tuple[int, int]], position: int) -> bool:
