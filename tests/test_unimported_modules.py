@@ -16,15 +16,18 @@ from synclint.project.scripts import is_script
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
 
-#: The program: a script whose loop over batches runs ``Net`` and the live ``RankLoss``.
+#: The program: a script whose loop over batches runs ``Net`` and the live ``RankLoss``
+#: (as an attribute of its module, which names every class of the name: a name imported
+#: by itself would name the live one only, see :mod:`synclint.project.unnamed_classes`).
 _TRAIN = """\
 import torch
 
-from model import Net, RankLoss
+import model
+from model import Net
 {imports}
 
 def train(loader):
-    net, criterion = Net(), RankLoss()
+    net, criterion = Net(), model.RankLoss()
     for batch in loader:
         criterion(net(batch))
 {extra}

@@ -97,6 +97,28 @@ def test_a_name_imported_from_outside_the_project_is_not_the_project_s_class(tmp
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
 
 
+_LIVE_LOSS = "import torch\n\n\nclass RankLoss(torch.nn.Module):\n    def forward(self, logits):\n        return logits.sum()\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ("\n\ndef criterion():\n    from live import RankLoss\n    return RankLoss()\n", UNNAMED),
+        ("\n\ndef criterion():\n    from live import RankLoss\n    return [RankLoss(), 'RankLoss']\n", HOT),
+        ("\n\ndef criterion():\n    from live import RankLoss\n    return RankLoss(), losses.RankLoss()\n", HOT),
+        ("\n\ndef criterion():\n    from live import RankLoss as Live\n    return Live(), RankLoss()\n", HOT),
+    ],
+    ids=["imported from the other copy", "also in a string", "also as a module's attribute", "imported under another name"],
+)
+def test_a_name_imported_from_another_copy_names_that_copy_only(tmp_path: Path, extra, why):
+    # so-vits-svc's train.py imports `discriminator_loss` from `modules.losses`; the copy in
+    # `vdecoder/nsf_hifigan/models.py` is named by nothing. A string or a module's attribute
+    # may be either copy; a bare name not bound by the import is not the import's.
+    found = _findings(tmp_path, {**_program(extra), "live.py": _LIVE_LOSS})
+    assert [row for row in found if row[0] == "losses.py"] == [
+        ("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+
+
 def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
     # Hydra's `_target_` builds a class by its path, with no decorator and no import.
     config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}

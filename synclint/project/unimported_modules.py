@@ -3,9 +3,9 @@
 A module runs when something imports it or runs it. yolov9 keeps ``utils/segment/loss.py``
 and ``utils/panoptic/loss.py``, copies of the anchor-based ``ComputeLoss``, beside the
 ``loss_tal.py`` modules its training scripts import: nothing imports the copies, nothing
-runs them, and their losses (roots of the hot call graph by their names) never run. Their
-``ComputeLoss`` is named in other files (other modules define a class of that name), so
-:mod:`synclint.project.unnamed_classes` cannot tell.
+runs them, and their losses (roots of the hot call graph by their names) never run. Where
+their ``ComputeLoss`` is named in other files in ways the text cannot tie to one copy (as a
+module's attribute, in a string), :mod:`synclint.project.unnamed_classes` cannot tell.
 
 A module (a file of the project index) is *unimported* when all of these hold:
 

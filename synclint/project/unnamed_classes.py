@@ -33,7 +33,11 @@ A top-level class is *unnamed* when all of these hold:
   with a ``PointNetSetAbstraction`` no model builds) do not name each other, and a
   runner's call of its own ``validate`` names no other runner's; the attribute
   (``pointnet_util.PointNetSetAbstraction``, also as the base of its own copy) and a
-  string still do.
+  string still do. Likewise a file that imports the name from one project definition
+  (so-vits-svc's ``from modules.losses import discriminator_loss``) names that one by the
+  bare name, not the copies elsewhere (``vdecoder/nsf_hifigan/models.py``'s); nor does a
+  file that imports it from a package outside the project (OneFormer's ``from
+  detectron2.evaluation import inference_on_dataset``) name the project's.
 * **Or it is named only where it never runs.** Every mention outside its own
   definition lies in a block that a constant never lets run (``if args.masks:`` where no
   one passes ``--masks``, see :mod:`synclint.project.command_flags`; ``if
@@ -250,7 +254,15 @@ def _unnamed_in_python(
             quiet = [*entry.summary.import_lines, *((first, last) for first, last, _why in closed_lines.get(key, ()))]
             still, still_outside = named_words(blanked(text, quiet), rescued, defined, shadowed, modules)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
-        left = {(owner, name) for owner, name in left if name not in (outside if owner == key else spelled)}
+        named = {(owner, name) for owner, name in left if name in (outside if owner == key else spelled)}
+        # A name the file imports from a project definition names that definition by its bare
+        # mentions (the import line among them), and no other one of the name.
+        elsewhere = _imported_definitions(index, key, {name for owner, name in named if owner != key})
+        if elsewhere:
+            beyond_bare, _ = named_words(text, set(elsewhere), {}, shadowed | elsewhere.keys(), modules)
+            named = {(owner, name) for owner, name in named
+                     if owner == key or name not in elsewhere or name in beyond_bare or elsewhere[name] == (owner, name)}
+        left -= named
         if not left:
             break
     return left, unread, passed_on
@@ -277,6 +289,22 @@ def _imported_from_outside(summary: FileSummary, project_packages: set[str]) -> 
         local for local, (level, module, name) in summary.imports.items()
         if name and not level and module and module.split(".")[0] not in project_packages
     )
+
+
+def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dict[str, ClassId]:
+    """The names file ``key`` imports that resolve to a project function or class, each with
+    it: the file's bare mentions of such a name are that definition's, not those of other
+    definitions of the name. so-vits-svc's ``train.py`` runs ``modules.losses.
+    discriminator_loss``, imported by name, not the copy ``vdecoder/nsf_hifigan/models.py``
+    defines."""
+    found = {}
+    for local, (_level, _module, name) in index.entries[key].summary.imports.items():
+        if not name or local not in names:
+            continue
+        kind, target, qualname = index.resolve_name(key, "", local)
+        if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname:
+            found[local] = (target, qualname)
+    return found
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

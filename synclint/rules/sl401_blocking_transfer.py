@@ -62,6 +62,9 @@ class BlockingTransfer(Rule):
         "import torch\nfor x, y in loader:\n    y = y.float().to(device, non_blocking=True)\n"
         "    y = y[:, -4:].to(device)\n",
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True)\n",
+        # What a collective returns (Time-LLM's ``vali``) is on the device: no copy.
+        "import torch\nfor x, y in loader:\n    out, y = accelerator.gather_for_metrics((model(x), y))\n"
+        "    y = y[:, -4:].to(accelerator.device)\n",
         "import torch\nfor x, y in loader:\n    x = x.to('cpu')\n",
         "import torch\nmodel = model.to(device)\n",
         "import torch\nfor i in range(3):\n    w = w.to(device)\n",
@@ -76,6 +79,8 @@ class BlockingTransfer(Rule):
     INVALID = (
         # A cast keeps the loader's host tensor: its move is still a copy.
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
+        # So does what a helper that is no collective returns.
+        Invalid("import torch\nfor x, y in loader:\n    x, y = augment(x, y)\n    x = x.to(device)\n", 4, 9),
         # Loader batches of unknown type: flagged, but no fix (a custom `.to` may not take
         # `non_blocking`: DETR's NestedTensor.to(device) would raise a TypeError).
         Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9),
@@ -111,14 +116,17 @@ class BlockingTransfer(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``batch_y = batch_y.float().to(device)``: the name now holds the device copy, and a
-        later ``batch_y[:, -n:].to(device)`` (iTransformer) copies nothing. (``x = x.float()``
-        keeps the loader's host tensor: its later move is still a copy.)"""
-        if not self._batch_names or not _moves_to_a_device(node.value):
+        later ``batch_y[:, -n:].to(device)`` (iTransformer) copies nothing; so does a name
+        bound to what a collective returns (``outputs, batch_y =
+        accelerator.gather_for_metrics((outputs, batch_y))``, Time-LLM: it gathers device
+        tensors). (``x = x.float()`` keeps the loader's host tensor: its later move is still
+        a copy.)"""
+        if not self._batch_names or not (_moves_to_a_device(node.value) or _collective(node.value)):
             return
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
+            for name in target_names(target.target):
                 for names in self._batch_names:
-                    names.discard(target.target.value)
+                    names.discard(name)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._batch_names or not is_host_transfer(node):
@@ -135,6 +143,16 @@ class BlockingTransfer(Rule):
             f"{self.context.context_phrase()}",
             self.propose_fix(node),
         )
+
+
+#: Methods of Accelerate and ``torch.distributed`` that gather or reduce tensors across
+#: processes: they work on device tensors and return them.
+_COLLECTIVES = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce", "pad_across_processes"})
+
+
+def _collective(value: cst.BaseExpression) -> bool:
+    """``accelerator.gather_for_metrics((outputs, batch_y))``, ``accelerator.reduce(loss)``."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _COLLECTIVES
 
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
