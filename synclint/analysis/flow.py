@@ -248,6 +248,10 @@ class FlowState:
             if scope.kind == "class":
                 continue
             bound = scope.env.get(name)
+            if bound is None and name in self.imports.modules:
+                # ``np.sum(...)`` is no evidence that ``np`` is a tensor: it names a module,
+                # unless a scope binds it (``F = np.sum(...)`` after ``import ... as F``).
+                continue
             if bound is not None and bound is not Kind.UNKNOWN:
                 return bound
             if bound is Kind.UNKNOWN and name in scope.opaque:

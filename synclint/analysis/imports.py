@@ -45,6 +45,9 @@ class ImportMap(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.aliases: dict[str, str] = {}
+        #: Local names an ``import`` statement binds to a module (``np`` of ``import numpy as
+        #: np``, ``torch`` of ``import torch.nn``): a module, never a tensor.
+        self.modules: set[str] = set()
         # id(node) -> (node, answer): every rule asks about every call's callee; the
         # node is kept so that its id cannot be reused while the entry exists.
         self._qualified: dict[int, tuple[cst.BaseExpression, str | None]] = {}
@@ -58,10 +61,12 @@ class ImportMap(cst.CSTVisitor):
             full = _module_name(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 self.aliases[alias.asname.name.value] = full
+                self.modules.add(alias.asname.name.value)
             else:
                 # ``import torch.nn.functional`` binds ``torch``.
                 root = full.split(".", 1)[0]
                 self.aliases.setdefault(root, root)
+                self.modules.add(root)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
@@ -171,9 +176,11 @@ def imports_from_tree(tree: ast.Module) -> ImportMap:
             for alias in node.names:
                 if alias.asname is not None:
                     imports.aliases[alias.asname] = alias.name
+                    imports.modules.add(alias.asname)
                 else:
                     root = alias.name.split(".", 1)[0]
                     imports.aliases.setdefault(root, root)
+                    imports.modules.add(root)
         elif not node.level:
             module_name = node.module or ""
             if node.names[0].name == "*":
