@@ -119,6 +119,26 @@ def test_a_name_imported_from_another_copy_names_that_copy_only(tmp_path: Path, 
         ("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
 
 
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "\ntry:\n    from losses import RankLoss\nexcept ImportError:\n    from apex.losses import RankLoss\n"
+        "\n\ndef criterion():\n    return RankLoss()\n",
+        "\ntry:\n    from live import RankLoss\nexcept ImportError:\n    from losses import RankLoss\n"
+        "\n\ndef criterion():\n    return RankLoss()\n",
+        "\nfrom losses import RankLoss\n\n\ndef criterion():\n    return RankLoss()\n"
+        "\n\ndef finetune():\n    from live import RankLoss\n    return RankLoss()\n",
+    ],
+    ids=["an import from outside as the fallback", "another copy tried first", "another copy in a function"],
+)
+def test_a_name_imported_from_two_places_names_both(tmp_path: Path, extra):
+    # `try: from apex.normalization import FusedLayerNorm as LayerNorm` / `except ImportError:
+    # from .layers import LayerNorm`: the bare name is whichever import ran, so it names
+    # the project's definition as well as the other.
+    found = _findings(tmp_path, {**_program(extra), "live.py": _LIVE_LOSS})
+    assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
 def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
     # Hydra's `_target_` builds a class by its path, with no decorator and no import.
     config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}

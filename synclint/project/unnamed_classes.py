@@ -288,7 +288,19 @@ def _imported_from_outside(summary: FileSummary, project_packages: set[str]) -> 
     return frozenset(
         local for local, (level, module, name) in summary.imports.items()
         if name and not level and module and module.split(".")[0] not in project_packages
+        and not _imported_from_elsewhere_too(summary, local)
     )
+
+
+def _imported_from_elsewhere_too(summary: FileSummary, local: str) -> bool:
+    """Whether another import statement of the file (in a function, an ``except
+    ImportError:`` fallback, the other branch of an ``if``) binds ``local`` from another
+    module: ``summary.imports`` keeps the last one only, and the bare name may be either
+    (``try: from apex.normalization import FusedLayerNorm as LayerNorm`` / ``except
+    ImportError: from .layers import LayerNorm``)."""
+    level, module, name = summary.imports[local]
+    return any((other_level, other) != (level, module) and (local in names or name in names)
+               for other_level, other, names in summary.module_imports)
 
 
 def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dict[str, ClassId]:
@@ -299,7 +311,7 @@ def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dic
     defines."""
     found = {}
     for local, (_level, _module, name) in index.entries[key].summary.imports.items():
-        if not name or local not in names:
+        if not name or local not in names or _imported_from_elsewhere_too(index.entries[key].summary, local):
             continue
         kind, target, qualname = index.resolve_name(key, "", local)
         if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname:
