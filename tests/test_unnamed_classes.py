@@ -139,6 +139,23 @@ def test_a_name_imported_from_two_places_names_both(tmp_path: Path, extra):
     found = _findings(tmp_path, {**_program(extra), "live.py": _LIVE_LOSS})
     assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
+
+@pytest.mark.parametrize(
+    "live",
+    [
+        "import torch\n\ntry:\n    from losses import RankLoss\nexcept ImportError:\n"
+        "    class RankLoss(torch.nn.Module):\n        def forward(self, logits):\n            return logits.sum()\n",
+        _LIVE_LOSS + "\n\ntry:\n    from losses import RankLoss\nexcept ImportError:\n    pass\n",
+    ],
+    ids=["a fallback definition", "an override after the definition"],
+)
+def test_a_name_its_module_both_defines_and_imports_may_be_either(tmp_path: Path, live):
+    # `try: from ._ext import DeformConv` / `except ImportError: class DeformConv(...)`:
+    # importing the name from that module may give the compiled one as well as its own.
+    extra = "\n\ndef criterion():\n    from live import RankLoss\n    return RankLoss()\n"
+    found = _findings(tmp_path, {**_program(extra), "live.py": live})
+    assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
 def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
     # Hydra's `_target_` builds a class by its path, with no decorator and no import.
     config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}

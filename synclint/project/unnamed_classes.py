@@ -314,9 +314,20 @@ def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dic
         if not name or local not in names or _imported_from_elsewhere_too(index.entries[key].summary, local):
             continue
         kind, target, qualname = index.resolve_name(key, "", local)
-        if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname:
+        if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname \
+                and not _also_imported(index, target, qualname):
             found[local] = (target, qualname)
     return found
+
+
+def _also_imported(index: ProjectIndex, key: str, name: str) -> bool:
+    """Whether file ``key``, which defines ``name``, also binds it by an import: a fallback
+    (``try: from ._ext import DeformConv`` / ``except ImportError: class DeformConv``), an
+    override after the definition. Which of them the name holds is decided when it runs,
+    so a mention of the name may be either."""
+    entry = index.entries.get(key)
+    return entry is not None and (name in entry.summary.imports
+                                  or any(name in names for _level, _module, names in entry.summary.module_imports))
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
