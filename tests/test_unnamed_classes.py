@@ -129,8 +129,11 @@ def test_a_name_imported_from_another_copy_names_that_copy_only(tmp_path: Path, 
         "\n\ndef criterion():\n    return RankLoss()\n",
         "\nfrom losses import RankLoss\n\n\ndef criterion():\n    return RankLoss()\n"
         "\n\ndef finetune():\n    from live import RankLoss\n    return RankLoss()\n",
+        "\nfrom losses import *\n\n\ndef criterion():\n    return RankLoss()\n"
+        "\n\ndef finetune():\n    from apex.losses import RankLoss\n    return RankLoss()\n",
     ],
-    ids=["an import from outside as the fallback", "another copy tried first", "another copy in a function"],
+    ids=["an import from outside as the fallback", "another copy tried first", "another copy in a function",
+         "a star import beside an import from outside"],
 )
 def test_a_name_imported_from_two_places_names_both(tmp_path: Path, extra):
     # `try: from apex.normalization import FusedLayerNorm as LayerNorm` / `except ImportError:

@@ -297,9 +297,10 @@ def _imported_from_elsewhere_too(summary: FileSummary, local: str) -> bool:
     ImportError:`` fallback, the other branch of an ``if``) binds ``local`` from another
     module: ``summary.imports`` keeps the last one only, and the bare name may be either
     (``try: from apex.normalization import FusedLayerNorm as LayerNorm`` / ``except
-    ImportError: from .layers import LayerNorm``)."""
+    ImportError: from .layers import LayerNorm``), or a star import may bind it
+    (``from losses import *`` beside a function's own ``from apex.losses import RankLoss``)."""
     level, module, name = summary.imports[local]
-    return any((other_level, other) != (level, module) and (local in names or name in names)
+    return any((other_level, other) != (level, module) and (local in names or name in names or "*" in names)
                for other_level, other, names in summary.module_imports)
 
 
