@@ -143,6 +143,13 @@ def test_a_name_imported_from_two_places_names_both(tmp_path: Path, extra):
     assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+def test_a_star_import_of_a_module_without_the_name_leaves_the_import_from_outside(tmp_path: Path):
+    # OneFormer's train_net.py star-imports `oneformer.data.build` (no `inference_on_dataset`
+    # there) beside `from detectron2.evaluation import inference_on_dataset`.
+    extra = "\nfrom model import *\nfrom detectron2.losses import RankLoss\n\n\ndef criterion():\n    return RankLoss()\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+
+
 @pytest.mark.parametrize(
     "live",
     [
