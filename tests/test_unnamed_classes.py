@@ -119,6 +119,53 @@ def test_a_name_imported_from_another_copy_names_that_copy_only(tmp_path: Path, 
         ("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
 
 
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "\ntry:\n    from losses import RankLoss\nexcept ImportError:\n    from apex.losses import RankLoss\n"
+        "\n\ndef criterion():\n    return RankLoss()\n",
+        "\ntry:\n    from live import RankLoss\nexcept ImportError:\n    from losses import RankLoss\n"
+        "\n\ndef criterion():\n    return RankLoss()\n",
+        "\nfrom losses import RankLoss\n\n\ndef criterion():\n    return RankLoss()\n"
+        "\n\ndef finetune():\n    from live import RankLoss\n    return RankLoss()\n",
+        "\nfrom losses import *\n\n\ndef criterion():\n    return RankLoss()\n"
+        "\n\ndef finetune():\n    from apex.losses import RankLoss\n    return RankLoss()\n",
+    ],
+    ids=["an import from outside as the fallback", "another copy tried first", "another copy in a function",
+         "a star import beside an import from outside"],
+)
+def test_a_name_imported_from_two_places_names_both(tmp_path: Path, extra):
+    # `try: from apex.normalization import FusedLayerNorm as LayerNorm` / `except ImportError:
+    # from .layers import LayerNorm`: the bare name is whichever import ran, so it names
+    # the project's definition as well as the other.
+    found = _findings(tmp_path, {**_program(extra), "live.py": _LIVE_LOSS})
+    assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
+def test_a_star_import_of_a_module_without_the_name_leaves_the_import_from_outside(tmp_path: Path):
+    # OneFormer's train_net.py star-imports `oneformer.data.build` (no `inference_on_dataset`
+    # there) beside `from detectron2.evaluation import inference_on_dataset`.
+    extra = "\nfrom model import *\nfrom detectron2.losses import RankLoss\n\n\ndef criterion():\n    return RankLoss()\n"
+    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+
+
+@pytest.mark.parametrize(
+    "live",
+    [
+        "import torch\n\ntry:\n    from losses import RankLoss\nexcept ImportError:\n"
+        "    class RankLoss(torch.nn.Module):\n        def forward(self, logits):\n            return logits.sum()\n",
+        _LIVE_LOSS + "\n\ntry:\n    from losses import RankLoss\nexcept ImportError:\n    pass\n",
+    ],
+    ids=["a fallback definition", "an override after the definition"],
+)
+def test_a_name_its_module_both_defines_and_imports_may_be_either(tmp_path: Path, live):
+    # `try: from ._ext import DeformConv` / `except ImportError: class DeformConv(...)`:
+    # importing the name from that module may give the compiled one as well as its own.
+    extra = "\n\ndef criterion():\n    from live import RankLoss\n    return RankLoss()\n"
+    found = _findings(tmp_path, {**_program(extra), "live.py": live})
+    assert [row for row in found if row[0] == "losses.py"] == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
 def test_a_class_named_only_in_a_yaml_config_stays_a_root(tmp_path: Path):
     # Hydra's `_target_` builds a class by its path, with no decorator and no import.
     config = {"conf/loss.yaml": "loss:\n  _target_: losses.RankLoss\n  margin: 0.5\n"}

@@ -241,7 +241,7 @@ def _unnamed_in_python(
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
         # (A star import binds names the file never spells, modules among them: there any
         # attribute may be a module's.)
-        shadowed = _defined_here(entry.summary) | _imported_from_outside(entry.summary, project_packages)
+        shadowed = _defined_here(entry.summary) | _imported_from_outside(index, key, project_packages)
         modules = None if has_star_import(text) else entry.summary.imports.keys()
         spelled, outside = named_words(text, {name for _key, name in left}, defined, shadowed, modules)
         if not imports_name and not by_own_namespace and (spelled | outside) - built_in_closed.keys():
@@ -257,7 +257,7 @@ def _unnamed_in_python(
         named = {(owner, name) for owner, name in left if name in (outside if owner == key else spelled)}
         # A name the file imports from a project definition names that definition by its bare
         # mentions (the import line among them), and no other one of the name.
-        elsewhere = _imported_definitions(index, key, {name for owner, name in named if owner != key})
+        elsewhere = _imported_definitions(index, key, {name for owner, name in named if owner != key}, project_packages)
         if elsewhere:
             beyond_bare, _ = named_words(text, set(elsewhere), {}, shadowed | elsewhere.keys(), modules)
             named = {(owner, name) for owner, name in named
@@ -280,18 +280,52 @@ def _defined_here(summary: FileSummary) -> frozenset[str]:
     return frozenset(own - summary.imports.keys() - imported)
 
 
-def _imported_from_outside(summary: FileSummary, project_packages: set[str]) -> frozenset[str]:
+def _imported_from_outside(index: ProjectIndex, key: str, project_packages: set[str]) -> frozenset[str]:
     """The names a file imports by name from a package outside the project: its bare
     mentions of them are the import's. OneFormer's ``train_net.py`` runs detectron2's
     ``inference_on_dataset`` (``from detectron2.evaluation import inference_on_dataset``),
     not the copy its ``oneformer/evaluation/evaluator.py`` defines."""
     return frozenset(
-        local for local, (level, module, name) in summary.imports.items()
+        local for local, (level, module, name) in index.entries[key].summary.imports.items()
         if name and not level and module and module.split(".")[0] not in project_packages
+        and not _imported_from_elsewhere_too(index, key, local, project_packages)
     )
 
 
-def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dict[str, ClassId]:
+def _imported_from_elsewhere_too(index: ProjectIndex, key: str, local: str, project_packages: set[str]) -> bool:
+    """Whether another import statement of the file (in a function, an ``except
+    ImportError:`` fallback, the other branch of an ``if``) binds ``local`` from another
+    module: ``summary.imports`` keeps the last one only, and the bare name may be either
+    (``try: from apex.normalization import FusedLayerNorm as LayerNorm`` / ``except
+    ImportError: from .layers import LayerNorm``), or a star import may bind it
+    (``from losses import *`` beside a function's own ``from apex.losses import RankLoss``)."""
+    summary = index.entries[key].summary
+    level, module, name = summary.imports[local]
+    return any((other_level, other) != (level, module) and (
+        local in names or name in names
+        or ("*" in names and _star_may_bind(index, key, other_level, other, local, project_packages)))
+        for other_level, other, names in summary.module_imports)
+
+
+def _star_may_bind(index: ProjectIndex, key: str, level: int, module: str, name: str, project_packages: set[str],
+                   depth: int = 0) -> bool:
+    """Whether ``from module import *`` in file ``key`` may bind ``name`` to a project
+    definition: the project module defines or imports it, or star-imports a module that
+    may (OneFormer's ``train_net.py`` star-imports ``oneformer.data.build``, which has no
+    ``inference_on_dataset``). A module outside the project binds no project definition;
+    a project-looking one the index does not find may bind anything."""
+    absolute = index.absolute_module(key, level, module)
+    target = index.modules.get(absolute)
+    if target is None:
+        return bool(level) or absolute.split(".")[0] in project_packages
+    summary = index.entries[target].summary
+    if name in summary.functions or name in summary.classes or name in summary.imports:
+        return True
+    return any("*" in names and (depth >= 8 or _star_may_bind(index, target, lvl, mod, name, project_packages, depth + 1))
+               for lvl, mod, names in summary.module_imports)
+
+
+def _imported_definitions(index: ProjectIndex, key: str, names: set[str], project_packages: set[str]) -> dict[str, ClassId]:
     """The names file ``key`` imports that resolve to a project function or class, each with
     it: the file's bare mentions of such a name are that definition's, not those of other
     definitions of the name. so-vits-svc's ``train.py`` runs ``modules.losses.
@@ -299,12 +333,23 @@ def _imported_definitions(index: ProjectIndex, key: str, names: set[str]) -> dic
     defines."""
     found = {}
     for local, (_level, _module, name) in index.entries[key].summary.imports.items():
-        if not name or local not in names:
+        if not name or local not in names or _imported_from_elsewhere_too(index, key, local, project_packages):
             continue
         kind, target, qualname = index.resolve_name(key, "", local)
-        if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname:
+        if kind in ("function", "class") and target is not None and qualname is not None and "." not in qualname \
+                and not _also_imported(index, target, qualname):
             found[local] = (target, qualname)
     return found
+
+
+def _also_imported(index: ProjectIndex, key: str, name: str) -> bool:
+    """Whether file ``key``, which defines ``name``, also binds it by an import: a fallback
+    (``try: from ._ext import DeformConv`` / ``except ImportError: class DeformConv``), an
+    override after the definition. Which of them the name holds is decided when it runs,
+    so a mention of the name may be either."""
+    entry = index.entries.get(key)
+    return entry is not None and (name in entry.summary.imports
+                                  or any(name in names for _level, _module, names in entry.summary.module_imports))
 
 
 def _re_exports(text: str, import_lines: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

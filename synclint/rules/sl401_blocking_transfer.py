@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import non_blocking_argument
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer, root_name, target_names
@@ -81,6 +82,9 @@ class BlockingTransfer(Rule):
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
         # So does what a helper that is no collective returns.
         Invalid("import torch\nfor x, y in loader:\n    x, y = augment(x, y)\n    x = x.to(device)\n", 4, 9),
+        # A tensor's gather, or torch's, of the host batch is on the host: its move copies.
+        Invalid("import torch\nfor x, idx in loader:\n    x = x.gather(1, idx)\n    x = x.to(device)\n", 4, 9),
+        Invalid("import torch\nfor x, idx in loader:\n    x = torch.gather(x, 1, idx)\n    x = x.to(device)\n", 4, 9),
         # Loader batches of unknown type: flagged, but no fix (a custom `.to` may not take
         # `non_blocking`: DETR's NestedTensor.to(device) would raise a TypeError).
         Invalid("import torch\nfor x, y in loader:\n    x = x.to(device)\n", 3, 9),
@@ -121,12 +125,27 @@ class BlockingTransfer(Rule):
         accelerator.gather_for_metrics((outputs, batch_y))``, Time-LLM: it gathers device
         tensors). (``x = x.float()`` keeps the loader's host tensor: its later move is still
         a copy.)"""
-        if not self._batch_names or not (_moves_to_a_device(node.value) or _collective(node.value)):
+        if not self._batch_names or not (_moves_to_a_device(node.value) or self._collective(node.value)):
             return
         for target in node.targets:
             for name in target_names(target.target):
                 for names in self._batch_names:
                     names.discard(name)
+
+    def _collective(self, value: cst.BaseExpression) -> bool:
+        """``accelerator.gather_for_metrics((outputs, batch_y))``, ``accelerator.reduce(loss)``:
+        a method of an object (or a function of a distributed package) of a collective's
+        name. Not a tensor's own method (``x = x.gather(1, index)`` keeps the loader's host
+        tensor), nor a function of torch, numpy or functools (``torch.gather(x, 1, index)``,
+        ``functools.reduce``): they return where their inputs are."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _COLLECTIVES):
+            return False
+        qualified = self.context.imports.qualify(value.func)
+        if qualified is not None:
+            return qualified.startswith(_COLLECTIVE_MODULES)
+        receiver = dotted_name(value.func.value)
+        return receiver is not None and receiver.split(".", 1)[0] not in set().union(*self._batch_names)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._batch_names or not is_host_transfer(node):
@@ -148,11 +167,9 @@ class BlockingTransfer(Rule):
 #: Methods of Accelerate and ``torch.distributed`` that gather or reduce tensors across
 #: processes: they work on device tensors and return them.
 _COLLECTIVES = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce", "pad_across_processes"})
-
-
-def _collective(value: cst.BaseExpression) -> bool:
-    """``accelerator.gather_for_metrics((outputs, batch_y))``, ``accelerator.reduce(loss)``."""
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _COLLECTIVES
+#: Imported modules whose functions of those names are collectives (``torch.gather``,
+#: ``functools.reduce``, ``einops.reduce`` are not).
+_COLLECTIVE_MODULES = ("torch.distributed.", "torch_xla.", "horovod.", "accelerate.")
 
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
