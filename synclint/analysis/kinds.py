@@ -138,7 +138,9 @@ def classify_torch_callable(qualified: str) -> str:
     ``torch.is_autocast_enabled`` do not return tensors.
     """
     short = qualified.rsplit(".", 1)[1]
-    if short.startswith("_"):
+    if short.startswith("_") or "._" in qualified:
+        # (``torch.nn.functional._Reduction.get_enum(reduction)``, copied into mmdet-style
+        # ``reduce_loss`` helpers, returns a Python int: private helpers are not math.)
         return "unknown"
     if qualified.startswith(_TENSOR_MATH_NAMESPACES):
         return "tensor" if short[:1].islower() else "unknown"

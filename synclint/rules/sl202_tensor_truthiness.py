@@ -63,6 +63,11 @@ class TensorTruthiness(Rule):
         # A flag passed to a forward (self-critical's loss wrapper) is a Python bool.
         "import torch\nclass LossWrapper(torch.nn.Module):\n    def forward(self, fc_feats, labels, struc_flag):\n"
         "        if struc_flag:\n            return self.struc_crit(fc_feats, labels)\n        return self.crit(fc_feats, labels)\n",
+        # A private torch helper is no tensor math: ``_Reduction.get_enum`` returns an int
+        # (the ``reduce_loss`` of mmdet-style loss utilities, NAFNet's among them).
+        "import torch.nn.functional as F\ndef reduce_loss(loss, reduction):\n"
+        "    reduction_enum = F._Reduction.get_enum(reduction)\n    if reduction_enum == 0:\n        return loss\n"
+        "    elif reduction_enum == 1:\n        return loss.mean()\n    return loss.sum()\n",
         # A 3-D patch merge's depth, height and width (nnFormer) are sizes.
         "import torch\nclass PatchMerging(torch.nn.Module):\n    def forward(self, x, S, H, W):\n"
         "        B, L, C = x.shape\n        assert L == H * W * S\n        return x.view(B, S, H, W, C)\n",
