@@ -879,3 +879,42 @@ def test_workers_started_by_spawn_may_build_device_tensors():
     # A file that sets the start method to ``spawn`` (or ``forkserver``) starts its loader's
     # workers fresh: they may initialise CUDA, and its dataset build device tensors.
     assert [(line, column) for code, line, column in _codes(SPAWNED_WORKERS) if code == "SL201"] == [(11, 15)]
+
+
+HOST_LISTS = """
+import torch
+
+
+def evaluate(model, loader, fill):
+    for batch in loader:
+        logits = []
+        for clip in batch:
+            logits.append(model(clip.cuda(non_blocking=True)).cpu())
+        stacked = torch.stack(logits)
+        print(stacked.tolist())
+        outputs = []
+        for clip in batch:
+            outputs.append(model(clip.cuda(non_blocking=True)))
+        print(torch.stack(outputs).tolist())
+        handed = []
+        fill(handed)
+        print(torch.cat(handed).tolist())
+        late = []
+        for clip in batch:
+            if late:
+                print(torch.stack(late).tolist())
+            late.append(model(clip.cuda(non_blocking=True)))
+        closed = []
+        def keep(x):
+            closed.append(x)
+        keep(model(batch.cuda(non_blocking=True)))
+        print(torch.cat(closed).tolist())
+"""
+
+
+def test_a_list_grown_only_with_host_tensors_stacks_into_a_host_tensor():
+    # ClipBERT's `run_video_qa` copies each clip's logits to the host and stacks them after
+    # the loop. A list grown with device outputs, handed to a helper that may fill it,
+    # grown on a later pass before what reads it, or by a closure, may hold device tensors.
+    assert [line for code, line, _column in _codes(HOST_LISTS) if code == "SL201" and line != 9] == [
+        15, 18, 22, 28]

@@ -24,6 +24,7 @@ import libcst as cst
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names, root_name
+from synclint.analysis.host_lists import appended_in, growth, is_empty_list, only_grown_by_appends
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import (
     DeviceInference,
@@ -62,7 +63,8 @@ _LIST_NAME = re.compile(r"_(list|lst|tuple|seq)$", re.I)
 #: pytracking's ``forward(self, center, output_sz)``, a loss wrapper's ``struc_flag``).
 _SIZE_LIKE_NAME = re.compile(
     r"^([BCDHLNSTW]|[hwijk]|size|sz|shape|dim|height|width|(\w+_)?resolution|scale|stride|padding|mode|training|train|deterministic|"
-    r"num_\w+|n_\w+|\w+_(size|sz|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+|(\w+_)?flags?)$"
+    r"num_\w+|n_\w+|\w+_(size|sz|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+|need_\w+|has_\w+|"
+    r"(\w+_)?flags?)$"
 )
 #: Methods that run once, not per step: their findings are not hot-path hazards.
 _ONCE_METHODS = frozenset({"__init__", "__repr__", "__str__", "extra_repr", "__post_init__", "reset_parameters"})
@@ -74,7 +76,7 @@ _QUIET_REGION_TYPES = frozenset({cst.Raise, cst.Assert, cst.If, cst.FunctionDef}
 #: (``with`` bodies always run: ``with torch.no_grad(): out = model(x).cpu()``.)
 _BRANCHES = (cst.If, cst.Try, cst.TryStar, cst.Match)
 _ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, *_BRANCHES, *_COMPREHENSIONS})
-_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem, cst.Return}
+_LEFT = _ENTERED | {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem, cst.Return, cst.Expr}
 
 
 @dataclass
@@ -475,6 +477,9 @@ class FlowState:
         any ``tokens += value``: on a host tensor it is an in-place operation, which leaves it
         in host memory whatever ``value`` is (torchtitan's ``local_valid_tokens``)."""
         host, off_host = self.scope.host, set()
+        # A list of host tensors the body grows with what may be on the device holds it from
+        # the second pass on, before the growth too.
+        off_host.update(name for name, value in appended_in(loop.body) if name in host and not self._stays_on_host(value))
         for binding in loop_bindings(loop):
             if binding.name not in host or binding.in_place:
                 continue
@@ -484,6 +489,10 @@ class FlowState:
             elif binding.unconditional:  # every pass ends with it on the host again
                 off_host.discard(binding.name)
         return off_host
+
+    def _stays_on_host(self, value: cst.BaseExpression) -> bool:
+        """What a list of host tensors may be grown with: a host value or a Python one."""
+        return self.kind_of(value) is Kind.PYTHON or self.devices.on_host(value)
 
     def _mark_quiet_regions(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Raise):
@@ -622,6 +631,17 @@ class FlowState:
                     self.scope.loader_batches.discard(target.target.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
+            if (
+                len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and is_empty_list(node.value)
+                and only_grown_by_appends(self.scope.node, node.targets[0].target.value, self.imports.qualify)
+            ):
+                # ``logits = []``, then only ``logits.append(out.cpu())``: a list of host tensors
+                # for as long as what is appended is on the host (see leave of ``Expr``).
+                self.scope.host.add(node.targets[0].target.value)
+        elif isinstance(node, cst.Expr):
+            grown = growth(node)
+            if grown is not None and grown[0] in self.scope.host and not self._stays_on_host(grown[1]):
+                self.scope.host.discard(grown[0])
         elif isinstance(node, cst.AnnAssign):
             kind = self._annotation_kind(node.annotation.annotation)
             if kind is Kind.UNKNOWN and node.value is not None:

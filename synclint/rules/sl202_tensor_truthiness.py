@@ -68,6 +68,9 @@ class TensorTruthiness(Rule):
         "import torch.nn.functional as F\ndef reduce_loss(loss, reduction):\n"
         "    reduction_enum = F._Reduction.get_enum(reduction)\n    if reduction_enum == 0:\n        return loss\n"
         "    elif reduction_enum == 1:\n        return loss.mean()\n    return loss.sum()\n",
+        # ``need_*`` and ``has_*`` inputs are Python bools (XMem's ``need_s``).
+        "import torch\nclass KeyProjection(torch.nn.Module):\n    def forward(self, x, need_s, need_e):\n"
+        "        s = self.d_proj(x) if need_s else None\n        return self.key_proj(x), s\n",
         # A 3-D patch merge's depth, height and width (nnFormer) are sizes.
         "import torch\nclass PatchMerging(torch.nn.Module):\n    def forward(self, x, S, H, W):\n"
         "        B, L, C = x.shape\n        assert L == H * W * S\n        return x.view(B, S, H, W, C)\n",
