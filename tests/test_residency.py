@@ -918,3 +918,39 @@ def test_a_list_grown_only_with_host_tensors_stacks_into_a_host_tensor():
     # grown on a later pass before what reads it, or by a closure, may hold device tensors.
     assert [line for code, line, _column in _codes(HOST_LISTS) if code == "SL201" and line != 9] == [
         15, 18, 22, 28]
+
+
+REBOUND_BEFORE_GROWTH = """
+import torch
+
+
+def layers(model, loader):
+    for batch in loader:
+        x = torch.zeros(3)
+        outs = []
+        for layer in model:
+            if len(outs) > 1:
+                print(torch.stack(outs).tolist())
+            x = layer(x.cuda(non_blocking=True))
+            outs.append(x)
+            x = x.cpu()
+
+
+def items(model, loader):
+    for batch in loader:
+        v = batch.cpu()
+        xs = []
+        for v in model(batch.cuda(non_blocking=True)):
+            if xs:
+                print(torch.stack(xs).tolist())
+            xs.append(v)
+"""
+
+
+def test_a_list_grown_with_a_host_name_the_loop_rebinds_may_hold_device_tensors():
+    # The values a loop grows a list with are judged as the loop starts: ``x`` is on the
+    # host then, but the body rebinds it to a device output before ``outs.append(x)`` (and
+    # the loop target ``v`` holds each device row), so from the second pass on the stacked
+    # list is on the device and its ``.tolist()`` waits for it.
+    assert [(line, column) for code, line, column in _codes(REBOUND_BEFORE_GROWTH) if code == "SL201"] == [
+        (11, 23), (14, 17), (23, 23)]

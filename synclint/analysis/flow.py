@@ -479,7 +479,7 @@ class FlowState:
         host, off_host = self.scope.host, set()
         # A list of host tensors the body grows with what may be on the device holds it from
         # the second pass on, before the growth too.
-        off_host.update(name for name, value in appended_in(loop.body) if name in host and not self._stays_on_host(value))
+        off_host.update(self._grown_off_host(loop))
         for binding in loop_bindings(loop):
             if binding.name not in host or binding.in_place:
                 continue
@@ -489,6 +489,26 @@ class FlowState:
             elif binding.unconditional:  # every pass ends with it on the host again
                 off_host.discard(binding.name)
         return off_host
+
+    def _grown_off_host(self, loop: cst.For | cst.While) -> set[str]:
+        """Host lists ``loop``'s body grows with what may be on the device. The values are
+        judged as the loop starts, so a host name the loop rebinds (its target, or ``x =
+        layer(x.cuda())`` before ``outs.append(x)``, even if ``x = x.cpu()`` follows) is
+        taken for what it may hold then: not on the host."""
+        host, grown = self.scope.host, appended_in(loop.body)
+        rebound = {
+            binding.name for binding in loop_bindings(loop)
+            if binding.name in host and not binding.in_place
+            and (binding.value is None or not self._stays_on_host(binding.value))
+        }
+        if isinstance(loop, cst.For):
+            rebound.update(name.value for name in target_name_nodes(loop.target) if name.value in host)
+        rebound.difference_update(name for name, _value in grown)  # (the lists themselves: judged here)
+        host.difference_update(rebound)
+        try:
+            return {name for name, value in grown if name in host and not self._stays_on_host(value)}
+        finally:
+            host.update(rebound)
 
     def _stays_on_host(self, value: cst.BaseExpression) -> bool:
         """What a list of host tensors may be grown with: a host value or a Python one."""
