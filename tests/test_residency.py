@@ -954,3 +954,31 @@ def test_a_list_grown_with_a_host_name_the_loop_rebinds_may_hold_device_tensors(
     # list is on the device and its ``.tolist()`` waits for it.
     assert [(line, column) for code, line, column in _codes(REBOUND_BEFORE_GROWTH) if code == "SL201"] == [
         (11, 23), (14, 17), (23, 23)]
+
+
+ALIASED_LISTS = """
+import torch
+
+
+def evaluate(model, loader, keep):
+    for batch in loader:
+        bound = []
+        add = bound.append
+        for clip in batch:
+            add(model(clip.cuda(non_blocking=True)))
+        print(torch.stack(bound).tolist())
+        either = []
+        kept = either if keep else None
+        kept.append(model(batch.cuda(non_blocking=True)))
+        print(torch.stack(either).tolist())
+        stored = []
+        state = {"logits": stored}
+        state["logits"].append(model(batch.cuda(non_blocking=True)))
+        print(torch.stack(stored).tolist())
+"""
+
+
+def test_a_list_grown_through_an_alias_may_hold_device_tensors():
+    # ``add = xs.append``, ``ys = xs if keep else None`` and ``{"logits": xs}`` grow the
+    # list where flow does not look: it may hold device outputs, and reading it waits.
+    assert [line for code, line, _column in _codes(ALIASED_LISTS) if code == "SL201"] == [11, 15, 19]

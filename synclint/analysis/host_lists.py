@@ -9,7 +9,8 @@ it is given may not be on the host (see :func:`appended_in` for loops, whose lat
 append before what reads the list on the next one).
 
 A list that escapes (handed to a call that may fill it, stored in an attribute or a
-container, written by index, grown with ``+=`` or ``insert``) is not followed.
+container or aliased, even through ``xs or []`` or a bound ``xs.append``, written by
+index, grown with ``+=`` or ``insert``) is not followed.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class _Uses(cst.CSTVisitor):
         self.qualify = qualify
         self.scope = scope
         self.escapes = False
+        self._called: set[int] = set()  # ids of the ``xs.append`` of calls, judged in visit_Call
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         if node is not self.scope:  # a closure may grow it with anything, whenever it runs
@@ -114,6 +116,7 @@ class _Uses(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
+        self._called.add(id(func))
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.name:
             if func.attr.value in _ADDING:
                 self.escapes = True  # ``xs.insert(...)``, ``xs.append`` inside an expression
@@ -124,6 +127,13 @@ class _Uses(cst.CSTVisitor):
                 self.escapes = True  # ``collect(xs)`` may fill it with anything
         return True
 
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # ``add = xs.append`` (then ``add(out)``): the list grows where flow does not look.
+        if isinstance(node.value, cst.Name) and node.value.value == self.name and node.attr.value in _ADDING \
+                and id(node) not in self._called:
+            self.escapes = True
+        return True
+
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
         if isinstance(node.target, cst.Name) and node.target.value == self.name:
             self.escapes = True
@@ -131,7 +141,7 @@ class _Uses(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         # ``self.cache = xs``, ``xs[0] = x``, ``d["k"] = xs``: an alias or a write by index.
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+        if _may_be(node.value, self.name):
             self.escapes = True
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Name) \
@@ -139,9 +149,22 @@ class _Uses(cst.CSTVisitor):
                 self.escapes = True
         return True
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self.escapes = self.escapes or (node.value is not None and _may_be(node.value, self.name))
+        return True
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        self.escapes = self.escapes or _may_be(node.value, self.name)
+        return True
+
     def visit_Element(self, node: cst.Element) -> bool:
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+        if _may_be(node.value, self.name):
             self.escapes = True  # ``batches = [xs, ys]``: held by another container
+        return True
+
+    def visit_DictElement(self, node: cst.DictElement) -> bool:
+        if _may_be(node.value, self.name):
+            self.escapes = True  # ``state = {"logits": xs}``: held by a dict
         return True
 
     def visit_Global(self, node: cst.Global) -> bool:
@@ -151,6 +174,20 @@ class _Uses(cst.CSTVisitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
         self.escapes = self.escapes or any(n.name.value == self.name for n in node.names)
         return False
+
+
+def _may_be(value: cst.BaseExpression, name: str) -> bool:
+    """Whether ``value`` may evaluate to the list ``name`` itself (an alias): ``xs``, ``xs or
+    []``, ``xs if keep else ys``, ``(ys := xs)``."""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.BooleanOperation):
+        return _may_be(value.left, name) or _may_be(value.right, name)
+    if isinstance(value, cst.IfExp):
+        return _may_be(value.body, name) or _may_be(value.orelse, name)
+    if isinstance(value, cst.NamedExpr):
+        return _may_be(value.value, name)
+    return False
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
