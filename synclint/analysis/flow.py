@@ -36,7 +36,7 @@ from synclint.analysis.devices import (
 from synclint.analysis.inference import KindInference, is_shape
 from synclint.analysis.kinds import Kind
 from synclint.analysis.loaders import is_loader, sets_a_start_method, yields_host_batches
-from synclint.analysis.loop_bindings import loop_bindings
+from synclint.analysis.loop_bindings import loop_bindings, scope_bound_names
 from synclint.analysis.step_names import STEP_NAME
 from synclint.analysis.targets import target_name_nodes
 from synclint.project.facts import FileFacts
@@ -221,6 +221,8 @@ class FlowState:
         #: block did not, off the host after the loop. And the scope depth of each ``try``
         #: entered: a ``raise`` inside one may reach its handlers and the code after it.
         self._loop_jumps: list[set[str]] = []
+        #: id(scope node) -> the names its code binds (asked of names imports bind to modules).
+        self._scope_bound: dict[int, set[str]] = {}
         self._try_depths: list[int] = []
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
@@ -250,9 +252,11 @@ class FlowState:
             if scope.kind == "class":
                 continue
             bound = scope.env.get(name)
-            if bound is None and name in self.imports.modules:
+            if bound is None and name in self.imports.modules and name not in self._bound_in(scope):
                 # ``np.sum(...)`` is no evidence that ``np`` is a tensor: it names a module,
-                # unless a scope binds it (``F = np.sum(...)`` after ``import ... as F``).
+                # unless a scope binds it (``F = np.sum(...)`` after ``import ... as F``), even
+                # further down (``loss`` of ``import loss.focal``, read before the loop body
+                # binds it: the previous pass's).
                 continue
             if bound is not None and bound is not Kind.UNKNOWN:
                 return bound
@@ -264,6 +268,12 @@ class FlowState:
             if bound is Kind.UNKNOWN:
                 return bound
         return Kind.UNKNOWN
+
+    def _bound_in(self, scope: Scope) -> set[str]:
+        names = self._scope_bound.get(id(scope.node))
+        if names is None:
+            names = self._scope_bound[id(scope.node)] = scope_bound_names(scope.node)
+        return names
 
     def self_attribute(self, attr: str) -> Kind:
         if self.narrowed_python and self.narrowed_python.holds(f"self.{attr}", self.scopes):

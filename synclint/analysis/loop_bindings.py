@@ -88,3 +88,12 @@ def loop_bindings(loop: cst.For | cst.While) -> Iterator[Binding]:
     scan = _BindingScan()
     walk(loop.body, scan)
     yield from scan.bindings
+
+
+def scope_bound_names(scope: cst.CSTNode) -> set[str]:
+    """The names the code of ``scope`` (a function or a module) binds anywhere, not in
+    functions nested in it: a name bound there is the scope's, before its binding too
+    (``loss`` read at the top of a loop body, bound further down on the previous pass)."""
+    scan = _BindingScan()
+    walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, scan)
+    return {binding.name for binding in scan.bindings}

@@ -103,6 +103,16 @@ class TensorTruthiness(Rule):
         "import torch\ndef f(x: torch.Tensor, mask: torch.Tensor):\n    if mask != None and None == x:\n        return x\n",
     )
     INVALID = (
+        # A name an import binds to a module (``import loss.focal`` binds ``loss``) that the
+        # function binds too is the function's: read at the top of the loop body, it is the
+        # previous pass's loss, a device tensor by the function's evidence.
+        Invalid(
+            "import torch\nimport loss.focal\ndef train(model, loader, criterion):\n"
+            "    for step, batch in enumerate(loader):\n        if step > 0:\n            if loss > 1e3:\n"
+            "                print('diverging')\n        loss = criterion(model(batch.cuda(non_blocking=True)))\n"
+            "        loss.backward()\n",
+            6, 16,
+        ),
         # The number branch of ``torch.is_tensor`` ends where the name is bound to a tensor.
         Invalid(
             "import torch\ndef f(v, x: torch.Tensor):\n    if not torch.is_tensor(v):\n"
