@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Mapping, Set
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -356,8 +356,7 @@ def compute_contexts(
     # A function every call of which runs under a periodic guard (``if step % eval_every
     # == 0: validate(model, val_loader)``) does periodic work, its loops over batches
     # included: a pass over a validation loader every N steps is that work, not a step.
-    stepped = {callee for callee, _chain in loop_calls}
-    for fid, why in _called_only_periodically(index, call_reasons, resolved, stepped).items():
+    for fid, why in _called_only_periodically(index, call_reasons, resolved).items():
         cold_own.setdefault(fid, why)
     loop_calls = [(callee, chain[:-1]) for callee, chain in loop_calls if chain[-1] not in cold_own]
 
@@ -439,10 +438,10 @@ def _loops_over_batches(function: FunctionSummary) -> bool:
 
 
 def _beside_steps(index: ProjectIndex, caller: FunctionId,
-                  resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]], stepped: Set[FunctionId]) -> bool:
+                  resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]]) -> bool:
     """Whether ``caller`` runs the run's steps beside its periodic call: it is a step
-    itself (a root: Lightning's ``training_step`` with ``if self.global_step % N == 0:``;
-    a function a loop over batches calls: ``update(model, batch, step)``), it loops over batches (``if step % N == 0:`` in the training loop), or it calls, other
+    itself (a root: Lightning's ``training_step`` with ``if self.global_step % N == 0:``),
+    it loops over batches (``if step % N == 0:`` in the training loop), or it calls, other
     than rarely, a function that does (``train_one_epoch(...)`` then ``if epoch % N == 0:
     evaluate(...)``). A guard in code that runs no steps of its own picks which of the
     run's passes run (every 5th checkpoint evaluated, a rank's share of the shards: ``if
@@ -450,7 +449,7 @@ def _beside_steps(index: ProjectIndex, caller: FunctionId,
     function = index.function(caller)
     if function is None:
         return False
-    if function.root is not None or caller in stepped or _loops_over_batches(function):
+    if function.root is not None or _loops_over_batches(function):
         return True
     for callee, quiet in resolved.get(caller, ()):
         called = index.function(callee) if quiet is None else None
@@ -461,7 +460,7 @@ def _beside_steps(index: ProjectIndex, caller: FunctionId,
 
 def _called_only_periodically(
     index: ProjectIndex, call_reasons: Mapping[FunctionId, list[tuple[str | None, FunctionId]]],
-    resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]], stepped: Set[FunctionId],
+    resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]],
 ) -> dict[FunctionId, str]:
     """Functions (no roots) that the project calls under a periodic guard beside the run's
     steps (:func:`_beside_steps`), every other call made once by a function that loops over
@@ -473,7 +472,7 @@ def _called_only_periodically(
     found = {}
     for fid, reasons in call_reasons.items():
         periodic = [reason is not None and reason.split(" ", 1)[0] == PERIODIC.split(" ", 1)[0]
-                    and _beside_steps(index, caller, resolved, stepped) for reason, caller in reasons]
+                    and _beside_steps(index, caller, resolved) for reason, caller in reasons]
         if not any(periodic) or not all(is_periodic or reason is ONCE_BESIDE_STEPS
                                         for is_periodic, (reason, _caller) in zip(periodic, reasons)):
             continue
