@@ -1954,29 +1954,6 @@ def test_a_guard_beside_no_steps_picks_passes_that_are_the_run_s_steps(counter, 
     assert found[(7, "SL401")][0] == found[(7, "SL201")][0] == "hot"
 
 
-
-def test_an_evaluation_every_n_steps_of_a_framework_s_step_is_periodic_work():
-    # A Lightning `training_step` runs every step: a call under its periodic guard is periodic
-    # work beside the steps, though the step has no loop over batches of its own.
-    source = """
-    import torch
-
-
-    def evaluate(model, loader):
-        for images in loader:
-            print(model(images.cuda()).sum().item())
-
-
-    class Module(torch.nn.Module):
-        def training_step(self, batch, batch_idx):
-            if self.global_step % 1000 == 0:
-                evaluate(self.model, self.val_loader)
-            return self.model(batch).mean()
-    """
-    found = _found(source)
-    assert found[(7, "SL401")][0] == found[(7, "SL201")][0] == "cold"
-
-
 SCHEDULE_FLAGS = """
     import torch
 

@@ -439,17 +439,16 @@ def _loops_over_batches(function: FunctionSummary) -> bool:
 
 def _beside_steps(index: ProjectIndex, caller: FunctionId,
                   resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]]) -> bool:
-    """Whether ``caller`` runs the run's steps beside its periodic call: it is a step
-    itself (a root: Lightning's ``training_step`` with ``if self.global_step % N == 0:``),
-    it loops over batches (``if step % N == 0:`` in the training loop), or it calls, other
-    than rarely, a function that does (``train_one_epoch(...)`` then ``if epoch % N == 0:
+    """Whether ``caller`` runs the run's steps beside its periodic call: it loops over
+    batches itself (``if step % N == 0:`` in the training loop), or calls, other than
+    rarely, a function that does (``train_one_epoch(...)`` then ``if epoch % N == 0:
     evaluate(...)``). A guard in code that runs no steps of its own picks which of the
     run's passes run (every 5th checkpoint evaluated, a rank's share of the shards: ``if
     i % world_size == rank:``): the passes it runs are the run's steps."""
     function = index.function(caller)
     if function is None:
         return False
-    if function.root is not None or _loops_over_batches(function):
+    if _loops_over_batches(function):
         return True
     for callee, quiet in resolved.get(caller, ()):
         called = index.function(callee) if quiet is None else None
