@@ -1921,39 +1921,6 @@ def test_an_evaluation_run_only_every_n_steps_is_periodic_work():
         assert found[(14, "SL401")] == ("cold", "periodic work (every call of it runs under a periodic guard, such as `if step % N == 0:`)")
 
 
-#: An evaluation script: no loop over batches of its own beside the guarded call.
-GUARDED_EVALUATION_SCRIPT = """
-    import torch
-
-
-    def evaluate(model, loader):
-        for images in loader:
-            print(model(images.cuda()).sum().item())
-
-
-    def main(model, loaders, rank, world_size):
-        for {counter}, loader in enumerate(loaders):
-            if {guard}:
-                evaluate(model, loader)
-
-
-    if __name__ == "__main__":
-        main(torch.nn.Identity(), [], 0, 1)
-    """
-
-
-@pytest.mark.parametrize(
-    ("counter", "guard"),
-    [("i", "i % world_size == rank"), ("epoch", "epoch % 5 == 0")],
-    ids=["a rank's share of the shards", "every 5th checkpoint"],
-)
-def test_a_guard_beside_no_steps_picks_passes_that_are_the_run_s_steps(counter, guard):
-    # A guard in code that runs no loop over batches (its own or a callee's) picks which
-    # passes the run makes: their batches are its steps, not periodic work beside them.
-    found = _found(GUARDED_EVALUATION_SCRIPT.format(counter=counter, guard=guard))
-    assert found[(7, "SL401")][0] == found[(7, "SL201")][0] == "hot"
-
-
 SCHEDULE_FLAGS = """
     import torch
 

@@ -42,7 +42,6 @@ from synclint.project.run_once import within_spans
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import (
     EPOCH_HOOK,
-    FunctionSummary,
     STEP_NAMES,
     is_optimizer_class,
     is_test_file,
@@ -290,9 +289,8 @@ def compute_contexts(
     #: Functions the project calls, each call where it runs rarely or once per call of its
     #: caller (outside the caller's loops): True; a call elsewhere: False.
     rarely_called: dict[FunctionId, bool] = {}
-    #: Per function the project calls, why each call runs rarely (None: a call that does not),
-    #: with the caller.
-    call_reasons: dict[FunctionId, list[tuple[str | None, FunctionId]]] = {}
+    #: Per function the project calls, why each call runs rarely (None: a call that does not).
+    call_reasons: dict[FunctionId, list[str | None]] = {}
     calls = index.resolved_calls()
 
     for key, entry in index.entries.items():
@@ -322,8 +320,9 @@ def compute_contexts(
                 rarely_called[callee] = rarely_called.get(callee, True) and rare
                 # (A call made once by a function with its own loop over batches, before or
                 # after it: a sanity check before training, a last evaluation after it.)
-                once_beside_steps = quiet is None and within_spans(call.line, function.once_spans) and _loops_over_batches(function)
-                call_reasons.setdefault(callee, []).append((ONCE_BESIDE_STEPS if once_beside_steps else quiet, fid))
+                once_beside_steps = quiet is None and within_spans(call.line, function.once_spans) and any(
+                    region.kind == HOT for region in function.regions)
+                call_reasons.setdefault(callee, []).append(ONCE_BESIDE_STEPS if once_beside_steps else quiet)
                 # (A loop in code nothing names never runs: its calls are no steps.)
                 if call.batch_loop is not None and quiet is None and fid not in cold_own and fid not in inert:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
@@ -356,7 +355,7 @@ def compute_contexts(
     # A function every call of which runs under a periodic guard (``if step % eval_every
     # == 0: validate(model, val_loader)``) does periodic work, its loops over batches
     # included: a pass over a validation loader every N steps is that work, not a step.
-    for fid, why in _called_only_periodically(index, call_reasons, resolved).items():
+    for fid, why in _called_only_periodically(index, call_reasons).items():
         cold_own.setdefault(fid, why)
     loop_calls = [(callee, chain[:-1]) for callee, chain in loop_calls if chain[-1] not in cold_own]
 
@@ -432,48 +431,20 @@ def compute_contexts(
 ONCE_BESIDE_STEPS = "once, beside a loop over batches"
 
 
-def _loops_over_batches(function: FunctionSummary) -> bool:
-    """Whether ``function``'s own code has a loop over batches (a region of steps)."""
-    return any(region.kind == HOT for region in function.regions)
-
-
-def _beside_steps(index: ProjectIndex, caller: FunctionId,
-                  resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]]) -> bool:
-    """Whether ``caller`` runs the run's steps beside its periodic call: it loops over
-    batches itself (``if step % N == 0:`` in the training loop), or calls, other than
-    rarely, a function that does (``train_one_epoch(...)`` then ``if epoch % N == 0:
-    evaluate(...)``). A guard in code that runs no steps of its own picks which of the
-    run's passes run (every 5th checkpoint evaluated, a rank's share of the shards: ``if
-    i % world_size == rank:``): the passes it runs are the run's steps."""
-    function = index.function(caller)
-    if function is None:
-        return False
-    if _loops_over_batches(function):
-        return True
-    for callee, quiet in resolved.get(caller, ()):
-        called = index.function(callee) if quiet is None else None
-        if called is not None and _loops_over_batches(called):
-            return True
-    return False
-
-
 def _called_only_periodically(
-    index: ProjectIndex, call_reasons: Mapping[FunctionId, list[tuple[str | None, FunctionId]]],
-    resolved: Mapping[FunctionId, list[tuple[FunctionId, str | None]]],
+    index: ProjectIndex, call_reasons: Mapping[FunctionId, list[str | None]]
 ) -> dict[FunctionId, str]:
-    """Functions (no roots) that the project calls under a periodic guard beside the run's
-    steps (:func:`_beside_steps`), every other call made once by a function that loops over
-    batches itself (TinyLlama's ``validate(...)  # sanity check`` before training), and that
-    no call the index does not see may run (see :mod:`synclint.project.called_once`), each
-    with why. A call from a script's ``main`` that runs once keeps a function's loops:
-    there they are an evaluation run's steps."""
+    """Functions (no roots) that the project calls under a periodic guard, every other call
+    made once by a function that loops over batches itself (TinyLlama's ``validate(...)  #
+    sanity check`` before training), and that no call the index does not see may run (see
+    :mod:`synclint.project.called_once`), each with why. A call from a script's ``main``
+    that runs once keeps a function's loops: there they are an evaluation run's steps."""
     unresolved = index.unresolved_calls()
     found = {}
     for fid, reasons in call_reasons.items():
-        periodic = [reason is not None and reason.split(" ", 1)[0] == PERIODIC.split(" ", 1)[0]
-                    and _beside_steps(index, caller, resolved) for reason, caller in reasons]
+        periodic = [reason is not None and reason.split(" ", 1)[0] == PERIODIC.split(" ", 1)[0] for reason in reasons]
         if not any(periodic) or not all(is_periodic or reason is ONCE_BESIDE_STEPS
-                                        for is_periodic, (reason, _caller) in zip(periodic, reasons)):
+                                        for is_periodic, reason in zip(periodic, reasons)):
             continue
         function = index.function(fid)
         if function is None or function.root is not None or index.runs_unseen(fid):
