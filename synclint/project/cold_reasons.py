@@ -24,22 +24,6 @@ TEMPLATE_CODE = "a template to generate code from (`{{...}}` in its path)"
 PLOTTING_CODE = "plotting or visualization code"
 
 
-#: The ``why`` of code whose every project call runs rarely (under a periodic guard, on an
-#: error path, after the loop over batches), followed by the first such call's reason.
-CALLED_RARELY = "called only where it runs rarely: "
-#: The reason :mod:`synclint.project.summary` gives a block under ``if step % N == 0:``
-#: (the reasons of all periodic blocks start with its first word).
-PERIODIC = "periodic (logging every N steps)"
-
-
-def periodic_work() -> str:
-    """Why a function every call of which runs under a periodic guard is cold, its loops
-    over batches too (``if step % 500 == 0: validate(...)``): a pass over a validation
-    loader every N steps is periodic work, not a step of the run, however many batches
-    it takes."""
-    return "periodic work (every call of it runs under a periodic guard, such as `if step % N == 0:`)"
-
-
 def is_never_named(why: str) -> bool:
     """Whether ``why`` is :func:`never_named`'s: code in a class or function nothing names."""
     return why.startswith(_NEVER_NAMED)

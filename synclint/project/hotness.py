@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
-    CALLED_RARELY,
-    PERIODIC,
     CONVERSION_TOOL,
     DEMO_CODE,
     PLOTTING_CODE,
@@ -35,7 +33,6 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     is_never_named,
     never_named,
     outside_the_program,
-    periodic_work,
 )
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.run_once import within_spans
@@ -289,8 +286,6 @@ def compute_contexts(
     #: Functions the project calls, each call where it runs rarely or once per call of its
     #: caller (outside the caller's loops): True; a call elsewhere: False.
     rarely_called: dict[FunctionId, bool] = {}
-    #: Per function the project calls, why each call runs rarely (None: a call that does not).
-    call_reasons: dict[FunctionId, list[str | None]] = {}
     calls = index.resolved_calls()
 
     for key, entry in index.entries.items():
@@ -318,15 +313,10 @@ def compute_contexts(
                 edges.append((callee, quiet))
                 rare = quiet is not None or within_spans(call.line, function.once_spans)
                 rarely_called[callee] = rarely_called.get(callee, True) and rare
-                # (A call made once by a function with its own loop over batches, before or
-                # after it: a sanity check before training, a last evaluation after it.)
-                once_beside_steps = quiet is None and within_spans(call.line, function.once_spans) and any(
-                    region.kind == HOT for region in function.regions)
-                call_reasons.setdefault(callee, []).append(ONCE_BESIDE_STEPS if once_beside_steps else quiet)
                 # (A loop in code nothing names never runs: its calls are no steps.)
                 if call.batch_loop is not None and quiet is None and fid not in cold_own and fid not in inert:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
-                    loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1]), fid]))
+                    loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
             for name in function.data_callbacks:
                 callee = index.resolve_call(key, function, name)
                 if callee is not None:
@@ -351,13 +341,6 @@ def compute_contexts(
     # (``called_once``). A method keeps its name: a framework calls its hooks
     # (``compute_loss``, ``training_step``) every step, whatever else the project does.
     hot_roots = [(fid, chain) for fid, chain in hot_roots if not _named_step_called_rarely(index, fid, chain, rarely_called)]
-
-    # A function every call of which runs under a periodic guard (``if step % eval_every
-    # == 0: validate(model, val_loader)``) does periodic work, its loops over batches
-    # included: a pass over a validation loader every N steps is that work, not a step.
-    for fid, why in _called_only_periodically(index, call_reasons).items():
-        cold_own.setdefault(fid, why)
-    loop_calls = [(callee, chain[:-1]) for callee, chain in loop_calls if chain[-1] not in cold_own]
 
     # Hot: breadth first, so each function keeps its shortest chain.
     queue: deque[tuple[FunctionId, list[str]]] = deque()
@@ -408,7 +391,7 @@ def compute_contexts(
     for fid, edges in sorted(resolved.items()):
         for callee, quiet in edges:
             if quiet is not None and callee not in contexts:
-                contexts[callee] = Context(COLD, f"{CALLED_RARELY}{quiet}")
+                contexts[callee] = Context(COLD, f"called only where it runs rarely: {quiet}")
                 cold_queue.append(callee)
     while cold_queue:
         fid = cold_queue.popleft()
@@ -425,34 +408,6 @@ def compute_contexts(
             built_only = never_named(owner)
         contexts.setdefault(fid, Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only))
     return contexts
-
-
-#: A call's reason in :func:`_called_only_periodically`: made once by a function that loops over batches.
-ONCE_BESIDE_STEPS = "once, beside a loop over batches"
-
-
-def _called_only_periodically(
-    index: ProjectIndex, call_reasons: Mapping[FunctionId, list[str | None]]
-) -> dict[FunctionId, str]:
-    """Functions (no roots) that the project calls under a periodic guard, every other call
-    made once by a function that loops over batches itself (TinyLlama's ``validate(...)  #
-    sanity check`` before training), and that no call the index does not see may run (see
-    :mod:`synclint.project.called_once`), each with why. A call from a script's ``main``
-    that runs once keeps a function's loops: there they are an evaluation run's steps."""
-    unresolved = index.unresolved_calls()
-    found = {}
-    for fid, reasons in call_reasons.items():
-        periodic = [reason is not None and reason.split(" ", 1)[0] == PERIODIC.split(" ", 1)[0] for reason in reasons]
-        if not any(periodic) or not all(is_periodic or reason is ONCE_BESIDE_STEPS
-                                        for is_periodic, reason in zip(periodic, reasons)):
-            continue
-        function = index.function(fid)
-        if function is None or function.root is not None or index.runs_unseen(fid):
-            continue
-        if function.name in (unresolved.names if function.cls is None else unresolved.attributes):
-            continue
-        found[fid] = periodic_work()
-    return found
 
 
 def _named_step_called_rarely(index: ProjectIndex, fid: FunctionId, chain: list[str],

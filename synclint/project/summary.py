@@ -26,7 +26,6 @@ from synclint.project.argument_syncs import (
     tensor_parameters,
 )
 from synclint.project.async_copies import copies_asynchronously
-from synclint.project.cold_reasons import PERIODIC
 from synclint.project.command_flags import (
     NO_COMMAND_LINE,
     CommandLine,
@@ -1199,7 +1198,7 @@ class _CallWalker:
             ) and not _steps_the_optimizer(
                 node.body
             ):
-                self._quiet_block(node.body, PERIODIC, depth)
+                self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
                 self._branch(node.body, self._rare_branch(node), depth)
             if ends_in_raise(node.orelse):
