@@ -223,6 +223,24 @@ def test_reflection_over_classes_keeps_every_class_a_root(tmp_path: Path):
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+@pytest.mark.parametrize(
+    ("backbones", "why"),
+    [
+        ("import torch\n\n\nclass ResNet(torch.nn.Module):\n    pass\n", UNNAMED),
+        ("import torch\nfrom losses import RankLoss\n", HOT),
+        ("import torch\nfrom losses import *\n", HOT),
+    ],
+    ids=["holds other classes", "imports the loss", "star-imports"],
+)
+def test_a_lookup_in_one_module_builds_only_what_that_module_holds(tmp_path: Path, backbones, why):
+    # XMem's `s2m_resnet.__dict__[backbone_name]` (and `models.__dict__[args.arch]` in
+    # ImageNet scripts) builds a class of that module, or one it imports; a loss class of
+    # another module stays unnamed.
+    extra = "\nimport backbones\n\n\ndef backbone(name):\n    return backbones.__dict__[name]()\n"
+    found = _findings(tmp_path, _program(extra, **{"backbones.py": backbones}))
+    assert found == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+
+
 def test_globals_builds_only_the_classes_of_its_own_file(tmp_path: Path):
     # CenterNet's `globals()[base_name](pretrained=...)` picks a backbone its file defines:
     # a loss class of another file stays unnamed, one of the same file a root.

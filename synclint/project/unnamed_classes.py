@@ -66,9 +66,12 @@ and the project allows the question at all:
   decided) uses reflection that could build a class by a computed name**, as its
   text spells it (a comment or a string counts too): ``__subclasses__``,
   ``__init_subclass__``, a metaclass (other than ``ABCMeta``),
-  ``sys.modules``, ``import_module``/``__import__`` of a computed name, or ``getattr``
-  (with a computed name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the
-  project's modules (:func:`~synclint.project.mentions.find_reflection`). ``getattr(nn,
+  ``sys.modules``, ``import_module``/``__import__`` of a computed name
+  (:func:`~synclint.project.mentions.find_reflection`). ``getattr`` (with a computed
+  name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the project's modules
+  (XMem's ``s2m_resnet.__dict__[backbone_name]``, ``models.__dict__[args.arch]``) rule out
+  only what that module holds: the classes and functions it defines or imports (a
+  package, also those of its submodules); all of them when it star-imports. ``getattr(nn,
   name)`` fetches from a module outside the project and rules nothing out; ``eval`` does
   not either (the names it reads are spelled in the project's files).
 * **Its own file does not build classes by a computed name**: ``globals()[name]``
@@ -228,8 +231,14 @@ def _unnamed_in_python(
             unread.append(key)
             continue
         text = python_text_of(key)
-        if text is None or (not decided(key) and _reflection(index, key, text)):
+        if text is None:
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
+        if not decided(key):
+            reached = _reflection(index, key, text)
+            if reached is None:
+                return set(), [], set()
+            # ``models.__dict__[args.arch]``: what that module holds may be built, nothing else.
+            left = {(owner, name) for owner, name in left if not _holds(index, reached, owner, name)}
         # ``globals()[name]``: the file builds from its own namespace, its classes and what
         # it imports (so its imports name what they bring in, re-exports or not); so does
         # ``torch.hub`` from ``hubconf.py``'s.
@@ -384,9 +393,40 @@ def _offers_its_namespace(path: str) -> bool:
 
 
 
-def _reflection(index: ProjectIndex, key: str, text: str) -> bool:
-    """The text of the program's file ``key`` could build a class by a computed name. (Not
-    asked of a test that patches ``sys.modules`` or a benchmark that imports a module by
-    name: what they build runs in the test or the benchmark, not in the program's steps.)"""
-    reflection, modules = find_reflection(text)
-    return reflection is not None or any(index.resolve_dotted(key, "", name)[0] == "module" for name in modules)
+def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
+    """The project modules (file keys) whose members the program's file ``key`` lists or
+    fetches by a computed name (``s2m_resnet.__dict__[backbone_name]``, ``getattr(models,
+    cfg.arch)``); None when it could build any class by a computed name (``sys.modules``,
+    ``__subclasses__``, ``import_module`` of a computed name...), or fetches from a project
+    module that star-imports (its namespace holds names it never spells). (Not asked of a
+    test that patches ``sys.modules`` or a benchmark that imports a module by name: what
+    they build runs in the test or the benchmark, not in the program's steps.)"""
+    reflection, names = find_reflection(text)
+    if reflection is not None:
+        return None
+    reached = set()
+    for name in names:
+        kind, target, _qualname = index.resolve_dotted(key, "", name)
+        if kind != "module" or target is None:
+            continue
+        target_text = python_text_of(target)
+        if target_text is None or has_star_import(target_text):
+            return None
+        reached.add(target)
+    return reached
+
+
+def _holds(index: ProjectIndex, modules: set[str], owner: str, name: str) -> bool:
+    """Whether one of ``modules`` (file keys) holds the class or function ``name`` of file
+    ``owner``: it defines it, or imports it (or, a package, the submodule that defines it).
+    A lookup there by a computed name may build it."""
+    for module in modules:
+        if module == owner:
+            return True
+        summary = index.entries[module].summary
+        if name in summary.imports or index.entries[owner].name.rsplit(".", 1)[-1] in summary.imports:
+            return True
+        package = index.entries[module].name
+        if module.endswith("__init__.py") and index.entries[owner].name.startswith(package + "."):
+            return True  # (a package's ``__dict__`` holds the submodules imported so far)
+    return False
