@@ -241,6 +241,23 @@ def test_a_lookup_in_one_module_builds_only_what_that_module_holds(tmp_path: Pat
     assert found == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
 
 
+@pytest.mark.parametrize(
+    ("extra", "more"),
+    [
+        # `from . import resnet` in the package: a lookup in the submodule builds what it imports.
+        ("\nimport models\n\n\ndef backbone(family, name):\n    return getattr(getattr(models, family), name)()\n",
+         {"models/__init__.py": "from . import resnet\n", "models/resnet.py": "import torch\nfrom losses import RankLoss\n"}),
+        # The module imports the loss's module under another name.
+        ("\nimport backbones\n\n\ndef backbone(module, name):\n    return getattr(backbones.__dict__[module], name)()\n",
+         {"backbones.py": "import torch\nimport losses as L\n"}),
+    ],
+    ids=["a package's submodule imports it", "the module imports its module as another name"],
+)
+def test_a_lookup_in_one_module_builds_what_it_holds_a_level_down(tmp_path: Path, extra, more):
+    found = _findings(tmp_path, _program(extra, **more), installable=False)
+    assert found == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
+
 def test_globals_builds_only_the_classes_of_its_own_file(tmp_path: Path):
     # CenterNet's `globals()[base_name](pretrained=...)` picks a backbone its file defines:
     # a loss class of another file stays unnamed, one of the same file a root.

@@ -420,13 +420,24 @@ def _holds(index: ProjectIndex, modules: set[str], owner: str, name: str) -> boo
     """Whether one of ``modules`` (file keys) holds the class or function ``name`` of file
     ``owner``: it defines it, or imports it (or, a package, the submodule that defines it).
     A lookup there by a computed name may build it."""
+    owner_module = index.entries[owner].name
     for module in modules:
-        if module == owner:
-            return True
-        summary = index.entries[module].summary
-        if name in summary.imports or index.entries[owner].name.rsplit(".", 1)[-1] in summary.imports:
+        if module == owner or _imports(index.entries[module].summary, owner_module, name):
             return True
         package = index.entries[module].name
-        if module.endswith("__init__.py") and index.entries[owner].name.startswith(package + "."):
-            return True  # (a package's ``__dict__`` holds the submodules imported so far)
+        if module.endswith("__init__.py") and (owner_module.startswith(package + ".") or any(
+                entry.name.startswith(package + ".") and _imports(entry.summary, owner_module, name)
+                for entry in index.entries.values())):
+            # (a package's ``__dict__`` holds the submodules imported so far, and a lookup
+            # in one of them, ``getattr(getattr(models, family), name)``, what it imports)
+            return True
     return False
+
+
+def _imports(summary: FileSummary, owner_module: str, name: str) -> bool:
+    """The file imports ``name`` (under any name: ``from losses import RankLoss as
+    Criterion``) or the module ``owner_module`` that defines it (``import losses as L``)."""
+    last = owner_module.rsplit(".", 1)[-1]
+    return name in summary.imports or last in summary.imports or any(
+        imported in (name, last) or (imported is None and module == owner_module)
+        for _level, module, imported in summary.imports.values())
