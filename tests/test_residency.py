@@ -58,6 +58,11 @@ def _codes(source: str) -> list[tuple[str, int, int]]:
     return sorted((f.code, f.line, f.column) for f in check_source(textwrap.dedent(source), "m.py", include_cold=True))
 
 
+def _at(source: str, code: str) -> list[tuple[int, int]]:
+    """(line, column) of each finding of rule ``code`` in ``source``."""
+    return [(line, column) for found, line, column in _codes(source) if found == code]
+
+
 def test_packed_sequence_batch_sizes_are_host_through_unpacking_and_call_sites():
     # Lines 10 (reached through two call sites passing ``batch_sizes`` on) and 24 (right
     # after unpacking) read a PackedSequence's batch_sizes: host. ``sorted_indices``
@@ -654,7 +659,7 @@ def test_a_name_every_block_of_an_if_leaves_on_the_host_is_on_the_host_after_it(
     # pixel-nerf's eval script builds its view mask in an if/else at module level; a block
     # that raises or continues never reaches the code after the ``if``. Without an
     # ``else``, or with a block that moves it to the device, the name may hold anything.
-    assert [(line, column) for code, line, column in _codes(HOST_IN_EVERY_BRANCH) if code == "SL101"] == [
+    assert _at(HOST_IN_EVERY_BRANCH, "SL101") == [
         (14, 9),  # `partial`: the `if` has no `else`
         (21, 5),  # `c`: one block copies a batch to the device
     ]
@@ -695,7 +700,7 @@ def test_a_loader_pinned_or_with_workers_yields_host_batches():
     # pinned, and forked workers cannot use CUDA, so such a loader makes host tensors; a
     # loader with no workers, or workers started another way, may not. A batch handed
     # with a device to a helper may be moved in place.
-    assert [(line, column) for code, line, column in _codes(HOST_LOADERS) if code == "SL201"] == [
+    assert _at(HOST_LOADERS, "SL201") == [
         (11, 50),  # the model's output
         (19, 15),  # no workers: the dataset may build device tensors
         (23, 15),  # spawned workers may use CUDA
@@ -781,7 +786,7 @@ def test_a_block_that_jumps_out_of_an_if_still_reaches_where_it_jumps():
     # code after the loop (``continue`` on the last pass too); one that raises inside a
     # ``try`` reaches its handlers and what follows. Only right after the ``if`` (line 13)
     # is ``best`` surely on the host.
-    assert [(line, column) for code, line, column in _codes(LEFT_BY_A_JUMP) if code == "SL101"] == [
+    assert _at(LEFT_BY_A_JUMP, "SL101") == [
         (14, 5),
         (25, 5),
         (38, 5),
@@ -818,7 +823,7 @@ def test_a_loader_of_host_batches_rebound_or_wrapped_may_yield_device_batches():
     # Fabric's and accelerate's setup hand back a loader that moves its batches; a
     # prefetcher wraps the loader to upload the next batch. Only ``enumerate``, ``iter``
     # and progress bars pass the loader's own batches on.
-    assert [(line, column) for code, line, column in _codes(HOST_LOADERS_REWRAPPED) if code == "SL201"] == [
+    assert _at(HOST_LOADERS_REWRAPPED, "SL201") == [
         (11, 15),
         (16, 15),
         (20, 15),
@@ -850,7 +855,7 @@ def test_a_loss_given_a_device_tensor_or_moving_its_inputs_is_not_on_the_host():
     # A loss mixes a CUDA prediction of unknown kind with a 0-dim CPU tensor (an
     # ``alpha``) without complaint, and a loss of the file's own that moves its inputs
     # to the device says what it returns, whatever its name.
-    assert [(line, column) for code, line, column in _codes(LOSS_OF_DEVICE_TENSORS) if code == "SL201"] == [
+    assert _at(LOSS_OF_DEVICE_TENSORS, "SL201") == [
         (16, 15),  # the loss given a CUDA prediction and a CPU scalar
         (17, 26),  # the copy of the prediction
         (18, 15),  # the file's own loss moves its inputs back
@@ -878,7 +883,7 @@ if __name__ == "__main__":
 def test_workers_started_by_spawn_may_build_device_tensors():
     # A file that sets the start method to ``spawn`` (or ``forkserver``) starts its loader's
     # workers fresh: they may initialise CUDA, and its dataset build device tensors.
-    assert [(line, column) for code, line, column in _codes(SPAWNED_WORKERS) if code == "SL201"] == [(11, 15)]
+    assert _at(SPAWNED_WORKERS, "SL201") == [(11, 15)]
 
 
 HOST_LISTS = """
@@ -952,7 +957,7 @@ def test_a_list_grown_with_a_host_name_the_loop_rebinds_may_hold_device_tensors(
     # host then, but the body rebinds it to a device output before ``outs.append(x)`` (and
     # the loop target ``v`` holds each device row), so from the second pass on the stacked
     # list is on the device and its ``.tolist()`` waits for it.
-    assert [(line, column) for code, line, column in _codes(REBOUND_BEFORE_GROWTH) if code == "SL201"] == [
+    assert _at(REBOUND_BEFORE_GROWTH, "SL201") == [
         (11, 23), (14, 17), (23, 23)]
 
 

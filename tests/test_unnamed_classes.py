@@ -59,6 +59,11 @@ def _findings(root: Path, files: dict[str, str], include_cold: bool = True, cach
     return sorted((Path(f.path).name, f.line, f.column, f.code, f.context, f.why) for f in found)
 
 
+def _loss_row(why: str) -> tuple:
+    """The loss class's finding, hot (``why`` is :data:`HOT`) or unreached with ``why``."""
+    return ("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)
+
+
 def _program(extra: str = "", losses: str = _LOSSES.format(decorator=""), **more: str) -> dict[str, str]:
     return {"train.py": _TRAIN.format(extra=extra), "model.py": _MODEL, "losses.py": losses, **more}
 
@@ -94,7 +99,7 @@ def test_a_class_named_only_in_a_string_stays_a_root_but_a_comment_builds_nothin
 def test_a_name_imported_from_outside_the_project_is_not_the_project_s_class(tmp_path: Path, extra, why):
     # OneFormer's `train_net.py` runs detectron2's `inference_on_dataset`, not the copy in
     # `oneformer/evaluation/evaluator.py`. (An attribute of an imported module may be anything.)
-    assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+    assert _findings(tmp_path, _program(extra)) == [_loss_row(why)]
 
 
 _LIVE_LOSS = "import torch\n\n\nclass RankLoss(torch.nn.Module):\n    def forward(self, logits):\n        return logits.sum()\n"
@@ -115,8 +120,7 @@ def test_a_name_imported_from_another_copy_names_that_copy_only(tmp_path: Path, 
     # `vdecoder/nsf_hifigan/models.py` is named by nothing. A string or a module's attribute
     # may be either copy; a bare name not bound by the import is not the import's.
     found = _findings(tmp_path, {**_program(extra), "live.py": _LIVE_LOSS})
-    assert [row for row in found if row[0] == "losses.py"] == [
-        ("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+    assert [row for row in found if row[0] == "losses.py"] == [_loss_row(why)]
 
 
 
@@ -238,7 +242,7 @@ def test_a_lookup_in_one_module_builds_only_what_that_module_holds(tmp_path: Pat
     # another module stays unnamed.
     extra = "\nimport backbones\n\n\ndef backbone(name):\n    return backbones.__dict__[name]()\n"
     found = _findings(tmp_path, _program(extra, **{"backbones.py": backbones}))
-    assert found == [("losses.py", 6, 16, "SL101", "hot" if why == HOT else "unknown", why)]
+    assert found == [_loss_row(why)]
 
 
 @pytest.mark.parametrize(

@@ -176,10 +176,8 @@ class DeviceInference:
 
     def _bound_on_accelerator(self, name: str) -> bool:
         """The innermost scope binding ``name`` bound it to an accelerator tensor or device."""
-        for scope in reversed(self.flow.scopes):
-            if scope.kind != "class" and name in scope.env:
-                return name in scope.accelerator
-        return False
+        scope = self.flow.binding_scope(name)
+        return scope is not None and name in scope.accelerator
     def _host_throughout(self, depth: int, name: str) -> bool:
         """The project index found ``name`` holds a host tensor throughout the function of scope ``depth``."""
         if self.flow.scopes[depth].kind != "function" or not self.flow.facts.host_names:
@@ -287,7 +285,6 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
-
 
     def loss_of_host_tensors(self, call: cst.Call) -> bool:
         """``criterion(pred.cpu(), target.cpu())``: a loss (by its name: ``criterion``,

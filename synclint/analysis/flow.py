@@ -12,7 +12,6 @@ a node is entered and left, and keeps
 from __future__ import annotations
 
 import functools
-
 import re
 import weakref
 from collections.abc import Iterator
@@ -269,6 +268,14 @@ class FlowState:
                 return bound
         return Kind.UNKNOWN
 
+    def binding_scope(self, name: str) -> Scope | None:
+        """The innermost function or module scope that binds ``name`` (closures see the
+        names of the functions around them; a class body's do not reach its methods)."""
+        for scope in reversed(self.scopes):
+            if scope.kind != "class" and name in scope.env:
+                return scope
+        return None
+
     def _bound_in(self, scope: Scope) -> set[str]:
         names = self._scope_bound.get(id(scope.node))
         if names is None:
@@ -494,7 +501,7 @@ class FlowState:
             if binding.name not in host or binding.in_place:
                 continue
             value = binding.value
-            if value is None or not (self.kind_of(value) is Kind.PYTHON or self.devices.on_host(value)):
+            if value is None or not self._stays_on_host(value):
                 off_host.add(binding.name)
             elif binding.unconditional:  # every pass ends with it on the host again
                 off_host.discard(binding.name)
@@ -521,7 +528,8 @@ class FlowState:
             host.update(rebound)
 
     def _stays_on_host(self, value: cst.BaseExpression) -> bool:
-        """What a list of host tensors may be grown with: a host value or a Python one."""
+        """A value that keeps a host name on the host when bound to it, or a list of host
+        tensors when appended to it: a host value or a Python one."""
         return self.kind_of(value) is Kind.PYTHON or self.devices.on_host(value)
 
     def _mark_quiet_regions(self, node: cst.CSTNode) -> None:
@@ -839,10 +847,8 @@ class FlowState:
             node = node.args[0].value
         if not isinstance(node, cst.Name):
             return False
-        for scope in reversed(self.scopes):
-            if scope.kind != "class" and node.value in scope.env:
-                return node.value in scope.host_loaders
-        return False
+        scope = self.binding_scope(node.value)
+        return scope is not None and node.value in scope.host_loaders
 
     def _left_on_host(self, block: cst.CSTNode, before: set[str]) -> set[str] | _Jump | None:
         """What a block of an ``if`` with an ``else`` hands the code after the ``if``: the

@@ -409,9 +409,9 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
         kind, target, _qualname = index.resolve_dotted(key, "", name)
         if kind != "module" or target is None:
             continue
-        target_text = python_text_of(target)
-        if target_text is None or has_star_import(target_text):
-            return None
+        summary = index.entries[target].summary
+        if "<module>" not in summary.functions or any("*" in names for _level, _module, names in summary.module_imports):
+            return None  # (a file the index could not read, or one that star-imports)
         reached.add(target)
     return reached
 

@@ -20,7 +20,8 @@ class BlockingTransfer(Rule):
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
     is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
     a name the body already bound to its own device copy (`y = y.float().to(device)`
-    then `y[:, -n:].to(device)`: nothing left to copy).
+    then `y[:, -n:].to(device)`: nothing left to copy), or to what a collective
+    returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors).
 
     ## Why is this bad?
     A blocking copy makes the host wait until the copy is done — and a copy
@@ -141,7 +142,7 @@ class BlockingTransfer(Rule):
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value in _COLLECTIVES):
             return False
-        qualified = self.context.imports.qualify(value.func)
+        qualified = self.context.qualify(value.func)
         if qualified is not None:
             return qualified.startswith(_COLLECTIVE_MODULES)
         receiver = dotted_name(value.func.value)
