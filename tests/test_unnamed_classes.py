@@ -331,6 +331,67 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
     ]
 
 
+@pytest.mark.parametrize(
+    ("extra", "more", "why"),
+    [
+        # votenet: `MODEL = importlib.import_module(FLAGS.model)`, then `MODEL.VoteNet(...)`:
+        # what the module builds, the file spells.
+        ("\nimport importlib\n\n\ndef build(name):\n    return importlib.import_module(name).Net()\n", {}, UNNAMED),
+        # A member looked up by a computed name in a module fetched by one: any class.
+        ("\nimport importlib\n\n\ndef build(path, name):\n    return getattr(importlib.import_module(path), name)()\n",
+         {}, HOT),
+        # ... of a package spelled as a literal: only what its modules hold.
+        ("\nimport importlib\n\n\ndef build(arch, name):\n"
+         "    return getattr(importlib.import_module('nets.' + arch), name)()\n",
+         {"nets/__init__.py": "", "nets/small.py": "class Small:\n    pass\n"}, UNNAMED),
+        ("\nimport importlib\n\n\ndef build(arch, name):\n"
+         "    return getattr(importlib.import_module(f'nets.{arch}'), name)()\n",
+         {"nets/__init__.py": "", "nets/small.py": "from losses import *\n"}, HOT),
+        # A package of that name the index does not hold: it may be laid out otherwise.
+        ("\nimport importlib\n\n\ndef build(arch, name):\n"
+         "    return getattr(importlib.import_module('losses.' + arch), name)()\n", {}, HOT),
+        # Asked whether it holds a name, `sys.modules` builds nothing; iterated, anything.
+        ("\nimport sys\n\nUSE_WANDB = 'wandb' in sys.modules\n", {}, UNNAMED),
+        ("\nimport sys\n\nLOADED = [name for name in sys.modules]\n", {}, HOT),
+    ],
+    ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
+         "of a package whose module star-imports the loss", "of a package laid out otherwise",
+         "membership in sys.modules", "sys.modules iterated"],
+)
+def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
+                                                                                      why):
+    assert _findings(tmp_path, _program(extra, **more)) == [_loss_row(why)]
+
+
+#: A loss function (a root by its name) that only the loss class calls.
+_CHAINED_LOSSES = """\
+import torch
+
+
+def rank_loss(logits):
+    probs = logits.softmax(-1)
+    return probs.nonzero()
+
+
+class RankLoss(torch.nn.Module):
+    def forward(self, logits):
+        return rank_loss(logits)
+"""
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    ("", "not reached from any step of the project: nothing in the project names `rank_loss` but code that never "
+         "runs (`RankLoss`)"),
+    ("\nfrom losses import RankLoss\n\ncriterion = RankLoss()\n", "loss `rank_loss`"),
+    # (named also outside the class that never runs: a root by its name again)
+    ("\nfrom losses import rank_loss\n", "loss `rank_loss`"),
+], ids=["the class is never built", "the class is built", "named outside the class too"])
+def test_what_only_code_that_never_runs_names_never_runs(tmp_path: Path, extra, why):
+    # FairMOT's `compute_rot_loss`, called only by `BinRotLoss`, which nothing names.
+    found = _findings(tmp_path, _program(extra, losses=_CHAINED_LOSSES))
+    assert found == [("losses.py", 6, 12, "SL101", "unknown" if why.startswith("not") else "hot", why)]
+
+
 def test_getattr_on_a_module_outside_the_project_rules_nothing_out(tmp_path: Path):
     extra = "\nimport torch.nn as nn\n\n\ndef activation(name):\n    return getattr(nn, name)()\n"
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
@@ -346,24 +407,69 @@ def test_the_file_s_words_and_its_classes_named_outside_themselves():
     assert spelled_names(source, {"A", "B"}, {"A": (1, 3), "B": (6, 7)})[1] == {"B"}
 
 
+def _reflection(source: str) -> tuple:
+    found = find_reflection(source)
+    return found.marker, found.modules
+
+
 def test_which_reflection_rules_unnamed_classes_out():
-    assert find_reflection("x = Base.__subclasses__()\n") == ("`__subclasses__`", frozenset())
-    assert find_reflection("cls = globals()[name]\n") == (None, frozenset())  # (its own file's: see below)
-    assert find_reflection("from .losses import *\ncls = globals()[name]\n") == ("`globals()` with `import *`", frozenset())
+    assert _reflection("x = Base.__subclasses__()\n") == ("`__subclasses__`", frozenset())
+    assert _reflection("cls = globals()[name]\n") == (None, frozenset())  # (its own file's: see below)
+    assert _reflection("from .losses import *\ncls = globals()[name]\n") == ("`globals()` with `import *`", frozenset())
     assert builds_its_own_classes("cls = globals( )[name]\n") and not builds_its_own_classes("g = my_globals\n")
     filled = "`globals()` filled by computed names"
-    assert find_reflection("globals()[key] = value\n") == (filled, frozenset())
-    assert find_reflection("globals().update(table)\n") == (filled, frozenset())
-    assert find_reflection("if globals()[key] == 1:\n    pass\n") == (None, frozenset())
-    assert find_reflection("import importlib\nm = importlib.import_module(path)\n")[0] == "`import_module`"
-    assert find_reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
-    assert find_reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())
-    assert find_reflection("class A(metaclass=abc.ABCMeta):\n    pass\n") == (None, frozenset())
+    assert _reflection("globals()[key] = value\n") == (filled, frozenset())
+    assert _reflection("globals().update(table)\n") == (filled, frozenset())
+    assert _reflection("if globals()[key] == 1:\n    pass\n") == (None, frozenset())
+    assert _reflection("import importlib\nm = importlib.import_module('pkg.losses')\n") == (None, frozenset())
+    assert _reflection("class Meta(type):\n    pass\n") == ("`class Meta(type)`", frozenset())
+    assert _reflection("class A(metaclass=abc.ABCMeta):\n    pass\n") == (None, frozenset())
     # Members fetched by a computed name: the index asks whether these name project modules.
-    assert find_reflection("cls = getattr(models.losses, name)\n") == (None, frozenset({"models.losses"}))
-    assert find_reflection("cls = getattr(\n    models,\n    f'{arch}Net',\n)\n") == (None, frozenset({"models"}))
-    assert find_reflection("cls = getattr(models, 'Net')\n") == (None, frozenset())
-    assert find_reflection("table = vars(losses)\nother = heads.__dict__\n") == (None, frozenset({"losses", "heads"}))
+    assert _reflection("cls = getattr(models.losses, name)\n") == (None, frozenset({"models.losses"}))
+    assert _reflection("cls = getattr(\n    models,\n    f'{arch}Net',\n)\n") == (None, frozenset({"models"}))
+    assert _reflection("cls = getattr(models, 'Net')\n") == (None, frozenset())
+    assert _reflection("table = vars(losses)\nother = heads.__dict__\n") == (None, frozenset({"losses", "heads"}))
+
+
+@pytest.mark.parametrize(("source", "marker", "packages"), [
+    # A module fetched by a computed name builds what the file spells of it...
+    ("m = importlib.import_module(path)\nnet = m.Net()\n", None, set()),
+    ("m = __import__(name)\n", None, set()),
+    ("m = sys.modules[name]\nx = getattr(self, key)\n", None, set()),
+    # ... unless the file also looks a member up by a computed name: any module's, or
+    # those of the package the name starts with.
+    ("m = importlib.import_module(path)\ncls = getattr(m, name)\n", "`import_module`", set()),
+    ("cls = getattr(importlib.import_module(path), name)\n", "`import_module`", set()),
+    ("m = sys.modules[name]\ntable = vars(m)\n", "`sys.modules`", set()),
+    ("m = __import__(name)\nkeys = dir(m)\n", "`__import__`", set()),
+    ("m = import_module('models.' + arch)\ncls = getattr(m, name)\n", None, {"models"}),
+    ("m = import_module(f'lib.models.{arch}')\ntable = m.__dict__\n", None, {"lib.models"}),
+    ("m = import_module('lib.config.%s.config' % name)\ncls = getattr(m, key)\n", None, {"lib.config"}),
+    ("m = import_module('lib.test.{}'.format(name))\ncls = getattr(m, key)\n", None, {"lib.test"}),
+    ("m = import_module('.' + name, 'pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
+    ("m = import_module('.' + name, package='pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
+    ("m = __import__('pkg.models.' + name)\ncls = getattr(m, key)\n", None, {"pkg"}),  # (the top package)
+    ("m = sys.modules['ltr.admin']\ncls = getattr(m, key)\n", None, {"ltr.admin"}),
+    # A name relative to a package not spelled, or one that starts computed: any module.
+    ("m = import_module('.' + name, __package__)\ncls = getattr(m, key)\n", "`import_module`", set()),
+    ("m = import_module(f'{root}.models.{arch}')\ncls = getattr(m, key)\n", "`import_module`", set()),
+    ("a = import_module('models.' + x)\nb = import_module(y)\ncls = getattr(b, key)\n", "`import_module`", set()),
+    # sys.modules: asked whether it holds a name, nothing; listed or iterated, anything.
+    ("if 'wandb' in sys.modules:\n    pass\n", None, set()),
+    ("if name not in sys.modules.keys():\n    pass\n", None, set()),
+    ("for name in sys.modules:\n    pass\n", "`sys.modules`", set()),
+    ("found = [m for m in list(sys.modules.values())]\n", "`sys.modules`", set()),
+    # The file's own module is its namespace, as globals().
+    ("setattr(sys.modules[__name__], name, value)\n", "`globals()` filled by computed names", set()),
+    ("setattr(sys.modules[__name__], 'Net', value)\n", None, set()),
+])
+def test_a_module_fetched_by_a_computed_name_rules_out_only_what_a_lookup_by_name_reaches(source, marker, packages):
+    found = find_reflection(source)
+    assert (found.marker, set(found.packages)) == (marker, packages)
+
+
+def test_sys_modules_of_its_own_name_is_the_file_s_namespace():
+    assert builds_its_own_classes("net = getattr(sys.modules[__name__], name)\n")
 
 
 def test_a_text_file_spells_a_name_only_as_a_whole_word_across_the_pieces_it_is_read_in(tmp_path: Path, monkeypatch):

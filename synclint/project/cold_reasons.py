@@ -4,6 +4,8 @@ branches, which must not count such code's calls as the step's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 #: Why a type stub (``.pyi``) is cold: it declares signatures and never runs.
 TYPE_STUB = "type stub (never runs)"
 #: The ``why`` of an unknown finding with no local evidence of a per-step cost, in a
@@ -29,10 +31,19 @@ def is_never_named(why: str) -> bool:
     return why.startswith(_NEVER_NAMED)
 
 
-def never_named(class_name: str, only_passed_on: bool = False) -> str:
+def never_named(class_name: str, only_passed_on: bool = False, only_inside: Sequence[str] = ()) -> str:
     """Why a class nothing names never runs; ``only_passed_on``: imports and ``__all__``
-    name it, in a project nobody installs."""
+    name it, in a project nobody installs; ``only_inside``: only the code of these, which
+    never runs either, names it."""
+    if only_inside:
+        return f"{_NEVER_NAMED}`{class_name}` but code that never runs ({_listed(only_inside)})"
     return f"{_NEVER_NAMED}`{class_name}`" + (" but imports that pass it on" if only_passed_on else "")
+
+
+def _listed(names: Sequence[str]) -> str:
+    """```A```, ```A` and `B```, ```A`, `B` and `C```."""
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def _root_reason(why: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from synclint.sources import python_text, read_source
 
@@ -30,9 +31,10 @@ _NOT_A_STRING_ARGUMENT = r"""(?!\s*(?:"[^"\n]*"|'[^'\n]*')\s*[,)])"""
 _MARKERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
     ("__subclasses__", r"__subclasses__"),
     ("__init_subclass__", r"__init_subclass__"),
-    ("sys.modules", r"sys\.modules\b"),
-    ("import_module(", r"import_module\(" + _NOT_A_STRING_ARGUMENT),
-    ("__import__(", r"__import__\(" + _NOT_A_STRING_ARGUMENT),
+    # (Listed or iterated: ``sys.modules.items()``, ``for name in sys.modules``. Read by a
+    # key, it is a module fetched by a computed name: see _MODULE_BY_NAME.)
+    # (Asked whether it holds a name, ``"wandb" in sys.modules``, it builds nothing.)
+    ("sys.modules", r"\bfor\b[^\n:]*\bin\s+sys\.modules\b|(?<!\bin\s)sys\.modules\b(?!\s*\[|\s*\.(?:get|pop|setdefault)\()"),
     ("metaclass", r"\bmetaclass\s*=\s*(?!(?:abc\.)?ABCMeta\b)"),
     ("(type)", r"\bclass\s+\w+\(type\)"),
 ))
@@ -48,7 +50,7 @@ _DICT = re.compile(r"\.__dict__\b")
 #: ``globals()[name]``: the file's own namespace, which holds the classes it defines and
 #: those it imports by name (each spelled in it, so named); a star import brings in names
 #: the file never spells.
-_OWN_GLOBALS = re.compile(r"globals\(\s*\)")
+_OWN_GLOBALS = re.compile(r"globals\(\s*\)|sys\.modules\[\s*__name__\s*\]")
 #: What else hands a file's own namespace to a computed name: ``locals()`` and ``vars()``
 #: (at top level, its globals), and ``fire.Fire()`` with no component, which offers every
 #: function of the calling module as a command (``python cli.py evaluate``).
@@ -56,7 +58,11 @@ _OWN_NAMESPACE = re.compile(r"\b(?:locals|vars)\(\s*\)|\bFire\(\s*(?:\)|[^\W\d]\
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
 #: ``globals()[key] = value``, ``globals().update(table)``: a file that fills its own
 #: namespace by computed names may put any file's classes there, as a star import does.
-_FILLS_GLOBALS = re.compile(r"globals\(\s*\)\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|__setitem__)\()")
+_FILLS_GLOBALS = re.compile(
+    r"globals\(\s*\)\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|__setitem__)\()"
+    # (the same namespace as the module object: ``setattr(sys.modules[__name__], name, value)``)
+    r"|setattr\(\s*sys\.modules\[\s*__name__\s*\]\s*," + _NOT_A_STRING_ARGUMENT
+    + r"|sys\.modules\[\s*__name__\s*\]\.__dict__\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault)\()")
 _DOTTED_AT_END = re.compile(r"(?<![\w.])[^\W\d][\w.]*$")
 
 
@@ -316,7 +322,7 @@ def has_star_import(source: str) -> bool:
 
 
 def _uses_own_globals(source: str) -> bool:
-    return "globals(" in source and _OWN_GLOBALS.search(source) is not None
+    return ("globals(" in source or "sys.modules" in source) and _OWN_GLOBALS.search(source) is not None
 
 
 def builds_its_own_classes(source: str) -> bool:
@@ -329,37 +335,115 @@ def builds_its_own_classes(source: str) -> bool:
         ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
 
 
-def find_reflection(source: str) -> tuple[str | None, frozenset[str]]:
+class Reflection(NamedTuple):
+    """What one file's reflection lets a computed name build (see :func:`find_reflection`)."""
+
+    #: What rules unnamed classes out for the whole project, or None.
+    marker: str | None
+    #: Dotted names whose members the file lists or fetches by a computed name.
+    modules: frozenset[str]
+    #: Dotted packages any of whose modules the file may fetch by a computed name and then
+    #: look a member up in by one: ``getattr(import_module("models." + arch), name)``.
+    packages: frozenset[str] = frozenset()
+
+
+def find_reflection(source: str) -> Reflection:
     """Reflection in the file's text that could build a class by a computed name.
 
     Returns what rules unnamed classes out for the whole project (``__subclasses__``,
-    ``__init_subclass__``, a metaclass, ``sys.modules``, a module imported by a computed
-    name, ``globals()`` in a file that star-imports names it never spells or fills its
-    namespace by computed names, ``globals()[key] = value``: see
-    :func:`builds_its_own_classes` for the others), or None; and the dotted names whose
-    members the file lists or
-    fetches by a computed name (``getattr(models, cfg.arch)``, ``vars(losses)``): the
-    index decides whether they are project modules (``getattr(nn, name)`` on torch's is
-    not). ``eval`` and ``exec`` are not counted: the strings they read name the classes
-    in the project's own files (yolov7's ``eval(m)`` of its model yamls' module names).
-    Text, not the tree: a match in a comment or a string counts too, and the search costs
-    a scan, not a walk.
+    ``__init_subclass__``, a metaclass, ``sys.modules`` listed or iterated, ``globals()``
+    in a file that star-imports names it never spells or fills its namespace by computed
+    names, ``globals()[key] = value``: see :func:`builds_its_own_classes` for the others;
+    a module fetched by a computed name, below), or None; the dotted names whose members
+    the file lists or fetches by a computed name (``getattr(models, cfg.arch)``,
+    ``vars(losses)``): the index decides whether they are project modules (``getattr(nn,
+    name)`` on torch's is not); and the packages of modules fetched by a computed name.
+
+    A module fetched by a computed name (``importlib.import_module(args.model)``,
+    ``__import__(name)``, ``sys.modules[name]``) builds only what the file spells, unless
+    the file also fetches a member of something by a computed name (``getattr(module,
+    class_name)``, ``module.__dict__``, ``vars(module)``, ``dir(module)``,
+    ``inspect.getmembers``; not ``getattr(self, name)``): votenet's ``MODEL =
+    importlib.import_module(FLAGS.model)`` then ``MODEL.VoteNet(...)`` builds a class
+    its name spells. With such a lookup, any class of any module may be built, unless
+    every such name starts with a package spelled as a literal (``"models." + name``,
+    ``f"models.{name}"``, ``"lib.config.%s.config" % name``, ``"models.{}".format(name)``,
+    ``import_module("." + name, "pkg.models")``; ``__import__`` returns the top package:
+    its first part): then only what that package's modules hold.
+
+    ``eval`` and ``exec`` are not counted: the strings they read name the classes in the
+    project's own files (yolov7's ``eval(m)`` of its model yamls' module names). Text, not
+    the tree: a match in a comment or a string counts too, and the search costs a scan, not
+    a walk.
     """
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
-            return f"`{marker.group().rstrip('( =')}`", frozenset()
+            return Reflection("`sys.modules`" if hint == "sys.modules" else f"`{marker.group().rstrip('( =')}`",
+                              frozenset())
     if _uses_own_globals(source):
         if has_star_import(source):
-            return "`globals()` with `import *`", frozenset()
+            return Reflection("`globals()` with `import *`", frozenset())
         if _FILLS_GLOBALS.search(source):
-            return "`globals()` filled by computed names", frozenset()
+            return Reflection("`globals()` filled by computed names", frozenset())
     modules = {match.group(1) for hint, pattern in _LOOKUPS if hint in source for match in pattern.finditer(source)}
     if "__dict__" in source:
         for match in _DICT.finditer(source):
             owner = _DOTTED_AT_END.search(source, max(0, match.start() - 200), match.start())
             if owner is not None:
                 modules.add(owner.group())
-    return None, frozenset(modules)
+    packages: set[str] = set()
+    if "import" in source or "sys.modules" in source:
+        for match in _MODULE_BY_NAME.finditer(source):
+            package = _package_of(source, match)
+            if package is None:
+                if _fetches_a_member_by_name(source):
+                    return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
+                break
+            packages.add(package)
+    if packages and not _fetches_a_member_by_name(source):
+        packages.clear()  # (what it builds from those modules, it spells)
+    return Reflection(None, frozenset(modules), frozenset(packages))
+
+
+#: A module fetched by a name computed at run time: ``import_module(name)``,
+#: ``__import__(name)``, ``sys.modules[name]`` or ``.get(name)`` (not the file's own,
+#: ``sys.modules[__name__]``: its namespace, as ``globals()``).
+_MODULE_BY_NAME = re.compile(
+    r"\b(?:import_module|__import__)\(" + _NOT_A_STRING_ARGUMENT
+    + r"|sys\.modules\s*(?:\[(?!\s*__name__\s*\])|\.(?:get|pop|setdefault)\()")
+#: The literal package a computed module name starts with: ``"models." + name``,
+#: ``f"models.{name}"``, ``"lib.config.%s.config" % name``, ``"models.{}".format(name)``;
+#: or the whole name, a literal (``sys.modules["ltr"]``).
+_PACKAGE_PREFIX = re.compile(
+    r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
+    r"""|\s*(["'])([^\W\d][\w.]*)\3\s*[\]),]""")
+#: ``import_module("." + name, "pkg.models")``: a name relative to a literal package.
+_RELATIVE_TO_PACKAGE = re.compile(
+    r"""\s*[fF]?(["'])\.+(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\2""")
+#: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
+#: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
+#: ``inspect.getmembers(module)``.
+_MEMBER_BY_NAME = re.compile(
+    r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()\n]|\([^()\n]*\))*," + _NOT_A_STRING_ARGUMENT
+    + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\(")
+
+
+def _package_of(source: str, match: re.Match) -> str | None:
+    """The literal package of the module name a :data:`_MODULE_BY_NAME` match fetches, or
+    None when nothing of it is spelled."""
+    relative = _RELATIVE_TO_PACKAGE.match(source, match.end())
+    if relative is not None and not match.group().startswith("sys"):
+        return relative.group(3)
+    prefix = _PACKAGE_PREFIX.match(source, match.end())
+    if prefix is None:
+        return None
+    package = (prefix.group(2) or prefix.group(4)).rstrip(".")
+    # (``__import__("pkg.models." + name)`` returns ``pkg``, whose attributes reach it all)
+    return package.split(".")[0] if match.group().startswith("__import__") else package
+
+
+def _fetches_a_member_by_name(source: str) -> bool:
+    return _MEMBER_BY_NAME.search(source) is not None
 
 
 #: Reflection that could import (or run) a module by a computed name or path, spelled

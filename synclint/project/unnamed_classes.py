@@ -45,6 +45,11 @@ A top-level class is *unnamed* when all of these hold:
   least one lies in such a block: the project builds it only there, so it is never
   built (its code is cold, with that block's why). An import alone is no such evidence:
   a class only imported is named as before (a package re-exporting it for its users).
+* **Or only classes that never run name it.** Every mention outside its own definition
+  lies in the code of a class found unnamed (by these rules, asked again until nothing
+  more is found): FairMOT's ``compute_rot_loss``, a loss by its name, is called only by
+  ``BinRotLoss``, which nothing names. Not the code of a function with a loop over
+  batches that nothing names: a public one may still be its users' to call.
 * **Or, in a project nobody installs, it is named only where it is passed on.** Without
   ``setup.py``, ``setup.cfg`` or a ``[project]`` table no user imports the package, so
   imports that rename nothing and ``__all__`` only pass a name on (KAIR's
@@ -66,14 +71,22 @@ and the project allows the question at all:
   decided) uses reflection that could build a class by a computed name**, as its
   text spells it (a comment or a string counts too): ``__subclasses__``,
   ``__init_subclass__``, a metaclass (other than ``ABCMeta``),
-  ``sys.modules``, ``import_module``/``__import__`` of a computed name
-  (:func:`~synclint.project.mentions.find_reflection`). ``getattr`` (with a computed
+  ``sys.modules`` listed or iterated, or a module fetched by a computed name
+  (``import_module``/``__import__`` of one, ``sys.modules[name]``) in a file that also
+  fetches a member of something by a computed name (``getattr(module, class_name)``,
+  ``vars``, ``dir``, ``__dict__``, ``inspect.getmembers``; not ``getattr(self, name)``)
+  (:func:`~synclint.project.mentions.find_reflection`). Without such a lookup, what the
+  fetched module builds is spelled (votenet's ``MODEL = importlib.import_module(FLAGS.model)``
+  then ``MODEL.VoteNet(...)``), so nothing is ruled out; with one, a name that starts with
+  a package spelled as a literal (``importlib.import_module("lib.test.tracker." + name)``,
+  ``f"models.{arch}"``) rules out only what that package's modules hold. ``getattr`` (with a computed
   name), ``vars``, ``inspect.getmembers`` or ``__dict__`` of one of the project's modules
   (XMem's ``s2m_resnet.__dict__[backbone_name]``, ``models.__dict__[args.arch]``) rule out
   only what that module holds: the classes and functions it defines or imports (a
   package, also those of its submodules); all of them when it star-imports. ``getattr(nn,
   name)`` fetches from a module outside the project and rules nothing out; ``eval`` does
-  not either (the names it reads are spelled in the project's files).
+  not either (the names it reads are spelled in the project's files). ``sys.modules[__name__]``
+  is the file's own namespace, as ``globals()`` (below).
 * **Its own file does not build classes by a computed name**: ``globals()[name]``
   (CenterNet's ``globals()[base_name](pretrained=...)`` picks a backbone of its file)
   reaches the classes and functions the file defines, and those it imports, which it
@@ -126,18 +139,62 @@ def unnamed_classes(
     candidates, so no summary pays for the search (the index's cache state holds every
     Python file's content hash, so a change to one that names a class is seen)."""
     candidates = _candidates(index, decided)
-    built_in_closed: dict[str, str] = {}
-    passed_on: set[str] = set()
-    if candidates:
-        closed_lines = _closed_lines(closed)
-        built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
-        candidates, unread, passed_on = _unnamed_in_python(index, candidates, decided, closed_lines, built_in_closed)
-        names = {name for _key, name in candidates}
+    found: dict[ClassId, str | None] = {}
+    if not candidates:
+        return found
+    closed_lines = _closed_lines(closed)
+    built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
+    # What only a class that never runs names never runs either (FairMOT's loss function
+    # `compute_rot_loss`, a root by its name, called only by the unnamed `BinRotLoss`): the
+    # search is asked again with that class's code blanked out, until nothing more is found.
+    dead: dict[str, list[tuple[int, int]]] = {}
+    asked = set(candidates)
+    while True:
+        unnamed, unread, passed_on = _unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
+        names = {name for _key, name in unnamed}
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
-            candidates = {(key, name) for key, name in candidates if name not in spelled}
-    return {(key, name): never_named(name, only_passed_on=True) if name in passed_on and name not in built_in_closed
-            else _never_built(name, built_in_closed.get(name)) for key, name in sorted(candidates)}
+            unnamed = {(key, name) for key, name in unnamed if name not in spelled}
+        for key, name in sorted(unnamed):
+            if name in passed_on and name not in built_in_closed:
+                found[(key, name)] = never_named(name, only_passed_on=True)
+            elif dead:
+                found[(key, name)] = never_named(name, only_inside=_dead_namers(index, dead, found, name))
+            else:
+                found[(key, name)] = _never_built(name, built_in_closed.get(name))
+        asked -= unnamed
+        # (Only a class's code: a function with a loop over batches that nothing names may
+        # still be its users' to call, and what it alone builds stays theirs.)
+        spans = {(key, _span(index, key, name)) for key, name in unnamed if name in index.entries[key].summary.classes}
+        if not asked or not _spell_any(spans, {name for _key, name in asked}):
+            return found
+        for key, span in spans:
+            dead.setdefault(key, []).append(span)
+
+
+def _span(index: ProjectIndex, key: str, name: str) -> tuple[int, int]:
+    """The lines of the top-level class or function ``name`` of file ``key``."""
+    summary = index.entries[key].summary
+    definition = summary.classes.get(name) or summary.functions[name]
+    return definition.line, definition.end_line
+
+
+def _span_text(key: str, span: tuple[int, int]) -> str:
+    text = python_text_of(key) or ""
+    return "\n".join(text.split("\n")[span[0] - 1:span[1]])
+
+
+def _spell_any(spans: Iterable[tuple[str, tuple[int, int]]], names: set[str]) -> bool:
+    """Whether the code of one of ``spans`` (file key, lines) spells one of ``names``."""
+    return any(spelled_names(_span_text(key, span), names, {})[0] for key, span in spans)
+
+
+def _dead_namers(index: ProjectIndex, dead: Mapping[str, list[tuple[int, int]]], found: Mapping[ClassId, str | None],
+                 name: str) -> list[str]:
+    """The classes and functions already found never to run whose code spells ``name``."""
+    return sorted(other for (key, other) in found
+                  if key in dead and _span(index, key, other) in dead[key]
+                  and spelled_names(_span_text(key, _span(index, key, other)), {name}, {})[0])
 
 
 def _never_built(name: str, why: str | None) -> str | None:
@@ -207,6 +264,7 @@ def _loops_over_batches(function: FunctionSummary) -> bool:
 def _unnamed_in_python(
     index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool],
     closed_lines: dict[str, list[tuple[int, int, str]]], built_in_closed: Mapping[str, str],
+    dead: Mapping[str, list[tuple[int, int]]] = MappingProxyType({}),
 ) -> tuple[set[ClassId], list[str], set[str]]:
     """Those of ``candidates`` that no Python file the index parsed names: as a word of
     another file (two classes of one name in two files name each other), or in their own
@@ -216,7 +274,8 @@ def _unnamed_in_python(
     may be named in imports that pass it on and in ``__all__``, but in a file that builds
     from its own namespace (``globals()[name]``) what it imports stays named. And the Python files it
     could not parse (their words are unknown: they are searched as text, like
-    configuration files), and the names only such imports spell."""
+    configuration files), and the names only such imports spell. The lines of ``dead``
+    (file key -> spans of code that never runs) name nothing."""
     left = set(candidates)
     unread = []
     passed_on: set[str] = set()
@@ -245,6 +304,8 @@ def _unnamed_in_python(
         by_own_namespace = not decided(key) and (builds_its_own_classes(text) or _offers_its_namespace(key))
         if by_own_namespace:
             left = {(owner, name) for owner, name in left if owner != key}
+        if key in dead:
+            text = blanked(text, dead[key])
         classes, functions = entry.summary.classes, entry.summary.functions
         defined = {name: (classes[name].line, classes[name].end_line) if name in classes
                    else (functions[name].line, functions[name].end_line) for owner, name in left if owner == key}
@@ -396,24 +457,47 @@ def _offers_its_namespace(path: str) -> bool:
 def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
     """The project modules (file keys) whose members the program's file ``key`` lists or
     fetches by a computed name (``s2m_resnet.__dict__[backbone_name]``, ``getattr(models,
-    cfg.arch)``); None when it could build any class by a computed name (``sys.modules``,
+    cfg.arch)``, ``getattr(import_module("models." + arch), name)``: every module of
+    ``models``); None when it could build any class by a computed name (``sys.modules``,
     ``__subclasses__``, ``import_module`` of a computed name...), or fetches from a project
     module that star-imports (its namespace holds names it never spells). (Not asked of a
     test that patches ``sys.modules`` or a benchmark that imports a module by name: what
     they build runs in the test or the benchmark, not in the program's steps.)"""
-    reflection, names = find_reflection(text)
-    if reflection is not None:
+    reflection = find_reflection(text)
+    if reflection.marker is not None:
         return None
     reached = set()
-    for name in names:
+    for package in reflection.packages:
+        under = _modules_under(index, package)
+        if not under and any(package.split(".")[0] in entry.name.split(".") for entry in index.entries.values()):
+            return None  # (a project package the index lays out otherwise: any of its modules)
+        if any(_star_imports_or_unread(index.entries[module].summary) for module in under):
+            return None
+        reached |= under
+    for name in reflection.modules:
         kind, target, _qualname = index.resolve_dotted(key, "", name)
         if kind != "module" or target is None:
             continue
-        summary = index.entries[target].summary
-        if "<module>" not in summary.functions or any("*" in names for _level, _module, names in summary.module_imports):
-            return None  # (a file the index could not read, or one that star-imports)
+        if _star_imports_or_unread(index.entries[target].summary):
+            return None
         reached.add(target)
     return reached
+
+
+def _star_imports_or_unread(summary: FileSummary) -> bool:
+    """A file the index could not read, or one that star-imports: its namespace holds
+    names it never spells."""
+    return "<module>" not in summary.functions or any("*" in names for _level, _module, names in summary.module_imports)
+
+
+def _modules_under(index: ProjectIndex, package: str) -> set[str]:
+    """The project modules (file keys) of the dotted ``package`` (``lib.models`` holds
+    ``lib.models.net``), the package's own included; matched as a run of parts anywhere in
+    a module's name, so that a package found under a ``sys.path`` entry the index does not
+    know (``ltr.admin`` for ``external.AR.ltr.admin``) still counts (more modules are only
+    more that may be built)."""
+    wanted = f".{package}."
+    return {key for key, entry in index.entries.items() if wanted in f".{entry.name}."}
 
 
 def _holds(index: ProjectIndex, modules: set[str], owner: str, name: str) -> bool:
