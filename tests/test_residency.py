@@ -387,8 +387,8 @@ def rebound_before_a_device_helper(loader, model, device):
 
 
 def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
-    # A dictionary whose fields the loop replaces with device tensors (directly, through a
-    # name, by `update`), an object that moves its own fields (PyG's `Data.to`, Hugging
+    # A dictionary whose fields the loop replaces with device tensors (at a key it spells,
+    # that field only; at computed keys, through a name, by `update`, every field), an object that moves its own fields (PyG's `Data.to`, Hugging
     # Face's `BatchEncoding.to`, as a statement) and one handed with a device to a helper
     # may hold device tensors: reading them waits, also through a name bound to a field.
     # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host, and
@@ -396,8 +396,7 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
     found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
     assert found == [
         (5, 22, "SL401"),
-        (7, 15, "SL201"),
-        (7, 40, "SL201"),
+        (7, 15, "SL201"),  # (`labels`, of a key the loop never replaced, stays on the host: no finding)
         (11, 21, "SL401"),
         (13, 15, "SL201"),
         (17, 13, "SL401"),
@@ -411,6 +410,31 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
         (42, 18, "SL401"),
         (44, 18, "SL401"),  # the GPU helper gets the copy, not the batch: line 43 is no sync
     ]
+
+
+FIELDS_REPLACED_AT_SPELLED_KEYS = """
+import torch
+from torch.utils.data import DataLoader
+def validate(model, dataset, device):
+    loader = DataLoader(dataset, num_workers=2)
+    for val_data in loader:
+        val_images = val_data["image"].to(device)
+        val_data["pred"] = model(val_images)
+        val_data["label"] = val_data["label"].cpu()
+        image = val_data["image"].cpu()
+        pred = val_data["pred"][0].cpu()
+        key = "label"
+        other = val_data[key].cpu()
+"""
+
+
+def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_keeps_its_other_fields_on_the_host():
+    # MONAI's dints validation stores the prediction in the batch (`val_data["pred"] =
+    # sliding_window_inference(...)`), then copies the batch's own label and image back:
+    # host tensors of a loader with workers, no sync. The prediction, and a field at a key
+    # the loop computes, may be device tensors.
+    found = [(f.line, f.column, f.code) for f in check_source(FIELDS_REPLACED_AT_SPELLED_KEYS, "val.py", include_cold=True)]
+    assert found == [(7, 22, "SL401"), (11, 16, "SL201"), (13, 17, "SL201")]
 
 
 NUMPY_OF_A_REBOUND_NAME = """

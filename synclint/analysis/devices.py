@@ -88,7 +88,8 @@ class DeviceInference:
                     return node.value in scope.host or self._host_throughout(depth, node.value)
             return False
         if isinstance(node, cst.Subscript):
-            return self.on_host(node.value)
+            # (not a field the loop replaced with a device value: ``batch["pred"] = model(x)``)
+            return self.on_host(node.value) and not self.flow.device_field(node)
         if isinstance(node, cst.Attribute):
             return self._attribute_on_host(node)
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):

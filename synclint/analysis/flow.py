@@ -22,7 +22,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
-from synclint.analysis.host_batches import host_batch_names, root_name
+from synclint.analysis.host_batches import host_batch_names, root_name, string_key
 from synclint.analysis.host_lists import appended_in, growth, is_empty_list, only_grown_by_appends
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import (
@@ -106,6 +106,9 @@ class Scope:
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
+    #: Host batches (in ``host``) whose fields at these keys the loop replaced with device
+    #: values (``batch["pred"] = model(x)``): see :mod:`synclint.analysis.host_batches`.
+    device_keys: dict[str, frozenset[str]] = field(default_factory=dict)
     #: Names bound to what feeds a device: a loader Accelerate prepared, one over a dataset
     #: of CUDA tensors (``TensorDataset(x.cuda(), y.cuda())``): their batches are not host.
     device_fed: set[str] = field(default_factory=set)
@@ -826,6 +829,11 @@ class FlowState:
         )
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
+        for name, keys in batches.items():
+            if keys:
+                self.scope.device_keys[name] = keys
+            else:
+                self.scope.device_keys.pop(name, None)
 
     @functools.cached_property
     def sets_a_start_method(self) -> bool:
@@ -876,7 +884,21 @@ class FlowState:
             values = values_but_none(node)
             return bool(values) and all(self._batch_field(v) for v in values)
         batch, indexed = root_name(node, cst.Subscript)
-        return indexed and batch is not None and self.is_loader_batch(batch)
+        return indexed and batch is not None and self.is_loader_batch(batch) and not self.device_field(node)
+
+    def device_field(self, node: cst.BaseExpression) -> bool:
+        """``batch["pred"]`` (or ``batch["pred"][0]``, ``batch[k]``) of a host batch whose
+        field at that key the loop replaced with a device value, or at a key it does not
+        spell (see :func:`~synclint.analysis.host_batches.host_batch_names`)."""
+        while isinstance(node, cst.Subscript) and not isinstance(node.value, cst.Name):
+            node = node.value
+        if not isinstance(node, cst.Subscript):
+            return False
+        keys = self.scope.device_keys.get(node.value.value)
+        if not keys:
+            return False
+        key = string_key(node)
+        return key is None or key in keys
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""

@@ -6,8 +6,12 @@ a device (``image = image.to(device)``, also through a name bound to a field:
 field with ``.numpy()``, which only a host tensor allows. What the loop does not move
 stays on the host.
 
-Not a batch the loop changes in place: a dictionary whose fields it replaces
-(``batch["x"] = batch["x"].cuda()``, ``batch.update(...)``), an object that moves its
+A dictionary whose fields the loop replaces with device values only at keys it spells
+(``batch["pred"] = model(images)``, ``batch["x"] = batch["x"].cuda()``) still holds the
+loader's host tensors at every other key it spells: MONAI's ``val_data["label"].cpu()``
+after ``val_data["pred"] = sliding_window_inference(...)``. Not a batch the loop changes
+in place otherwise: a dictionary whose fields it replaces at computed keys
+(``batch[k] = batch[k].cuda()``), or wholesale (``batch.update(...)``), an object that moves its
 own fields (``batch.to(device)`` as a statement: PyG's ``Data``, Hugging Face's
 ``BatchEncoding``), or one it hands with a device to a helper that may move it in place
 (``move_to_device(batch, device)``). Reading such a batch's fields after the change
@@ -31,11 +35,13 @@ _STORING_METHODS = frozenset({"update", "setdefault", "__setitem__"})
 _DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
-def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False) -> set[str]:
+def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False) -> dict[str, frozenset[str]]:
     """The names among ``names`` (a loop's targets, over a loader) that hold host batches
-    in ``body``: none unless the body shows the loader yields host tensors, or the
-    loader's settings do (``host_loader``: pinned, or with workers), and never one the
-    body changes in place."""
+    in ``body``, each with the keys (spelled as strings) at which the body stores device
+    values in it (its fields at every other key it spells stay on the host): none unless
+    the body shows the loader yields host tensors, or the loader's settings do
+    (``host_loader``: pinned, or with workers), and never one the body changes in place
+    otherwise."""
     scan = _BatchUses(names)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     readable = names | scan.fields.keys()
@@ -43,10 +49,17 @@ def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = F
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
     if not (host_loader or scan.moved & readable or numpy_fields):
-        return set()
+        return {}
     device_names = {name for name, value in scan.bindings if _device_value(value, set())}
-    changed = {name for name, value in scan.stores if _device_value(value, device_names)}
-    return names - changed - scan.changed
+    device_keys: dict[str, set[str]] = {}
+    changed = set(scan.changed)
+    for name, key, value in scan.stores:
+        if _device_value(value, device_names):
+            if key is None:
+                changed.add(name)
+            else:
+                device_keys.setdefault(name, set()).add(key)
+    return {name: frozenset(device_keys.get(name, ())) for name in names - changed}
 
 
 def _device_value(node: cst.BaseExpression, device_names: set[str]) -> bool:
@@ -84,7 +97,7 @@ class _BatchUses(cst.CSTVisitor):
         self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
-        self.stores: list[tuple[str, cst.BaseExpression]] = []  # ``batch["x"] = value``
+        self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
         self.changed: set[str] = set()  # batches changed in place otherwise
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -112,7 +125,8 @@ class _BatchUses(cst.CSTVisitor):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "")
             if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
-                self.stores.append((batch, value))
+                key = string_key(target) if root == batch else None
+                self.stores.append((batch, key, value))
             return
         root, nested = root_name(value, cst.Subscript)
         if nested and root in self.names and isinstance(target, cst.Name):
@@ -163,6 +177,17 @@ def root_name(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tup
     while isinstance(node, through):
         node, nested = node.value, True
     return (node.value if isinstance(node, cst.Name) else None), nested
+
+
+def string_key(node: cst.BaseExpression) -> str | None:
+    """``"pred"`` of ``batch["pred"]``: the key of a subscript of a name by one string
+    literal; None for anything else (``batch[k]``, ``batch["a"]["b"]``, ``batch.x``)."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        return index.value.evaluated_value if isinstance(index.value.evaluated_value, str) else None
+    return None
 
 
 def _callee_name(func: cst.BaseExpression) -> str:
