@@ -363,6 +363,16 @@ def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_r
     assert _findings(tmp_path, _program(extra, **more)) == [_loss_row(why)]
 
 
+@pytest.mark.parametrize("extra", [
+    # (black breaks a long call: the receiver on a line of its own)
+    "\nimport importlib\n\n\ndef build(path, name):\n    return getattr(\n        importlib.import_module(path), name\n    )()\n",
+    # (a receiver that holds calls two deep)
+    "\nimport importlib\n\n\ndef build(cfg, name):\n    return getattr(importlib.import_module(cfg.get('m')), name)()\n",
+], ids=["over lines", "calls two deep"])
+def test_a_lookup_by_a_computed_name_is_seen_however_its_receiver_is_spelled(tmp_path: Path, extra):
+    assert _findings(tmp_path, _program(extra)) == [_loss_row(HOT)]
+
+
 #: A loss function (a root by its name) that only the loss class calls.
 _CHAINED_LOSSES = """\
 import torch

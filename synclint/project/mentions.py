@@ -422,9 +422,11 @@ _RELATIVE_TO_PACKAGE = re.compile(
     r"""\s*[fF]?(["'])\.+(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\2""")
 #: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
 #: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
-#: ``inspect.getmembers(module)``.
+#: ``inspect.getmembers(module)``. The receiver of a ``getattr`` may span lines and hold
+#: calls two deep (black's ``getattr(\n    importlib.import_module(cfg.get("model")),
+#: name\n)``).
 _MEMBER_BY_NAME = re.compile(
-    r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()\n]|\([^()\n]*\))*," + _NOT_A_STRING_ARGUMENT
+    r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()]|\((?:[^()]|\([^()]*\))*\))*," + _NOT_A_STRING_ARGUMENT
     + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\(")
 
 
