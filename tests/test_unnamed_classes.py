@@ -373,6 +373,17 @@ def test_a_lookup_by_a_computed_name_is_seen_however_its_receiver_is_spelled(tmp
     assert _findings(tmp_path, _program(extra)) == [_loss_row(HOT)]
 
 
+@pytest.mark.parametrize("load", [
+    "def load(name):\n    return importlib.import_module(name)\n",
+    "def load(name):\n    module = importlib.import_module(name)\n    return module\n",
+], ids=["returned", "bound and returned"])
+def test_a_module_fetched_by_a_computed_name_and_returned_may_be_looked_up_by_its_caller(tmp_path: Path, load):
+    # The helper's file looks nothing up; the file that calls it does.
+    extra = "\nfrom loader import load\n\n\ndef build(path, name):\n    return getattr(load(path), name)()\n"
+    found = _findings(tmp_path, _program(extra, **{"loader.py": "import importlib\n\n\n" + load}))
+    assert found == [_loss_row(HOT)]
+
+
 #: A loss function (a root by its name) that only the loss class calls.
 _CHAINED_LOSSES = """\
 import torch
@@ -460,6 +471,11 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("m = import_module('.' + name, package='pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
     ("m = __import__('pkg.models.' + name)\ncls = getattr(m, key)\n", None, {"pkg"}),  # (the top package)
     ("m = sys.modules['ltr.admin']\ncls = getattr(m, key)\n", None, {"ltr.admin"}),
+    # A module a function returns: its caller may look a member up by a computed name.
+    ("def load(name):\n    return importlib.import_module(name)\n", "`import_module`", set()),
+    ("def load(name):\n    m = import_module('models.' + name)\n    return m\n", None, {"models"}),
+    ("def build(name):\n    return importlib.import_module(name).Net()\n", None, set()),
+    ("def build(name):\n    m = import_module(name)\n    return m.Net()\n", None, set()),
     # A name relative to a package not spelled, or one that starts computed: any module.
     ("m = import_module('.' + name, __package__)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = import_module(f'{root}.models.{arch}')\ncls = getattr(m, key)\n", "`import_module`", set()),

@@ -363,7 +363,8 @@ def find_reflection(source: str) -> Reflection:
     ``__import__(name)``, ``sys.modules[name]``) builds only what the file spells, unless
     the file also fetches a member of something by a computed name (``getattr(module,
     class_name)``, ``module.__dict__``, ``vars(module)``, ``dir(module)``,
-    ``inspect.getmembers``; not ``getattr(self, name)``): votenet's ``MODEL =
+    ``inspect.getmembers``; not ``getattr(self, name)``) or a function returns the module
+    (its caller may: ``getattr(load(path), name)``): votenet's ``MODEL =
     importlib.import_module(FLAGS.model)`` then ``MODEL.VoteNet(...)`` builds a class
     its name spells. With such a lookup, any class of any module may be built, unless
     every such name starts with a package spelled as a literal (``"models." + name``,
@@ -393,15 +394,15 @@ def find_reflection(source: str) -> Reflection:
                 modules.add(owner.group())
     packages: set[str] = set()
     if "import" in source or "sys.modules" in source:
+        looks_up = _fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
+            # (Else what it builds from the module, it spells.)
+            if not looks_up and not _returned(source, match):
+                continue
             package = _package_of(source, match)
             if package is None:
-                if _fetches_a_member_by_name(source):
-                    return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
-                break
+                return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
             packages.add(package)
-    if packages and not _fetches_a_member_by_name(source):
-        packages.clear()  # (what it builds from those modules, it spells)
     return Reflection(None, frozenset(modules), frozenset(packages))
 
 
@@ -446,6 +447,42 @@ def _package_of(source: str, match: re.Match) -> str | None:
 
 def _fetches_a_member_by_name(source: str) -> bool:
     return _MEMBER_BY_NAME.search(source) is not None
+
+
+#: ``.Net()``, ``(``, ``[``: a member of the fetched module, or a call or item of it, read
+#: at once.
+_USED_AT_START = re.compile(r"[ \t]*[.(\[]")
+#: ``return importlib.import_module(``: what a line spells before a fetch it returns.
+_RETURNS_AT_END = re.compile(r"\breturn[ \t]+(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+#: ``module = importlib.import_module(``: what a line spells before a fetch it binds to a name.
+_BINDS_AT_END = re.compile(r"(?<![\w.])([^\W\d]\w*)[ \t]*=[ \t]*(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+
+
+def _closing(source: str, start: int) -> int:
+    """Where the bracket open before ``start`` closes (past it), its text's brackets
+    counted (quoted ones too: a rough end is only a less certain answer)."""
+    depth = 1
+    for position in range(start, min(len(source), start + 1000)):
+        depth += (source[position] in "([{") - (source[position] in ")]}")
+        if not depth:
+            return position + 1
+    return len(source)
+
+
+def _returned(source: str, match: re.Match) -> bool:
+    """Whether a function returns the module a :data:`_MODULE_BY_NAME` match fetches
+    (``return importlib.import_module(name)``, or a name bound to it: ``module = ...``
+    then ``return module``): the file that calls it may look a member up by a computed
+    name (``getattr(load(path), name)``), which the search of this file's text misses.
+    Not ``return importlib.import_module(name).Net()``: a class its name spells."""
+    if _USED_AT_START.match(source, _closing(source, match.end())):
+        return False
+    before = source[source.rfind("\n", 0, match.start()) + 1:match.start()]
+    if _RETURNS_AT_END.search(before):
+        return True
+    bound = _BINDS_AT_END.search(before)
+    return bound is not None and re.search(
+        rf"\breturn\b[^\n#]*(?<![\w.]){re.escape(bound.group(1))}\b(?![ \t]*[.(\[])", source) is not None
 
 
 #: Reflection that could import (or run) a module by a computed name or path, spelled

@@ -75,7 +75,8 @@ and the project allows the question at all:
   (``import_module``/``__import__`` of one, ``sys.modules[name]``) in a file that also
   fetches a member of something by a computed name (``getattr(module, class_name)``,
   ``vars``, ``dir``, ``__dict__``, ``inspect.getmembers``; not ``getattr(self, name)``)
-  (:func:`~synclint.project.mentions.find_reflection`). Without such a lookup, what the
+  or returns the module from a function (its caller may look one up: ``getattr(load(path),
+  name)``) (:func:`~synclint.project.mentions.find_reflection`). Without such a lookup, what the
   fetched module builds is spelled (votenet's ``MODEL = importlib.import_module(FLAGS.model)``
   then ``MODEL.VoteNet(...)``), so nothing is ruled out; with one, a name that starts with
   a package spelled as a literal (``importlib.import_module("lib.test.tracker." + name)``,
