@@ -469,6 +469,8 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("m = import_module('lib.test.{}'.format(name))\ncls = getattr(m, key)\n", None, {"lib.test"}),
     ("m = import_module('.' + name, 'pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
     ("m = import_module('.' + name, package='pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
+    ("m = import_module('..' + name, 'pkg.models')\ncls = getattr(m, key)\n", None, {"pkg"}),  # (a level up)
+    ("m = import_module(f'..{name}', package='pkg')\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = __import__('pkg.models.' + name)\ncls = getattr(m, key)\n", None, {"pkg"}),  # (the top package)
     ("m = sys.modules['ltr.admin']\ncls = getattr(m, key)\n", None, {"ltr.admin"}),
     # A module a function returns: its caller may look a member up by a computed name.

@@ -418,9 +418,10 @@ _MODULE_BY_NAME = re.compile(
 _PACKAGE_PREFIX = re.compile(
     r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
     r"""|\s*(["'])([^\W\d][\w.]*)\3\s*[\]),]""")
-#: ``import_module("." + name, "pkg.models")``: a name relative to a literal package.
+#: ``import_module("." + name, "pkg.models")``: a name relative to a literal package (each
+#: dot past the first a level up: ``".." + name`` is one of ``pkg``'s).
 _RELATIVE_TO_PACKAGE = re.compile(
-    r"""\s*[fF]?(["'])\.+(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\2""")
+    r"""\s*[fF]?(["'])(\.+)(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\3""")
 #: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
 #: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
 #: ``inspect.getmembers(module)``. The receiver of a ``getattr`` may span lines and hold
@@ -436,7 +437,9 @@ def _package_of(source: str, match: re.Match) -> str | None:
     None when nothing of it is spelled."""
     relative = _RELATIVE_TO_PACKAGE.match(source, match.end())
     if relative is not None and not match.group().startswith("sys"):
-        return relative.group(3)
+        parts = relative.group(4).split(".")
+        up = len(relative.group(2)) - 1
+        return ".".join(parts[:-up] if up else parts) or None  # (above the top package: spelled wrong)
     prefix = _PACKAGE_PREFIX.match(source, match.end())
     if prefix is None:
         return None
