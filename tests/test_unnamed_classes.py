@@ -481,6 +481,9 @@ def test_which_reflection_rules_unnamed_classes_out():
     # A name relative to a package not spelled, or one that starts computed: any module.
     ("m = import_module('.' + name, __package__)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = import_module(f'{root}.models.{arch}')\ncls = getattr(m, key)\n", "`import_module`", set()),
+    ("m = import_module('models.' + name if '.' not in name else name)\ncls = getattr(m, key)\n", "`import_module`",
+     set()),
+    ("m = import_module(args.model or 'models.' + name)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("a = import_module('models.' + x)\nb = import_module(y)\ncls = getattr(b, key)\n", "`import_module`", set()),
     # sys.modules: asked whether it holds a name, nothing; listed or iterated, anything.
     ("if 'wandb' in sys.modules:\n    pass\n", None, set()),

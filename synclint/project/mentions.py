@@ -418,6 +418,8 @@ _MODULE_BY_NAME = re.compile(
 _PACKAGE_PREFIX = re.compile(
     r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
     r"""|\s*(["'])([^\W\d][\w.]*)\3\s*[\]),]""")
+#: ``if``/``or`` in a module name's expression: one of two names.
+_PICKED = re.compile(r"\b(?:if|or)\b")
 #: ``import_module("." + name, "pkg.models")``: a name relative to a literal package (each
 #: dot past the first a level up: ``".." + name`` is one of ``pkg``'s).
 _RELATIVE_TO_PACKAGE = re.compile(
@@ -434,7 +436,10 @@ _MEMBER_BY_NAME = re.compile(
 
 def _package_of(source: str, match: re.Match) -> str | None:
     """The literal package of the module name a :data:`_MODULE_BY_NAME` match fetches, or
-    None when nothing of it is spelled."""
+    None when nothing of it is spelled, or when a condition picks it (``"models." + name if
+    short else name``: the literal starts one of the names only)."""
+    if _PICKED.search(source, match.end(), _closing(source, match.end())):
+        return None
     relative = _RELATIVE_TO_PACKAGE.match(source, match.end())
     if relative is not None and not match.group().startswith("sys"):
         parts = relative.group(4).split(".")
