@@ -413,6 +413,23 @@ def test_what_only_code_that_never_runs_names_never_runs(tmp_path: Path, extra, 
     assert found == [("losses.py", 6, 12, "SL101", "unknown" if why.startswith("not") else "hot", why)]
 
 
+def test_the_code_of_classes_that_never_run_is_read_once_however_many_names_it_is_asked(tmp_path: Path, monkeypatch):
+    # Many files, each with a class nothing names and a loss only that class calls: the
+    # classes' code is read once each, not once for each name found in the next round.
+    import synclint.project.unnamed_classes as unnamed_classes
+
+    count = 30
+    files = {f"losses{number}.py": _CHAINED_LOSSES.replace("rank_loss", f"rank_loss{number}")
+             .replace("RankLoss", f"RankLoss{number}") for number in range(count)}
+    extra = "".join(f"import losses{number}\n" for number in range(count))
+    reads = []
+    read = unnamed_classes.python_text_of
+    monkeypatch.setattr(unnamed_classes, "python_text_of", lambda path: reads.append(path) or read(path))
+    found = _findings(tmp_path, _program(extra, **files))
+    assert sum(1 for row in found if "but code that never runs" in row[5]) == count
+    assert len(reads) < 4 * (count + 3)  # (each file once a round, two rounds, and each class once)
+
+
 def test_getattr_on_a_module_outside_the_project_rules_nothing_out(tmp_path: Path):
     extra = "\nimport torch.nn as nn\n\n\ndef activation(name):\n    return getattr(nn, name)()\n"
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]

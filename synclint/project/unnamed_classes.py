@@ -149,6 +149,7 @@ def unnamed_classes(
     # `compute_rot_loss`, a root by its name, called only by the unnamed `BinRotLoss`): the
     # search is asked again with that class's code blanked out, until nothing more is found.
     dead: dict[str, list[tuple[int, int]]] = {}
+    dead_code: list[tuple[str, str]] = []  # (name, code) of the classes whose lines ``dead`` holds
     asked = set(candidates)
     while True:
         unnamed, unread, passed_on = _unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
@@ -156,21 +157,27 @@ def unnamed_classes(
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
             unnamed = {(key, name) for key, name in unnamed if name not in spelled}
+        # (Each class's code read once, all the round's names asked of it at once: a project
+        # of hundreds of such classes is no slower by their product.)
+        namers = _dead_namers(dead_code, {name for _key, name in unnamed}) if dead else {}
         for key, name in sorted(unnamed):
             if name in passed_on and name not in built_in_closed:
                 found[(key, name)] = never_named(name, only_passed_on=True)
             elif dead:
-                found[(key, name)] = never_named(name, only_inside=_dead_namers(index, dead, found, name))
+                found[(key, name)] = never_named(name, only_inside=namers.get(name, []))
             else:
                 found[(key, name)] = _never_built(name, built_in_closed.get(name))
         asked -= unnamed
         # (Only a class's code: a function with a loop over batches that nothing names may
         # still be its users' to call, and what it alone builds stays theirs.)
-        spans = {(key, _span(index, key, name)) for key, name in unnamed if name in index.entries[key].summary.classes}
-        if not asked or not _spell_any(spans, {name for _key, name in asked}):
+        spans = {(key, name, _span(index, key, name)) for key, name in unnamed
+                 if name in index.entries[key].summary.classes}
+        code = [(name, _span_text(key, span)) for key, name, span in sorted(spans)]
+        if not asked or not any(spelled_names(text, {name for _key, name in asked}, {})[0] for _name, text in code):
             return found
-        for key, span in spans:
+        for key, _name, span in spans:
             dead.setdefault(key, []).append(span)
+        dead_code += code
 
 
 def _span(index: ProjectIndex, key: str, name: str) -> tuple[int, int]:
@@ -185,17 +192,14 @@ def _span_text(key: str, span: tuple[int, int]) -> str:
     return "\n".join(text.split("\n")[span[0] - 1:span[1]])
 
 
-def _spell_any(spans: Iterable[tuple[str, tuple[int, int]]], names: set[str]) -> bool:
-    """Whether the code of one of ``spans`` (file key, lines) spells one of ``names``."""
-    return any(spelled_names(_span_text(key, span), names, {})[0] for key, span in spans)
-
-
-def _dead_namers(index: ProjectIndex, dead: Mapping[str, list[tuple[int, int]]], found: Mapping[ClassId, str | None],
-                 name: str) -> list[str]:
-    """The classes and functions already found never to run whose code spells ``name``."""
-    return sorted(other for (key, other) in found
-                  if key in dead and _span(index, key, other) in dead[key]
-                  and spelled_names(_span_text(key, _span(index, key, other)), {name}, {})[0])
+def _dead_namers(dead_code: Iterable[tuple[str, str]], names: set[str]) -> dict[str, list[str]]:
+    """Each of ``names`` with the classes already found never to run (``dead_code``: name,
+    code) whose code spells it."""
+    namers: dict[str, list[str]] = {}
+    for other, text in dead_code:
+        for name in spelled_names(text, names, {})[0]:
+            namers.setdefault(name, []).append(other)
+    return {name: sorted(set(others)) for name, others in namers.items()}
 
 
 def _never_built(name: str, why: str | None) -> str | None:
