@@ -495,6 +495,11 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("def load(name):\n    m = import_module('models.' + name)\n    return m\n", None, {"models"}),
     ("def build(name):\n    return importlib.import_module(name).Net()\n", None, set()),
     ("def build(name):\n    m = import_module(name)\n    return m.Net()\n", None, set()),
+    ("load = lambda name: importlib.import_module(name)\n", "`import_module`", set()),
+    # Lookups by a computed name other than getattr's call: getattr passed on, attrgetter.
+    ("m = import_module(path)\ncls = functools.reduce(getattr, name.split('.'), m)\n", "`import_module`", set()),
+    ("m = import_module(path)\ncls = operator.attrgetter(name)(m)\n", "`import_module`", set()),
+    ("m = import_module(path)\ncls = operator.attrgetter('Net')(m)\n", None, set()),
     # A name relative to a package not spelled, or one that starts computed: any module.
     ("m = import_module('.' + name, __package__)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = import_module(f'{root}.models.{arch}')\ncls = getattr(m, key)\n", "`import_module`", set()),

@@ -426,12 +426,14 @@ _RELATIVE_TO_PACKAGE = re.compile(
     r"""\s*[fF]?(["'])(\.+)(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\3""")
 #: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
 #: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
-#: ``inspect.getmembers(module)``. The receiver of a ``getattr`` may span lines and hold
-#: calls two deep (black's ``getattr(\n    importlib.import_module(cfg.get("model")),
-#: name\n)``).
+#: ``inspect.getmembers(module)``, ``operator.attrgetter(name)``, ``getattr`` itself passed
+#: on (``functools.reduce(getattr, path.split("."), module)``). The receiver of a
+#: ``getattr`` may span lines and hold calls two deep (black's ``getattr(\n
+#: importlib.import_module(cfg.get("model")), name\n)``).
 _MEMBER_BY_NAME = re.compile(
     r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()]|\((?:[^()]|\([^()]*\))*\))*," + _NOT_A_STRING_ARGUMENT
-    + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\(")
+    + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\("
+    + r"|\battrgetter\(" + _NOT_A_STRING_ARGUMENT + r"|(?<![\w.])getattr\s*[,)]")
 
 
 def _package_of(source: str, match: re.Match) -> str | None:
@@ -460,8 +462,9 @@ def _fetches_a_member_by_name(source: str) -> bool:
 #: ``.Net()``, ``(``, ``[``: a member of the fetched module, or a call or item of it, read
 #: at once.
 _USED_AT_START = re.compile(r"[ \t]*[.(\[]")
-#: ``return importlib.import_module(``: what a line spells before a fetch it returns.
-_RETURNS_AT_END = re.compile(r"\breturn[ \t]+(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+#: ``return importlib.import_module(``, ``lambda name: importlib.import_module(``: what a
+#: line spells before a fetch it returns.
+_RETURNS_AT_END = re.compile(r"(?:\breturn[ \t]+|\blambda\b[^:\n]*:[ \t]*)(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
 #: ``module = importlib.import_module(``: what a line spells before a fetch it binds to a name.
 _BINDS_AT_END = re.compile(r"(?<![\w.])([^\W\d]\w*)[ \t]*=[ \t]*(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
 
@@ -479,7 +482,7 @@ def _closing(source: str, start: int) -> int:
 
 def _returned(source: str, match: re.Match) -> bool:
     """Whether a function returns the module a :data:`_MODULE_BY_NAME` match fetches
-    (``return importlib.import_module(name)``, or a name bound to it: ``module = ...``
+    (``return importlib.import_module(name)``, a ``lambda``'s, or a name bound to it: ``module = ...``
     then ``return module``): the file that calls it may look a member up by a computed
     name (``getattr(load(path), name)``), which the search of this file's text misses.
     Not ``return importlib.import_module(name).Net()``: a class its name spells."""
