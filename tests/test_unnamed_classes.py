@@ -384,6 +384,16 @@ def test_a_module_fetched_by_a_computed_name_and_returned_may_be_looked_up_by_it
     assert found == [_loss_row(HOT)]
 
 
+@pytest.mark.parametrize(("extra", "why"), [
+    ("\nfrom config import MODELS\n\n\ndef build(name):\n    return getattr(MODELS, name)()\n", HOT),
+    # (votenet's `MODEL = importlib.import_module(FLAGS.model)`, which no other file imports)
+    ("\nfrom config import MODELS\n\n\ndef build():\n    return MODELS.Net()\n", UNNAMED),
+], ids=["imported and looked up", "imported, its member spelled"])
+def test_a_module_fetched_by_a_computed_name_into_a_global_another_file_imports(tmp_path: Path, extra, why):
+    config = "import importlib\nimport sys\n\nMODELS = importlib.import_module(sys.argv[1])\n"
+    assert _findings(tmp_path, _program(extra, **{"config.py": config})) == [_loss_row(why)]
+
+
 #: A loss function (a root by its name) that only the loss class calls.
 _CHAINED_LOSSES = """\
 import torch
@@ -495,6 +505,8 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("def load(name):\n    m = import_module('models.' + name)\n    return m\n", None, {"models"}),
     ("def build(name):\n    return importlib.import_module(name).Net()\n", None, set()),
     ("def build(name):\n    m = import_module(name)\n    return m.Net()\n", None, set()),
+    # (a global another file may import: see below)
+    ("MODELS = importlib.import_module(sys.argv[1])\n", None, set()),
     ("load = lambda name: importlib.import_module(name)\n", "`import_module`", set()),
     # Lookups by a computed name other than getattr's call: getattr passed on, attrgetter.
     ("m = import_module(path)\ncls = functools.reduce(getattr, name.split('.'), m)\n", "`import_module`", set()),

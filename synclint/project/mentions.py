@@ -345,6 +345,11 @@ class Reflection(NamedTuple):
     #: Dotted packages any of whose modules the file may fetch by a computed name and then
     #: look a member up in by one: ``getattr(import_module("models." + arch), name)``.
     packages: frozenset[str] = frozenset()
+    #: The top-level names the file binds to a module fetched by a computed name, each with
+    #: its literal package (or None), where the file looks nothing up by a computed name: a
+    #: file that imports the name may (``from config import MODELS``, ``getattr(MODELS,
+    #: name)``).
+    exported: frozenset[tuple[str, str | None]] = frozenset()
 
 
 def find_reflection(source: str) -> Reflection:
@@ -364,7 +369,8 @@ def find_reflection(source: str) -> Reflection:
     the file also fetches a member of something by a computed name (``getattr(module,
     class_name)``, ``module.__dict__``, ``vars(module)``, ``dir(module)``,
     ``inspect.getmembers``; not ``getattr(self, name)``) or a function returns the module
-    (its caller may: ``getattr(load(path), name)``): votenet's ``MODEL =
+    (its caller may: ``getattr(load(path), name)``; a global it binds to the module, the
+    index asks of the files that import it): votenet's ``MODEL =
     importlib.import_module(FLAGS.model)`` then ``MODEL.VoteNet(...)`` builds a class
     its name spells. With such a lookup, any class of any module may be built, unless
     every such name starts with a package spelled as a literal (``"models." + name``,
@@ -393,17 +399,20 @@ def find_reflection(source: str) -> Reflection:
             if owner is not None:
                 modules.add(owner.group())
     packages: set[str] = set()
+    exported: set[tuple[str, str | None]] = set()
     if "import" in source or "sys.modules" in source:
-        looks_up = _fetches_a_member_by_name(source)
+        looks_up = fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
             # (Else what it builds from the module, it spells.)
             if not looks_up and not _returned(source, match):
+                if (name := _bound_at_top_level(source, match)) is not None:
+                    exported.add((name, _package_of(source, match)))
                 continue
             package = _package_of(source, match)
             if package is None:
                 return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
             packages.add(package)
-    return Reflection(None, frozenset(modules), frozenset(packages))
+    return Reflection(None, frozenset(modules), frozenset(packages), frozenset(exported))
 
 
 #: A module fetched by a name computed at run time: ``import_module(name)``,
@@ -455,7 +464,8 @@ def _package_of(source: str, match: re.Match) -> str | None:
     return package.split(".")[0] if match.group().startswith("__import__") else package
 
 
-def _fetches_a_member_by_name(source: str) -> bool:
+def fetches_a_member_by_name(source: str) -> bool:
+    """The file looks a member of something up by a computed name (:data:`_MEMBER_BY_NAME`)."""
     return _MEMBER_BY_NAME.search(source) is not None
 
 
@@ -478,6 +488,16 @@ def _closing(source: str, start: int) -> int:
         if not depth:
             return position + 1
     return len(source)
+
+
+def _bound_at_top_level(source: str, match: re.Match) -> str | None:
+    """The name a top-level statement binds to the module a :data:`_MODULE_BY_NAME` match
+    fetches (``MODELS = importlib.import_module(sys.argv[1])``), or None."""
+    if _USED_AT_START.match(source, _closing(source, match.end())):
+        return None
+    line_start = source.rfind("\n", 0, match.start()) + 1
+    bound = _BINDS_AT_END.search(source, line_start, match.start())
+    return bound.group(1) if bound is not None and bound.start() == line_start else None
 
 
 def _returned(source: str, match: re.Match) -> bool:

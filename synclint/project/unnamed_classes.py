@@ -76,7 +76,8 @@ and the project allows the question at all:
   fetches a member of something by a computed name (``getattr(module, class_name)``,
   ``vars``, ``dir``, ``__dict__``, ``inspect.getmembers``; not ``getattr(self, name)``)
   or returns the module from a function (its caller may look one up: ``getattr(load(path),
-  name)``) (:func:`~synclint.project.mentions.find_reflection`). Without such a lookup, what the
+  name)``) (:func:`~synclint.project.mentions.find_reflection`), or binds it to a global
+  that a file which looks members up so imports (``from config import MODELS``). Without such a lookup, what the
   fetched module builds is spelled (votenet's ``MODEL = importlib.import_module(FLAGS.model)``
   then ``MODEL.VoteNet(...)``), so nothing is ruled out; with one, a name that starts with
   a package spelled as a literal (``importlib.import_module("lib.test.tracker." + name)``,
@@ -114,6 +115,7 @@ from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import (
     blanked,
     builds_its_own_classes,
+    fetches_a_member_by_name,
     find_reflection,
     has_star_import,
     named_words,
@@ -471,8 +473,16 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
     reflection = find_reflection(text)
     if reflection.marker is not None:
         return None
+    packages = set(reflection.packages)
+    # (``MODELS = importlib.import_module(sys.argv[1])``, imported by a file that may look
+    # a member of it up by a computed name: ``getattr(MODELS, name)``)
+    for name, package in reflection.exported:
+        if _imported_elsewhere(index, key, name):
+            if package is None:
+                return None
+            packages.add(package)
     reached = set()
-    for package in reflection.packages:
+    for package in packages:
         under = _modules_under(index, package)
         if not under and any(package.split(".")[0] in entry.name.split(".") for entry in index.entries.values()):
             return None  # (a project package the index lays out otherwise: any of its modules)
@@ -487,6 +497,20 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
             return None
         reached.add(target)
     return reached
+
+
+def _imported_elsewhere(index: ProjectIndex, key: str, name: str) -> bool:
+    """Whether another file imports ``name`` from file ``key`` (``from config import
+    MODELS``) and looks a member up by a computed name (``getattr(MODELS, name)``; one it
+    cannot read may)."""
+    module = index.entries[key].name
+    for other, entry in index.entries.items():
+        if other != key and any(imported == name and index.absolute_module(other, level, source) == module
+                                for level, source, imported in entry.summary.imports.values()):
+            text = python_text_of(other)
+            if text is None or fetches_a_member_by_name(text):
+                return True
+    return False
 
 
 def _star_imports_or_unread(summary: FileSummary) -> bool:
