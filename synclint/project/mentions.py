@@ -502,10 +502,11 @@ def _bound_at_top_level(source: str, match: re.Match) -> str | None:
 
 def _returned(source: str, match: re.Match) -> bool:
     """Whether a function returns the module a :data:`_MODULE_BY_NAME` match fetches
-    (``return importlib.import_module(name)``, a ``lambda``'s, or a name bound to it: ``module = ...``
-    then ``return module``): the file that calls it may look a member up by a computed
-    name (``getattr(load(path), name)``), which the search of this file's text misses.
-    Not ``return importlib.import_module(name).Net()``: a class its name spells."""
+    (``return importlib.import_module(name)``, a ``lambda``'s, or a name bound to it:
+    ``module = ...`` then ``return module``): the file that calls it may look a member up
+    by a computed name (``getattr(load(path), name)``), which the search of this file's
+    text misses. Not ``return importlib.import_module(name).Net()``: a class its name
+    spells."""
     if _USED_AT_START.match(source, _closing(source, match.end())):
         return False
     before = source[source.rfind("\n", 0, match.start()) + 1:match.start()]
