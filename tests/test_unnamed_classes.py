@@ -363,6 +363,37 @@ def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_r
     assert _findings(tmp_path, _program(extra, **more)) == [_loss_row(why)]
 
 
+@pytest.mark.parametrize("extra", [
+    # (black breaks a long call: the receiver on a line of its own)
+    "\nimport importlib\n\n\ndef build(path, name):\n    return getattr(\n        importlib.import_module(path), name\n    )()\n",
+    # (a receiver that holds calls two deep)
+    "\nimport importlib\n\n\ndef build(cfg, name):\n    return getattr(importlib.import_module(cfg.get('m')), name)()\n",
+], ids=["over lines", "calls two deep"])
+def test_a_lookup_by_a_computed_name_is_seen_however_its_receiver_is_spelled(tmp_path: Path, extra):
+    assert _findings(tmp_path, _program(extra)) == [_loss_row(HOT)]
+
+
+@pytest.mark.parametrize("load", [
+    "def load(name):\n    return importlib.import_module(name)\n",
+    "def load(name):\n    module = importlib.import_module(name)\n    return module\n",
+], ids=["returned", "bound and returned"])
+def test_a_module_fetched_by_a_computed_name_and_returned_may_be_looked_up_by_its_caller(tmp_path: Path, load):
+    # The helper's file looks nothing up; the file that calls it does.
+    extra = "\nfrom loader import load\n\n\ndef build(path, name):\n    return getattr(load(path), name)()\n"
+    found = _findings(tmp_path, _program(extra, **{"loader.py": "import importlib\n\n\n" + load}))
+    assert found == [_loss_row(HOT)]
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    ("\nfrom config import MODELS\n\n\ndef build(name):\n    return getattr(MODELS, name)()\n", HOT),
+    # (votenet's `MODEL = importlib.import_module(FLAGS.model)`, which no other file imports)
+    ("\nfrom config import MODELS\n\n\ndef build():\n    return MODELS.Net()\n", UNNAMED),
+], ids=["imported and looked up", "imported, its member spelled"])
+def test_a_module_fetched_by_a_computed_name_into_a_global_another_file_imports(tmp_path: Path, extra, why):
+    config = "import importlib\nimport sys\n\nMODELS = importlib.import_module(sys.argv[1])\n"
+    assert _findings(tmp_path, _program(extra, **{"config.py": config})) == [_loss_row(why)]
+
+
 #: A loss function (a root by its name) that only the loss class calls.
 _CHAINED_LOSSES = """\
 import torch
@@ -390,6 +421,23 @@ def test_what_only_code_that_never_runs_names_never_runs(tmp_path: Path, extra, 
     # FairMOT's `compute_rot_loss`, called only by `BinRotLoss`, which nothing names.
     found = _findings(tmp_path, _program(extra, losses=_CHAINED_LOSSES))
     assert found == [("losses.py", 6, 12, "SL101", "unknown" if why.startswith("not") else "hot", why)]
+
+
+def test_the_code_of_classes_that_never_run_is_read_once_however_many_names_it_is_asked(tmp_path: Path, monkeypatch):
+    # Many files, each with a class nothing names and a loss only that class calls: the
+    # classes' code is read once each, not once for each name found in the next round.
+    import synclint.project.unnamed_classes as unnamed_classes
+
+    count = 30
+    files = {f"losses{number}.py": _CHAINED_LOSSES.replace("rank_loss", f"rank_loss{number}")
+             .replace("RankLoss", f"RankLoss{number}") for number in range(count)}
+    extra = "".join(f"import losses{number}\n" for number in range(count))
+    reads = []
+    read = unnamed_classes.python_text_of
+    monkeypatch.setattr(unnamed_classes, "python_text_of", lambda path: reads.append(path) or read(path))
+    found = _findings(tmp_path, _program(extra, **files))
+    assert sum(1 for row in found if "but code that never runs" in row[5]) == count
+    assert len(reads) < 4 * (count + 3)  # (each file once a round, two rounds, and each class once)
 
 
 def test_getattr_on_a_module_outside_the_project_rules_nothing_out(tmp_path: Path):
@@ -448,11 +496,28 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("m = import_module('lib.test.{}'.format(name))\ncls = getattr(m, key)\n", None, {"lib.test"}),
     ("m = import_module('.' + name, 'pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
     ("m = import_module('.' + name, package='pkg.models')\ncls = getattr(m, key)\n", None, {"pkg.models"}),
+    ("m = import_module('..' + name, 'pkg.models')\ncls = getattr(m, key)\n", None, {"pkg"}),  # (a level up)
+    ("m = import_module(f'..{name}', package='pkg')\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = __import__('pkg.models.' + name)\ncls = getattr(m, key)\n", None, {"pkg"}),  # (the top package)
     ("m = sys.modules['ltr.admin']\ncls = getattr(m, key)\n", None, {"ltr.admin"}),
+    # A module a function returns: its caller may look a member up by a computed name.
+    ("def load(name):\n    return importlib.import_module(name)\n", "`import_module`", set()),
+    ("def load(name):\n    m = import_module('models.' + name)\n    return m\n", None, {"models"}),
+    ("def build(name):\n    return importlib.import_module(name).Net()\n", None, set()),
+    ("def build(name):\n    m = import_module(name)\n    return m.Net()\n", None, set()),
+    # (a global another file may import: see below)
+    ("MODELS = importlib.import_module(sys.argv[1])\n", None, set()),
+    ("load = lambda name: importlib.import_module(name)\n", "`import_module`", set()),
+    # Lookups by a computed name other than getattr's call: getattr passed on, attrgetter.
+    ("m = import_module(path)\ncls = functools.reduce(getattr, name.split('.'), m)\n", "`import_module`", set()),
+    ("m = import_module(path)\ncls = operator.attrgetter(name)(m)\n", "`import_module`", set()),
+    ("m = import_module(path)\ncls = operator.attrgetter('Net')(m)\n", None, set()),
     # A name relative to a package not spelled, or one that starts computed: any module.
     ("m = import_module('.' + name, __package__)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("m = import_module(f'{root}.models.{arch}')\ncls = getattr(m, key)\n", "`import_module`", set()),
+    ("m = import_module('models.' + name if '.' not in name else name)\ncls = getattr(m, key)\n", "`import_module`",
+     set()),
+    ("m = import_module(args.model or 'models.' + name)\ncls = getattr(m, key)\n", "`import_module`", set()),
     ("a = import_module('models.' + x)\nb = import_module(y)\ncls = getattr(b, key)\n", "`import_module`", set()),
     # sys.modules: asked whether it holds a name, nothing; listed or iterated, anything.
     ("if 'wandb' in sys.modules:\n    pass\n", None, set()),

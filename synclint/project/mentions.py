@@ -345,6 +345,11 @@ class Reflection(NamedTuple):
     #: Dotted packages any of whose modules the file may fetch by a computed name and then
     #: look a member up in by one: ``getattr(import_module("models." + arch), name)``.
     packages: frozenset[str] = frozenset()
+    #: The top-level names the file binds to a module fetched by a computed name, each with
+    #: its literal package (or None), where the file looks nothing up by a computed name: a
+    #: file that imports the name may (``from config import MODELS``, ``getattr(MODELS,
+    #: name)``).
+    exported: frozenset[tuple[str, str | None]] = frozenset()
 
 
 def find_reflection(source: str) -> Reflection:
@@ -363,7 +368,9 @@ def find_reflection(source: str) -> Reflection:
     ``__import__(name)``, ``sys.modules[name]``) builds only what the file spells, unless
     the file also fetches a member of something by a computed name (``getattr(module,
     class_name)``, ``module.__dict__``, ``vars(module)``, ``dir(module)``,
-    ``inspect.getmembers``; not ``getattr(self, name)``): votenet's ``MODEL =
+    ``inspect.getmembers``; not ``getattr(self, name)``) or a function returns the module
+    (its caller may: ``getattr(load(path), name)``; a global it binds to the module, the
+    index asks of the files that import it): votenet's ``MODEL =
     importlib.import_module(FLAGS.model)`` then ``MODEL.VoteNet(...)`` builds a class
     its name spells. With such a lookup, any class of any module may be built, unless
     every such name starts with a package spelled as a literal (``"models." + name``,
@@ -392,17 +399,20 @@ def find_reflection(source: str) -> Reflection:
             if owner is not None:
                 modules.add(owner.group())
     packages: set[str] = set()
+    exported: set[tuple[str, str | None]] = set()
     if "import" in source or "sys.modules" in source:
+        looks_up = fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
+            # (Else what it builds from the module, it spells.)
+            if not looks_up and not _returned(source, match):
+                if (name := _bound_at_top_level(source, match)) is not None:
+                    exported.add((name, _package_of(source, match)))
+                continue
             package = _package_of(source, match)
             if package is None:
-                if _fetches_a_member_by_name(source):
-                    return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
-                break
+                return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
             packages.add(package)
-    if packages and not _fetches_a_member_by_name(source):
-        packages.clear()  # (what it builds from those modules, it spells)
-    return Reflection(None, frozenset(modules), frozenset(packages))
+    return Reflection(None, frozenset(modules), frozenset(packages), frozenset(exported))
 
 
 #: A module fetched by a name computed at run time: ``import_module(name)``,
@@ -417,23 +427,35 @@ _MODULE_BY_NAME = re.compile(
 _PACKAGE_PREFIX = re.compile(
     r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
     r"""|\s*(["'])([^\W\d][\w.]*)\3\s*[\]),]""")
-#: ``import_module("." + name, "pkg.models")``: a name relative to a literal package.
+#: ``if``/``or`` in a module name's expression: one of two names.
+_PICKED = re.compile(r"\b(?:if|or)\b")
+#: ``import_module("." + name, "pkg.models")``: a name relative to a literal package (each
+#: dot past the first a level up: ``".." + name`` is one of ``pkg``'s).
 _RELATIVE_TO_PACKAGE = re.compile(
-    r"""\s*[fF]?(["'])\.+(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\2""")
+    r"""\s*[fF]?(["'])(\.+)(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\3""")
 #: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
 #: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
-#: ``inspect.getmembers(module)``.
+#: ``inspect.getmembers(module)``, ``operator.attrgetter(name)``, ``getattr`` itself passed
+#: on (``functools.reduce(getattr, path.split("."), module)``). The receiver of a
+#: ``getattr`` may span lines and hold calls two deep (black's ``getattr(\n
+#: importlib.import_module(cfg.get("model")), name\n)``).
 _MEMBER_BY_NAME = re.compile(
-    r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()\n]|\([^()\n]*\))*," + _NOT_A_STRING_ARGUMENT
-    + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\(")
+    r"\bgetattr\((?!\s*(?:self|cls)\s*,)(?:[^,()]|\((?:[^()]|\([^()]*\))*\))*," + _NOT_A_STRING_ARGUMENT
+    + r"|\.__dict__\b|\bvars\(\s*[^\s)]|\bdir\(\s*[^\s)]|\bgetmembers\("
+    + r"|\battrgetter\(" + _NOT_A_STRING_ARGUMENT + r"|(?<![\w.])getattr\s*[,)]")
 
 
 def _package_of(source: str, match: re.Match) -> str | None:
     """The literal package of the module name a :data:`_MODULE_BY_NAME` match fetches, or
-    None when nothing of it is spelled."""
+    None when nothing of it is spelled, or when a condition picks it (``"models." + name if
+    short else name``: the literal starts one of the names only)."""
+    if _PICKED.search(source, match.end(), _closing(source, match.end())):
+        return None
     relative = _RELATIVE_TO_PACKAGE.match(source, match.end())
     if relative is not None and not match.group().startswith("sys"):
-        return relative.group(3)
+        parts = relative.group(4).split(".")
+        up = len(relative.group(2)) - 1
+        return ".".join(parts[:-up] if up else parts) or None  # (above the top package: spelled wrong)
     prefix = _PACKAGE_PREFIX.match(source, match.end())
     if prefix is None:
         return None
@@ -442,8 +464,57 @@ def _package_of(source: str, match: re.Match) -> str | None:
     return package.split(".")[0] if match.group().startswith("__import__") else package
 
 
-def _fetches_a_member_by_name(source: str) -> bool:
+def fetches_a_member_by_name(source: str) -> bool:
+    """The file looks a member of something up by a computed name (:data:`_MEMBER_BY_NAME`)."""
     return _MEMBER_BY_NAME.search(source) is not None
+
+
+#: ``.Net()``, ``(``, ``[``: a member of the fetched module, or a call or item of it, read
+#: at once.
+_USED_AT_START = re.compile(r"[ \t]*[.(\[]")
+#: ``return importlib.import_module(``, ``lambda name: importlib.import_module(``: what a
+#: line spells before a fetch it returns.
+_RETURNS_AT_END = re.compile(r"(?:\breturn[ \t]+|\blambda\b[^:\n]*:[ \t]*)(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+#: ``module = importlib.import_module(``: what a line spells before a fetch it binds to a name.
+_BINDS_AT_END = re.compile(r"(?<![\w.])([^\W\d]\w*)[ \t]*=[ \t]*(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+
+
+def _closing(source: str, start: int) -> int:
+    """Where the bracket open before ``start`` closes (past it), its text's brackets
+    counted (quoted ones too: a rough end is only a less certain answer)."""
+    depth = 1
+    for position in range(start, min(len(source), start + 1000)):
+        depth += (source[position] in "([{") - (source[position] in ")]}")
+        if not depth:
+            return position + 1
+    return len(source)
+
+
+def _bound_at_top_level(source: str, match: re.Match) -> str | None:
+    """The name a top-level statement binds to the module a :data:`_MODULE_BY_NAME` match
+    fetches (``MODELS = importlib.import_module(sys.argv[1])``), or None."""
+    if _USED_AT_START.match(source, _closing(source, match.end())):
+        return None
+    line_start = source.rfind("\n", 0, match.start()) + 1
+    bound = _BINDS_AT_END.search(source, line_start, match.start())
+    return bound.group(1) if bound is not None and bound.start() == line_start else None
+
+
+def _returned(source: str, match: re.Match) -> bool:
+    """Whether a function returns the module a :data:`_MODULE_BY_NAME` match fetches
+    (``return importlib.import_module(name)``, a ``lambda``'s, or a name bound to it:
+    ``module = ...`` then ``return module``): the file that calls it may look a member up
+    by a computed name (``getattr(load(path), name)``), which the search of this file's
+    text misses. Not ``return importlib.import_module(name).Net()``: a class its name
+    spells."""
+    if _USED_AT_START.match(source, _closing(source, match.end())):
+        return False
+    before = source[source.rfind("\n", 0, match.start()) + 1:match.start()]
+    if _RETURNS_AT_END.search(before):
+        return True
+    bound = _BINDS_AT_END.search(before)
+    return bound is not None and re.search(
+        rf"\breturn\b[^\n#]*(?<![\w.]){re.escape(bound.group(1))}\b(?![ \t]*[.(\[])", source) is not None
 
 
 #: Reflection that could import (or run) a module by a computed name or path, spelled

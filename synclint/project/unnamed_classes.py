@@ -75,7 +75,9 @@ and the project allows the question at all:
   (``import_module``/``__import__`` of one, ``sys.modules[name]``) in a file that also
   fetches a member of something by a computed name (``getattr(module, class_name)``,
   ``vars``, ``dir``, ``__dict__``, ``inspect.getmembers``; not ``getattr(self, name)``)
-  (:func:`~synclint.project.mentions.find_reflection`). Without such a lookup, what the
+  or returns the module from a function (its caller may look one up: ``getattr(load(path),
+  name)``) (:func:`~synclint.project.mentions.find_reflection`), or binds it to a global
+  that a file which looks members up so imports (``from config import MODELS``). Without such a lookup, what the
   fetched module builds is spelled (votenet's ``MODEL = importlib.import_module(FLAGS.model)``
   then ``MODEL.VoteNet(...)``), so nothing is ruled out; with one, a name that starts with
   a package spelled as a literal (``importlib.import_module("lib.test.tracker." + name)``,
@@ -113,6 +115,7 @@ from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import (
     blanked,
     builds_its_own_classes,
+    fetches_a_member_by_name,
     find_reflection,
     has_star_import,
     named_words,
@@ -148,6 +151,7 @@ def unnamed_classes(
     # `compute_rot_loss`, a root by its name, called only by the unnamed `BinRotLoss`): the
     # search is asked again with that class's code blanked out, until nothing more is found.
     dead: dict[str, list[tuple[int, int]]] = {}
+    dead_code: list[tuple[str, str]] = []  # (name, code) of the classes whose lines ``dead`` holds
     asked = set(candidates)
     while True:
         unnamed, unread, passed_on = _unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
@@ -155,21 +159,27 @@ def unnamed_classes(
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
             unnamed = {(key, name) for key, name in unnamed if name not in spelled}
+        # (Each class's code read once, all the round's names asked of it at once: a project
+        # of hundreds of such classes is no slower by their product.)
+        namers = _dead_namers(dead_code, {name for _key, name in unnamed}) if dead else {}
         for key, name in sorted(unnamed):
             if name in passed_on and name not in built_in_closed:
                 found[(key, name)] = never_named(name, only_passed_on=True)
             elif dead:
-                found[(key, name)] = never_named(name, only_inside=_dead_namers(index, dead, found, name))
+                found[(key, name)] = never_named(name, only_inside=namers.get(name, []))
             else:
                 found[(key, name)] = _never_built(name, built_in_closed.get(name))
         asked -= unnamed
         # (Only a class's code: a function with a loop over batches that nothing names may
         # still be its users' to call, and what it alone builds stays theirs.)
-        spans = {(key, _span(index, key, name)) for key, name in unnamed if name in index.entries[key].summary.classes}
-        if not asked or not _spell_any(spans, {name for _key, name in asked}):
+        spans = {(key, name, _span(index, key, name)) for key, name in unnamed
+                 if name in index.entries[key].summary.classes}
+        code = [(name, _span_text(key, span)) for key, name, span in sorted(spans)]
+        if not asked or not any(spelled_names(text, {name for _key, name in asked}, {})[0] for _name, text in code):
             return found
-        for key, span in spans:
+        for key, _name, span in spans:
             dead.setdefault(key, []).append(span)
+        dead_code += code
 
 
 def _span(index: ProjectIndex, key: str, name: str) -> tuple[int, int]:
@@ -184,17 +194,14 @@ def _span_text(key: str, span: tuple[int, int]) -> str:
     return "\n".join(text.split("\n")[span[0] - 1:span[1]])
 
 
-def _spell_any(spans: Iterable[tuple[str, tuple[int, int]]], names: set[str]) -> bool:
-    """Whether the code of one of ``spans`` (file key, lines) spells one of ``names``."""
-    return any(spelled_names(_span_text(key, span), names, {})[0] for key, span in spans)
-
-
-def _dead_namers(index: ProjectIndex, dead: Mapping[str, list[tuple[int, int]]], found: Mapping[ClassId, str | None],
-                 name: str) -> list[str]:
-    """The classes and functions already found never to run whose code spells ``name``."""
-    return sorted(other for (key, other) in found
-                  if key in dead and _span(index, key, other) in dead[key]
-                  and spelled_names(_span_text(key, _span(index, key, other)), {name}, {})[0])
+def _dead_namers(dead_code: Iterable[tuple[str, str]], names: set[str]) -> dict[str, list[str]]:
+    """Each of ``names`` with the classes already found never to run (``dead_code``: name,
+    code) whose code spells it."""
+    namers: dict[str, list[str]] = {}
+    for other, text in dead_code:
+        for name in spelled_names(text, names, {})[0]:
+            namers.setdefault(name, []).append(other)
+    return {name: sorted(set(others)) for name, others in namers.items()}
 
 
 def _never_built(name: str, why: str | None) -> str | None:
@@ -466,8 +473,16 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
     reflection = find_reflection(text)
     if reflection.marker is not None:
         return None
+    packages = set(reflection.packages)
+    # (``MODELS = importlib.import_module(sys.argv[1])``, imported by a file that may look
+    # a member of it up by a computed name: ``getattr(MODELS, name)``)
+    for name, package in reflection.exported:
+        if _imported_elsewhere(index, key, name):
+            if package is None:
+                return None
+            packages.add(package)
     reached = set()
-    for package in reflection.packages:
+    for package in packages:
         under = _modules_under(index, package)
         if not under and any(package.split(".")[0] in entry.name.split(".") for entry in index.entries.values()):
             return None  # (a project package the index lays out otherwise: any of its modules)
@@ -482,6 +497,20 @@ def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
             return None
         reached.add(target)
     return reached
+
+
+def _imported_elsewhere(index: ProjectIndex, key: str, name: str) -> bool:
+    """Whether another file imports ``name`` from file ``key`` (``from config import
+    MODELS``) and looks a member up by a computed name (``getattr(MODELS, name)``; one it
+    cannot read may)."""
+    module = index.entries[key].name
+    for other, entry in index.entries.items():
+        if other != key and any(imported == name and index.absolute_module(other, level, source) == module
+                                for level, source, imported in entry.summary.imports.values()):
+            text = python_text_of(other)
+            if text is None or fetches_a_member_by_name(text):
+                return True
+    return False
 
 
 def _star_imports_or_unread(summary: FileSummary) -> bool:
