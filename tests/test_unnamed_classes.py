@@ -353,10 +353,15 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
         # Asked whether it holds a name, `sys.modules` builds nothing; iterated, anything.
         ("\nimport sys\n\nUSE_WANDB = 'wandb' in sys.modules\n", {}, UNNAMED),
         ("\nimport sys\n\nLOADED = [name for name in sys.modules]\n", {}, HOT),
+        # ReChorus builds its model by eval of a name the command line gives.
+        ("\n\ndef build(name):\n    return eval('{0}.{0}'.format(name))()\n", {}, HOT),
+        ("\n\ndef build(name):\n    return eval('nets.' + name)()\n",
+         {"nets/__init__.py": "", "nets/small.py": "class Small:\n    pass\n"}, UNNAMED),
     ],
     ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
          "of a package whose module star-imports the loss", "of a package laid out otherwise",
-         "membership in sys.modules", "sys.modules iterated"],
+         "membership in sys.modules", "sys.modules iterated", "eval of a computed name",
+         "eval of a name in another package"],
 )
 def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
                                                                                       why):
@@ -527,6 +532,16 @@ def test_which_reflection_rules_unnamed_classes_out():
     # The file's own module is its namespace, as globals().
     ("setattr(sys.modules[__name__], name, value)\n", "`globals()` filled by computed names", set()),
     ("setattr(sys.modules[__name__], 'Net', value)\n", None, set()),
+    # eval of a dotted name built from a template looks it up: in the package it starts
+    # with, or anywhere (ReChorus's `eval('{0}.{0}'.format(args.model_name))`).
+    ("net = eval('models.' + cfg.NAME + '.get_pose_net')(cfg)\n", None, {"models"}),
+    ("arch = eval('genotypes.%s' % args.arch)\n", None, {"genotypes"}),
+    ("net = eval(f'models.resnet{depth}')()\n", None, {"models"}),
+    ("model = eval('{0}.{0}'.format(args.model_name))\n", "`eval` of a computed name", set()),
+    ("model = eval(name + '.Net')\n", "`eval` of a computed name", set()),
+    ("exec(f'{name} = Net()')\n", "`exec` of a computed name", set()),
+    # (a string the project spells: yolov7's module names from its yamls)
+    ("m = eval(m) if isinstance(m, str) else m\n", None, set()),
 ])
 def test_a_module_fetched_by_a_computed_name_rules_out_only_what_a_lookup_by_name_reaches(source, marker, packages):
     found = find_reflection(source)

@@ -400,6 +400,12 @@ def find_reflection(source: str) -> Reflection:
                 modules.add(owner.group())
     packages: set[str] = set()
     exported: set[tuple[str, str | None]] = set()
+    if "eval(" in source or "exec(" in source:
+        for match in _EVAL_OF_A_TEMPLATE.finditer(source):
+            prefix = _PACKAGE_PREFIX.match(source, match.end())
+            if prefix is None or _PICKED.search(source, match.end(), _closing(source, match.end())):
+                return Reflection(f"`{match.group().rstrip('( ')}` of a computed name", frozenset())
+            packages.add((prefix.group(2) or prefix.group(4)).rstrip("."))
     if "import" in source or "sys.modules" in source:
         looks_up = fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
@@ -415,6 +421,14 @@ def find_reflection(source: str) -> Reflection:
     return Reflection(None, frozenset(modules), frozenset(packages), frozenset(exported))
 
 
+#: ``eval``/``exec`` of a dotted name built at run time from a template: ReChorus's
+#: ``eval('{0}.{0}'.format(args.model_name))`` builds the class of that name in the
+#: module of that name; HRNet's ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')``
+#: one of ``models``. (A plain ``eval(m)`` reads a string the project spells: yolov7's
+#: model yamls name the modules.)
+_EVAL_OF_A_TEMPLATE = re.compile(
+    r"""(?<![\w.])(?:eval|exec)\((?=\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)"""
+    r"""|[^\W\d][\w.]*\s*\+))""")
 #: A module fetched by a name computed at run time: ``import_module(name)``,
 #: ``__import__(name)``, ``sys.modules[name]`` or ``.get(name)`` (not the file's own,
 #: ``sys.modules[__name__]``: its namespace, as ``globals()``).
@@ -422,10 +436,11 @@ _MODULE_BY_NAME = re.compile(
     r"\b(?:import_module|__import__)\(" + _NOT_A_STRING_ARGUMENT
     + r"|sys\.modules\s*(?:\[(?!\s*__name__\s*\])|\.(?:get|pop|setdefault)\()")
 #: The literal package a computed module name starts with: ``"models." + name``,
-#: ``f"models.{name}"``, ``"lib.config.%s.config" % name``, ``"models.{}".format(name)``;
+#: ``f"models.{name}"``, ``"lib.config.%s.config" % name``, ``"models.{}".format(name)``,
+#: ``f"models.resnet{depth}"`` (a name begun in ``models``);
 #: or the whole name, a literal (``sys.modules["ltr"]``).
 _PACKAGE_PREFIX = re.compile(
-    r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
+    r"""\s*[fFrRuU]{0,2}(["'])((?:[^\W\d]\w*\.)+)\w*(?:\1\s*\+|(?:\{[^}"'\n]*\}|%[sdr])[^"'\n]*\1)"""
     r"""|\s*(["'])([^\W\d][\w.]*)\3\s*[\]),]""")
 #: ``if``/``or`` in a module name's expression: one of two names.
 _PICKED = re.compile(r"\b(?:if|or)\b")

@@ -86,8 +86,11 @@ and the project allows the question at all:
   (XMem's ``s2m_resnet.__dict__[backbone_name]``, ``models.__dict__[args.arch]``) rule out
   only what that module holds: the classes and functions it defines or imports (a
   package, also those of its submodules); all of them when it star-imports. ``getattr(nn,
-  name)`` fetches from a module outside the project and rules nothing out; ``eval`` does
-  not either (the names it reads are spelled in the project's files). ``sys.modules[__name__]``
+  name)`` fetches from a module outside the project and rules nothing out; ``eval`` of a
+  string does not either (the names it reads are spelled in the project's files: yolov7's
+  model yamls), but ``eval``/``exec`` of a dotted name built from a template looks it up:
+  ``eval('models.' + cfg.NAME)`` rules out what ``models`` holds, ReChorus's
+  ``eval('{0}.{0}'.format(args.model_name))`` everything. ``sys.modules[__name__]``
   is the file's own namespace, as ``globals()`` (below).
 * **Its own file does not build classes by a computed name**: ``globals()[name]``
   (CenterNet's ``globals()[base_name](pretrained=...)`` picks a backbone of its file)
