@@ -57,11 +57,13 @@ _TENSOR_DICT_SEQUENCE_ANNOTATION = re.compile(
 )
 #: Names that say they hold a list or tuple: ``attn_list``, ``feats_lst``, ``outputs_tuple``.
 _LIST_NAME = re.compile(r"_(list|lst|tuple|seq)$", re.I)
-#: ``forward`` parameters that name sizes, positions and flags, not tensors
+#: ``forward`` parameters that name sizes, positions, counters and flags, not tensors
 #: (``forward(self, x, H, W)``, a relative position bias's ``forward(self, i, j)``,
-#: pytracking's ``forward(self, center, output_sz)``, a loss wrapper's ``struc_flag``).
+#: pytracking's ``forward(self, center, output_sz)``, a loss wrapper's ``struc_flag``,
+#: PreSumm's layer index ``forward(self, iter, query, inputs, mask)``, CMC's ``layer``).
 _SIZE_LIKE_NAME = re.compile(
     r"^([BCDHLNSTW]|[hwijk]|size|sz|shape|dim|height|width|(\w+_)?resolution|scale|stride|padding|mode|training|train|deterministic|"
+    r"iter|iteration|epoch|layer|level|stage|"
     r"num_\w+|n_\w+|\w+_(size|sz|shape|dim|len|length|count|idx|index|id|only)|return_\w+|use_\w+|is_\w+|need_\w+|has_\w+|"
     r"(\w+_)?flags?)$"
 )

@@ -71,6 +71,9 @@ class TensorTruthiness(Rule):
         # ``need_*`` and ``has_*`` inputs are Python bools (XMem's ``need_s``).
         "import torch\nclass KeyProjection(torch.nn.Module):\n    def forward(self, x, need_s, need_e):\n"
         "        s = self.d_proj(x) if need_s else None\n        return self.key_proj(x), s\n",
+        # A layer's index or a counter (PreSumm's ``iter``, CMC's ``layer``) is a Python int.
+        "import torch\nclass TransformerEncoderLayer(torch.nn.Module):\n    def forward(self, iter, query, mask):\n"
+        "        if iter != 0:\n            query = self.layer_norm(query)\n        return self.attn(query, mask)\n",
         # A 3-D patch merge's depth, height and width (nnFormer) are sizes.
         "import torch\nclass PatchMerging(torch.nn.Module):\n    def forward(self, x, S, H, W):\n"
         "        B, L, C = x.shape\n        assert L == H * W * S\n        return x.view(B, S, H, W, C)\n",
