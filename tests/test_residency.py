@@ -464,6 +464,27 @@ def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_is_not_on_the_ho
     assert found == [(7, 22, "SL401"), (9, 16, "SL201"), (10, 18, "SL201"), (12, 13, "SL201"), (14, 20, "SL201")]
 
 
+A_BATCH_NAME_BOUND_ANEW = """
+import torch
+from torch.utils.data import DataLoader
+def validate(model, dataset, device):
+    loader = DataLoader(dataset, num_workers=2)
+    for val_data in loader:
+        val_images = val_data["image"].to(device)
+        val_data["pred"] = model(val_images)
+    val_data = torch.zeros(3)
+    first = val_data[0].item()
+    values = val_data.tolist()
+"""
+
+
+def test_a_name_bound_anew_after_the_loop_holds_no_batch_with_device_fields():
+    # The keys the loop stored device values at belong to its batch, not to what the name
+    # holds next: a host tensor.
+    found = [(f.line, f.column, f.code) for f in check_source(A_BATCH_NAME_BOUND_ANEW, "val.py", include_cold=True)]
+    assert found == [(7, 22, "SL401")]
+
+
 NUMPY_OF_A_REBOUND_NAME = """
 import torch
 def predict(loader, model, device):

@@ -747,6 +747,7 @@ class FlowState:
             # no longer the ``DataLoader`` of host batches (an assignment of one says so).
             self.scope.host_loaders.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
+            self.scope.device_keys.pop(target.value, None)  # no longer the loop's batch (its loop says anew)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
