@@ -378,10 +378,12 @@ def find_reflection(source: str) -> Reflection:
     ``import_module("." + name, "pkg.models")``; ``__import__`` returns the top package:
     its first part): then only what that package's modules hold.
 
-    ``eval`` and ``exec`` are not counted: the strings they read name the classes in the
-    project's own files (yolov7's ``eval(m)`` of its model yamls' module names). Text, not
-    the tree: a match in a comment or a string counts too, and the search costs a scan, not
-    a walk.
+    ``eval`` and ``exec`` of a string are not counted: the strings they read name the
+    classes in the project's own files (yolov7's ``eval(m)`` of its model yamls' module
+    names); of a dotted name built from a template, they look it up by a computed name
+    (:data:`_EVAL_OF_A_TEMPLATE`): a member of the name the template begins with, as the
+    file binds it, and of the package of that name. Text, not the tree: a match in a
+    comment or a string counts too, and the search costs a scan, not a walk.
     """
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
@@ -405,7 +407,11 @@ def find_reflection(source: str) -> Reflection:
             prefix = _PACKAGE_PREFIX.match(source, match.end())
             if prefix is None or _PICKED.search(source, match.end(), _closing(source, match.end())):
                 return Reflection(f"`{match.group().rstrip('( ')}` of a computed name", frozenset())
-            packages.add((prefix.group(2) or prefix.group(4)).rstrip("."))
+            dotted = (prefix.group(2) or prefix.group(4)).rstrip(".")
+            packages.add(dotted)
+            # (Its first part is a name of the file's namespace, not a package's path: an
+            # import may bind it under another name, ``import nets as N; eval('N.' + arch)``.)
+            modules.add(dotted)
     if "import" in source or "sys.modules" in source:
         looks_up = fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
