@@ -542,6 +542,11 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("model = eval('{0}.{0}'.format(args.model_name))\n", "`eval` of a computed name", set()),
     ("model = eval(name + '.Net')\n", "`eval` of a computed name", set()),
     ("exec(f'{name} = Net()')\n", "`exec` of a computed name", set()),
+    # (however the computed part is spelled: a key, a call, a join of parts)
+    ("model = eval(cfg['model'] + '(cfg)')\n", "`eval` of a computed name", set()),
+    ("model = eval(args.model.upper() + 'Net')\n", "`eval` of a computed name", set()),
+    ("net = eval('.'.join([package, name]))\n", "`eval` of a computed name", set()),
+    ("d = eval('\\n'.join(lines))\n", None, set()),  # (VAR's text of a dict)
     # (a string the project spells: yolov7's module names from its yamls)
     ("m = eval(m) if isinstance(m, str) else m\n", None, set()),
 ])

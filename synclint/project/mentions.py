@@ -430,11 +430,13 @@ def find_reflection(source: str) -> Reflection:
 #: ``eval``/``exec`` of a dotted name built at run time from a template: ReChorus's
 #: ``eval('{0}.{0}'.format(args.model_name))`` builds the class of that name in the
 #: module of that name; HRNet's ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')``
-#: one of ``models``. (A plain ``eval(m)`` reads a string the project spells: yolov7's
-#: model yamls name the modules.)
+#: one of ``models``; so do ``eval(cfg["model"] + "(cfg)")``, ``eval(name.upper() + "Net")``
+#: and ``eval(".".join(parts))`` (not VAR's ``eval("\\n".join(lines))`` of a dict's text).
+#: (A plain ``eval(m)`` reads a string the project spells: yolov7's model yamls name the
+#: modules.)
 _EVAL_OF_A_TEMPLATE = re.compile(
-    r"""(?<![\w.])(?:eval|exec)\((?=\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)"""
-    r"""|[^\W\d][\w.]*\s*\+))""")
+    r"""(?<![\w.])(?:eval|exec)\((?=\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)|(["'])\.\3\.join\("""
+    r"""|[^\W\d][\w.]*(?:\[[^\]\n]*\]|\([^()\n]*\)|\.\w+)*\s*\+))""")
 #: A module fetched by a name computed at run time: ``import_module(name)``,
 #: ``__import__(name)``, ``sys.modules[name]`` or ``.get(name)`` (not the file's own,
 #: ``sys.modules[__name__]``: its namespace, as ``globals()``).
