@@ -546,6 +546,11 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("model = eval(cfg['model'] + '(cfg)')\n", "`eval` of a computed name", set()),
     ("model = eval(args.model.upper() + 'Net')\n", "`eval` of a computed name", set()),
     ("net = eval('.'.join([package, name]))\n", "`eval` of a computed name", set()),
+    # (or a line up, in a name the eval reads)
+    ("expr = '{0}.{0}'.format(name)\nmodel = eval(expr)\n", "`eval` of a computed name", set()),
+    ("path = 'models.' + name\nnet = eval(path, namespace)()\n", None, {"models"}),
+    # (not where the name was last bound to something else: yolov5's camera number)
+    ("s = f'{i}: {s}'\nfor s in sources:\n    s = clean(s)\n    s = eval(s) if s.isnumeric() else s\n", None, set()),
     ("d = eval('\\n'.join(lines))\n", None, set()),  # (VAR's text of a dict)
     # (a string the project spells: yolov7's module names from its yamls)
     ("m = eval(m) if isinstance(m, str) else m\n", None, set()),
