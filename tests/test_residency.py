@@ -437,6 +437,54 @@ def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_keeps_its_other_
     assert found == [(7, 22, "SL401"), (11, 16, "SL201"), (13, 17, "SL201")]
 
 
+A_BATCH_WITH_DEVICE_FIELDS_READ_WHOLE = """
+import torch
+from torch.utils.data import DataLoader
+def validate(model, dataset, device, optimizer):
+    loader = DataLoader(dataset, num_workers=2)
+    for val_data in loader:
+        val_images = val_data["image"].to(device)
+        val_data["pred"] = model(val_images)
+        pred = val_data.get("pred").cpu()
+        popped = val_data.pop("pred").cpu()
+        for value in val_data.values():
+            value.cpu()
+        def closure():
+            return val_data["pred"].cpu()
+        optimizer.step(closure)
+        label = val_data["label"].cpu()
+"""
+
+
+def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_is_not_on_the_host_as_a_whole():
+    # Only the batch's fields at the other keys the loop spells stay on the host: what
+    # the batch gives by a method (`get`, `pop`, `values`) may be the prediction, on the
+    # device, and so is the prediction a closure in the loop reads.
+    found = [(f.line, f.column, f.code) for f in check_source(A_BATCH_WITH_DEVICE_FIELDS_READ_WHOLE, "val.py", include_cold=True)]
+    assert found == [(7, 22, "SL401"), (9, 16, "SL201"), (10, 18, "SL201"), (12, 13, "SL201"), (14, 20, "SL201")]
+
+
+A_BATCH_NAME_BOUND_ANEW = """
+import torch
+from torch.utils.data import DataLoader
+def validate(model, dataset, device):
+    loader = DataLoader(dataset, num_workers=2)
+    for val_data in loader:
+        val_images = val_data["image"].to(device)
+        val_data["pred"] = model(val_images)
+    val_data = torch.zeros(3)
+    first = val_data[0].item()
+    values = val_data.tolist()
+"""
+
+
+def test_a_name_bound_anew_after_the_loop_holds_no_batch_with_device_fields():
+    # The keys the loop stored device values at belong to its batch, not to what the name
+    # holds next: a host tensor.
+    found = [(f.line, f.column, f.code) for f in check_source(A_BATCH_NAME_BOUND_ANEW, "val.py", include_cold=True)]
+    assert found == [(7, 22, "SL401")]
+
+
 NUMPY_OF_A_REBOUND_NAME = """
 import torch
 def predict(loader, model, device):

@@ -357,11 +357,13 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
         ("\n\ndef build(name):\n    return eval('{0}.{0}'.format(name))()\n", {}, HOT),
         ("\n\ndef build(name):\n    return eval('nets.' + name)()\n",
          {"nets/__init__.py": "", "nets/small.py": "class Small:\n    pass\n"}, UNNAMED),
+        # (what eval reads first is a name the file binds: a module imported under another)
+        ("\nimport losses as criteria\n\n\ndef build(name):\n    return eval('criteria.' + name)()\n", {}, HOT),
     ],
     ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
          "of a package whose module star-imports the loss", "of a package laid out otherwise",
          "membership in sys.modules", "sys.modules iterated", "eval of a computed name",
-         "eval of a name in another package"],
+         "eval of a name in another package", "eval of a name in a module imported under another"],
 )
 def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
                                                                                       why):
@@ -540,6 +542,16 @@ def test_which_reflection_rules_unnamed_classes_out():
     ("model = eval('{0}.{0}'.format(args.model_name))\n", "`eval` of a computed name", set()),
     ("model = eval(name + '.Net')\n", "`eval` of a computed name", set()),
     ("exec(f'{name} = Net()')\n", "`exec` of a computed name", set()),
+    # (however the computed part is spelled: a key, a call, a join of parts)
+    ("model = eval(cfg['model'] + '(cfg)')\n", "`eval` of a computed name", set()),
+    ("model = eval(args.model.upper() + 'Net')\n", "`eval` of a computed name", set()),
+    ("net = eval('.'.join([package, name]))\n", "`eval` of a computed name", set()),
+    # (or a line up, in a name the eval reads)
+    ("expr = '{0}.{0}'.format(name)\nmodel = eval(expr)\n", "`eval` of a computed name", set()),
+    ("path = 'models.' + name\nnet = eval(path, namespace)()\n", None, {"models"}),
+    # (not where the name was last bound to something else: yolov5's camera number)
+    ("s = f'{i}: {s}'\nfor s in sources:\n    s = clean(s)\n    s = eval(s) if s.isnumeric() else s\n", None, set()),
+    ("d = eval('\\n'.join(lines))\n", None, set()),  # (VAR's text of a dict)
     # (a string the project spells: yolov7's module names from its yamls)
     ("m = eval(m) if isinstance(m, str) else m\n", None, set()),
 ])

@@ -79,17 +79,14 @@ class DeviceInference:
 
     def on_host(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
-            if self.flow.is_narrowed_to_host(node.value):
-                return True  # the CPU branch of ``if x.is_cuda:``
-            # The innermost scope that binds the name decides (closures see outer tensors).
-            for depth in range(len(self.flow.scopes) - 1, -1, -1):
-                scope = self.flow.scopes[depth]
-                if scope.kind != "class" and node.value in scope.env:
-                    return node.value in scope.host or self._host_throughout(depth, node.value)
-            return False
+            # A batch the loop stored device values in (``batch["pred"] = model(x)``) is not
+            # on the host as a whole: ``batch.get("pred")``, ``batch.values()`` may be them.
+            return self._name_on_host(node.value) and not self.flow.device_keys(node.value)
         if isinstance(node, cst.Subscript):
-            # (not a field the loop replaced with a device value: ``batch["pred"] = model(x)``)
-            return self.on_host(node.value) and not self.flow.device_field(node)
+            if isinstance(node.value, cst.Name) and self.flow.device_keys(node.value.value):
+                # (only its fields at the other keys the loop spells are on the host)
+                return self._name_on_host(node.value.value) and not self.flow.device_field(node)
+            return self.on_host(node.value)
         if isinstance(node, cst.Attribute):
             return self._attribute_on_host(node)
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
@@ -110,6 +107,16 @@ class DeviceInference:
                 return self.on_host(node.elt)  # ``[p.cpu() for p in ps]``
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._elements_on_host(node.elements)
+        return False
+
+    def _name_on_host(self, name: str) -> bool:
+        if self.flow.is_narrowed_to_host(name):
+            return True  # the CPU branch of ``if x.is_cuda:``
+        # The innermost scope that binds the name decides (closures see outer tensors).
+        for depth in range(len(self.flow.scopes) - 1, -1, -1):
+            scope = self.flow.scopes[depth]
+            if scope.kind != "class" and name in scope.env:
+                return name in scope.host or self._host_throughout(depth, name)
         return False
 
     def _elements_on_host(self, elements) -> bool:

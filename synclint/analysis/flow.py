@@ -749,6 +749,7 @@ class FlowState:
             # no longer the ``DataLoader`` of host batches (an assignment of one says so).
             self.scope.host_loaders.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
+            self.scope.device_keys.pop(target.value, None)  # no longer the loop's batch (its loop says anew)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -896,11 +897,17 @@ class FlowState:
             node = node.value
         if not isinstance(node, cst.Subscript):
             return False
-        keys = self.scope.device_keys.get(node.value.value)
+        keys = self.device_keys(node.value.value)
         if not keys:
             return False
         key = string_key(node)
         return key is None or key in keys
+
+    def device_keys(self, name: str) -> frozenset[str]:
+        """The keys at which the loop stored device values in host batch ``name``, as the
+        scope binding it says (a closure in the loop reads the loop's batch)."""
+        scope = self.binding_scope(name)
+        return scope.device_keys.get(name, frozenset()) if scope is not None else frozenset()
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""

@@ -378,10 +378,12 @@ def find_reflection(source: str) -> Reflection:
     ``import_module("." + name, "pkg.models")``; ``__import__`` returns the top package:
     its first part): then only what that package's modules hold.
 
-    ``eval`` and ``exec`` are not counted: the strings they read name the classes in the
-    project's own files (yolov7's ``eval(m)`` of its model yamls' module names). Text, not
-    the tree: a match in a comment or a string counts too, and the search costs a scan, not
-    a walk.
+    ``eval`` and ``exec`` of a string are not counted: the strings they read name the
+    classes in the project's own files (yolov7's ``eval(m)`` of its model yamls' module
+    names); of a dotted name built from a template, they look it up by a computed name
+    (:data:`_EVAL_OF_A_TEMPLATE`): a member of the name the template begins with, as the
+    file binds it, and of the package of that name. Text, not the tree: a match in a
+    comment or a string counts too, and the search costs a scan, not a walk.
     """
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
@@ -401,11 +403,30 @@ def find_reflection(source: str) -> Reflection:
     packages: set[str] = set()
     exported: set[tuple[str, str | None]] = set()
     if "eval(" in source or "exec(" in source:
-        for match in _EVAL_OF_A_TEMPLATE.finditer(source):
-            prefix = _PACKAGE_PREFIX.match(source, match.end())
-            if prefix is None or _PICKED.search(source, match.end(), _closing(source, match.end())):
-                return Reflection(f"`{match.group().rstrip('( ')}` of a computed name", frozenset())
-            packages.add((prefix.group(2) or prefix.group(4)).rstrip("."))
+        # Each template: where it starts, where its expression ends, and the eval's text.
+        templates = [(match.end(), _closing(source, match.end()), match.group())
+                     for match in _EVAL_OF_A_TEMPLATE.finditer(source)]
+        for match in _EVAL_OF_A_NAME.finditer(source):
+            # (SELFRec's ``import_str = f"from model.{kind}.{name} import {name}"``, then
+            # ``exec(import_str)``: the template in the statement above that last binds the
+            # name; not one anywhere in the file, as yolov5's ``s = f"..."`` before an
+            # unrelated ``s = eval(s)`` of a camera's number)
+            line = source.rfind("\n", 0, match.start()) + 1
+            binding = None
+            for binding in re.compile(rf"(?m)^[ \t]*{match.group(1)}[ \t]*=(?!=)").finditer(source, 0, line):
+                pass
+            if binding is not None and re.compile(_TEMPLATE).match(source, binding.end()) is not None:
+                end = source.find("\n", binding.end())
+                templates.append((binding.end(), len(source) if end < 0 else end, match.group().partition("(")[0]))
+        for start, end, call in templates:
+            prefix = _PACKAGE_PREFIX.match(source, start)
+            if prefix is None or _PICKED.search(source, start, end):
+                return Reflection(f"`{call.rstrip('( ')}` of a computed name", frozenset())
+            dotted = (prefix.group(2) or prefix.group(4)).rstrip(".")
+            packages.add(dotted)
+            # (Its first part is a name of the file's namespace, not a package's path: an
+            # import may bind it under another name, ``import nets as N; eval('N.' + arch)``.)
+            modules.add(dotted)
     if "import" in source or "sys.modules" in source:
         looks_up = fetches_a_member_by_name(source)
         for match in _MODULE_BY_NAME.finditer(source):
@@ -424,11 +445,16 @@ def find_reflection(source: str) -> Reflection:
 #: ``eval``/``exec`` of a dotted name built at run time from a template: ReChorus's
 #: ``eval('{0}.{0}'.format(args.model_name))`` builds the class of that name in the
 #: module of that name; HRNet's ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')``
-#: one of ``models``. (A plain ``eval(m)`` reads a string the project spells: yolov7's
-#: model yamls name the modules.)
-_EVAL_OF_A_TEMPLATE = re.compile(
-    r"""(?<![\w.])(?:eval|exec)\((?=\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)"""
-    r"""|[^\W\d][\w.]*\s*\+))""")
+#: one of ``models``; so do ``eval(cfg["model"] + "(cfg)")``, ``eval(name.upper() + "Net")``
+#: and ``eval(".".join(parts))`` (not VAR's ``eval("\\n".join(lines))`` of a dict's text).
+#: (A plain ``eval(m)`` reads a string the project spells: yolov7's model yamls name the
+#: modules; unless the statement that last binds ``m`` binds it to a template.)
+_TEMPLATE = (r"""\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)|(["'])\.\3\.join\("""
+             r"""|[^\W\d][\w.]*(?:\[[^\]\n]*\]|\([^()\n]*\)|\.\w+)*\s*\+)""")
+_EVAL_OF_A_TEMPLATE = re.compile(r"(?<![\w.])(?:eval|exec)\((?=" + _TEMPLATE + ")")
+#: ``eval``/``exec`` of a name: a template only where the statement above that last binds
+#: the name binds it to one.
+_EVAL_OF_A_NAME = re.compile(r"(?<![\w.])(?:eval|exec)\(\s*([^\W\d]\w*)\s*[,)]")
 #: A module fetched by a name computed at run time: ``import_module(name)``,
 #: ``__import__(name)``, ``sys.modules[name]`` or ``.get(name)`` (not the file's own,
 #: ``sys.modules[__name__]``: its namespace, as ``globals()``).
