@@ -400,8 +400,8 @@ class Half(nn.Module):
         super().__init__()
         self.block = nn.Linear(3, 3)
 
-    def forward(self, x, layer):
-        if layer == 1:
+    def forward(self, x, upto):
+        if upto == 1:
             return x
         return self.block(x)
 
@@ -411,8 +411,8 @@ class Net(nn.Module):
         super().__init__()
         self.half = Half()
 
-    def forward(self, x, layer={default}):
-        return self.half(x, layer)
+    def forward(self, x, upto={default}):
+        return self.half(x, upto)
 """
 
 
@@ -420,6 +420,7 @@ class Net(nn.Module):
 def test_a_default_no_call_overrides_is_passed_on_as_a_number(tmp_path: Path, default, found):
     # CMC's ``forward(self, x, layer=8)`` hands ``layer`` to each half's ``forward``;
     # no call the index sees passes it one. ``None`` may stand for a tensor's absence.
+    # (Named ``upto`` here: a ``forward`` input named ``layer`` is an int by its name.)
     assert _findings(tmp_path, encoder=_ENCODER.format(default=default)) == found
 
 
