@@ -39,7 +39,7 @@ from synclint.project import (
 from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
-from synclint.sources import source_lines
+from synclint.sources import python_encoding, source_lines
 from synclint.suppression import audited, audits_suppressions, is_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
@@ -93,11 +93,8 @@ def decode_source(data: bytes) -> str:
     """Decode Python source honouring a BOM or a PEP 263 coding cookie."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
-    import io
-    import tokenize
-
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = python_encoding(data)
     except SyntaxError as error:
         # tokenize refuses non-UTF-8 bytes in the first two lines without a cookie.
         raise SourceError(f"not valid utf-8 and no coding declaration (PEP 263): {error}") from error

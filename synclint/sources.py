@@ -91,15 +91,30 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> byte
         os.close(descriptor)
 
 
-def python_text(data: bytes) -> str | None:
-    """The text of Python source ``data`` in its PEP 263 encoding (a BOM dropped); None
-    when it cannot be decoded (the check reports that; project-wide passes skip it)."""
+def python_encoding(data: bytes) -> str:
+    """The PEP 263 encoding of Python source ``data`` (``utf-8-sig`` with a BOM).
+
+    A cookie naming a codec this Python does not know (``# -*- coding: future_fstrings
+    -*-``, whose package registers it at start-up to rewrite f-strings for old Pythons,
+    over UTF-8 text) reads as UTF-8, as ruff reads every file. SyntaxError, as
+    :func:`tokenize.detect_encoding` raises, for non-UTF-8 bytes with no cookie."""
     import io
     import tokenize
 
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding)
+    except SyntaxError as error:
+        if "unknown encoding" not in str(error):
+            raise
+        encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    return encoding
+
+
+def python_text(data: bytes) -> str | None:
+    """The text of Python source ``data`` in its PEP 263 encoding (a BOM dropped); None
+    when it cannot be decoded (the check reports that; project-wide passes skip it)."""
+    try:
+        return data.decode(python_encoding(data))
     except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
 

@@ -38,6 +38,17 @@ def test_coding_cookie_is_honoured(tmp_path):
     assert [(f.code, f.line) for f in check_file(path)] == [("SL101", 5)]
 
 
+def test_a_codec_python_does_not_know_reads_as_utf8(tmp_path):
+    # FCGF's `# -*- coding: future_fstrings -*-`: the future-fstrings package registers the
+    # codec at start-up to rewrite f-strings for old Pythons; the text is UTF-8.
+    path = tmp_path / "trainer.py"
+    path.write_bytes("# -*- coding: future_fstrings -*-\nimport torch\nx = f'caf\xe9'\ndef f(m):\n    return torch.nonzero(m)\n".encode())
+    assert [(f.code, f.line) for f in check_file(path)] == [("SL101", 5)]
+    path.write_bytes(b"# -*- coding: future_fstrings -*-\nx = 'caf\xe9'\n")  # (latin-1 bytes: not UTF-8)
+    (finding,) = check_file(path)
+    assert finding.code == "SL000" and "utf-8" in finding.message
+
+
 def test_bom_is_accepted(tmp_path):
     path = tmp_path / "bom.py"
     path.write_bytes(b"\xef\xbb\xbf" + HAZARD.encode())

@@ -40,7 +40,10 @@ def _odd_files() -> dict[str, bytes]:
         "python2.py": b"print 'hello'\nexec 'x = 1'\n",
         "empty.py": b"",
         "only_comments.py": b"# nothing here\n\n",
-        "bad_cookie.py": b"# -*- coding: no-such-codec -*-\nx = 1\n",
+        # A codec a package registers at start-up (future-fstrings) reads as UTF-8...
+        "unknown_cookie.py": b"# -*- coding: future_fstrings -*-\nimport torch\ndef f(m):\n    return torch.nonzero(m)\n",
+        # ... bytes that are not UTF-8 under it do not.
+        "bad_cookie.py": b"# -*- coding: no-such-codec -*-\nx = '\xe9'\n",
         "invalid_utf8.py": b"import torch\nx = '\xff\xfe'\n",
         "trailing_backslash.py": b"import torch\nx = 1 + \\\n",
         "unterminated_string.py": b'import torch\nx = """never closed\n',
@@ -89,7 +92,8 @@ def test_every_odd_file_yields_findings_or_one_sl000(odd_tree, jobs):
     for name in expected_errors:
         assert by_file.get(name) == ["SL000"], (name, by_file.get(name))
     assert by_file.get("deep_operators.py") in _deep_operators_outcomes(), by_file.get("deep_operators.py")
-    for name in ("latin1_cookie.py", "utf8_bom.py", "crlf.py", "tabs.py", "form_feed.py", "long_line.py"):
+    for name in ("latin1_cookie.py", "unknown_cookie.py", "utf8_bom.py", "crlf.py", "tabs.py", "form_feed.py",
+                 "long_line.py"):
         assert by_file.get(name) and "SL000" not in by_file[name], (name, by_file.get(name))
     assert "json_named_py.py" not in by_file and "empty.py" not in by_file
     # Python 2 runs with no current PyTorch: its SL000 is cold (see tests/test_legacy_syntax.py).
