@@ -485,6 +485,30 @@ def test_a_name_bound_anew_after_the_loop_holds_no_batch_with_device_fields():
     assert found == [(7, 22, "SL401")]
 
 
+ELEMENTS_MOVED_IN_A_COMPREHENSION = """
+import torch
+def evaluate(model, data_loader, device):
+    for images, targets in data_loader:
+        images = list(img.to(device) for img in images)
+        outputs = model(images)
+        res = {target["image_id"].item(): output for target, output in zip(targets, outputs)}
+        labels = [t["labels"].cpu() for t in targets]
+    for images, targets in data_loader:
+        images = list(img.to(device) for img in images)
+        targets = [{k: v.to(device) for k, v in t.items()} for t in targets]
+        print(targets[0]["boxes"].sum().item())
+"""
+
+
+def test_a_loop_that_moves_the_elements_of_a_batch_in_a_comprehension_shows_its_batches_on_the_host():
+    # torchvision's detection references (copied into many projects) move each image of the
+    # batch in a comprehension and read the targets they left alone: host tensors, no sync
+    # (sovit-123's fasterrcnn pipeline, s20-I). Targets moved the same way are device tensors.
+    found = [(f.line, f.column, f.code) for f in check_source(ELEMENTS_MOVED_IN_A_COMPREHENSION, "engine.py",
+                                                              include_cold=True)]
+    assert found == [(5, 23, "SL302"), (10, 23, "SL302"), (11, 24, "SL302"), (12, 15, "SL201")]
+
+
 NUMPY_OF_A_REBOUND_NAME = """
 import torch
 def predict(loader, model, device):

@@ -2,7 +2,8 @@
 
 A loader's workers build host tensors, and a loop that moves some of what it yields to
 a device (``image = image.to(device)``, also through a name bound to a field:
-``videos = batch[0]; videos.to(device)``) says it gets them there; so does reading a
+``videos = batch[0]; videos.to(device)``, or an element in a comprehension:
+``images = list(img.to(device) for img in images)``) says it gets them there; so does reading a
 field with ``.numpy()``, which only a host tensor allows. What the loop does not move
 stays on the host.
 
@@ -99,9 +100,41 @@ class _BatchUses(cst.CSTVisitor):
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
         self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
         self.changed: set[str] = set()  # batches changed in place otherwise
+        #: A comprehension's target -> the batch (or field) it iterates: ``img`` of
+        #: ``[img.to(device) for img in images]``, ``v`` of ``{k: v.cuda() for k, v in t.items()}``.
+        self.element_of: dict[str, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._iterate(node.for_in)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._iterate(node.for_in)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._iterate(node.for_in)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._iterate(node.for_in)
+
+    def _iterate(self, clause: cst.CompFor | None) -> None:
+        """A comprehension over a batch, or over a field of one, moves the batch when it
+        moves an element (torchvision's detection references: ``images = list(img.to(device)
+        for img in images)``): record which batch each of its targets iterates. (Only a
+        name, ``t.items()`` or ``t.values()`` is followed.)"""
+        while clause is not None:
+            source = clause.iter
+            if (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                    and source.func.attr.value in ("items", "values") and not source.args):
+                source = source.func.value
+            if isinstance(source, cst.Name):
+                batch = self.element_of.get(source.value, source.value)
+                if batch in self.names or batch in self.fields:
+                    for name in target_name_nodes(clause.target):
+                        self.element_of[name.value] = batch
+            clause = clause.inner_for_in
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -140,7 +173,7 @@ class _BatchUses(cst.CSTVisitor):
         if isinstance(func, cst.Attribute):
             receiver, _ = root_name(func.value, cst.Subscript)
             if receiver is not None and moves_to_a_device(node):
-                self.moved.add(receiver)
+                self.moved.add(self.element_of.get(receiver, receiver))
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
         given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
