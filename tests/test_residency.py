@@ -509,6 +509,38 @@ def test_a_loop_that_moves_the_elements_of_a_batch_in_a_comprehension_shows_its_
     assert found == [(5, 23, "SL302"), (10, 23, "SL302"), (11, 24, "SL302"), (12, 15, "SL201")]
 
 
+ELEMENT_NAMES_REUSED_OUTSIDE_THE_COMPREHENSION = """
+import torch
+def evaluate(model, data_loader, device):
+    for images, targets in data_loader:
+        sizes = [img.shape for img in images]
+        extra = [img.cuda() for img in model.extra()]
+        print(targets[0].item())
+    for images, targets in data_loader:
+        sizes = [img.shape for img in images]
+        for img in model.extra():
+            img = img.cuda()
+        print(targets[0].item())
+    for images, targets in data_loader:
+        nested = [[img.cuda() for img in model.extra()] for img in images]
+        print(targets[0].item())
+    for images, targets in data_loader:
+        extra = [images.cuda() for images in model.extra()]
+        print(targets[0].item())
+"""
+
+
+def test_a_name_that_iterates_a_batch_only_in_a_comprehension_moves_nothing_of_it_elsewhere():
+    # A comprehension's target is its own: a later ``img`` (another comprehension's, a loop's,
+    # an inner clause's over something else) moves what it holds, not an image of the batch,
+    # and a target that shadows the batch's name moves none of it. The loader may yield
+    # device tensors: the reads of targets may wait for the device.
+    found = [(f.line, f.column, f.code) for f in check_source(ELEMENT_NAMES_REUSED_OUTSIDE_THE_COMPREHENSION, "engine.py",
+                                                              include_cold=True)]
+    assert found == [(7, 15, "SL201"), (12, 15, "SL201"), (14, 20, "SL302"), (15, 15, "SL201"), (17, 18, "SL401"),
+                     (18, 15, "SL201")]
+
+
 NUMPY_OF_A_REBOUND_NAME = """
 import torch
 def predict(loader, model, device):

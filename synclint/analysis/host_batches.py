@@ -101,8 +101,11 @@ class _BatchUses(cst.CSTVisitor):
         self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
         self.changed: set[str] = set()  # batches changed in place otherwise
         #: A comprehension's target -> the batch (or field) it iterates: ``img`` of
-        #: ``[img.to(device) for img in images]``, ``v`` of ``{k: v.cuda() for k, v in t.items()}``.
-        self.element_of: dict[str, str] = {}
+        #: ``[img.to(device) for img in images]``, ``v`` of ``{k: v.cuda() for k, v in t.items()}``;
+        #: None for one that iterates anything else. Only inside the comprehension: its
+        #: targets don't leak, and a later ``img`` (``for img in extra: img.cuda()``) is another.
+        self.element_of: dict[str, str | None] = {}
+        self._outer_elements: list[dict[str, str | None]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -119,21 +122,39 @@ class _BatchUses(cst.CSTVisitor):
     def visit_DictComp(self, node: cst.DictComp) -> None:
         self._iterate(node.for_in)
 
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self.element_of = self._outer_elements.pop()
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self.element_of = self._outer_elements.pop()
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self.element_of = self._outer_elements.pop()
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self.element_of = self._outer_elements.pop()
+
     def _iterate(self, clause: cst.CompFor | None) -> None:
         """A comprehension over a batch, or over a field of one, moves the batch when it
         moves an element (torchvision's detection references: ``images = list(img.to(device)
         for img in images)``): record which batch each of its targets iterates. (Only a
-        name, ``t.items()`` or ``t.values()`` is followed.)"""
+        name, ``t.items()`` or ``t.values()`` is followed.) A target that iterates anything
+        else shadows the name it spells: ``img`` of ``[img.cuda() for img in other]``, in
+        ``[... for img in images]`` or not, ``batch`` of ``[batch.cuda() for batch in other]``."""
+        self._outer_elements.append(self.element_of)
+        self.element_of = dict(self.element_of)
         while clause is not None:
             source = clause.iter
             if (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
                     and source.func.attr.value in ("items", "values") and not source.args):
                 source = source.func.value
+            batch = None
             if isinstance(source, cst.Name):
                 batch = self.element_of.get(source.value, source.value)
-                if batch in self.names or batch in self.fields:
-                    for name in target_name_nodes(clause.target):
-                        self.element_of[name.value] = batch
+                if not (batch in self.names or batch in self.fields):
+                    batch = None
+            for name in target_name_nodes(clause.target):
+                self.element_of[name.value] = batch
             clause = clause.inner_for_in
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -173,7 +194,9 @@ class _BatchUses(cst.CSTVisitor):
         if isinstance(func, cst.Attribute):
             receiver, _ = root_name(func.value, cst.Subscript)
             if receiver is not None and moves_to_a_device(node):
-                self.moved.add(self.element_of.get(receiver, receiver))
+                moved = self.element_of.get(receiver, receiver)
+                if moved is not None:  # not a comprehension's element of something else
+                    self.moved.add(moved)
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
         given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
