@@ -541,6 +541,32 @@ def test_a_name_that_iterates_a_batch_only_in_a_comprehension_moves_nothing_of_i
                      (18, 15, "SL201")]
 
 
+ELEMENTS_OF_A_BATCH_MOVED_IN_PLACE = """
+import torch
+def evaluate(model, data_loader, device):
+    for images, targets in data_loader:
+        images = list(img.to(device) for img in images)
+        for t in targets:
+            t["boxes"] = t["boxes"].to(device)
+        print(targets[0]["boxes"].sum().item())
+    for images, targets in data_loader:
+        images = list(img.to(device) for img in images)
+        for t in targets:
+            t.update({k: v.to(device) for k, v in t.items()})
+        print(targets[0]["labels"].item())
+"""
+
+
+def test_a_loop_that_moves_the_elements_of_a_batch_in_place_changes_the_batch():
+    # The images moved in a comprehension show a host loader, but the targets' dictionaries
+    # are the batch's own: storing device values in them moves the batch in place, and
+    # reading targets[0]["boxes"] may wait for the device.
+    found = [(f.line, f.column, f.code) for f in check_source(ELEMENTS_OF_A_BATCH_MOVED_IN_PLACE, "engine.py",
+                                                              include_cold=True)]
+    assert found == [(5, 23, "SL302"), (7, 26, "SL302"), (8, 15, "SL201"), (10, 23, "SL302"), (12, 26, "SL302"),
+                     (13, 15, "SL201")]
+
+
 NUMPY_OF_A_REBOUND_NAME = """
 import torch
 def predict(loader, model, device):

@@ -12,7 +12,8 @@ A dictionary whose fields the loop replaces with device values only at keys it s
 loader's host tensors at every other key it spells: MONAI's ``val_data["label"].cpu()``
 after ``val_data["pred"] = sliding_window_inference(...)``. Not a batch the loop changes
 in place otherwise: a dictionary whose fields it replaces at computed keys
-(``batch[k] = batch[k].cuda()``), or wholesale (``batch.update(...)``), an object that moves its
+(``batch[k] = batch[k].cuda()``), or wholesale (``batch.update(...)``), a list whose
+elements it changes so (``for t in targets: t["boxes"] = t["boxes"].to(device)``), an object that moves its
 own fields (``batch.to(device)`` as a statement: PyG's ``Data``, Hugging Face's
 ``BatchEncoding``), or one it hands with a device to a helper that may move it in place
 (``move_to_device(batch, device)``). Reading such a batch's fields after the change
@@ -106,6 +107,10 @@ class _BatchUses(cst.CSTVisitor):
         #: targets don't leak, and a later ``img`` (``for img in extra: img.cuda()``) is another.
         self.element_of: dict[str, str | None] = {}
         self._outer_elements: list[dict[str, str | None]] = []
+        #: A ``for`` loop's target -> the batch whose elements it takes: ``t`` of ``for t in
+        #: targets``, also of a field (``boxes = batch[1]; for t in boxes``). Storing in one
+        #: (``t["boxes"] = t["boxes"].to(device)``) changes the batch in place.
+        self.elements: dict[str, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -173,12 +178,17 @@ class _BatchUses(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.bound_otherwise.update(name.value for name in target_name_nodes(node.target))
+        source = node.iter.value if isinstance(node.iter, cst.Name) else None
+        batch = source if self._holds_batch(source) else self.fields.get(source or "")
+        if batch is not None:
+            self.elements.update((name.value, batch) for name in target_name_nodes(node.target))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
-            batch = root if self._holds_batch(root) else self.fields.get(root or "")
-            if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``
+            batch = root if self._holds_batch(root) else self.fields.get(root or "") or self.elements.get(root or "")
+            if batch is not None:  # ``batch["x"] = ...``, ``data.x = ...``, ``inputs = batch[0]; inputs["ids"] = ...``,
+                # ``for t in targets: t["boxes"] = ...``
                 key = string_key(target) if root == batch else None
                 self.stores.append((batch, key, value))
             return
@@ -214,6 +224,9 @@ class _BatchUses(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._holds_batch(func.value.value):
             if moves_to_a_device(call) or func.attr.value in _STORING_METHODS:
                 self.changed.add(func.value.value)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.elements:
+            if moves_to_a_device(call) or func.attr.value in _STORING_METHODS:  # ``for t in targets: t.update(...)``
+                self.changed.add(self.elements[func.value.value])
         elif any(is_device_argument(arg.value) for arg in call.args):
             self.changed.update(
                 arg.value.value for arg in call.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)
