@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
-from synclint.project.mentions import find_module_loading
+from synclint.project.reflection import find_module_loading
 from synclint.project.scripts import is_script
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
-from synclint.project.mentions import builds_its_own_classes, find_reflection, spelled_names
+from synclint.project.mentions import spelled_names
+from synclint.project.reflection import builds_its_own_classes, find_reflection
 from synclint.runner import RunOptions, lint_paths
 
 #: The program: a loop over batches that runs ``Net``; it imports ``losses`` (a module no

@@ -62,7 +62,7 @@ and the project allows the question at all, as for unnamed classes:
 * **No file of the program (tests, benchmarks and export tools aside; another
   framework's ``main.py`` counts) could import a module by a computed name or run a
   file by its path**, as its text spells it
-  (:func:`~synclint.project.mentions.find_module_loading`): ``import_module`` or
+  (:func:`~synclint.project.reflection.find_module_loading`): ``import_module`` or
   ``__import__`` of anything but a string, ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
   (fairseq imports every model module of its ``models/`` folder that way), or a loader of
@@ -85,13 +85,8 @@ from typing import NamedTuple
 from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_installable, natural_root
-from synclint.project.mentions import (
-    blanked,
-    find_module_loading,
-    python_text_of,
-    spelled_in,
-    spelled_names,
-)
+from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names
+from synclint.project.reflection import find_module_loading
 
 #: Files that a tool runs or imports by their name, never by an import statement.
 _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py", "hubconf.py", "noxfile.py",

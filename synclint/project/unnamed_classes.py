@@ -76,7 +76,7 @@ and the project allows the question at all:
   fetches a member of something by a computed name (``getattr(module, class_name)``,
   ``vars``, ``dir``, ``__dict__``, ``inspect.getmembers``; not ``getattr(self, name)``)
   or returns the module from a function (its caller may look one up: ``getattr(load(path),
-  name)``) (:func:`~synclint.project.mentions.find_reflection`), or binds it to a global
+  name)``) (:func:`~synclint.project.reflection.find_reflection`), or binds it to a global
   that a file which looks members up so imports (``from config import MODELS``). Without such a lookup, what the
   fetched module builds is spelled (votenet's ``MODEL = importlib.import_module(FLAGS.model)``
   then ``MODEL.VoteNet(...)``), so nothing is ruled out; with one, a name that starts with
@@ -115,16 +115,12 @@ from synclint.project.cold_reasons import never_named
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
-from synclint.project.mentions import (
-    blanked,
+from synclint.project.mentions import blanked, named_words, python_text_of, spelled_in, spelled_names
+from synclint.project.reflection import (
     builds_its_own_classes,
     fetches_a_member_by_name,
     find_reflection,
     has_star_import,
-    named_words,
-    python_text_of,
-    spelled_in,
-    spelled_names,
 )
 from synclint.project.summary import FileSummary, FunctionSummary
 
