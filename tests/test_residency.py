@@ -58,6 +58,12 @@ def _codes(source: str) -> list[tuple[str, int, int]]:
     return sorted((f.code, f.line, f.column) for f in check_source(textwrap.dedent(source), "m.py", include_cold=True))
 
 
+def _in_order(source: str, path: str) -> list[tuple[int, int, str]]:
+    """(line, column, code) of each finding in ``source`` checked as ``path``, in the order
+    the check reports them, cold ones included."""
+    return [(f.line, f.column, f.code) for f in check_source(source, path, include_cold=True)]
+
+
 def _at(source: str, code: str) -> list[tuple[int, int]]:
     """(line, column) of each finding of rule ``code`` in ``source``."""
     return [(line, column) for found, line, column in _codes(source) if found == code]
@@ -246,7 +252,7 @@ def evaluation(model, data_loader, device):
 def test_what_a_loop_over_a_loader_moves_to_the_device_shows_its_batches_are_on_the_host():
     # BLIP's train_vqa.evaluation: the loop moves the images and reads `question_id`, a
     # field the loader's default collate built and nothing moved, per answer.
-    found = [(f.line, f.column, f.code) for f in check_source(LOADER_FIELDS, "vqa.py", include_cold=True)]
+    found = _in_order(LOADER_FIELDS, "vqa.py")
     assert found == [
         (10, 15, "SL201"),  # the moved images are on the device
         (12, 13, "SL401"),
@@ -288,7 +294,7 @@ def test_fields_of_a_batch_the_loop_shows_on_the_host_stay_there():
     # KAIR's test loop moves `batch["L"]` and copies `batch["H"] if ... else None` back
     # (through `.data`); simple-faster-rcnn's eval reads a field with `.numpy()`, which
     # only a host tensor allows. A loop that shows nothing says nothing (the last one).
-    found = [(f.line, f.column, f.code) for f in check_source(BATCH_FIELDS, "evaluate.py", include_cold=True)]
+    found = _in_order(BATCH_FIELDS, "evaluate.py")
     assert found == [
         (9, 47, "SL201"),  # the model's output, on the device (`videos` moved without a wait)
         (12, 14, "SL401"),
@@ -327,7 +333,7 @@ def test_a_batch_the_loop_fills_in_place_may_hold_device_tensors():
     # device tensor, and copying it back waits. Storing another item of the batch
     # (`batch["lq_path"] = batch["gt_path"]`) moves nothing; a helper named for moving
     # (`to_device(batch)`) may move its items in place.
-    found = [(f.line, f.column, f.code) for f in check_source(FILLED_IN_PLACE, "val.py", include_cold=True)]
+    found = _in_order(FILLED_IN_PLACE, "val.py")
     assert found == [
         (10, 15, "SL201"),  # ori_boxes: a value the loop moved into `meta`
         (10, 32, "SL201"),
@@ -393,7 +399,7 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
     # may hold device tensors: reading them waits, also through a name bound to a field.
     # Writing a constant into a host field (`labels[...] = 0`) leaves it on the host, and
     # what the loop hands over after rebinding the name (`target = target.cuda()`) is no batch.
-    found = [(f.line, f.column, f.code) for f in check_source(BATCHES_CHANGED_IN_PLACE, "train.py", include_cold=True)]
+    found = _in_order(BATCHES_CHANGED_IN_PLACE, "train.py")
     assert found == [
         (5, 22, "SL401"),
         (7, 15, "SL201"),  # (`labels`, of a key the loop never replaced, stays on the host: no finding)
@@ -433,7 +439,7 @@ def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_keeps_its_other_
     # sliding_window_inference(...)`), then copies the batch's own label and image back:
     # host tensors of a loader with workers, no sync. The prediction, and a field at a key
     # the loop computes, may be device tensors.
-    found = [(f.line, f.column, f.code) for f in check_source(FIELDS_REPLACED_AT_SPELLED_KEYS, "val.py", include_cold=True)]
+    found = _in_order(FIELDS_REPLACED_AT_SPELLED_KEYS, "val.py")
     assert found == [(7, 22, "SL401"), (11, 16, "SL201"), (13, 17, "SL201")]
 
 
@@ -460,7 +466,7 @@ def test_a_batch_whose_fields_the_loop_replaces_at_spelled_keys_is_not_on_the_ho
     # Only the batch's fields at the other keys the loop spells stay on the host: what
     # the batch gives by a method (`get`, `pop`, `values`) may be the prediction, on the
     # device, and so is the prediction a closure in the loop reads.
-    found = [(f.line, f.column, f.code) for f in check_source(A_BATCH_WITH_DEVICE_FIELDS_READ_WHOLE, "val.py", include_cold=True)]
+    found = _in_order(A_BATCH_WITH_DEVICE_FIELDS_READ_WHOLE, "val.py")
     assert found == [(7, 22, "SL401"), (9, 16, "SL201"), (10, 18, "SL201"), (12, 13, "SL201"), (14, 20, "SL201")]
 
 
@@ -481,7 +487,7 @@ def validate(model, dataset, device):
 def test_a_name_bound_anew_after_the_loop_holds_no_batch_with_device_fields():
     # The keys the loop stored device values at belong to its batch, not to what the name
     # holds next: a host tensor.
-    found = [(f.line, f.column, f.code) for f in check_source(A_BATCH_NAME_BOUND_ANEW, "val.py", include_cold=True)]
+    found = _in_order(A_BATCH_NAME_BOUND_ANEW, "val.py")
     assert found == [(7, 22, "SL401")]
 
 
@@ -504,8 +510,7 @@ def test_a_loop_that_moves_the_elements_of_a_batch_in_a_comprehension_shows_its_
     # torchvision's detection references (copied into many projects) move each image of the
     # batch in a comprehension and read the targets they left alone: host tensors, no sync
     # (sovit-123's fasterrcnn pipeline, s20-I). Targets moved the same way are device tensors.
-    found = [(f.line, f.column, f.code) for f in check_source(ELEMENTS_MOVED_IN_A_COMPREHENSION, "engine.py",
-                                                              include_cold=True)]
+    found = _in_order(ELEMENTS_MOVED_IN_A_COMPREHENSION, "engine.py")
     assert found == [(5, 23, "SL302"), (10, 23, "SL302"), (11, 24, "SL302"), (12, 15, "SL201")]
 
 
@@ -535,8 +540,7 @@ def test_a_name_that_iterates_a_batch_only_in_a_comprehension_moves_nothing_of_i
     # an inner clause's over something else) moves what it holds, not an image of the batch,
     # and a target that shadows the batch's name moves none of it. The loader may yield
     # device tensors: the reads of targets may wait for the device.
-    found = [(f.line, f.column, f.code) for f in check_source(ELEMENT_NAMES_REUSED_OUTSIDE_THE_COMPREHENSION, "engine.py",
-                                                              include_cold=True)]
+    found = _in_order(ELEMENT_NAMES_REUSED_OUTSIDE_THE_COMPREHENSION, "engine.py")
     assert found == [(7, 15, "SL201"), (12, 15, "SL201"), (14, 20, "SL302"), (15, 15, "SL201"), (17, 18, "SL401"),
                      (18, 15, "SL201")]
 
@@ -561,8 +565,7 @@ def test_a_loop_that_moves_the_elements_of_a_batch_in_place_changes_the_batch():
     # The images moved in a comprehension show a host loader, but the targets' dictionaries
     # are the batch's own: storing device values in them moves the batch in place, and
     # reading targets[0]["boxes"] may wait for the device.
-    found = [(f.line, f.column, f.code) for f in check_source(ELEMENTS_OF_A_BATCH_MOVED_IN_PLACE, "engine.py",
-                                                              include_cold=True)]
+    found = _in_order(ELEMENTS_OF_A_BATCH_MOVED_IN_PLACE, "engine.py")
     assert found == [(5, 23, "SL302"), (7, 26, "SL302"), (8, 15, "SL201"), (10, 23, "SL302"), (12, 26, "SL302"),
                      (13, 15, "SL201")]
 
@@ -584,7 +587,7 @@ def predict(loader, model, device):
 def test_numpy_of_a_name_bound_to_something_else_says_nothing_of_the_batch():
     # `.numpy()` proves where the tensor it reads lives; once `x` holds the model's output
     # (or `labels` a copy), the batch may be on the device.
-    found = [(f.line, f.column, f.code) for f in check_source(NUMPY_OF_A_REBOUND_NAME, "predict.py", include_cold=True)]
+    found = _in_order(NUMPY_OF_A_REBOUND_NAME, "predict.py")
     assert found == [
         (6, 13, "SL201"),
         (8, 15, "SL201"),  # the batch's field
@@ -653,7 +656,7 @@ def test_a_loader_wrapper_given_a_device_yields_device_batches():
     # again says nothing of the others; so do the loaders Lightning Fabric sets up and
     # Accelerate prepares. A loader that pins for a device or samples with a device's
     # generator yields host batches.
-    found = [(f.line, f.column, f.code) for f in check_source(LOADERS_GIVEN_A_DEVICE, "train.py", include_cold=True)]
+    found = _in_order(LOADERS_GIVEN_A_DEVICE, "train.py")
     assert found == [
         (7, 18, "SL401"),
         (8, 13, "SL201"),
@@ -674,7 +677,7 @@ def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_dev
     # Accelerate's prepared loader places every batch on the device, and a loader over a
     # dataset of CUDA tensors yields CUDA tensors: moving one field proves nothing about
     # the others.
-    found = [(f.line, f.column, f.code) for f in check_source(DEVICE_FED_LOADERS, "train.py", include_cold=True)]
+    found = _in_order(DEVICE_FED_LOADERS, "train.py")
     assert found == [
         (7, 13, "SL401"),
         (8, 13, "SL201"),  # the labels Accelerate put on the device
@@ -704,7 +707,7 @@ class Model(torch.nn.Module):
 def test_a_parameter_no_call_passes_holds_its_constant_default():
     # awd-lstm's `embedded_dropout(embed, words)`: every call leaves `scale` to its default
     # `None`, so `if scale:` tests None. One call passing a tensor keeps the test a sync.
-    found = [(f.line, f.column, f.code) for f in check_source(DEFAULTED, "model.py", include_cold=True)]
+    found = _in_order(DEFAULTED, "model.py")
     assert found == [(8, 8, "SL202")]
 
 

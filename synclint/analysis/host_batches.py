@@ -115,29 +115,15 @@ class _BatchUses(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
+    def _enter_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
         self._iterate(node.for_in)
 
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._iterate(node.for_in)
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._iterate(node.for_in)
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._iterate(node.for_in)
-
-    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+    def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
         self.element_of = self._outer_elements.pop()
 
-    def leave_SetComp(self, original_node: cst.SetComp) -> None:
-        self.element_of = self._outer_elements.pop()
-
-    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
-        self.element_of = self._outer_elements.pop()
-
-    def leave_DictComp(self, original_node: cst.DictComp) -> None:
-        self.element_of = self._outer_elements.pop()
+    # (Per-type hooks, as ``walk`` calls them directly: one pair serves the four kinds.)
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
 
     def _iterate(self, clause: cst.CompFor | None) -> None:
         """A comprehension over a batch, or over a field of one, moves the batch when it
