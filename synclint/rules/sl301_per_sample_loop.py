@@ -25,6 +25,9 @@ _IOU_NAME = re.compile(r"iou", re.I)
 _PIECE_NAME = re.compile(
     r"(^|_)(chunks?|shards?|lvl|levels?|layers?|scales?|stages?|branch(es)?|views?|crops?|resolutions?)(_|$)", re.I
 )
+#: Names of ground truth, by their first or last word: ``flow_gt``, ``targets``,
+#: ``target_masks``, ``gt_boxes`` (not ``max_label_len``, a length).
+_TRUTH_NAME = re.compile(r"^(gts?|targets?|labels?|ground_truths?)(_|$)|(^|_)(gts?|targets?|labels?|ground_truths?)$", re.I)
 
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
@@ -185,7 +188,11 @@ class PerSampleLoop(Rule):
     one that only stores each sample
     (`group.append(image)` launches nothing; `out.append(x * 2)` does), nor
     one that runs a backward pass on every pass (`accelerator.backward(loss)`:
-    gradient accumulation, micro-batches split to fit in memory).
+    gradient accumulation, micro-batches split to fit in memory), nor one that
+    pairs each item with the whole batch's ground truth (`(flow_preds[i] -
+    flow_gt).abs()`: RAFT's loss over refinement steps; a sample would be paired
+    with its own truth, `targets[i]`), unless it hands its index to a call that
+    may pick the sample's truth.
 
     ## Why is this bad?
     Each iteration launches the same kernels again for a handful of elements:
@@ -229,6 +236,17 @@ class PerSampleLoop(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # A prediction per refinement step, each against the whole batch's truth (RAFT's
+        # sequence loss): the passes are steps, not samples.
+        "import torch\ndef sequence_loss(flow_preds, flow_gt, valid, gamma=0.8):\n    n_predictions = len(flow_preds)\n"
+        "    flow_loss = 0.0\n    for i in range(n_predictions):\n        i_weight = gamma ** (n_predictions - i - 1)\n"
+        "        flow_pred = flow_preds[i]\n        i_loss = (flow_pred - flow_gt).abs()\n"
+        "        flow_loss += i_weight * (valid[:, None] * i_loss).mean()\n    return flow_loss\n",
+        # Each correction step's masks against the same target masks (SAM 2's loss).
+        "import torch\nclass Loss(torch.nn.Module):\n    def forward(self, outputs, targets):\n"
+        "        target_masks = targets.unsqueeze(1).float()\n        src_masks_list = outputs['masks']\n        total = 0\n"
+        "        for src_masks, ious in zip(src_masks_list, outputs['ious']):\n"
+        "            total = total + self.focal(src_masks, target_masks) + ious.mean()\n        return total\n",
         # The outputs of each flow of a normalizing flow, unpacked from the model's output.
         "import torch\nclass FlowLoss(torch.nn.Module):\n    def forward(self, model_output):\n"
         "        z, log_s_list, attn_list = model_output\n        total = 0\n"
@@ -314,6 +332,29 @@ class PerSampleLoop(Rule):
         "        counts = list(torch.softmax(torch.stack(counts), 0))\n    return counts\n",
     )
     INVALID = (
+        # Each image's labels picked from the whole batch's by a mask of the pass (YOLO's
+        # validation): a pass per sample, though ``targets`` is read whole.
+        Invalid(
+            "import torch\ndef val(preds, targets):\n    out = []\n    for si, pred in enumerate(preds):\n"
+            "        b = targets[:, 0] == si\n        labels = targets[b]\n        out.append(box_iou(pred[:, :4], labels[:, 1:]))\n"
+            "    return out\n",
+            4, 5,
+        ),
+        # A length named after labels is no ground truth (wenet's CIF).
+        Invalid(
+            "import torch\ndef cif(fires, frames, alphas, threshold, batch_size):\n    list_ls = []\n"
+            "    max_label_len = torch.round(alphas.sum(-1)).int().max()\n    for b in range(batch_size):\n"
+            "        fire = fires[b, :]\n        l = torch.index_select(frames[b, :, :], 0, torch.nonzero(fire >= threshold).squeeze())\n"
+            "        pad_l = torch.zeros([int(max_label_len - l.size(0)), 4])\n        list_ls.append(torch.cat([l, pad_l], 0))\n"
+            "    return torch.stack(list_ls, 0)\n",
+            5, 5,
+        ),
+        # The loop hands its index to the helper, which may pick the sample's truth by it.
+        Invalid(
+            "import torch\ndef loss_fn(preds: torch.Tensor, targets):\n    total = 0\n    for i in range(preds.shape[0]):\n"
+            "        total = total + single(preds[i] - targets, i)\n    return total\n",
+            4, 5,
+        ),
         # Results collected per sample, stacked on the last pass (effdet's target assigner).
         Invalid(
             "import torch\ndef targets(gt_boxes, gt_classes, batch_size):\n    counts = []\n"
@@ -475,6 +516,8 @@ class PerSampleLoop(Rule):
             return  # ``h = self.cell(x[t], h)``: each step needs the previous one, nothing to batch
         if _backpropagates(node.body):
             return  # gradient accumulation over micro-batches: split on purpose, to fit in memory
+        if _against_whole_truth(node, loop_names):
+            return  # ``(flow_preds[i] - flow_gt).abs()``: each pass is a whole batch's prediction (a stage)
         scan = _BodyScan(self, loop_names)
         walk(node.body, scan)
         if scan.tensor_ops == 0 or (iteration == "indexed" and not scan.indexes_by_loop_var):
@@ -687,6 +730,145 @@ def _backpropagates(body: cst.BaseSuite) -> bool:
     scan = _BackwardCall()
     walk(body, scan)
     return scan.found
+
+
+class _Exprs(cst.CSTVisitor):
+    """The names an expression reads (not ``x`` of ``self.x``), and whether it reads a
+    subscript by a loop variable (``preds[i]``, ``targets[targets[:, 0] == i]``): the
+    name of what is so subscripted is not read whole."""
+
+    def __init__(self, loop_names: set[str]) -> None:
+        super().__init__()
+        self.loop_names = loop_names
+        self.whole: set[str] = set()
+        self.per_pass: set[str] = set()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        if not any(_read_names(element) & self.loop_names for element in node.slice):
+            return True
+        self.per_pass.add((dotted_name(node.value) or "").rsplit(".", 1)[-1])
+        for element in node.slice:
+            walk(element, self)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        walk(node.value, self)  # (not a keyword's name)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.whole.add(node.value)
+
+
+class _PassReads(cst.CSTVisitor):
+    """How a loop body pairs what each pass walks with ground truth: ``flow_preds[i] -
+    flow_gt`` or ``loss(src_masks, target_masks)`` pairs a pass's item with the whole
+    truth; ``targets[i]`` (or ``targets[targets[:, 0] == i]``) picks the pass's own."""
+
+    def __init__(self, loop_names: set[str], items: set[str]) -> None:
+        super().__init__()
+        self.loop_names = loop_names
+        #: The loop's counters (``range``'s index, ``enumerate``'s count), not its items.
+        self.indices = loop_names - items
+        #: Names holding what the pass walks: the loop's items, and names bound to them
+        #: or to a subscript by a loop variable (``flow_pred = flow_preds[i]``).
+        self.items = set(items)
+        #: Names whose value depends on the pass: the loop variables and what the body
+        #: binds from them (or from the items).
+        self.derived = set(loop_names)
+        self.walked: set[str] = set()
+        self.truth_per_pass = False
+        self.paired_with_whole_truth = False
+        #: The body hands a loop variable itself to a call (``self.single(preds[i],
+        #: targets, i)``): the callee may pick the sample's truth by it.
+        self.passes_loop_variable = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _read(self, node: cst.CSTNode) -> _Exprs:
+        reads = _Exprs(self.loop_names)
+        walk(node, reads)
+        self.walked |= reads.per_pass
+        self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in reads.per_pass)
+        return reads
+
+    def _of_item(self, reads: _Exprs) -> bool:
+        return bool(reads.per_pass) or bool(reads.whole & self.items)
+
+    def _whole_truth(self, reads: _Exprs) -> bool:
+        return any(_TRUTH_NAME.search(name) for name in reads.whole - self.items - self.derived)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        reads = self._read(node.value)
+        bound = {n.value for target in node.targets for n in _names(target.target)}
+        if self._of_item(reads):
+            self.items |= bound
+        if reads.per_pass or reads.whole & (self.items | self.derived):
+            # Bound from the pass (``b = targets[:, 0] == si``, then ``labels = targets[b]``):
+            # truth so named is the pass's own.
+            self.derived |= bound
+            self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in bound)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._pair([node.left, node.right])
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._pair([node.left, *(target.comparator for target in node.comparisons)])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(isinstance(arg.value, cst.Name) and arg.value.value in self.indices for arg in node.args):
+            self.passes_loop_variable = True
+        self._pair([arg.value for arg in node.args])
+
+    def _pair(self, operands: list[cst.CSTNode]) -> None:
+        reads = [self._read(operand) for operand in operands]
+        if any(self._of_item(r) for r in reads) and any(self._whole_truth(r) and not self._of_item(r) for r in reads):
+            self.paired_with_whole_truth = True
+
+
+def _against_whole_truth(node: cst.For, loop_names: set[str]) -> bool:
+    """Each pass pairs what it walks with the same ground truth, read whole: RAFT's
+    sequence loss (``for i in range(len(flow_preds))``: ``(flow_preds[i] - flow_gt).abs()``,
+    weighted ``gamma ** (n - i - 1)``), SAM 2's loss over correction steps (``zip(
+    src_masks_list, ious_list)``, each step's masks against ``target_masks``). A pass over
+    samples reads each sample's truth (``targets[i]``, ``targets[targets[:, 0] == i]``);
+    pairing one sample with the whole batch's truth would be a bug, so the walked items
+    are predictions of the whole batch, one per refinement step, head or deep-supervision
+    output: not samples. Not when the loop hands its variable to a call
+    (``self.single(preds[i], targets, i)`` may pick the sample's truth inside), nor when
+    it walks ground truth itself."""
+    iterable = node.iter
+    walked: set[str] = set()
+    items = {n.value for n in _names(node.target)}
+    function = iterable.func.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) else None
+    if function in ("enumerate", "zip"):
+        walked.update((dotted_name(arg.value) or "").rsplit(".", 1)[-1] for arg in iterable.args)
+        if function == "enumerate" and isinstance(node.target, (cst.Tuple, cst.List)) and node.target.elements:
+            items -= {n.value for n in _names(node.target.elements[0].value)}  # the counter
+    elif function == "range":
+        items = set()  # indices, not items
+    else:
+        walked.add((dotted_name(iterable) or "").rsplit(".", 1)[-1])
+    reads = _PassReads(loop_names, items)
+    walk(node.body, reads)
+    walked |= reads.walked
+    walked.discard("")
+    return (
+        reads.paired_with_whole_truth
+        and not reads.truth_per_pass
+        and not reads.passes_loop_variable
+        and not any(_TRUTH_NAME.search(name) for name in walked)
+    )
 
 
 def _walks_pieces(node: cst.For) -> bool:
