@@ -262,3 +262,85 @@ def test_fix_pins_a_loader_whose_batches_another_file_copies_asynchronously(tmp_
     assert "1 fixed, 0 remaining" in result.output, result.output
     expected = "DataLoader(ds, pin_memory=True)" if notebook else "DataLoader(ds, batch_size=8, pin_memory=True)"
     assert expected in target.read_text()
+
+
+# -- a loader whose batches stay in its file --------------------------------------------------
+
+NEARBY = ("its batches stay in this file, and neither it nor a project module it imports asks for "
+          "`non_blocking=True`: each copy waits, pinned or not")
+
+# The project asks for an asynchronous copy, in a file the training script does not import.
+ASYNC_ELSEWHERE = {"pkg/eval_tool.py": "def up(x):\n    return x.cuda(non_blocking=True)\n"}
+
+SCRIPT = """\
+import torch
+from torch.utils.data import DataLoader
+{imports}
+
+
+def run_model(model, sample):
+    return model(sample["x"].cuda())
+
+
+def main(ds, model):
+    loader = DataLoader(ds, batch_size=4)
+    it = iter(loader)
+    for step in range(100):
+        run_model(model, next(it))
+    {tail}
+"""
+
+
+def _script(tmp_path: Path, imports: str = "", tail: str = "pass", extra: dict[str, str] | None = None) -> Path:
+    script = SCRIPT.format(imports=imports, tail=tail)
+    return _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE,
+                                                                  **(extra or {})})
+
+
+def _script_finding(root: Path) -> tuple[str, str]:
+    (found,) = [(context, why) for path, line, _, context, why in _sl402(root) if path == "pkg/script.py"]
+    return found
+
+
+def test_a_loader_iterated_in_its_file_by_blocking_copies_is_cold(tmp_path):
+    # pips' train.py: `iter(loader)`, `next(it)`, a helper of the file copying with `.cuda()`,
+    # while only an evaluation tool elsewhere asks for `non_blocking=True`.
+    assert _script_finding(_script(tmp_path)) == ("cold", NEARBY)
+    # The loader handed back to a `make_loader` caller stays shown: the project may copy it
+    # asynchronously (pkg/eval_tool.py).
+    assert ("pkg/data.py", 6, 12, "unknown", "") in _sl402(_script(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "return loader",  # its caller may copy the batches asynchronously
+        "model.fit(loader)",  # so may a method of another object
+        "self_loaders = {'train': loader}",  # stored in a container
+        "alias = loader",  # followed no further
+    ],
+)
+def test_a_loader_that_leaves_its_file_stays_shown(tmp_path, tail):
+    assert _script_finding(_script(tmp_path, tail=tail)) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    ("imports", "extra"),
+    [
+        ("from pkg.eval_tool import up", {}),  # the file imports a module that asks
+        ("from pkg.helpers import up", {"pkg/helpers/__init__.py": "from .copies import up\n",
+                                        "pkg/helpers/copies.py": "def up(x):\n    return x.cuda(non_blocking=True)\n"}),
+        ("from pkg import eval_tool", {}),
+    ],
+)
+def test_a_loader_whose_file_imports_an_asynchronous_copy_stays_shown(tmp_path, imports, extra):
+    # semantic-segmentation-pytorch's eval.py: `from mit_semseg.lib.nn import async_copy_to`, a
+    # helper the package re-exports from the module that copies with `non_blocking=True`.
+    assert _script_finding(_script(tmp_path, imports=imports, extra=extra)) == ("unknown", "")
+
+
+def test_a_module_level_loader_read_by_the_file_s_functions_is_cold(tmp_path):
+    script = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n\n\n"
+              "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
+    root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE})
+    assert _script_finding(root) == ("cold", NEARBY)

@@ -71,6 +71,9 @@ class FileFacts:
     #: copy (:mod:`synclint.project.async_copies`): every copy syncs, from pinned memory or
     #: not. False where the project is split, so not all of it is seen.
     blocking_copies_only: bool = False
+    #: Neither this file nor a project module it imports asks for an asynchronous copy: a
+    #: loader whose batches stay in the file is copied by blocking copies only (SL402).
+    blocking_copies_nearby: bool = False
     #: Calls (spelled as in ``host_calls``: ``Cls:self.bijector.inverse``) of a method of the
     #: project class an attribute is built from (``self.bijector = TanhBijector(eps)``):
     #: that method runs, not a tensor's method of the same name.
@@ -154,7 +157,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     decided = _decided_by(index, unimported)
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
-                                  unimported.get(key), blocking_only)
+                                  unimported.get(key), blocking_only, split)
     return result
 
 
@@ -223,14 +226,15 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
     being fixed) with what its project says of it (``project``: :func:`notebook_facts`, or
     the file's facts; None outside any project): its loaders' batches may be copied
     asynchronously by the project's other files."""
-    if project is None or project.blocking_copies_only or not own.blocking_copies_only:
+    if project is None:
         return own
-    return replace(own, blocking_copies_only=False)
+    return replace(own, blocking_copies_only=own.blocking_copies_only and project.blocking_copies_only,
+                   blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby)
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
                 once: dict[FunctionId, str], decided: Callable[[str], bool], never_runs: str | None = None,
-                blocking_copies_only: bool = False) -> FileFacts:
+                blocking_copies_only: bool = False, split: bool = False) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -292,8 +296,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     file_cold = file_context(index, key) or never_runs
+    # (A piece of a split project may import a module of another piece.)
+    nearby = not split and not _copies_asynchronously_nearby(index, key)
     digest = hashlib.blake2b(
-        repr((whole_project, blocking_copies_only, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+        repr((whole_project, blocking_copies_only, nearby, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
         digest_size=12,
     ).hexdigest()
@@ -302,7 +308,24 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
         blocking_copies_only=blocking_copies_only, attribute_methods=frozenset(attribute_methods),
+        blocking_copies_nearby=nearby,
     )
+
+
+def _copies_asynchronously_nearby(index: ProjectIndex, key: str) -> bool:
+    """The file, or a project module it imports (``from mit_semseg.lib.nn import
+    async_copy_to``, a helper that copies with ``non_blocking=True``, defined in a module
+    the package re-exports it from), asks for an asynchronous copy."""
+    summary = index.entries[key].summary
+    if summary.copies_asynchronously:
+        return True
+    for local in summary.imports:
+        imported, _ = index.resolve_import(key, local)
+        _, defined_in, _ = index.resolve_name(key, "<module>", local)
+        if any(other is not None and other in index.entries and index.entries[other].summary.copies_asynchronously
+               for other in (imported, defined_in)):
+            return True
+    return False
 
 
 def _through_an_attribute_class(index: ProjectIndex, key: str, function: FunctionSummary, target: str,

@@ -28,7 +28,12 @@ class UnpinnedLoader(Rule):
     Catalyst trainer, timm `PrefetchLoader` or mmcv `MMDataParallel`, which
     copy every batch that way) waits at each of its blocking copies, pinned
     or not: SL401 reports those copies, and this finding is shown only with
-    `--include-cold` until the copies become non-blocking.
+    `--include-cold` until the copies become non-blocking. So is a loader
+    whose batches stay in its file (iterated there, directly or through
+    `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions;
+    never returned, stored on an object or handed to other code) when neither
+    the file nor a project module it imports asks for such a copy: a script
+    whose copies block, in a project whose other tools ask.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
@@ -92,6 +97,9 @@ class UnpinnedLoader(Rule):
             cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
         elif self.context.flow.facts.blocking_copies_only:
             cold = "every copy in the project blocks (none asks for `non_blocking=True`): each waits, pinned or not"
+        elif self.context.flow.facts.blocking_copies_nearby and self._stays_in_file(node):
+            cold = ("its batches stay in this file, and neither it nor a project module it imports asks for "
+                    "`non_blocking=True`: each copy waits, pinned or not")
         else:
             cold = None
         self.report(
@@ -108,10 +116,37 @@ class UnpinnedLoader(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and self._in_function_body:
             self._locals[id(node.value)] = node.targets[0].target.value
+        elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and not self._scopes:
+            self._globals[id(node.value)] = node.targets[0].target.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and isinstance(node.target, cst.Name) and self._in_function_body:
             self._locals[id(node.value)] = node.target.value
+        elif node.value is not None and isinstance(node.target, cst.Name) and not self._scopes:
+            self._globals[id(node.value)] = node.target.value
+
+    @property
+    def _globals(self) -> dict[int, str]:
+        return self.__dict__.setdefault("_module_loaders", {})
+
+    def _stays_in_file(self, node: cst.Call) -> bool:
+        """The loader and its batches stay in this file: iterated where it is built (also
+        through ``enumerate``, ``tqdm``, ``iter``), or bound to a name that is only so
+        iterated or handed to functions this file defines (pips' ``run_model(model,
+        sample)``); never returned, stored on an object or handed to code of another file
+        (``trainer.fit(model, loader)``, ``evaluate(loader)`` imported). A module's
+        loader is read by the module's functions."""
+        if id(node) in self._iterated:
+            return True
+        function = self.context.flow.function
+        name = self._locals.get(id(node)) if function is not None else self._globals.get(id(node))
+        if name is None:
+            return False
+        scope = function.node if function is not None else self.context.module
+        own = {statement.name.value for statement in self.context.module.body if isinstance(statement, cst.FunctionDef)}
+        reads = _LoaderReads(name, own)
+        walk(scope, reads)
+        return not reads.escapes
 
     # Only a function's own body binds its locals: a class body in it binds the class's
     # attributes (``class Data: loader = DataLoader(ds)``, read as ``Data.loader``).
@@ -206,3 +241,82 @@ class _NameUses(cst.CSTVisitor):
         # ``return locals()``, ``run(**vars())``: every local is read, this one too.
         if isinstance(node.func, cst.Name) and node.func.value in ("locals", "vars") and not node.args:
             self.loads += 1
+
+
+#: Callables a loader passes through on its way to a ``for`` loop, or that only look at it.
+_ITERATING = frozenset({"enumerate", "iter", "next", "zip", "len", "print", "tqdm", "trange", "cycle", "islice",
+                        "repeat", "chain"})
+
+
+class _LoaderReads(cst.CSTVisitor):
+    """Whether a loader's name (``name``) leaves its file: a read that is not iterated,
+    wrapped for iteration, or handed to a function of ``own`` (the file's functions)."""
+
+    def __init__(self, name: str, own: set[str]) -> None:
+        super().__init__()
+        self.name = name
+        self.own = own
+        self.escapes = False
+        self._safe = 0
+
+    def visit_For(self, node: cst.For) -> bool:
+        self._safe += 1
+        node.iter.visit(self)
+        self._safe -= 1
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
+            node.func.value if isinstance(node.func, cst.Name) else None
+        if callee in _ITERATING or (isinstance(node.func, cst.Name) and callee in self.own):
+            self._safe += 1
+            for arg in node.args:
+                arg.value.visit(self)
+            self._safe -= 1
+            return False
+        self._outside_any_safe_place(node)
+        return False
+
+    def _outside_any_safe_place(self, node: cst.Call) -> None:
+        saved, self._safe = self._safe, 0
+        node.func.visit(self)
+        for arg in node.args:
+            arg.value.visit(self)
+        self._safe = saved
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        # ``it = iter(loader)`` keeps it here; ``self.loader = loader`` or ``d["l"] = loader``
+        # hands it to whoever reads the object.
+        saved = self._safe
+        if any(not isinstance(target.target, cst.Name) for target in node.targets):
+            self._safe = 0
+        node.value.visit(self)  # (the targets are stores)
+        self._safe = saved
+        return False
+
+    def visit_Return(self, node: cst.Return) -> bool:
+        saved, self._safe = self._safe, 0
+        if node.value is not None:
+            node.value.visit(self)
+        self._safe = saved
+        return False
+
+    def visit_Yield(self, node: cst.Yield) -> bool:
+        saved, self._safe = self._safe, 0
+        if isinstance(node.value, cst.BaseExpression):
+            node.value.visit(self)
+        self._safe = saved
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # ``loader.dataset``, ``loader.sampler.set_epoch(e)``: reads of the loader, not hand-offs.
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and not self._safe:
+            self.escapes = True
