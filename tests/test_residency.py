@@ -514,6 +514,28 @@ def test_a_loop_that_moves_the_elements_of_a_batch_in_a_comprehension_shows_its_
     assert found == [(5, 23, "SL302"), (10, 23, "SL302"), (11, 24, "SL302"), (12, 15, "SL201")]
 
 
+ELEMENTS_OF_A_FIELD_MOVED_IN_A_COMPREHENSION = """
+import torch
+def make_cams(model, data_loader):
+    for pack in data_loader:
+        label = pack["label"][0]
+        outputs = [model(img[0].cuda(non_blocking=True)) for img in pack["img"]]
+        valid = torch.nonzero(label)[:, 0]
+    for pack in data_loader:
+        label = pack["label"][0]
+        outputs = [model(img[0].cuda(non_blocking=True)) for img in pack[key]]
+        valid = torch.nonzero(label)[:, 0]
+"""
+
+
+def test_a_comprehension_that_moves_the_elements_of_a_field_shows_the_batch_on_the_host():
+    # CCT's make_cam.py moves each image of ``pack["img"]`` and reads ``pack["label"]``, which
+    # it leaves alone: a host tensor, whose nonzero waits for nothing. A field by a computed
+    # key is not followed: the loader may yield device tensors.
+    found = _in_order(ELEMENTS_OF_A_FIELD_MOVED_IN_A_COMPREHENSION, "cams.py")
+    assert found == [(11, 17, "SL101")]
+
+
 ELEMENT_NAMES_REUSED_OUTSIDE_THE_COMPREHENSION = """
 import torch
 def evaluate(model, data_loader, device):

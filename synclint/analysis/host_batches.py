@@ -128,8 +128,9 @@ class _BatchUses(cst.CSTVisitor):
     def _iterate(self, clause: cst.CompFor | None) -> None:
         """A comprehension over a batch, or over a field of one, moves the batch when it
         moves an element (torchvision's detection references: ``images = list(img.to(device)
-        for img in images)``): record which batch each of its targets iterates. (Only a
-        name, ``t.items()`` or ``t.values()`` is followed.) A target that iterates anything
+        for img in images)``; CCT's ``[model(img[0].cuda()) for img in pack["img"]]``): record
+        which batch each of its targets iterates. (Only a name, a field by a string key,
+        ``t.items()`` or ``t.values()`` is followed.) A target that iterates anything
         else shadows the name it spells: ``img`` of ``[img.cuda() for img in other]``, in
         ``[... for img in images]`` or not, ``batch`` of ``[batch.cuda() for batch in other]``."""
         self._outer_elements.append(self.element_of)
@@ -144,6 +145,8 @@ class _BatchUses(cst.CSTVisitor):
                 batch = self.element_of.get(source.value, source.value)
                 if not (batch in self.names or batch in self.fields):
                     batch = None
+            elif string_key(source) is not None and source.value.value in self.names:
+                batch = source.value.value  # a field by its key: ``img[0].cuda() for img in pack["img"]``
             for name in target_name_nodes(clause.target):
                 self.element_of[name.value] = batch
             clause = clause.inner_for_in
