@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from synclint.config import Settings
+from synclint.project.layout import is_installable
 from synclint.project.reflection import find_module_loading
 from synclint.project.scripts import is_script
 from synclint.project.summary import summarize
@@ -330,3 +331,44 @@ def test_the_summary_lists_every_import_statement_wherever_it_stands():
     assert summary.module_imports == ((0, "a.b.c", ()), (0, "e", ()), (1, "", ("f",)), (2, "g", ("h",)),
                                       (0, "g", ("*",)), (0, "i.j", ()), (0, "l", ("m",)))
     assert not summary.is_script and not summary.registers_itself
+
+
+@pytest.mark.parametrize(
+    ("setup_cfg", "installable"),
+    [
+        ("[flake8]\nmax-line-length = 120\n", False),  # mt-dnn: a tool's settings only
+        ("[isort]\nprofile = black\n\n[tool:pytest]\naddopts = -q\n", False),
+        ("[metadata]\nname = pkg\n\n[options]\npackages = find:\n", True),
+        ("[options.packages.find]\nwhere = src\n", True),
+    ],
+)
+def test_a_setup_cfg_makes_a_library_only_when_it_describes_a_distribution(tmp_path: Path, setup_cfg, installable):
+    (tmp_path / "setup.cfg").write_text(setup_cfg)
+    assert is_installable(tmp_path) is installable
+    # An unimported module of the package is the library's only when the project installs.
+    files = _program(**{"pkg/old_loss.py": _OLD_LOSS.format(extra="")})
+    found = _findings(tmp_path, files)
+    expected_cold = ("pkg/old_loss.py", 6, 16, "SL101", "cold", _never_imported("pkg/old_loss.py"))
+    assert (expected_cold in found) is not installable
+
+
+@pytest.mark.parametrize("loader", [
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('tasks.' + name)\n",
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'tasks.{name}')\n",
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('.' + name, 'tasks')\n",
+    "def load(name):\n    return __import__('tasks.' + name)\n",
+])
+def test_a_module_imported_by_a_name_begun_with_a_literal_package_rules_out_only_that_package(tmp_path: Path, loader):
+    # mt-dnn's `tasks/__init__.py` imports `"tasks." + file_name`: only modules of `tasks` may
+    # come in that way; its unused `msrlongt5` package still never runs.
+    files = _program(**{"registry.py": loader, "tasks/__init__.py": "", "tasks/rank.py": _OLD_LOSS.format(extra="")})
+    found = _findings(tmp_path, files)
+    assert ("pkg/losses.py", 6, 16, "SL101", "cold", _never_imported("pkg/losses.py")) in found
+    assert ("tasks/rank.py", 6, 16, "SL101", "hot", HOT) in found
+
+
+def test_a_module_name_with_no_literal_package_still_keeps_every_module(tmp_path: Path):
+    loaders = ["import importlib\n\n\ndef load(name):\n    return importlib.import_module('tasks.' + name)\n"
+               "def other(name):\n    return importlib.import_module(name)\n"]
+    files = _program(**{"registry.py": loaders[0]})
+    assert _findings(tmp_path, files)[-1:] == _hot()

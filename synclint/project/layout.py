@@ -150,19 +150,28 @@ _INSTALLABLE_TABLES = re.compile(r"^\[(project|build-system|tool\.poetry|tool\.s
                                  re.MULTILINE)
 
 
+#: The sections of a ``setup.cfg`` that describe a distribution (setuptools' declarative
+#: configuration), not a tool's settings (``[flake8]``, ``[isort]``, ``[tool:pytest]``).
+_INSTALLABLE_SECTIONS = re.compile(r"^\[(metadata|options)[\].]", re.MULTILINE)
+
+
 def is_installable(root: Path) -> bool:
-    """Whether the project at ``root`` can be installed (``setup.py``, ``setup.cfg``, or a
-    ``pyproject.toml`` with a ``[project]`` or build table): its packages are then a
-    library, whose users import any of their modules (see
-    :mod:`synclint.project.unimported_modules`). A ``pyproject.toml`` that only configures
-    tools (``[tool.ruff]``) installs nothing."""
-    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+    """Whether the project at ``root`` can be installed (``setup.py``, a ``setup.cfg`` with
+    a ``[metadata]`` or ``[options]`` section, or a ``pyproject.toml`` with a ``[project]``
+    or build table): its packages are then a library, whose users import any of their
+    modules (see :mod:`synclint.project.unimported_modules`). A ``pyproject.toml`` or a
+    ``setup.cfg`` that only configures tools (``[tool.ruff]``; mt-dnn's ``[flake8]``,
+    MONAI research-contributions' ``[isort]``) installs nothing."""
+    if (root / "setup.py").is_file():
         return True
-    try:
-        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return _INSTALLABLE_TABLES.search(text) is not None
+    for name, tables in (("setup.cfg", _INSTALLABLE_SECTIONS), ("pyproject.toml", _INSTALLABLE_TABLES)):
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if tables.search(text) is not None:
+            return True
+    return False
 
 
 def naming_files(root: Path) -> list[str]:

@@ -332,6 +332,23 @@ _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
 ))
 
 
+def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[str]]:
+    """As :func:`find_module_loading`, but ``import_module``/``__import__`` of a name that
+    starts with a literal package (``importlib.import_module("tasks." + name)``, relative
+    to one: ``import_module("." + name, "pkg.models")``) can import only modules of that
+    package: (None, those packages) when every loading is such, else (the marker, ())."""
+    packages: set[str] = set()
+    for hint, pattern in _MODULE_LOADERS:
+        if hint not in source:
+            continue
+        for match in pattern.finditer(source):
+            package = _package_of(source, match) if hint in ("import_module(", "__import__(") else None
+            if package is None:
+                return f"`{match.group().rstrip('( ')}`", frozenset()
+            packages.add(package)
+    return None, frozenset(packages)
+
+
 def find_module_loading(source: str) -> str | None:
     """Reflection in the file's text that could import a module by a computed name or run a
     file by its path (``importlib.import_module(f"models.{name}")``, ``pkgutil.iter_modules``,

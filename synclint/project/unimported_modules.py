@@ -46,8 +46,8 @@ A module (a file of the project index) is *unimported* when all of these hold:
 
 and the project allows the question at all, as for unnamed classes:
 
-* **It is no library's module.** In a project that can be installed (``setup.py``,
-  ``setup.cfg``, a ``pyproject.toml`` with a ``[project]`` or build table: see
+* **It is no library's module.** In a project that can be installed (``setup.py``, a
+  ``setup.cfg`` that describes a distribution, a ``pyproject.toml`` with a ``[project]`` or build table: see
   :func:`~synclint.project.layout.is_installable`), a module of a package (a directory
   with an ``__init__.py``, or a directory below one: pytorchvideo's
   ``pytorchvideo/neural_engine/``, a namespace package) is the library's: its users
@@ -62,8 +62,10 @@ and the project allows the question at all, as for unnamed classes:
 * **No file of the program (tests, benchmarks and export tools aside; another
   framework's ``main.py`` counts) could import a module by a computed name or run a
   file by its path**, as its text spells it
-  (:func:`~synclint.project.reflection.find_module_loading`): ``import_module`` or
-  ``__import__`` of anything but a string, ``pkgutil.iter_modules``/``walk_packages``,
+  (:func:`~synclint.project.reflection.find_module_loading_in_packages`): ``import_module`` or
+  ``__import__`` of anything but a string (but one that begins with a literal package,
+  mt-dnn's ``import_module("tasks." + file_name)``, may import only that package's
+  modules: the others are still asked), ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
   (fairseq imports every model module of its ``models/`` folder that way), or a loader of
   configuration files written in Python, which runs the file a command line names
@@ -86,7 +88,7 @@ from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names
-from synclint.project.reflection import find_module_loading
+from synclint.project.reflection import find_module_loading_in_packages
 
 #: Files that a tool runs or imports by their name, never by an import statement.
 _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py", "hubconf.py", "noxfile.py",
@@ -112,32 +114,46 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     if not dead:
         return {}
     forms = {form for key in dead for form in _spellings(tails[key])}
-    spelled = _spelled_in_python(index, decided, forms, unread)
+    loaded: set[str] = set()
+    spelled = _spelled_in_python(index, decided, forms, unread, loaded)
     if spelled is None:
         return {}
     spelled |= spelled_in(index.naming_files, forms - spelled)
-    while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))}:
+    while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))
+                      or _in_packages(tails[key], loaded)}:
         live |= revived  # a module some text spells may run, and so may what it imports
         dead = _unreached(index, imports, tails.keys(), live)
     return {key: never_imported(_path(index, key), _dead_importer(index, key, imports, dead)) for key in sorted(dead)}
 
 
 def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None], forms: set[str],
-                       unread: set[str]) -> set[str] | None:
+                       unread: set[str], loaded: set[str]) -> set[str] | None:
     """Those of ``forms`` that the project's Python files spell outside their import
     statements (resolved already: ``from pkg.losses import x`` in a module that never runs
-    must not make ``pkg.losses`` run); None when a file of the program could import a
-    module by a computed name."""
+    must not make ``pkg.losses`` run); None when a file of the program could import any
+    module by a computed name. The packages whose modules a file of the program may import
+    by a computed name that begins with the package (mt-dnn's
+    ``importlib.import_module("tasks." + file_name)``) go to ``loaded``."""
     spelled: set[str] = set()
     for key, entry in index.entries.items():
         if key in unread:
             continue
         text = python_text_of(key)
-        if text is None or (not _outside_the_program(decided(key)) and find_module_loading(text) is not None):
+        if text is None:
             return None  # (unreadable since it was summarised: it may import any of them)
+        if not _outside_the_program(decided(key)):
+            marker, packages = find_module_loading_in_packages(text)
+            if marker is not None:
+                return None
+            loaded |= packages
         if forms - spelled:
             spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled, {})[0]
     return spelled
+
+
+def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
+    """A module of one of ``packages`` (or one of them), by any of its dotted names' tails."""
+    return any(tail == package or tail.startswith(package + ".") for tail in tails for package in packages)
 
 
 def _outside_the_program(why: str | None) -> bool:

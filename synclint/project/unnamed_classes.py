@@ -51,7 +51,7 @@ A top-level class is *unnamed* when all of these hold:
   ``BinRotLoss``, which nothing names. Not the code of a function with a loop over
   batches that nothing names: a public one may still be its users' to call.
 * **Or, in a project nobody installs, it is named only where it is passed on.** Without
-  ``setup.py``, ``setup.cfg`` or a ``[project]`` table no user imports the package, so
+  ``setup.py``, a ``setup.cfg`` that describes a distribution or a ``[project]`` table no user imports the package, so
   imports that rename nothing and ``__all__`` only pass a name on (KAIR's
   ``from .multibox_loss import MultiBoxLoss``, ``__all__ = ['MultiBoxLoss']``); code
   must still build it. Not in a file that builds from its own namespace
