@@ -190,6 +190,12 @@ def test_a_module_whose_top_level_runs_code_is_a_script(tmp_path: Path):
     ("for epoch in range(3):\n    pass\n", True),
     ("with open('log') as handle:\n    pass\n", True),
     ("try:\n    main()\nexcept KeyboardInterrupt:\n    pass\n", True),
+    # A module of definitions reporting an optional dependency while it is imported (mt-dnn's S4).
+    ("import logging\nlogger = logging.getLogger(__name__)\ntry:\n    import pykeops\n"
+     "    logger.info('Pykeops installation found.')\nexcept ImportError:\n    logger.warning('no pykeops')\n", False),
+    ("import warnings\ntry:\n    import apex\nexcept ImportError:\n    warnings.warn('apex missing')\n", False),
+    ("import logging\nlogging.basicConfig(level=logging.INFO)\n", True),  # configures the program's logging
+    ("print('training...')\n", True),
 ])
 def test_what_makes_a_module_a_script(source: str, script: bool):
     assert is_script(ast.parse(source)) is script

@@ -12,7 +12,9 @@ An assignment may call (``logger = logging.getLogger(__name__)``, ``RANK =
 int(os.getenv("RANK", -1))``): a module of definitions computes its constants. A script
 that only assigns (``results = train(parse())``) is the case this misses; a statement
 that calls for its effect alone (``print(...)``, ``main()``, ``warnings.filterwarnings``)
-or a loop makes the module a script, which errs towards "it runs".
+or a loop makes the module a script, which errs towards "it runs". Not a message logged or
+warned while the module is imported (``logger.info("Pykeops installation found.")``,
+``warnings.warn(...)``): modules of definitions report their optional dependencies so.
 """
 
 from __future__ import annotations
@@ -34,13 +36,32 @@ def _does_work(statement: ast.stmt) -> bool:
     if isinstance(statement, _DEFINITIONS):
         return False
     if isinstance(statement, ast.Expr):  # a docstring or a constant does nothing; a call does
-        return not isinstance(statement.value, ast.Constant)
+        return not isinstance(statement.value, ast.Constant) and not _only_reports(statement.value)
     if isinstance(statement, ast.If):
         return _main_guard(statement.test) or any(map(_does_work, [*statement.body, *statement.orelse]))
     if isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
         blocks = [*statement.body, *statement.orelse, *statement.finalbody]
         return any(map(_does_work, [*blocks, *(line for handler in statement.handlers for line in handler.body)]))
     return True  # a loop, ``with``, ``match``, ``raise`` at the top level
+
+
+#: Methods of a logger (``logger.info``) and of ``logging`` (``logging.warning``).
+_LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
+#: Names a module binds its logger to (``logger = logging.getLogger(__name__)``).
+_LOGGER_NAMES = frozenset({"logger", "log", "logging", "_logger", "_log", "LOGGER", "LOG"})
+
+
+def _only_reports(value: ast.expr) -> bool:
+    """A call that only reports while the module is imported: ``logger.info("Pykeops
+    installation found.")`` or ``warnings.warn(...)`` in an optional-dependency ``try``
+    (mt-dnn's ``module/s4.py``, a module of definitions). A script does more than that."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    receiver, method = value.func.value, value.func.attr
+    if not isinstance(receiver, ast.Name):
+        return False
+    return (receiver.id == "warnings" and method == "warn") or (
+        receiver.id in _LOGGER_NAMES and method in _LOGGING_METHODS)
 
 
 def _main_guard(test: ast.expr) -> bool:
