@@ -378,3 +378,11 @@ def test_a_module_name_with_no_literal_package_still_keeps_every_module(tmp_path
                "def other(name):\n    return importlib.import_module(name)\n"]
     files = _program(**{"registry.py": loaders[0]})
     assert _findings(tmp_path, files)[-1:] == _hot()
+
+
+def test_a_module_that_names_itself_in_its_own_code_is_still_unimported(tmp_path: Path):
+    # TinyLlama's `lit_gpt/adapter_v2.py`: `getattr(lit_gpt.adapter_v2, self._mlp_class)` runs
+    # only once the module does; a docstring's `python pkg/losses.py` still says how to run it.
+    loss = "import pkg.losses\n" + _OLD_LOSS.format(extra="\n\ndef pick(name):\n    return getattr(pkg.losses, name)\n")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "cold",
+                                                         _never_imported("pkg/losses.py"))]

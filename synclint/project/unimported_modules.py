@@ -31,7 +31,7 @@ A module (a file of the project index) is *unimported* when all of these hold:
   class under ``@BACKBONES.register_module()`` is built by a name in a config once
   something imports its module, maybe from outside the project (ConvNeXt's
   ``semantic_segmentation/backbone/convnext.py``, copied into mmsegmentation).
-* **No text spells it.** No Python file of the project (its own included: a docstring's
+* **No text spells it.** No Python file of the project (its own included, in its strings: a docstring's
   ``python utils/tool.py``) nor configuration file, shell script, notebook or
   documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`) spells its dotted
   name or its path, or a tail of either of two parts or more (``segment.loss``,
@@ -79,6 +79,7 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -115,7 +116,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
         return {}
     forms = {form for key in dead for form in _spellings(tails[key])}
     loaded: set[str] = set()
-    spelled = _spelled_in_python(index, decided, forms, unread, loaded)
+    own = {key: _spellings(tails[key]) & forms for key in dead}
+    spelled = _spelled_in_python(index, decided, forms, unread, loaded, own)
     if spelled is None:
         return {}
     spelled |= spelled_in(index.naming_files, forms - spelled)
@@ -127,13 +129,18 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
 
 
 def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None], forms: set[str],
-                       unread: set[str], loaded: set[str]) -> set[str] | None:
+                       unread: set[str], loaded: set[str], own: dict[str, set[str]]) -> set[str] | None:
     """Those of ``forms`` that the project's Python files spell outside their import
     statements (resolved already: ``from pkg.losses import x`` in a module that never runs
     must not make ``pkg.losses`` run); None when a file of the program could import any
     module by a computed name. The packages whose modules a file of the program may import
     by a computed name that begins with the package (mt-dnn's
-    ``importlib.import_module("tasks." + file_name)``) go to ``loaded``."""
+    ``importlib.import_module("tasks." + file_name)``) go to ``loaded``.
+
+    A module's own file spells it only in its strings (a docstring's ``python
+    pkg/tool.py``), not in its code: TinyLlama's ``lit_gpt/adapter_v2.py`` names itself in
+    ``getattr(lit_gpt.adapter_v2, self._mlp_class)``, which runs only once it does
+    (``own``: file key -> the forms that spell its module)."""
     spelled: set[str] = set()
     for key, entry in index.entries.items():
         if key in unread:
@@ -146,9 +153,21 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
             if marker is not None:
                 return None
             loaded |= packages
-        if forms - spelled:
-            spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled, {})[0]
+        itself = own.get(key, set())
+        if forms - spelled - itself:
+            spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled - itself, {})[0]
+        if itself - spelled:
+            spelled |= spelled_names(_strings_of(text), itself - spelled, {})[0]
     return spelled
+
+
+def _strings_of(text: str) -> str:
+    """The string literals of a module's source, one per line (all of it when it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    return "\n".join(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str))
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
