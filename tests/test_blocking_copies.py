@@ -344,3 +344,46 @@ def test_a_module_level_loader_read_by_the_file_s_functions_is_cold(tmp_path):
               "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
     root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE})
     assert _script_finding(root) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "trainer.run(iter(loader))",  # the iterator, not the loader, is handed on
+        "trainer.run(model, tqdm(loader))",
+        "pbar = enumerate(loader)\n    trainer.run(pbar)",
+        "trainer.run(it)",  # `it = iter(loader)` above
+        "model.batches = iter(loader)",  # stored on an object
+        "return tqdm(loader)",  # handed back
+    ],
+)
+def test_a_loader_handed_on_through_an_iterator_stays_shown(tmp_path, tail):
+    assert _script_finding(_script(tmp_path, tail=tail)) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from pkg.eval_tool import *",  # a star import names no local
+        "import pkg.eval_tool",  # binds `pkg`, but runs (and reads) pkg.eval_tool
+    ],
+)
+def test_a_loader_whose_file_imports_an_asynchronous_copy_by_module_stays_shown(tmp_path, imports):
+    assert _script_finding(_script(tmp_path, imports=imports)) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "consumer",
+    [
+        "from pkg.script import loader\n\n\ndef train(model):\n    for x in loader:\n        model(x.cuda(non_blocking=True))\n",
+        "from pkg import script\n\n\ndef train(model):\n    for x in script.loader:\n        model(x.cuda(non_blocking=True))\n",
+        "from pkg.script import *\n\n\ndef train(model):\n    for x in loader:\n        model(x.cuda(non_blocking=True))\n",
+    ],
+)
+def test_a_module_level_loader_another_file_imports_stays_shown(tmp_path, consumer):
+    # `loader` at the top of pkg/script.py, iterated by pkg/consumer.py with `non_blocking=True`.
+    script = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n\n\n"
+              "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
+    root = _project(tmp_path, copy=", non_blocking=False",
+                    extra={"pkg/script.py": script, "pkg/consumer.py": consumer})
+    assert _script_finding(root) == ("unknown", "")

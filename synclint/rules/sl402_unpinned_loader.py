@@ -31,9 +31,11 @@ class UnpinnedLoader(Rule):
     `--include-cold` until the copies become non-blocking. So is a loader
     whose batches stay in its file (iterated there, directly or through
     `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions;
-    never returned, stored on an object or handed to other code) when neither
-    the file nor a project module it imports asks for such a copy: a script
-    whose copies block, in a project whose other tools ask.
+    never returned, stored on an object or handed to other code, nor is an
+    iterator over it; a module-level loader no other project file imports)
+    when neither the file nor a project module it imports (`import pkg.tool`
+    and `from pkg.tool import *` too) asks for such a copy: a script whose
+    copies block, in a project whose other tools ask.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
@@ -135,13 +137,14 @@ class UnpinnedLoader(Rule):
         iterated or handed to functions this file defines (pips' ``run_model(model,
         sample)``); never returned, stored on an object or handed to code of another file
         (``trainer.fit(model, loader)``, ``evaluate(loader)`` imported). A module's
-        loader is read by the module's functions."""
+        loader is read by the module's functions, unless another project file imports the
+        module (``from train import loader``)."""
         if id(node) in self._iterated:
             return True
         function = self.context.flow.function
         name = self._locals.get(id(node)) if function is not None else self._globals.get(id(node))
-        if name is None:
-            return False
+        if name is None or (function is None and self.context.flow.facts.imported_elsewhere):
+            return False  # (a module's loader another file imports is read there)
         scope = function.node if function is not None else self.context.module
         own = {statement.name.value for statement in self.context.module.body if isinstance(statement, cst.FunctionDef)}
         reads = _LoaderReads(name, own)
@@ -243,18 +246,24 @@ class _NameUses(cst.CSTVisitor):
             self.loads += 1
 
 
-#: Callables a loader passes through on its way to a ``for`` loop, or that only look at it.
-_ITERATING = frozenset({"enumerate", "iter", "next", "zip", "len", "print", "tqdm", "trange", "cycle", "islice",
-                        "repeat", "chain"})
+#: Callables that only look at a loader, or take a batch from it (``next(it)``): what
+#: they return is no loader.
+_CONSUMING = frozenset({"next", "len", "print"})
+#: Callables that wrap a loader in an iterator over its batches (``iter(loader)``,
+#: ``tqdm(loader)``): the iterator stays in the file only where the loader would.
+_WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
 
 
 class _LoaderReads(cst.CSTVisitor):
     """Whether a loader's name (``name``) leaves its file: a read that is not iterated,
-    wrapped for iteration, or handed to a function of ``own`` (the file's functions)."""
+    looked at (``len``, ``next``), handed to a function of ``own`` (the file's functions)
+    or wrapped for iteration where the loader itself would stay. A name bound to such a
+    wrapper (``it = iter(loader)``) is followed like the loader: ``trainer.run(it)``
+    hands the loader's batches on as surely as ``trainer.run(loader)``."""
 
     def __init__(self, name: str, own: set[str]) -> None:
         super().__init__()
-        self.name = name
+        self.names = {name}
         self.own = own
         self.escapes = False
         self._safe = 0
@@ -271,11 +280,15 @@ class _LoaderReads(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
             node.func.value if isinstance(node.func, cst.Name) else None
-        if callee in _ITERATING or (isinstance(node.func, cst.Name) and callee in self.own):
+        if callee in _CONSUMING or (isinstance(node.func, cst.Name) and callee in self.own):
             self._safe += 1
             for arg in node.args:
                 arg.value.visit(self)
             self._safe -= 1
+            return False
+        if callee in _WRAPPING:
+            for arg in node.args:  # (as safe as the place the iterator goes to)
+                arg.value.visit(self)
             return False
         self._outside_any_safe_place(node)
         return False
@@ -288,10 +301,19 @@ class _LoaderReads(cst.CSTVisitor):
         self._safe = saved
 
     def visit_Assign(self, node: cst.Assign) -> bool:
-        # ``it = iter(loader)`` keeps it here; ``self.loader = loader`` or ``d["l"] = loader``
-        # hands it to whoever reads the object.
+        # ``it = iter(loader)`` keeps it here, if ``it`` stays too; ``self.loader = loader`` or
+        # ``d["l"] = loader`` hands it to whoever reads the object; ``alias = loader`` is
+        # followed no further.
         saved = self._safe
-        if any(not isinstance(target.target, cst.Name) for target in node.targets):
+        targets = [target.target for target in node.targets]
+        wrapper = _wrapper(node.value)
+        if wrapper and all(isinstance(target, cst.Name) for target in targets):
+            reads = _Reads()
+            node.value.visit(reads)
+            if reads.names & self.names:
+                self.names |= {target.value for target in targets}
+            self._safe = 1
+        else:
             self._safe = 0
         node.value.visit(self)  # (the targets are stores)
         self._safe = saved
@@ -313,10 +335,28 @@ class _LoaderReads(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # ``loader.dataset``, ``loader.sampler.set_epoch(e)``: reads of the loader, not hand-offs.
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+        if isinstance(node.value, cst.Name) and node.value.value in self.names:
             return False
         return True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and not self._safe:
+        if node.value in self.names and not self._safe:
             self.escapes = True
+
+
+def _wrapper(node: cst.BaseExpression) -> bool:
+    """``iter(loader)``, ``tqdm(enumerate(loader))``: a call of a wrapping callable."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return callee in _WRAPPING
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
