@@ -28,6 +28,12 @@ _PIECE_NAME = re.compile(
 #: Names of ground truth, by their first or last word: ``flow_gt``, ``targets``,
 #: ``target_masks``, ``gt_boxes`` (not ``max_label_len``, a length).
 _TRUTH_NAME = re.compile(r"^(gts?|targets?|labels?|ground_truths?)(_|$)|(^|_)(gts?|targets?|labels?|ground_truths?)$", re.I)
+#: Words that make such a name a quantity or a setting of the truth, no truth to compare
+#: with: ``target_size``, ``num_labels``, ``target_mean``, ``label_smoothing``.
+_NOT_TRUTH_WORD = re.compile(
+    r"(^|_)(num|n|max|min|sizes?|shapes?|lens?|lengths?|dims?|counts?|dtype|device|means?|stds?|vars?|scales?"
+    r"|smoothing|height|width|h|w|names)(_|$)", re.I
+)
 
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
@@ -734,8 +740,9 @@ def _backpropagates(body: cst.BaseSuite) -> bool:
 
 class _Exprs(cst.CSTVisitor):
     """The names an expression reads (not ``x`` of ``self.x``), and whether it reads a
-    subscript by a loop variable (``preds[i]``, ``targets[targets[:, 0] == i]``): the
-    name of what is so subscripted is not read whole."""
+    subscript by a name of ``loop_names`` (the loop variables, and names bound from the
+    loop's counters: ``preds[i]``, ``targets[targets[:, 0] == i]``, ``targets[b]`` after
+    ``b = targets[:, 0] == i``): the name of what is so subscripted is not read whole."""
 
     def __init__(self, loop_names: set[str]) -> None:
         super().__init__()
@@ -796,7 +803,9 @@ class _PassReads(cst.CSTVisitor):
         return False
 
     def _read(self, node: cst.CSTNode) -> _Exprs:
-        reads = _Exprs(self.loop_names)
+        # A subscript by the loop's variables, or by what the body binds from its counters
+        # (``b = targets[:, 0] == si``, then ``targets[b]``), picks the pass's own rows.
+        reads = _Exprs(self.loop_names | (self.derived - self.items))
         walk(node, reads)
         self.walked |= reads.per_pass
         self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in reads.per_pass)
@@ -806,7 +815,8 @@ class _PassReads(cst.CSTVisitor):
         return bool(reads.per_pass) or bool(reads.whole & self.items)
 
     def _whole_truth(self, reads: _Exprs) -> bool:
-        return any(_TRUTH_NAME.search(name) for name in reads.whole - self.items - self.derived)
+        return any(_TRUTH_NAME.search(name) and not _NOT_TRUTH_WORD.search(name)
+                   for name in reads.whole - self.items - self.derived)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         reads = self._read(node.value)
@@ -841,7 +851,9 @@ def _against_whole_truth(node: cst.For, loop_names: set[str]) -> bool:
     sequence loss (``for i in range(len(flow_preds))``: ``(flow_preds[i] - flow_gt).abs()``,
     weighted ``gamma ** (n - i - 1)``), SAM 2's loss over correction steps (``zip(
     src_masks_list, ious_list)``, each step's masks against ``target_masks``). A pass over
-    samples reads each sample's truth (``targets[i]``, ``targets[targets[:, 0] == i]``);
+    samples reads each sample's truth (``targets[i]``, ``targets[targets[:, 0] == i]``,
+    ``targets[b]`` by a mask ``b`` of the pass); a name only shaped like truth, a quantity
+    or setting of it (``target_size``, ``num_labels``, ``target_mean``), is no truth;
     pairing one sample with the whole batch's truth would be a bug, so the walked items
     are predictions of the whole batch, one per refinement step, head or deep-supervision
     output: not samples. Not when the loop hands its variable to a call
