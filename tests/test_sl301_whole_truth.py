@@ -49,3 +49,21 @@ def test_a_loop_over_refinement_steps_stays_exempt():
               "    total = 0.0\n    for i in range(n):\n        total += gamma ** (n - i - 1) * (flow_preds[i] - flow_gt).abs().mean()\n"
               "    return total\n")
     assert _sl301(source) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A per-class table named after labels (zero-shot classification by prototypes).
+        "import torch\ndef classify(feats: torch.Tensor, label_embeddings):\n    sims = []\n    for i in range(feats.shape[0]):\n"
+        "        sims.append(feats[i] @ label_embeddings.T)\n    return sims\n",
+        # The index handed on inside an expression: the helper picks the sample's truth by it.
+        "import torch\ndef loss_fn(preds: torch.Tensor, targets):\n    total = 0\n    for i in range(preds.shape[0]):\n"
+        "        total = total + single(preds[i] - targets, targets[:, 0] == i)\n    return total\n",
+        "import torch\ndef loss_fn(preds: torch.Tensor, targets):\n    total = 0\n    for i in range(preds.shape[0]):\n"
+        "        total = total + single(preds[i] - targets, img_idx=[i])\n    return total\n",
+    ],
+)
+def test_more_loops_over_samples_are_still_reported(source):
+    assert _sl301(source), source
+

@@ -32,7 +32,7 @@ _TRUTH_NAME = re.compile(r"^(gts?|targets?|labels?|ground_truths?)(_|$)|(^|_)(gt
 #: with: ``target_size``, ``num_labels``, ``target_mean``, ``label_smoothing``.
 _NOT_TRUTH_WORD = re.compile(
     r"(^|_)(num|n|max|min|sizes?|shapes?|lens?|lengths?|dims?|counts?|dtype|device|means?|stds?|vars?|scales?"
-    r"|smoothing|height|width|h|w|names)(_|$)", re.I
+    r"|smoothing|height|width|h|w|names|embeddings?|embeds?|features?|feats?|prototypes?)(_|$)", re.I
 )
 
 
@@ -793,7 +793,8 @@ class _PassReads(cst.CSTVisitor):
         self.truth_per_pass = False
         self.paired_with_whole_truth = False
         #: The body hands a loop variable itself to a call (``self.single(preds[i],
-        #: targets, i)``): the callee may pick the sample's truth by it.
+        #: targets, i)``), or a mask or container of it (``targets[:, 0] == i``, ``[i]``):
+        #: the callee may pick the sample's truth by it.
         self.passes_loop_variable = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -836,9 +837,19 @@ class _PassReads(cst.CSTVisitor):
         self._pair([node.left, *(target.comparator for target in node.comparisons)])
 
     def visit_Call(self, node: cst.Call) -> None:
-        if any(isinstance(arg.value, cst.Name) and arg.value.value in self.indices for arg in node.args):
+        if any(isinstance(arg.value, cst.Name) and arg.value.value in self.indices or self._built_from_index(arg.value)
+               for arg in node.args):
             self.passes_loop_variable = True
         self._pair([arg.value for arg in node.args])
+
+    def _built_from_index(self, node: cst.BaseExpression) -> bool:
+        """A mask or a container of the loop's counter (``targets[:, 0] == i``, ``[i]``):
+        handed to a call, it may pick the sample's truth there as well as the counter."""
+        if not isinstance(node, (cst.Comparison, cst.List, cst.Tuple, cst.Set, cst.Dict)):
+            return False
+        reads = _Exprs(self.loop_names)
+        walk(node, reads)
+        return bool(reads.whole & self.indices) and not reads.per_pass
 
     def _pair(self, operands: list[cst.CSTNode]) -> None:
         reads = [self._read(operand) for operand in operands]
