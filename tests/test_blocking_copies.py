@@ -387,3 +387,36 @@ def test_a_module_level_loader_another_file_imports_stays_shown(tmp_path, consum
     root = _project(tmp_path, copy=", non_blocking=False",
                     extra={"pkg/script.py": script, "pkg/consumer.py": consumer})
     assert _script_finding(root) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "yield from loader",  # improved-diffusion's `load_data`: the caller iterates the batches
+        "for batch in loader:\n        yield batch",
+        "hand_on(loader, model)",  # a function of the file that hands it to other code
+    ],
+)
+def test_a_loader_whose_batches_leave_through_a_generator_or_a_helper_stays_shown(tmp_path, tail):
+    imports = "\n\ndef hand_on(data, model):\n    model.fit(data)\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("unknown", "")
+
+
+def test_a_loader_iterated_where_it_is_built_by_a_generator_stays_shown(tmp_path):
+    script = ("from torch.utils.data import DataLoader\nDEVICE = \"cuda\"\n\n\ndef batches(ds):\n"
+              "    for batch in DataLoader(ds):\n        yield batch\n")
+    root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE})
+    assert _script_finding(root)[0] != "cold"
+
+
+@pytest.mark.parametrize("tail", ["epoch(loader, model)", "epoch(model=model, data=tqdm(loader))", "epoch(it, model)"])
+def test_a_loader_handed_to_a_helper_of_the_file_that_iterates_it_is_cold(tmp_path, tail):
+    imports = "\n\ndef epoch(data, model):\n    for x in data:\n        model(x.cuda())\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize("tail", ["epoch(loader, model)", "epoch(tqdm(loader), model)", "spread(loader)"])
+def test_a_loader_a_helper_of_the_file_hands_on_stays_shown(tmp_path, tail):
+    imports = ("\n\ndef epoch(data, model):\n    model.fit(iter(data))\n\n\n"
+               "def spread(*data):\n    for x in data[0]:\n        pass\n")
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("unknown", "")
