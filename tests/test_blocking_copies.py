@@ -420,3 +420,15 @@ def test_a_loader_a_helper_of_the_file_hands_on_stays_shown(tmp_path, tail):
     imports = ("\n\ndef epoch(data, model):\n    model.fit(iter(data))\n\n\n"
                "def spread(*data):\n    for x in data[0]:\n        pass\n")
     assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("unknown", "")
+
+
+def test_a_module_level_loader_a_notebook_imports_stays_shown(tmp_path):
+    cells = ["%matplotlib inline\nfrom pkg.script import (loader,\n    other)",
+             "for x in loader:\n    model(x.cuda(non_blocking=True))"]
+    script = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nother = 1\n\n\n"
+              "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
+    root = _project(tmp_path, copy=", non_blocking=False",
+                    extra={"pkg/script.py": script, "explore.ipynb": notebook_of(*cells), **ASYNC_ELSEWHERE})
+    assert _script_finding(root) == ("unknown", "")
+    (root / "explore.ipynb").write_text(notebook_of("import numpy as np"))
+    assert _script_finding(root) == ("cold", NEARBY)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
-from synclint.project.async_copies import notebooks_copy_asynchronously
+from synclint.project.async_copies import notebook_code, notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.cold_reasons import is_never_named
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
@@ -331,13 +332,37 @@ def _named_modules(index: ProjectIndex, key: str) -> set[str]:
     return named
 
 
+#: An import statement of a notebook's code cells, by its text (cells hold IPython lines
+#: that are no Python): ``from a.b import c, d``, ``import a.b as e, f``.
+_NOTEBOOK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))",
+                              re.MULTILINE)
+
+
+def _notebook_imports(path: str) -> set[str]:
+    """The dotted names of the modules a notebook's import statements name."""
+    named = set()
+    for found in _NOTEBOOK_IMPORT.finditer(notebook_code(path)):
+        module, names, plain = found.groups()
+        if module is not None:
+            named.add(module)
+            named.update(f"{module}.{name.split()[0]}" for name in names.split(",") if name.split())
+        else:
+            named.update(name.split()[0] for name in plain.split(",") if name.split())
+    return named
+
+
 def _imported_elsewhere(index: ProjectIndex) -> set[str]:
-    """The files that another project file imports, by their dotted name or a tail of it
-    (``from data import loader`` from a script beside ``data.py``)."""
+    """The files that another project file, or a notebook of the project, imports, by their
+    dotted name or a tail of it (``from data import loader`` from a script beside
+    ``data.py``)."""
     named: dict[str, set[str]] = {}
     for key in index.entries:
         for name in _named_modules(index, key):
             named.setdefault(name, set()).add(key)
+    for path in index.naming_files:
+        if path.endswith(".ipynb"):
+            for name in _notebook_imports(path):
+                named.setdefault(name, set()).add(path)
     found = set()
     for key, entry in index.entries.items():
         parts = entry.name.split(".")

@@ -33,8 +33,7 @@ class UnpinnedLoader(Rule):
     `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions,
     which keep it there too; never returned, yielded, stored on an object or
     handed to other code, nor is an iterator over it; a module-level loader no
-    other project file imports)
-    when neither the file nor a project module it imports (`import pkg.tool`
+    other project file or notebook imports) when neither the file nor a project module it imports (`import pkg.tool`
     and `from pkg.tool import *` too) asks for such a copy: a script whose
     copies block, in a project whose other tools ask.
 
@@ -140,8 +139,8 @@ class UnpinnedLoader(Rule):
         returned, yielded (``yield from loader``, ``for b in loader: yield b``), stored on
         an object or handed to code of another file (``trainer.fit(model, loader)``,
         ``evaluate(loader)`` imported). A module's
-        loader is read by the module's functions, unless another project file imports the
-        module (``from train import loader``)."""
+        loader is read by the module's functions, unless another project file or a
+        notebook of the project imports the module (``from train import loader``)."""
         if id(node) in self._iterated:
             return id(node) not in self._yielded  # (``for b in DataLoader(ds): yield b`` hands them on)
         function = self.context.flow.function
