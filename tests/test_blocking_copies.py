@@ -432,3 +432,15 @@ def test_a_module_level_loader_a_notebook_imports_stays_shown(tmp_path):
     assert _script_finding(root) == ("unknown", "")
     (root / "explore.ipynb").write_text(notebook_of("import numpy as np"))
     assert _script_finding(root) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize(
+    ("tail", "context"),
+    [
+        ("for b in batches(loader):\n        model(b.cuda())", "cold"),  # a generator of the file, iterated here
+        ("trainer.run(batches(loader))", "unknown"),  # its batches handed on
+    ],
+)
+def test_a_loader_read_through_a_generator_of_the_file(tmp_path, tail, context):
+    imports = "\n\ndef batches(data):\n    for b in data:\n        yield b\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail))[0] == context

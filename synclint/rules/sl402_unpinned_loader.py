@@ -272,7 +272,7 @@ class _LoaderReads(cst.CSTVisitor):
     hands the loader's batches on as surely as ``trainer.run(loader)``."""
 
     def __init__(self, name: str, own: dict[str, cst.FunctionDef],
-                 followed: set[tuple[str, str]] | None = None) -> None:
+                 followed: set[tuple[str, str]] | None = None, generator: bool = False) -> None:
         super().__init__()
         self.names = {name}
         self.own = own
@@ -280,12 +280,15 @@ class _LoaderReads(cst.CSTVisitor):
         self._safe = 0
         #: (function, parameter) already followed: a recursive helper is read once.
         self._followed = followed if followed is not None else set()
+        #: Reading a generator of the file whose caller iterates it here: what it yields
+        #: stays in the file.
+        self._generator = generator
 
     def visit_For(self, node: cst.For) -> bool:
         self._safe += 1
         node.iter.visit(self)
         self._safe -= 1
-        if _yields(node.body) and _reads(node.iter) & self.names:
+        if not self._generator and _yields(node.body) and _reads(node.iter) & self.names:
             self.escapes = True  # ``for b in loader: yield b``: the generator's caller gets the batches
         node.body.visit(self)
         if node.orelse is not None:
@@ -314,7 +317,13 @@ class _LoaderReads(cst.CSTVisitor):
     def _hand_to_own(self, function: cst.FunctionDef, node: cst.Call) -> None:
         """A call of a function of the file: what it is handed of the loader (``epoch(loader,
         model)``, ``run(data=iter(loader))``) is followed into its body, under the
-        parameter's name; anything else it is handed (``next(it)``, a batch) stays here."""
+        parameter's name; anything else it is handed (``next(it)``, a batch) stays here. A
+        generator of the file (``for b in batches(loader)``) keeps the loader here when its
+        iterator stays (iterated here), what it yields going to that loop."""
+        generator = _yields(function.body)
+        if generator and not self._safe and any(_reads(arg.value) & self.names for arg in node.args):
+            self.escapes = True  # (a generator's batches go where its iterator goes: not to a loop here)
+            return
         positional = [*function.params.posonly_params, *function.params.params]
         by_name = {param.name.value for param in [*positional, *function.params.kwonly_params]}
         for place, arg in enumerate(node.args):
@@ -337,7 +346,7 @@ class _LoaderReads(cst.CSTVisitor):
                 self._followed.add((function.name.value, param))
                 if not isinstance(arg.value, cst.Name):  # (``tqdm(loader)``: its arguments, then the iterator)
                     self._safe_wrappers(arg.value)
-                inner = _LoaderReads(param, self.own, self._followed)
+                inner = _LoaderReads(param, self.own, self._followed, generator)
                 function.body.visit(inner)
                 self.escapes = self.escapes or inner.escapes
             if self.escapes:
@@ -391,6 +400,7 @@ class _LoaderReads(cst.CSTVisitor):
         if isinstance(node.value, cst.BaseExpression):
             node.value.visit(self)
         elif isinstance(node.value, cst.From):  # ``yield from loader``: each batch to the caller
+            self._safe = int(self._generator)
             node.value.item.visit(self)
         self._safe = saved
         return False
