@@ -67,3 +67,18 @@ def test_a_loop_over_refinement_steps_stays_exempt():
 def test_more_loops_over_samples_are_still_reported(source):
     assert _sl301(source), source
 
+
+
+def test_a_loop_over_levels_striding_the_truth_stays_exempt():
+    # The stride is arithmetic on the counter, no mask picking a sample's rows.
+    source = ("import torch\ndef multiscale_loss(flow_preds, flow_gt):\n    total = 0.0\n    for i in range(len(flow_preds)):\n"
+              "        scale = 2 ** i\n        total += (flow_preds[i] - flow_gt[:, :, ::scale, ::scale]).abs().mean()\n"
+              "    return total\n")
+    assert _sl301(source) == []
+
+
+def test_a_mask_of_the_pass_through_nonzero_picks_the_sample_s_truth():
+    source = ("import torch\ndef val(preds, targets):\n    out = []\n    for si, pred in enumerate(preds):\n"
+              "        idx = (targets[:, 0] == si).nonzero().squeeze(1)\n        keep = idx\n"
+              "        out.append(box_iou(pred[:, :4], targets[keep, 1:]))\n    return out\n")
+    assert _sl301(source)

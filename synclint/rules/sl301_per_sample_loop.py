@@ -740,9 +740,9 @@ def _backpropagates(body: cst.BaseSuite) -> bool:
 
 class _Exprs(cst.CSTVisitor):
     """The names an expression reads (not ``x`` of ``self.x``), and whether it reads a
-    subscript by a name of ``loop_names`` (the loop variables, and names bound from the
-    loop's counters: ``preds[i]``, ``targets[targets[:, 0] == i]``, ``targets[b]`` after
-    ``b = targets[:, 0] == i``): the name of what is so subscripted is not read whole."""
+    subscript by a name of ``loop_names`` (the loop variables, and masks of the pass:
+    ``preds[i]``, ``targets[targets[:, 0] == i]``, ``targets[b]`` after ``b = targets[:,
+    0] == i``): the name of what is so subscripted is not read whole."""
 
     def __init__(self, loop_names: set[str]) -> None:
         super().__init__()
@@ -789,6 +789,10 @@ class _PassReads(cst.CSTVisitor):
         #: Names whose value depends on the pass: the loop variables and what the body
         #: binds from them (or from the items).
         self.derived = set(loop_names)
+        #: Masks of the pass: names bound from a comparison with what depends on the pass's
+        #: counter (``b = targets[:, 0] == si``, ``idx = (batch_idx == i).nonzero()``), not
+        #: from arithmetic on it (``scale = 2 ** i``: a level's stride).
+        self.masks: set[str] = set()
         self.walked: set[str] = set()
         self.truth_per_pass = False
         self.paired_with_whole_truth = False
@@ -804,9 +808,9 @@ class _PassReads(cst.CSTVisitor):
         return False
 
     def _read(self, node: cst.CSTNode) -> _Exprs:
-        # A subscript by the loop's variables, or by what the body binds from its counters
-        # (``b = targets[:, 0] == si``, then ``targets[b]``), picks the pass's own rows.
-        reads = _Exprs(self.loop_names | (self.derived - self.items))
+        # A subscript by the loop's variables, or by a mask of the pass (``b = targets[:, 0]
+        # == si``, then ``targets[b]``), picks the pass's own rows.
+        reads = _Exprs(self.loop_names | self.masks)
         walk(node, reads)
         self.walked |= reads.per_pass
         self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in reads.per_pass)
@@ -827,6 +831,8 @@ class _PassReads(cst.CSTVisitor):
         if reads.per_pass or reads.whole & (self.items | self.derived):
             # Bound from the pass (``b = targets[:, 0] == si``, then ``labels = targets[b]``):
             # truth so named is the pass's own.
+            if not self._of_item(reads) and (reads.whole & self.masks or _compares(node.value, self.derived - self.items)):
+                self.masks |= bound
             self.derived |= bound
             self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in bound)
 
@@ -855,6 +861,23 @@ class _PassReads(cst.CSTVisitor):
         reads = [self._read(operand) for operand in operands]
         if any(self._of_item(r) for r in reads) and any(self._whole_truth(r) and not self._of_item(r) for r in reads):
             self.paired_with_whole_truth = True
+
+
+class _Comparisons(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.found = self.found or bool(_read_names(node) & self.names)
+
+
+def _compares(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` holds a comparison that reads one of ``names``."""
+    finder = _Comparisons(names)
+    walk(node, finder)
+    return finder.found
 
 
 def _against_whole_truth(node: cst.For, loop_names: set[str]) -> bool:
