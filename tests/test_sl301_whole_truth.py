@@ -62,6 +62,12 @@ def test_a_loop_over_refinement_steps_stays_exempt():
         "        total = total + single(preds[i] - targets, targets[:, 0] == i)\n    return total\n",
         "import torch\ndef loss_fn(preds: torch.Tensor, targets):\n    total = 0\n    for i in range(preds.shape[0]):\n"
         "        total = total + single(preds[i] - targets, img_idx=[i])\n    return total\n",
+        # Each sample's truth picked by a call rather than a subscript.
+        "import torch\ndef loss_fn(preds: torch.Tensor, targets, idx):\n    total = 0\n    for i in range(preds.shape[0]):\n"
+        "        total = total + torch.nn.functional.l1_loss(preds[i], torch.index_select(targets, 0, idx[i]))\n"
+        "    return total\n",
+        "import torch\ndef loss_fn(preds: torch.Tensor, targets, idx):\n    total = 0\n    for i in range(preds.shape[0]):\n"
+        "        total = total + torch.nn.functional.l1_loss(preds[i], targets.gather(0, idx[i]))\n    return total\n",
     ],
 )
 def test_more_loops_over_samples_are_still_reported(source):

@@ -769,8 +769,33 @@ class _Exprs(cst.CSTVisitor):
         walk(node.value, self)  # (not a keyword's name)
         return False
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        # ``torch.index_select(targets, 0, idx[i])``, ``targets.narrow(0, i, 1)``: a
+        # subscript spelled as a call.
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name not in _PICKERS:
+            return True
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) != "torch":
+            source, indices = func.value, list(node.args)
+        elif node.args:
+            source, indices = node.args[0].value, list(node.args[1:])
+        else:
+            return True
+        if not any(_read_names(arg.value) & self.loop_names for arg in indices):
+            return True
+        self.per_pass.add((dotted_name(source) or "").rsplit(".", 1)[-1])
+        for arg in indices:
+            walk(arg.value, self)
+        return False
+
     def visit_Name(self, node: cst.Name) -> None:
         self.whole.add(node.value)
+
+
+#: Calls that pick elements of their first argument (or of the tensor they are a method
+#: of) by the others: a subscript spelled as a call.
+_PICKERS = frozenset({"index_select", "gather", "take", "take_along_dim", "narrow", "select", "masked_select"})
 
 
 class _PassReads(cst.CSTVisitor):
