@@ -344,3 +344,103 @@ def test_a_module_level_loader_read_by_the_file_s_functions_is_cold(tmp_path):
               "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
     root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE})
     assert _script_finding(root) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "trainer.run(iter(loader))",  # the iterator, not the loader, is handed on
+        "trainer.run(model, tqdm(loader))",
+        "pbar = enumerate(loader)\n    trainer.run(pbar)",
+        "trainer.run(it)",  # `it = iter(loader)` above
+        "model.batches = iter(loader)",  # stored on an object
+        "return tqdm(loader)",  # handed back
+    ],
+)
+def test_a_loader_handed_on_through_an_iterator_stays_shown(tmp_path, tail):
+    assert _script_finding(_script(tmp_path, tail=tail)) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from pkg.eval_tool import *",  # a star import names no local
+        "import pkg.eval_tool",  # binds `pkg`, but runs (and reads) pkg.eval_tool
+    ],
+)
+def test_a_loader_whose_file_imports_an_asynchronous_copy_by_module_stays_shown(tmp_path, imports):
+    assert _script_finding(_script(tmp_path, imports=imports)) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "consumer",
+    [
+        "from pkg.script import loader\n\n\ndef train(model):\n    for x in loader:\n        model(x.cuda(non_blocking=True))\n",
+        "from pkg import script\n\n\ndef train(model):\n    for x in script.loader:\n        model(x.cuda(non_blocking=True))\n",
+        "from pkg.script import *\n\n\ndef train(model):\n    for x in loader:\n        model(x.cuda(non_blocking=True))\n",
+    ],
+)
+def test_a_module_level_loader_another_file_imports_stays_shown(tmp_path, consumer):
+    # `loader` at the top of pkg/script.py, iterated by pkg/consumer.py with `non_blocking=True`.
+    script = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n\n\n"
+              "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
+    root = _project(tmp_path, copy=", non_blocking=False",
+                    extra={"pkg/script.py": script, "pkg/consumer.py": consumer})
+    assert _script_finding(root) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "yield from loader",  # improved-diffusion's `load_data`: the caller iterates the batches
+        "for batch in loader:\n        yield batch",
+        "hand_on(loader, model)",  # a function of the file that hands it to other code
+    ],
+)
+def test_a_loader_whose_batches_leave_through_a_generator_or_a_helper_stays_shown(tmp_path, tail):
+    imports = "\n\ndef hand_on(data, model):\n    model.fit(data)\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("unknown", "")
+
+
+def test_a_loader_iterated_where_it_is_built_by_a_generator_stays_shown(tmp_path):
+    script = ("from torch.utils.data import DataLoader\nDEVICE = \"cuda\"\n\n\ndef batches(ds):\n"
+              "    for batch in DataLoader(ds):\n        yield batch\n")
+    root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": script, **ASYNC_ELSEWHERE})
+    assert _script_finding(root)[0] != "cold"
+
+
+@pytest.mark.parametrize("tail", ["epoch(loader, model)", "epoch(model=model, data=tqdm(loader))", "epoch(it, model)"])
+def test_a_loader_handed_to_a_helper_of_the_file_that_iterates_it_is_cold(tmp_path, tail):
+    imports = "\n\ndef epoch(data, model):\n    for x in data:\n        model(x.cuda())\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize("tail", ["epoch(loader, model)", "epoch(tqdm(loader), model)", "spread(loader)"])
+def test_a_loader_a_helper_of_the_file_hands_on_stays_shown(tmp_path, tail):
+    imports = ("\n\ndef epoch(data, model):\n    model.fit(iter(data))\n\n\n"
+               "def spread(*data):\n    for x in data[0]:\n        pass\n")
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail)) == ("unknown", "")
+
+
+def test_a_module_level_loader_a_notebook_imports_stays_shown(tmp_path):
+    cells = ["%matplotlib inline\nfrom pkg.script import (loader,\n    other)",
+             "for x in loader:\n    model(x.cuda(non_blocking=True))"]
+    script = ("from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nother = 1\n\n\n"
+              "def train(model):\n    for x in enumerate(loader):\n        model(x.cuda())\n")
+    root = _project(tmp_path, copy=", non_blocking=False",
+                    extra={"pkg/script.py": script, "explore.ipynb": notebook_of(*cells), **ASYNC_ELSEWHERE})
+    assert _script_finding(root) == ("unknown", "")
+    (root / "explore.ipynb").write_text(notebook_of("import numpy as np"))
+    assert _script_finding(root) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize(
+    ("tail", "context"),
+    [
+        ("for b in batches(loader):\n        model(b.cuda())", "cold"),  # a generator of the file, iterated here
+        ("trainer.run(batches(loader))", "unknown"),  # its batches handed on
+    ],
+)
+def test_a_loader_read_through_a_generator_of_the_file(tmp_path, tail, context):
+    imports = "\n\ndef batches(data):\n    for b in data:\n        yield b\n"
+    assert _script_finding(_script(tmp_path, imports=imports, tail=tail))[0] == context

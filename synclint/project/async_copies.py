@@ -104,6 +104,11 @@ def _asks(node: ast.AST, qualify: Callable[[ast.AST], str | None]) -> bool:
     return False
 
 
+def notebook_code(path: str) -> str:
+    """The code cells of the notebook at ``path``, joined (nothing when it is unreadable)."""
+    return _code_text(path)
+
+
 def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 

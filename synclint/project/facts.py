@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
-from synclint.project.async_copies import notebooks_copy_asynchronously
+from synclint.project.async_copies import notebook_code, notebooks_copy_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.cold_reasons import is_never_named
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
@@ -74,6 +75,9 @@ class FileFacts:
     #: Neither this file nor a project module it imports asks for an asynchronous copy: a
     #: loader whose batches stay in the file is copied by blocking copies only (SL402).
     blocking_copies_nearby: bool = False
+    #: Another project file imports this module (``from train import loader``, ``import
+    #: train``, ``from train import *``): its module-level names may be read there.
+    imported_elsewhere: bool = False
     #: Calls (spelled as in ``host_calls``: ``Cls:self.bijector.inverse``) of a method of the
     #: project class an attribute is built from (``self.bijector = TanhBijector(eps)``):
     #: that method runs, not a tensor's method of the same name.
@@ -155,9 +159,10 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
                      and not notebooks_copy_asynchronously(index.naming_files))
     result: dict[str, FileFacts] = {}
     decided = _decided_by(index, unimported)
+    imported = _imported_elsewhere(index)
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
-                                  unimported.get(key), blocking_only, split)
+                                  unimported.get(key), blocking_only, split, split or key in imported)
     return result
 
 
@@ -229,12 +234,14 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
     if project is None:
         return own
     return replace(own, blocking_copies_only=own.blocking_copies_only and project.blocking_copies_only,
-                   blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby)
+                   blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby,
+                   imported_elsewhere=own.imported_elsewhere or project.imported_elsewhere)
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
                 once: dict[FunctionId, str], decided: Callable[[str], bool], never_runs: str | None = None,
-                blocking_copies_only: bool = False, split: bool = False) -> FileFacts:
+                blocking_copies_only: bool = False, split: bool = False,
+                imported_elsewhere: bool = False) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -299,7 +306,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     # (A piece of a split project may import a module of another piece.)
     nearby = not split and not _copies_asynchronously_nearby(index, key)
     digest = hashlib.blake2b(
-        repr((whole_project, blocking_copies_only, nearby, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
+        repr((whole_project, blocking_copies_only, nearby, imported_elsewhere, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
         digest_size=12,
     ).hexdigest()
@@ -308,17 +315,75 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
         blocking_copies_only=blocking_copies_only, attribute_methods=frozenset(attribute_methods),
-        blocking_copies_nearby=nearby,
+        blocking_copies_nearby=nearby, imported_elsewhere=imported_elsewhere,
     )
+
+
+def _named_modules(index: ProjectIndex, key: str) -> set[str]:
+    """The dotted names of the modules the import statements of file ``key`` name, wherever
+    they stand: ``import a.b`` names ``a.b``; ``from a import b`` (or ``*``) names ``a`` and
+    ``a.b``; relative imports resolved against the file's package."""
+    named = set()
+    for level, module, names in index.entries[key].summary.module_imports:
+        absolute = index.absolute_module(key, level, module)
+        if absolute:
+            named.add(absolute)
+        named.update(f"{absolute}.{name}" if absolute else name for name in names if name != "*")
+    return named
+
+
+#: An import statement of a notebook's code cells, by its text (cells hold IPython lines
+#: that are no Python): ``from a.b import c, d``, ``import a.b as e, f``.
+_NOTEBOOK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))",
+                              re.MULTILINE)
+
+
+def _notebook_imports(path: str) -> set[str]:
+    """The dotted names of the modules a notebook's import statements name."""
+    named = set()
+    for found in _NOTEBOOK_IMPORT.finditer(notebook_code(path)):
+        module, names, plain = found.groups()
+        if module is not None:
+            named.add(module)
+            named.update(f"{module}.{name.split()[0]}" for name in names.split(",") if name.split())
+        else:
+            named.update(name.split()[0] for name in plain.split(",") if name.split())
+    return named
+
+
+def _imported_elsewhere(index: ProjectIndex) -> set[str]:
+    """The files that another project file, or a notebook of the project, imports, by their
+    dotted name or a tail of it (``from data import loader`` from a script beside
+    ``data.py``)."""
+    named: dict[str, set[str]] = {}
+    for key in index.entries:
+        for name in _named_modules(index, key):
+            named.setdefault(name, set()).add(key)
+    for path in index.naming_files:
+        if path.endswith(".ipynb"):
+            for name in _notebook_imports(path):
+                named.setdefault(name, set()).add(path)
+    found = set()
+    for key, entry in index.entries.items():
+        parts = entry.name.split(".")
+        for tail in (".".join(parts[cut:]) for cut in range(len(parts))):
+            if named.get(tail, set()) - {key}:
+                found.add(key)
+    return found
 
 
 def _copies_asynchronously_nearby(index: ProjectIndex, key: str) -> bool:
     """The file, or a project module it imports (``from mit_semseg.lib.nn import
     async_copy_to``, a helper that copies with ``non_blocking=True``, defined in a module
-    the package re-exports it from), asks for an asynchronous copy."""
+    the package re-exports it from; ``import pkg.tool``; ``from pkg.tool import *``),
+    asks for an asynchronous copy."""
     summary = index.entries[key].summary
     if summary.copies_asynchronously:
         return True
+    for name in _named_modules(index, key):
+        other = index.modules.get(name)
+        if other is not None and other in index.entries and index.entries[other].summary.copies_asynchronously:
+            return True
     for local in summary.imports:
         imported, _ = index.resolve_import(key, local)
         _, defined_in, _ = index.resolve_name(key, "<module>", local)

@@ -28,6 +28,12 @@ _PIECE_NAME = re.compile(
 #: Names of ground truth, by their first or last word: ``flow_gt``, ``targets``,
 #: ``target_masks``, ``gt_boxes`` (not ``max_label_len``, a length).
 _TRUTH_NAME = re.compile(r"^(gts?|targets?|labels?|ground_truths?)(_|$)|(^|_)(gts?|targets?|labels?|ground_truths?)$", re.I)
+#: Words that make such a name a quantity or a setting of the truth, no truth to compare
+#: with: ``target_size``, ``num_labels``, ``target_mean``, ``label_smoothing``.
+_NOT_TRUTH_WORD = re.compile(
+    r"(^|_)(num|n|max|min|sizes?|shapes?|lens?|lengths?|dims?|counts?|dtype|device|means?|stds?|vars?|scales?"
+    r"|smoothing|height|width|h|w|names|embeddings?|embeds?|features?|feats?|prototypes?)(_|$)", re.I
+)
 
 
 #: Container methods that store a tensor and launch nothing (``group.append(image)``:
@@ -734,8 +740,9 @@ def _backpropagates(body: cst.BaseSuite) -> bool:
 
 class _Exprs(cst.CSTVisitor):
     """The names an expression reads (not ``x`` of ``self.x``), and whether it reads a
-    subscript by a loop variable (``preds[i]``, ``targets[targets[:, 0] == i]``): the
-    name of what is so subscripted is not read whole."""
+    subscript by a name of ``loop_names`` (the loop variables, and masks of the pass:
+    ``preds[i]``, ``targets[targets[:, 0] == i]``, ``targets[b]`` after ``b = targets[:,
+    0] == i``): the name of what is so subscripted is not read whole."""
 
     def __init__(self, loop_names: set[str]) -> None:
         super().__init__()
@@ -762,8 +769,33 @@ class _Exprs(cst.CSTVisitor):
         walk(node.value, self)  # (not a keyword's name)
         return False
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        # ``torch.index_select(targets, 0, idx[i])``, ``targets.narrow(0, i, 1)``: a
+        # subscript spelled as a call.
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name not in _PICKERS:
+            return True
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) != "torch":
+            source, indices = func.value, list(node.args)
+        elif node.args:
+            source, indices = node.args[0].value, list(node.args[1:])
+        else:
+            return True
+        if not any(_read_names(arg.value) & self.loop_names for arg in indices):
+            return True
+        self.per_pass.add((dotted_name(source) or "").rsplit(".", 1)[-1])
+        for arg in indices:
+            walk(arg.value, self)
+        return False
+
     def visit_Name(self, node: cst.Name) -> None:
         self.whole.add(node.value)
+
+
+#: Calls that pick elements of their first argument (or of the tensor they are a method
+#: of) by the others: a subscript spelled as a call.
+_PICKERS = frozenset({"index_select", "gather", "take", "take_along_dim", "narrow", "select", "masked_select"})
 
 
 class _PassReads(cst.CSTVisitor):
@@ -782,11 +814,16 @@ class _PassReads(cst.CSTVisitor):
         #: Names whose value depends on the pass: the loop variables and what the body
         #: binds from them (or from the items).
         self.derived = set(loop_names)
+        #: Masks of the pass: names bound from a comparison with what depends on the pass's
+        #: counter (``b = targets[:, 0] == si``, ``idx = (batch_idx == i).nonzero()``), not
+        #: from arithmetic on it (``scale = 2 ** i``: a level's stride).
+        self.masks: set[str] = set()
         self.walked: set[str] = set()
         self.truth_per_pass = False
         self.paired_with_whole_truth = False
         #: The body hands a loop variable itself to a call (``self.single(preds[i],
-        #: targets, i)``): the callee may pick the sample's truth by it.
+        #: targets, i)``), or a mask or container of it (``targets[:, 0] == i``, ``[i]``):
+        #: the callee may pick the sample's truth by it.
         self.passes_loop_variable = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -796,7 +833,9 @@ class _PassReads(cst.CSTVisitor):
         return False
 
     def _read(self, node: cst.CSTNode) -> _Exprs:
-        reads = _Exprs(self.loop_names)
+        # A subscript by the loop's variables, or by a mask of the pass (``b = targets[:, 0]
+        # == si``, then ``targets[b]``), picks the pass's own rows.
+        reads = _Exprs(self.loop_names | self.masks)
         walk(node, reads)
         self.walked |= reads.per_pass
         self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in reads.per_pass)
@@ -806,7 +845,8 @@ class _PassReads(cst.CSTVisitor):
         return bool(reads.per_pass) or bool(reads.whole & self.items)
 
     def _whole_truth(self, reads: _Exprs) -> bool:
-        return any(_TRUTH_NAME.search(name) for name in reads.whole - self.items - self.derived)
+        return any(_TRUTH_NAME.search(name) and not _NOT_TRUTH_WORD.search(name)
+                   for name in reads.whole - self.items - self.derived)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         reads = self._read(node.value)
@@ -816,6 +856,8 @@ class _PassReads(cst.CSTVisitor):
         if reads.per_pass or reads.whole & (self.items | self.derived):
             # Bound from the pass (``b = targets[:, 0] == si``, then ``labels = targets[b]``):
             # truth so named is the pass's own.
+            if not self._of_item(reads) and (reads.whole & self.masks or _compares(node.value, self.derived - self.items)):
+                self.masks |= bound
             self.derived |= bound
             self.truth_per_pass = self.truth_per_pass or any(_TRUTH_NAME.search(name) for name in bound)
 
@@ -826,9 +868,19 @@ class _PassReads(cst.CSTVisitor):
         self._pair([node.left, *(target.comparator for target in node.comparisons)])
 
     def visit_Call(self, node: cst.Call) -> None:
-        if any(isinstance(arg.value, cst.Name) and arg.value.value in self.indices for arg in node.args):
+        if any(isinstance(arg.value, cst.Name) and arg.value.value in self.indices or self._built_from_index(arg.value)
+               for arg in node.args):
             self.passes_loop_variable = True
         self._pair([arg.value for arg in node.args])
+
+    def _built_from_index(self, node: cst.BaseExpression) -> bool:
+        """A mask or a container of the loop's counter (``targets[:, 0] == i``, ``[i]``):
+        handed to a call, it may pick the sample's truth there as well as the counter."""
+        if not isinstance(node, (cst.Comparison, cst.List, cst.Tuple, cst.Set, cst.Dict)):
+            return False
+        reads = _Exprs(self.loop_names)
+        walk(node, reads)
+        return bool(reads.whole & self.indices) and not reads.per_pass
 
     def _pair(self, operands: list[cst.CSTNode]) -> None:
         reads = [self._read(operand) for operand in operands]
@@ -836,12 +888,31 @@ class _PassReads(cst.CSTVisitor):
             self.paired_with_whole_truth = True
 
 
+class _Comparisons(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.found = self.found or bool(_read_names(node) & self.names)
+
+
+def _compares(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` holds a comparison that reads one of ``names``."""
+    finder = _Comparisons(names)
+    walk(node, finder)
+    return finder.found
+
+
 def _against_whole_truth(node: cst.For, loop_names: set[str]) -> bool:
     """Each pass pairs what it walks with the same ground truth, read whole: RAFT's
     sequence loss (``for i in range(len(flow_preds))``: ``(flow_preds[i] - flow_gt).abs()``,
     weighted ``gamma ** (n - i - 1)``), SAM 2's loss over correction steps (``zip(
     src_masks_list, ious_list)``, each step's masks against ``target_masks``). A pass over
-    samples reads each sample's truth (``targets[i]``, ``targets[targets[:, 0] == i]``);
+    samples reads each sample's truth (``targets[i]``, ``targets[targets[:, 0] == i]``,
+    ``targets[b]`` by a mask ``b`` of the pass); a name only shaped like truth, a quantity
+    or setting of it (``target_size``, ``num_labels``, ``target_mean``), is no truth;
     pairing one sample with the whole batch's truth would be a bug, so the walked items
     are predictions of the whole batch, one per refinement step, head or deep-supervision
     output: not samples. Not when the loop hands its variable to a call

@@ -30,10 +30,12 @@ class UnpinnedLoader(Rule):
     or not: SL401 reports those copies, and this finding is shown only with
     `--include-cold` until the copies become non-blocking. So is a loader
     whose batches stay in its file (iterated there, directly or through
-    `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions;
-    never returned, stored on an object or handed to other code) when neither
-    the file nor a project module it imports asks for such a copy: a script
-    whose copies block, in a project whose other tools ask.
+    `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions,
+    which keep it there too; never returned, yielded, stored on an object or
+    handed to other code, nor is an iterator over it; a module-level loader no
+    other project file or notebook imports) when neither the file nor a project module it imports (`import pkg.tool`
+    and `from pkg.tool import *` too) asks for such a copy: a script whose
+    copies block, in a project whose other tools ask.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
@@ -133,17 +135,21 @@ class UnpinnedLoader(Rule):
         """The loader and its batches stay in this file: iterated where it is built (also
         through ``enumerate``, ``tqdm``, ``iter``), or bound to a name that is only so
         iterated or handed to functions this file defines (pips' ``run_model(model,
-        sample)``); never returned, stored on an object or handed to code of another file
-        (``trainer.fit(model, loader)``, ``evaluate(loader)`` imported). A module's
-        loader is read by the module's functions."""
+        sample)``; what they are handed of the loader is followed in them); never
+        returned, yielded (``yield from loader``, ``for b in loader: yield b``), stored on
+        an object or handed to code of another file (``trainer.fit(model, loader)``,
+        ``evaluate(loader)`` imported). A module's
+        loader is read by the module's functions, unless another project file or a
+        notebook of the project imports the module (``from train import loader``)."""
         if id(node) in self._iterated:
-            return True
+            return id(node) not in self._yielded  # (``for b in DataLoader(ds): yield b`` hands them on)
         function = self.context.flow.function
         name = self._locals.get(id(node)) if function is not None else self._globals.get(id(node))
-        if name is None:
-            return False
+        if name is None or (function is None and self.context.flow.facts.imported_elsewhere):
+            return False  # (a module's loader another file imports is read there)
         scope = function.node if function is not None else self.context.module
-        own = {statement.name.value for statement in self.context.module.body if isinstance(statement, cst.FunctionDef)}
+        own = {statement.name.value: statement for statement in self.context.module.body
+               if isinstance(statement, cst.FunctionDef)}
         reads = _LoaderReads(name, own)
         walk(scope, reads)
         return not reads.escapes
@@ -172,6 +178,12 @@ class UnpinnedLoader(Rule):
 
     def visit_For(self, node: cst.For) -> None:
         self._iterated.add(id(node.iter))
+        if _yields(node.body):
+            self._yielded.add(id(node.iter))
+
+    @property
+    def _yielded(self) -> set[int]:
+        return self.__dict__.setdefault("_yielding_loops", set())
 
     @property
     def _locals(self) -> dict[int, str]:
@@ -243,26 +255,41 @@ class _NameUses(cst.CSTVisitor):
             self.loads += 1
 
 
-#: Callables a loader passes through on its way to a ``for`` loop, or that only look at it.
-_ITERATING = frozenset({"enumerate", "iter", "next", "zip", "len", "print", "tqdm", "trange", "cycle", "islice",
-                        "repeat", "chain"})
+#: Callables that only look at a loader, or take a batch from it (``next(it)``): what
+#: they return is no loader.
+_CONSUMING = frozenset({"next", "len", "print"})
+#: Callables that wrap a loader in an iterator over its batches (``iter(loader)``,
+#: ``tqdm(loader)``): the iterator stays in the file only where the loader would.
+_WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
 
 
 class _LoaderReads(cst.CSTVisitor):
-    """Whether a loader's name (``name``) leaves its file: a read that is not iterated,
-    wrapped for iteration, or handed to a function of ``own`` (the file's functions)."""
+    """Whether a loader's name (``name``) leaves its file: a read that is not iterated
+    (by a loop that yields nothing), looked at (``len``, ``next``), handed to a function
+    of ``own`` (the file's functions) that keeps it in turn, or wrapped for iteration
+    where the loader itself would stay. A name bound to such a
+    wrapper (``it = iter(loader)``) is followed like the loader: ``trainer.run(it)``
+    hands the loader's batches on as surely as ``trainer.run(loader)``."""
 
-    def __init__(self, name: str, own: set[str]) -> None:
+    def __init__(self, name: str, own: dict[str, cst.FunctionDef],
+                 followed: set[tuple[str, str]] | None = None, generator: bool = False) -> None:
         super().__init__()
-        self.name = name
+        self.names = {name}
         self.own = own
         self.escapes = False
         self._safe = 0
+        #: (function, parameter) already followed: a recursive helper is read once.
+        self._followed = followed if followed is not None else set()
+        #: Reading a generator of the file whose caller iterates it here: what it yields
+        #: stays in the file.
+        self._generator = generator
 
     def visit_For(self, node: cst.For) -> bool:
         self._safe += 1
         node.iter.visit(self)
         self._safe -= 1
+        if not self._generator and _yields(node.body) and _reads(node.iter) & self.names:
+            self.escapes = True  # ``for b in loader: yield b``: the generator's caller gets the batches
         node.body.visit(self)
         if node.orelse is not None:
             node.orelse.visit(self)
@@ -271,14 +298,69 @@ class _LoaderReads(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
             node.func.value if isinstance(node.func, cst.Name) else None
-        if callee in _ITERATING or (isinstance(node.func, cst.Name) and callee in self.own):
+        if isinstance(node.func, cst.Name) and callee in self.own:
+            self._hand_to_own(self.own[callee], node)
+            return False
+        if callee in _CONSUMING:
             self._safe += 1
             for arg in node.args:
                 arg.value.visit(self)
             self._safe -= 1
             return False
+        if callee in _WRAPPING:
+            for arg in node.args:  # (as safe as the place the iterator goes to)
+                arg.value.visit(self)
+            return False
         self._outside_any_safe_place(node)
         return False
+
+    def _hand_to_own(self, function: cst.FunctionDef, node: cst.Call) -> None:
+        """A call of a function of the file: what it is handed of the loader (``epoch(loader,
+        model)``, ``run(data=iter(loader))``) is followed into its body, under the
+        parameter's name; anything else it is handed (``next(it)``, a batch) stays here. A
+        generator of the file (``for b in batches(loader)``) keeps the loader here when its
+        iterator stays (iterated here), what it yields going to that loop."""
+        generator = _yields(function.body)
+        if generator and not self._safe and any(_reads(arg.value) & self.names for arg in node.args):
+            self.escapes = True  # (a generator's batches go where its iterator goes: not to a loop here)
+            return
+        positional = [*function.params.posonly_params, *function.params.params]
+        by_name = {param.name.value for param in [*positional, *function.params.kwonly_params]}
+        for place, arg in enumerate(node.args):
+            if not (_reads(arg.value) & self.names) or arg.value is None:
+                continue
+            handed = isinstance(arg.value, cst.Name) or _wrapper(arg.value)
+            if arg.keyword is not None and arg.keyword.value in by_name:
+                param = arg.keyword.value
+            elif arg.keyword is None and not arg.star and place < len(positional):
+                param = positional[place].name.value
+            else:
+                param = None
+            if not handed:  # (``run(model, next(it))``: a batch, or a look at the loader)
+                self._safe += 1
+                arg.value.visit(self)
+                self._safe -= 1
+            elif param is None:
+                self.escapes = True  # into ``*args``/``**kwargs``: followed no further
+            elif (function.name.value, param) not in self._followed:
+                self._followed.add((function.name.value, param))
+                if not isinstance(arg.value, cst.Name):  # (``tqdm(loader)``: its arguments, then the iterator)
+                    self._safe_wrappers(arg.value)
+                inner = _LoaderReads(param, self.own, self._followed, generator)
+                function.body.visit(inner)
+                self.escapes = self.escapes or inner.escapes
+            if self.escapes:
+                return
+        for arg in node.args:  # (the rest: batches, models, numbers)
+            if not (_reads(arg.value) & self.names):
+                self._safe += 1
+                arg.value.visit(self)
+                self._safe -= 1
+
+    def _safe_wrappers(self, node: cst.BaseExpression) -> None:
+        saved, self._safe = self._safe, 1
+        node.visit(self)
+        self._safe = saved
 
     def _outside_any_safe_place(self, node: cst.Call) -> None:
         saved, self._safe = self._safe, 0
@@ -288,10 +370,19 @@ class _LoaderReads(cst.CSTVisitor):
         self._safe = saved
 
     def visit_Assign(self, node: cst.Assign) -> bool:
-        # ``it = iter(loader)`` keeps it here; ``self.loader = loader`` or ``d["l"] = loader``
-        # hands it to whoever reads the object.
+        # ``it = iter(loader)`` keeps it here, if ``it`` stays too; ``self.loader = loader`` or
+        # ``d["l"] = loader`` hands it to whoever reads the object; ``alias = loader`` is
+        # followed no further.
         saved = self._safe
-        if any(not isinstance(target.target, cst.Name) for target in node.targets):
+        targets = [target.target for target in node.targets]
+        wrapper = _wrapper(node.value)
+        if wrapper and all(isinstance(target, cst.Name) for target in targets):
+            reads = _Reads()
+            node.value.visit(reads)
+            if reads.names & self.names:
+                self.names |= {target.value for target in targets}
+            self._safe = 1
+        else:
             self._safe = 0
         node.value.visit(self)  # (the targets are stores)
         self._safe = saved
@@ -308,15 +399,66 @@ class _LoaderReads(cst.CSTVisitor):
         saved, self._safe = self._safe, 0
         if isinstance(node.value, cst.BaseExpression):
             node.value.visit(self)
+        elif isinstance(node.value, cst.From):  # ``yield from loader``: each batch to the caller
+            self._safe = int(self._generator)
+            node.value.item.visit(self)
         self._safe = saved
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # ``loader.dataset``, ``loader.sampler.set_epoch(e)``: reads of the loader, not hand-offs.
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+        if isinstance(node.value, cst.Name) and node.value.value in self.names:
             return False
         return True
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and not self._safe:
+        if node.value in self.names and not self._safe:
             self.escapes = True
+
+
+def _wrapper(node: cst.BaseExpression) -> bool:
+    """``iter(loader)``, ``tqdm(enumerate(loader))``: a call of a wrapping callable."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return callee in _WRAPPING
+
+
+def _reads(node: cst.CSTNode | None) -> set[str]:
+    """The names ``node`` reads (nothing for None)."""
+    reads = _Reads()
+    if node is not None:
+        node.visit(reads)
+    return reads.names
+
+
+class _Yields(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # (a nested generator's yields are its own)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _yields(body: cst.CSTNode) -> bool:
+    """Whether ``body`` yields (not in a function nested in it)."""
+    finder = _Yields()
+    body.visit(finder)
+    return finder.found
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
