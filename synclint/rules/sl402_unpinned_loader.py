@@ -142,7 +142,7 @@ class UnpinnedLoader(Rule):
         loader is read by the module's functions, unless another project file or a
         notebook of the project imports the module (``from train import loader``)."""
         if id(node) in self._iterated:
-            return id(node) not in self._yielded  # (``for b in DataLoader(ds): yield b`` hands them on)
+            return not _yields(self._loops[id(node)].body)  # (``for b in DataLoader(ds): yield b`` hands them on)
         function = self.context.flow.function
         name = self._locals.get(id(node)) if function is not None else self._globals.get(id(node))
         if name is None or (function is None and self.context.flow.facts.imported_elsewhere):
@@ -178,12 +178,12 @@ class UnpinnedLoader(Rule):
 
     def visit_For(self, node: cst.For) -> None:
         self._iterated.add(id(node.iter))
-        if _yields(node.body):
-            self._yielded.add(id(node.iter))
+        self._loops[id(node.iter)] = node
 
     @property
-    def _yielded(self) -> set[int]:
-        return self.__dict__.setdefault("_yielding_loops", set())
+    def _loops(self) -> dict[int, cst.For]:
+        """Each loop by its iterable's id: whether it yields is asked only of a loader's."""
+        return self.__dict__.setdefault("_loops_by_iterable", {})
 
     @property
     def _locals(self) -> dict[int, str]:
@@ -227,21 +227,21 @@ class _NameUses(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> bool:
         # Count the iterable's uses as iteration (wrappers included), the rest as usual.
         self._in_iter += 1
-        node.iter.visit(self)
+        walk(node.iter, self)
         self._in_iter -= 1
-        node.target.visit(self)
-        node.body.visit(self)
+        walk(node.target, self)
+        walk(node.body, self)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_Assign(self, node: cst.Assign) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False  # the targets are stores, not uses
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
         if node.value is not None:
-            node.value.visit(self)
+            walk(node.value, self)
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -286,13 +286,13 @@ class _LoaderReads(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> bool:
         self._safe += 1
-        node.iter.visit(self)
+        walk(node.iter, self)
         self._safe -= 1
         if not self._generator and _yields(node.body) and _reads(node.iter) & self.names:
             self.escapes = True  # ``for b in loader: yield b``: the generator's caller gets the batches
-        node.body.visit(self)
+        walk(node.body, self)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -304,12 +304,12 @@ class _LoaderReads(cst.CSTVisitor):
         if callee in _CONSUMING:
             self._safe += 1
             for arg in node.args:
-                arg.value.visit(self)
+                walk(arg.value, self)
             self._safe -= 1
             return False
         if callee in _WRAPPING:
             for arg in node.args:  # (as safe as the place the iterator goes to)
-                arg.value.visit(self)
+                walk(arg.value, self)
             return False
         self._outside_any_safe_place(node)
         return False
@@ -338,7 +338,7 @@ class _LoaderReads(cst.CSTVisitor):
                 param = None
             if not handed:  # (``run(model, next(it))``: a batch, or a look at the loader)
                 self._safe += 1
-                arg.value.visit(self)
+                walk(arg.value, self)
                 self._safe -= 1
             elif param is None:
                 self.escapes = True  # into ``*args``/``**kwargs``: followed no further
@@ -347,26 +347,26 @@ class _LoaderReads(cst.CSTVisitor):
                 if not isinstance(arg.value, cst.Name):  # (``tqdm(loader)``: its arguments, then the iterator)
                     self._safe_wrappers(arg.value)
                 inner = _LoaderReads(param, self.own, self._followed, generator)
-                function.body.visit(inner)
+                walk(function.body, inner)
                 self.escapes = self.escapes or inner.escapes
             if self.escapes:
                 return
         for arg in node.args:  # (the rest: batches, models, numbers)
             if not (_reads(arg.value) & self.names):
                 self._safe += 1
-                arg.value.visit(self)
+                walk(arg.value, self)
                 self._safe -= 1
 
     def _safe_wrappers(self, node: cst.BaseExpression) -> None:
         saved, self._safe = self._safe, 1
-        node.visit(self)
+        walk(node, self)
         self._safe = saved
 
     def _outside_any_safe_place(self, node: cst.Call) -> None:
         saved, self._safe = self._safe, 0
-        node.func.visit(self)
+        walk(node.func, self)
         for arg in node.args:
-            arg.value.visit(self)
+            walk(arg.value, self)
         self._safe = saved
 
     def visit_Assign(self, node: cst.Assign) -> bool:
@@ -378,30 +378,30 @@ class _LoaderReads(cst.CSTVisitor):
         wrapper = _wrapper(node.value)
         if wrapper and all(isinstance(target, cst.Name) for target in targets):
             reads = _Reads()
-            node.value.visit(reads)
+            walk(node.value, reads)
             if reads.names & self.names:
                 self.names |= {target.value for target in targets}
             self._safe = 1
         else:
             self._safe = 0
-        node.value.visit(self)  # (the targets are stores)
+        walk(node.value, self)  # (the targets are stores)
         self._safe = saved
         return False
 
     def visit_Return(self, node: cst.Return) -> bool:
         saved, self._safe = self._safe, 0
         if node.value is not None:
-            node.value.visit(self)
+            walk(node.value, self)
         self._safe = saved
         return False
 
     def visit_Yield(self, node: cst.Yield) -> bool:
         saved, self._safe = self._safe, 0
         if isinstance(node.value, cst.BaseExpression):
-            node.value.visit(self)
+            walk(node.value, self)
         elif isinstance(node.value, cst.From):  # ``yield from loader``: each batch to the caller
             self._safe = int(self._generator)
-            node.value.item.visit(self)
+            walk(node.value.item, self)
         self._safe = saved
         return False
 
@@ -429,7 +429,7 @@ def _reads(node: cst.CSTNode | None) -> set[str]:
     """The names ``node`` reads (nothing for None)."""
     reads = _Reads()
     if node is not None:
-        node.visit(reads)
+        walk(node, reads)
     return reads.names
 
 
@@ -451,7 +451,7 @@ class _Yields(cst.CSTVisitor):
 def _yields(body: cst.CSTNode) -> bool:
     """Whether ``body`` yields (not in a function nested in it)."""
     finder = _Yields()
-    body.visit(finder)
+    walk(body, finder)
     return finder.found
 
 
