@@ -13,9 +13,11 @@ class PerSampleTransfer(Rule):
 
     ## What it does
     Finds host-to-device copies inside comprehensions or loops that walk a
-    list of per-sample tensors (`[t.to(device) for t in targets]`,
-    `{k: v.to(device) for k, v in t.items()}`), and recursive helpers that move
-    a nested structure one tensor at a time.
+    list of per-sample tensors (`[t.to(device) for t in targets]`, and the
+    fields of each such sample: `{k: v.to(device) for k, v in t.items()} for t
+    in targets`), and recursive helpers that move a nested structure one tensor
+    at a time. The fields of a batch's dictionary (`for k, v in
+    targets.items()`, each a whole batch's tensor) are not samples.
 
     ## Why is this bad?
     Every element is a separate small copy with its own launch and, from
@@ -53,6 +55,9 @@ class PerSampleTransfer(Rule):
         "    imgs = imgs.to(device, non_blocking=True)\n",
         "import torch\ndef to(self, device):\n    for k, v in self._fields.items():\n        v = v.to(device)\n",
         "import torch\nres = [{k: v.to(cpu_device) for k, v in t.items()} for t in outputs]\n",
+        # The fields of a batch's dictionary, each a whole batch's tensor (pvcnn's train.py).
+        "import torch\nfor inputs, targets in loader:\n    for k, v in targets.items():\n"
+        "        targets[k] = v.to(device, non_blocking=True)\n",
     )
     INVALID = (
         Invalid("import torch\nys = [t.to(device) for t in targets]\n", 2, 7),
@@ -107,9 +112,12 @@ class PerSampleTransfer(Rule):
             if isinstance(func, cst.Name) and func.value in ("zip", "enumerate", "reversed"):
                 return any(self._per_sample(a.value, inner) for a in iterable.args)
             if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values"):
+                # The fields of a sample the loop or comprehension already walks; not the
+                # ``.items()`` of a dictionary named like samples (pvcnn's ``for k, v in
+                # targets.items(): targets[k] = v.to(device)``): a list of samples has no
+                # ``items``, so that dictionary holds the batch's fields, each one tensor.
                 root = root_name(func.value)
-                known = inner.union(*self._element_names)
-                return root in known or is_sample_collection(func.value)
+                return root in inner.union(*self._element_names)
             return False
         return is_sample_collection(iterable) or self.context.kind_of(iterable) is Kind.TENSOR_DICT_SEQUENCE
 

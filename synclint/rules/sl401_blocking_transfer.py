@@ -75,10 +75,17 @@ class BlockingTransfer(Rule):
         "import torch\nfor x, y in loader:\n    x = x.cuda(0, True)\n",
         "import torch\nfor x, y in loader:\n    x = x.to(device, torch.float16, True)\n",
         "import torch\nfor x in items:\n    x = x.to(device)\n",
+        # The fields of a batch, moved asking not to block (pvcnn's train.py).
+        "import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n"
+        "        targets[k] = v.to(device, non_blocking=True)\n",
         # A cast of a batch already on the device (named as a dtype).
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
     )
     INVALID = (
+        # The fields of a batch, each moved: copies of the loader's host tensors.
+        Invalid("import torch\nfor batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n", 3, 17),
+        Invalid("import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n        targets[k] = v.to(device)\n",
+                4, 22),
         # A cast keeps the loader's host tensor: its move is still a copy.
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
         # So does what a helper that is no collective returns.
@@ -113,11 +120,36 @@ class BlockingTransfer(Rule):
         iterable = node.iter
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
-        names = set(target_names(node.target)) if self.context.flow.is_loader(iterable) else set()
-        self._batch_names.append(names)
+        walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
+        self._batch_names.append(set(target_names(node.target)) if walks else set())
 
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
+
+    # The fields of a batch walked one by one are the loader's host tensors too: contriever's
+    # ``{key: value.cuda() for key, value in batch.items()}``, pvcnn's ``for k, v in
+    # targets.items(): targets[k] = v.to(device, non_blocking=True)`` (asked, so no finding).
+    def _enter_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
+        names: set[str] = set()
+        clause = node.for_in
+        while clause is not None:
+            if self._walks_a_batch(clause.iter):
+                names.update(target_names(clause.target))
+            clause = clause.inner_for_in
+        self._batch_names.append(names)
+
+    def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
+        self._batch_names.pop()
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    def _walks_a_batch(self, iterable: cst.BaseExpression) -> bool:
+        """``batch.items()``, ``batch.values()`` or ``batch`` itself, of a loader's batch."""
+        if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("items", "values") and not iterable.args):
+            iterable = iterable.func.value
+        return isinstance(iterable, cst.Name) and iterable.value in set().union(*self._batch_names)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``batch_y = batch_y.float().to(device)``: the name now holds the device copy, and a
