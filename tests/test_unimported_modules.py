@@ -195,6 +195,10 @@ def test_a_module_whose_top_level_runs_code_is_a_script(tmp_path: Path):
      "    logger.info('Pykeops installation found.')\nexcept ImportError:\n    logger.warning('no pykeops')\n", False),
     ("import warnings\ntry:\n    import apex\nexcept ImportError:\n    warnings.warn('apex missing')\n", False),
     ("import logging\nlogging.basicConfig(level=logging.INFO)\n", True),  # configures the program's logging
+    # A report of what a call computes does that work: `logger.info(main())` runs the program.
+    ("import logging\nlogger = logging.getLogger(__name__)\nlogger.info(main())\n", True),
+    ("import warnings\nwarnings.warn(str(train(parse())))\n", True),
+    ("import logging\nlogger = logging.getLogger(__name__)\nlogger.info('%d GPUs', NUM_GPUS)\n", False),
     ("print('training...')\n", True),
 ])
 def test_what_makes_a_module_a_script(source: str, script: bool):
