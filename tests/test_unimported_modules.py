@@ -234,6 +234,12 @@ def test_a_module_whose_own_docstring_tells_how_to_run_it_may_run(tmp_path: Path
     assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
 
 
+def test_a_module_whose_own_comment_tells_how_to_run_it_may_run(tmp_path: Path):
+    # A comment documents how it runs as a docstring does (27667fd kept only the strings).
+    loss = "# Usage: python -m pkg.losses\n" + _OLD_LOSS.format(extra="")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
+
+
 @pytest.mark.parametrize("more", [
     {"README.md": "The losses live in `pkg/losses_tal.py` and `mypkg.losses`.\n"},
     {"scripts/old.sh": "python pkg/losses2.py\n"},

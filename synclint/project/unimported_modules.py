@@ -31,7 +31,7 @@ A module (a file of the project index) is *unimported* when all of these hold:
   class under ``@BACKBONES.register_module()`` is built by a name in a config once
   something imports its module, maybe from outside the project (ConvNeXt's
   ``semantic_segmentation/backbone/convnext.py``, copied into mmsegmentation).
-* **No text spells it.** No Python file of the project (its own included, in its strings: a docstring's
+* **No text spells it.** No Python file of the project (its own included, in its strings and comments: a docstring's
   ``python utils/tool.py``) nor configuration file, shell script, notebook or
   documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`) spells its dotted
   name or its path, or a tail of either of two parts or more (``segment.loss``,
@@ -80,7 +80,9 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 from __future__ import annotations
 
 import ast
+import io
 import os
+import tokenize
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -137,7 +139,7 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
     by a computed name that begins with the package (mt-dnn's
     ``importlib.import_module("tasks." + file_name)``) go to ``loaded``.
 
-    A module's own file spells it only in its strings (a docstring's ``python
+    A module's own file spells it only in its strings and comments (a docstring's ``python
     pkg/tool.py``), not in its code: TinyLlama's ``lit_gpt/adapter_v2.py`` names itself in
     ``getattr(lit_gpt.adapter_v2, self._mlp_class)``, which runs only once it does
     (``own``: file key -> the forms that spell its module)."""
@@ -162,12 +164,17 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
 
 
 def _strings_of(text: str) -> str:
-    """The string literals of a module's source, one per line (all of it when it does not parse)."""
+    """The string literals and comments of a module's source (a ``# Usage: python -m
+    pkg.tool`` documents how it runs as a docstring does), one per line (all of it when it
+    does not parse)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        comments = [token.string for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
         return text
-    return "\n".join(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    return "\n".join([*strings, *comments])
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
