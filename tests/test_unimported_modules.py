@@ -396,3 +396,29 @@ def test_a_module_that_names_itself_in_its_own_code_is_still_unimported(tmp_path
     loss = "import pkg.losses\n" + _OLD_LOSS.format(extra="\n\ndef pick(name):\n    return getattr(pkg.losses, name)\n")
     assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "cold",
                                                          _never_imported("pkg/losses.py"))]
+
+
+@pytest.mark.parametrize("loader", [
+    # (a comma inside the name's expression is no end of it: the package is "pkg", not "rank")
+    "import importlib\n\n\ndef load(cfg):\n    return importlib.import_module('.' + cfg.get('loss', 'rank'), 'pkg')\n",
+    # a literal name with the package that holds its modules
+    "def load(name):\n    return __import__('pkg', fromlist=[name])\n",
+    "def load(name):\n    return __import__('pkg', globals(), locals(), [name], 0)\n",
+    "import importlib\n\n\ndef load():\n    return importlib.import_module('.losses', package='pkg')\n",
+])
+def test_a_module_a_computed_import_of_its_package_may_bring_in_runs(tmp_path: Path, loader):
+    assert _findings(tmp_path, _program(**{"registry.py": loader})) == _hot()
+
+
+@pytest.mark.parametrize("loader", [
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('proj.pkg.' + name)\n",
+    "def load(name):\n    return __import__('proj.pkg.' + name)\n",
+    # the project's own name: any module of it (`name` may be "pkg.losses")
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('proj.' + name)\n",
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('..' + name, 'proj.tools')\n",
+])
+def test_a_package_spelled_under_the_projects_own_name_is_the_projects(tmp_path: Path, loader):
+    # Run from the directory above (`python -m proj.train`), the project's `pkg` is `proj.pkg`.
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert _findings(root, _program(**{"registry.py": loader})) == _hot()

@@ -65,7 +65,10 @@ and the project allows the question at all, as for unnamed classes:
   (:func:`~synclint.project.reflection.find_module_loading_in_packages`): ``import_module`` or
   ``__import__`` of anything but a string (but one that begins with a literal package,
   mt-dnn's ``import_module("tasks." + file_name)``, may import only that package's
-  modules: the others are still asked), ``pkgutil.iter_modules``/``walk_packages``,
+  modules: the others are still asked; so may a literal name given more arguments,
+  ``__import__("tasks", fromlist=[name])``; ``"proj.tasks." + name`` is of the
+  project's ``tasks`` too, and ``"proj." + name``, with ``proj`` the project's directory,
+  of any package), ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
   (fairseq imports every model module of its ``models/`` folder that way), or a loader of
   configuration files written in Python, which runs the file a command line names
@@ -123,6 +126,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     if spelled is None:
         return {}
     spelled |= spelled_in(index.naming_files, forms - spelled)
+    if loaded & {index.root.name, natural_root(index.root).name}:
+        return {}  # (``"proj." + name``, run from above the project's directory ``proj``: any of its modules)
     while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))
                       or _in_packages(tails[key], loaded)}:
         live |= revived  # a module some text spells may run, and so may what it imports
@@ -178,8 +183,13 @@ def _strings_of(text: str) -> str:
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
-    """A module of one of ``packages`` (or one of them), by any of its dotted names' tails."""
-    return any(tail == package or tail.startswith(package + ".") for tail in tails for package in packages)
+    """A module of one of ``packages`` (or one of them), by any of its dotted names' tails
+    and any tail of the package's name: ``"proj.pkg." + name``, run from above the
+    project's directory, is a module of its ``pkg`` (as an import statement's longer
+    package path is: see :class:`_Lookup`). (A package named as the project's directory,
+    ``"proj." + name``, holds every module: the caller asks no module then.)"""
+    wholes = {suffix for package in packages for suffix in _suffixes(package)}
+    return any(tail == package or tail.startswith(package + ".") for tail in tails for package in wholes)
 
 
 def _outside_the_program(why: str | None) -> bool:
