@@ -356,6 +356,7 @@ def test_the_summary_lists_every_import_statement_wherever_it_stands():
         ("[isort]\nprofile = black\n\n[tool:pytest]\naddopts = -q\n", False),
         ("[metadata]\nname = pkg\n\n[options]\npackages = find:\n", True),
         ("[options.packages.find]\nwhere = src\n", True),
+        ("\ufeff[metadata]\nname = pkg\n", True),  # saved with a byte order mark
     ],
 )
 def test_a_setup_cfg_makes_a_library_only_when_it_describes_a_distribution(tmp_path: Path, setup_cfg, installable):
