@@ -231,7 +231,8 @@ _MEMBER_BY_NAME = re.compile(
 
 
 def _package_of(source: str, match: re.Match, whole: bool = False) -> str | None:
-    """The literal package of the module name a :data:`_MODULE_BY_NAME` match fetches, or
+    """The literal package of the module name a :data:`_MODULE_BY_NAME` (or
+    :data:`_LITERAL_WITH_MORE`) match fetches, or
     None when nothing of it is spelled, or when a condition picks it (``"models." + name if
     short else name``: the literal starts one of the names only). ``__import__``'s is its top
     package (what it returns), unless ``whole``: the package whose module it imports."""
@@ -359,8 +360,8 @@ def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[
             package = _package_of(source, match, whole=True) if computed else None
             if package is None:
                 return f"`{match.group().rstrip('( ')}`", frozenset()
-            # (and ``__import__``'s top package, which it returns: ``"proj.pkg." + name`` may
-            # also be a longer path to the project's ``pkg``, see unimported_modules._in_packages)
+            # (``__import__``'s top package too, which it returns, as 62ef772 counted it: the
+            # whole package, ``proj.pkg``, matches by its tails: unimported_modules._in_packages)
             packages.update({package, _package_of(source, match) or package})
     return None, frozenset(packages)
 
