@@ -1166,3 +1166,20 @@ def test_a_list_grown_through_an_alias_may_hold_device_tensors():
     # ``add = xs.append``, ``ys = xs if keep else None`` and ``{"logits": xs}`` grow the
     # list where flow does not look: it may hold device outputs, and reading it waits.
     assert [line for code, line, _column in _codes(ALIASED_LISTS) if code == "SL201"] == [11, 15, 19]
+
+
+ELEMENTS_OF_A_SHADOWING_TARGETS_FIELD_MOVED = """
+import torch
+def make_cams(model, data_loader, others):
+    for pack in data_loader:
+        label = pack["label"][0]
+        outputs = [model(img[0].cuda(non_blocking=True)) for pack in others for img in pack["img"]]
+        valid = torch.nonzero(label)[:, 0]
+"""
+
+
+def test_a_comprehension_over_the_field_of_its_own_target_shows_nothing_of_the_batch():
+    # ``pack`` of ``for pack in others`` is the comprehension's, not the loader's batch: what
+    # it moves says nothing of where ``pack["label"]`` lives, so the nonzero still shows.
+    found = _in_order(ELEMENTS_OF_A_SHADOWING_TARGETS_FIELD_MOVED, "cams.py")
+    assert found == [(7, 17, "SL101")]

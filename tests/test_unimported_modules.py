@@ -195,6 +195,10 @@ def test_a_module_whose_top_level_runs_code_is_a_script(tmp_path: Path):
      "    logger.info('Pykeops installation found.')\nexcept ImportError:\n    logger.warning('no pykeops')\n", False),
     ("import warnings\ntry:\n    import apex\nexcept ImportError:\n    warnings.warn('apex missing')\n", False),
     ("import logging\nlogging.basicConfig(level=logging.INFO)\n", True),  # configures the program's logging
+    # A report of what a call computes does that work: `logger.info(main())` runs the program.
+    ("import logging\nlogger = logging.getLogger(__name__)\nlogger.info(main())\n", True),
+    ("import warnings\nwarnings.warn(str(train(parse())))\n", True),
+    ("import logging\nlogger = logging.getLogger(__name__)\nlogger.info('%d GPUs', NUM_GPUS)\n", False),
     ("print('training...')\n", True),
 ])
 def test_what_makes_a_module_a_script(source: str, script: bool):
@@ -227,6 +231,12 @@ def test_a_module_a_text_spells_may_run(tmp_path: Path, more: dict[str, str]):
 
 def test_a_module_whose_own_docstring_tells_how_to_run_it_may_run(tmp_path: Path):
     loss = '"""Usage: python pkg/losses.py"""\n' + _OLD_LOSS.format(extra="")
+    assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
+
+
+def test_a_module_whose_own_comment_tells_how_to_run_it_may_run(tmp_path: Path):
+    # A comment documents how it runs as a docstring does (27667fd kept only the strings).
+    loss = "# Usage: python -m pkg.losses\n" + _OLD_LOSS.format(extra="")
     assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "hot", HOT)]
 
 
@@ -346,6 +356,7 @@ def test_the_summary_lists_every_import_statement_wherever_it_stands():
         ("[isort]\nprofile = black\n\n[tool:pytest]\naddopts = -q\n", False),
         ("[metadata]\nname = pkg\n\n[options]\npackages = find:\n", True),
         ("[options.packages.find]\nwhere = src\n", True),
+        ("\ufeff[metadata]\nname = pkg\n", True),  # saved with a byte order mark
     ],
 )
 def test_a_setup_cfg_makes_a_library_only_when_it_describes_a_distribution(tmp_path: Path, setup_cfg, installable):
@@ -386,3 +397,29 @@ def test_a_module_that_names_itself_in_its_own_code_is_still_unimported(tmp_path
     loss = "import pkg.losses\n" + _OLD_LOSS.format(extra="\n\ndef pick(name):\n    return getattr(pkg.losses, name)\n")
     assert _findings(tmp_path, _program(loss=loss)) == [("pkg/losses.py", 7, 16, "SL101", "cold",
                                                          _never_imported("pkg/losses.py"))]
+
+
+@pytest.mark.parametrize("loader", [
+    # (a comma inside the name's expression is no end of it: the package is "pkg", not "rank")
+    "import importlib\n\n\ndef load(cfg):\n    return importlib.import_module('.' + cfg.get('loss', 'rank'), 'pkg')\n",
+    # a literal name with the package that holds its modules
+    "def load(name):\n    return __import__('pkg', fromlist=[name])\n",
+    "def load(name):\n    return __import__('pkg', globals(), locals(), [name], 0)\n",
+    "import importlib\n\n\ndef load():\n    return importlib.import_module('.losses', package='pkg')\n",
+])
+def test_a_module_a_computed_import_of_its_package_may_bring_in_runs(tmp_path: Path, loader):
+    assert _findings(tmp_path, _program(**{"registry.py": loader})) == _hot()
+
+
+@pytest.mark.parametrize("loader", [
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('proj.pkg.' + name)\n",
+    "def load(name):\n    return __import__('proj.pkg.' + name)\n",
+    # the project's own name: any module of it (`name` may be "pkg.losses")
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('proj.' + name)\n",
+    "import importlib\n\n\ndef load(name):\n    return importlib.import_module('..' + name, 'proj.tools')\n",
+])
+def test_a_package_spelled_under_the_projects_own_name_is_the_projects(tmp_path: Path, loader):
+    # Run from the directory above (`python -m proj.train`), the project's `pkg` is `proj.pkg`.
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert _findings(root, _program(**{"registry.py": loader})) == _hot()

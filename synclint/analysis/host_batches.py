@@ -145,8 +145,10 @@ class _BatchUses(cst.CSTVisitor):
                 batch = self.element_of.get(source.value, source.value)
                 if not (batch in self.names or batch in self.fields):
                     batch = None
-            elif string_key(source) is not None and source.value.value in self.names:
-                batch = source.value.value  # a field by its key: ``img[0].cuda() for img in pack["img"]``
+            elif string_key(source) is not None:  # a field by its key: ``img[0].cuda() for img in pack["img"]``
+                batch = self.element_of.get(source.value.value, source.value.value)
+                if batch not in self.names:  # (``pack`` of ``for pack in others for img in pack["img"]``: another)
+                    batch = None
             for name in target_name_nodes(clause.target):
                 self.element_of[name.value] = batch
             clause = clause.inner_for_in

@@ -166,7 +166,7 @@ def is_installable(root: Path) -> bool:
         return True
     for name, tables in (("setup.cfg", _INSTALLABLE_SECTIONS), ("pyproject.toml", _INSTALLABLE_TABLES)):
         try:
-            text = (root / name).read_text(encoding="utf-8", errors="replace")
+            text = (root / name).read_text(encoding="utf-8-sig", errors="replace")  # (a BOM is no text)
         except OSError:
             continue
         if tables.search(text) is not None:

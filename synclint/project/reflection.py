@@ -211,9 +211,13 @@ _PACKAGE_PREFIX = re.compile(
 #: ``if``/``or`` in a module name's expression: one of two names.
 _PICKED = re.compile(r"\b(?:if|or)\b")
 #: ``import_module("." + name, "pkg.models")``: a name relative to a literal package (each
-#: dot past the first a level up: ``".." + name`` is one of ``pkg``'s).
+#: dot past the first a level up: ``".." + name`` is one of ``pkg``'s); also a literal one
+#: (``import_module(".losses", package="pkg")``).
 _RELATIVE_TO_PACKAGE = re.compile(
-    r"""\s*[fF]?(["'])(\.+)(?:\{[^}"'\n]*\}[^"'\n]*)?\1[^,\n]*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\3""")
+    r"""\s*[fF]?(["'])(\.+)(?:\{[^}"'\n]*\}[^"'\n]*|[^\W\d][\w.]*)?\1"""
+    # (the rest of the name's expression, up to the comma that ends it: one level of
+    # brackets, ``"." + cfg.get("loss", "rank")``)
+    r"""(?:[^,()\[\]{}\n]|\([^()\n]*\)|\[[^\[\]\n]*\])*,\s*(?:package\s*=\s*)?(["'])([^\W\d][\w.]*)\3""")
 #: A member of something fetched by a computed name: ``getattr(module, name)`` (not of
 #: ``self`` or ``cls``), ``module.__dict__``, ``vars(module)``, ``dir(module)``,
 #: ``inspect.getmembers(module)``, ``operator.attrgetter(name)``, ``getattr`` itself passed
@@ -226,10 +230,12 @@ _MEMBER_BY_NAME = re.compile(
     + r"|\battrgetter\(" + _NOT_A_STRING_ARGUMENT + r"|(?<![\w.])getattr\s*[,)]")
 
 
-def _package_of(source: str, match: re.Match) -> str | None:
-    """The literal package of the module name a :data:`_MODULE_BY_NAME` match fetches, or
+def _package_of(source: str, match: re.Match, whole: bool = False) -> str | None:
+    """The literal package of the module name a :data:`_MODULE_BY_NAME` (or
+    :data:`_LITERAL_WITH_MORE`) match fetches, or
     None when nothing of it is spelled, or when a condition picks it (``"models." + name if
-    short else name``: the literal starts one of the names only)."""
+    short else name``: the literal starts one of the names only). ``__import__``'s is its top
+    package (what it returns), unless ``whole``: the package whose module it imports."""
     if _PICKED.search(source, match.end(), _closing(source, match.end())):
         return None
     relative = _RELATIVE_TO_PACKAGE.match(source, match.end())
@@ -242,7 +248,7 @@ def _package_of(source: str, match: re.Match) -> str | None:
         return None
     package = (prefix.group(2) or prefix.group(4)).rstrip(".")
     # (``__import__("pkg.models." + name)`` returns ``pkg``, whose attributes reach it all)
-    return package.split(".")[0] if match.group().startswith("__import__") else package
+    return package.split(".")[0] if match.group().startswith("__import__") and not whole else package
 
 
 def fetches_a_member_by_name(source: str) -> bool:
@@ -332,20 +338,31 @@ _MODULE_LOADERS = tuple((hint, re.compile(pattern)) for hint, pattern in (
 ))
 
 
+#: ``__import__("pkg", fromlist=[name])``, ``import_module(".losses", package="pkg")``: a
+#: literal name with more arguments, which may import a module of the package it names.
+_LITERAL_WITH_MORE = re.compile(r"""\b(?:import_module|__import__)\((?=\s*(?:"[^"\n]*"|'[^'\n]*')\s*,)""")
+
+
 def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[str]]:
     """As :func:`find_module_loading`, but ``import_module``/``__import__`` of a name that
     starts with a literal package (``importlib.import_module("tasks." + name)``, relative
     to one: ``import_module("." + name, "pkg.models")``) can import only modules of that
-    package: (None, those packages) when every loading is such, else (the marker, ())."""
+    package: (None, those packages) when every loading is such, else (the marker, ()).
+    So can a literal name given more arguments (``__import__("pkg", fromlist=[name])``,
+    ``import_module(".losses", package="pkg")``), which :func:`find_module_loading` misses."""
     packages: set[str] = set()
-    for hint, pattern in _MODULE_LOADERS:
+    loaders = [*_MODULE_LOADERS, ("(", _LITERAL_WITH_MORE)]
+    for hint, pattern in loaders:
         if hint not in source:
             continue
         for match in pattern.finditer(source):
-            package = _package_of(source, match) if hint in ("import_module(", "__import__(") else None
+            computed = hint in ("import_module(", "__import__(") or pattern is _LITERAL_WITH_MORE
+            package = _package_of(source, match, whole=True) if computed else None
             if package is None:
                 return f"`{match.group().rstrip('( ')}`", frozenset()
-            packages.add(package)
+            # (``__import__``'s top package too, which it returns, as 62ef772 counted it: the
+            # whole package, ``proj.pkg``, matches by its tails: unimported_modules._in_packages)
+            packages.update({package, _package_of(source, match) or package})
     return None, frozenset(packages)
 
 

@@ -14,7 +14,8 @@ that only assigns (``results = train(parse())``) is the case this misses; a stat
 that calls for its effect alone (``print(...)``, ``main()``, ``warnings.filterwarnings``)
 or a loop makes the module a script, which errs towards "it runs". Not a message logged or
 warned while the module is imported (``logger.info("Pykeops installation found.")``,
-``warnings.warn(...)``): modules of definitions report their optional dependencies so.
+``warnings.warn(...)``): modules of definitions report their optional dependencies so;
+but one whose message a call computes (``logger.info(main())``) does that call's work.
 """
 
 from __future__ import annotations
@@ -54,14 +55,26 @@ _LOGGER_NAMES = frozenset({"logger", "log", "logging", "_logger", "_log", "LOGGE
 def _only_reports(value: ast.expr) -> bool:
     """A call that only reports while the module is imported: ``logger.info("Pykeops
     installation found.")`` or ``warnings.warn(...)`` in an optional-dependency ``try``
-    (mt-dnn's ``module/s4.py``, a module of definitions). A script does more than that."""
+    (mt-dnn's ``module/s4.py``, a module of definitions), of arguments no call computes.
+    A script does more than that (``logger.info(main())``)."""
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return False
     receiver, method = value.func.value, value.func.attr
     if not isinstance(receiver, ast.Name):
         return False
-    return (receiver.id == "warnings" and method == "warn") or (
+    reports = (receiver.id == "warnings" and method == "warn") or (
         receiver.id in _LOGGER_NAMES and method in _LOGGING_METHODS)
+    # (What it reports must not be computed by a call: ``logger.info(main())`` runs the
+    # program. A message's ``"...".format(...)`` builds text only.)
+    return reports and not any(
+        isinstance(node, ast.Call) and not _formats_text(node)
+        for argument in [*value.args, *(keyword.value for keyword in value.keywords)] for node in ast.walk(argument))
+
+
+def _formats_text(call: ast.Call) -> bool:
+    """``"{} found".format(name)``: a message's text, formatted."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "format"
+            and isinstance(call.func.value, ast.Constant) and isinstance(call.func.value.value, str))
 
 
 def _main_guard(test: ast.expr) -> bool:

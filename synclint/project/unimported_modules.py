@@ -31,7 +31,7 @@ A module (a file of the project index) is *unimported* when all of these hold:
   class under ``@BACKBONES.register_module()`` is built by a name in a config once
   something imports its module, maybe from outside the project (ConvNeXt's
   ``semantic_segmentation/backbone/convnext.py``, copied into mmsegmentation).
-* **No text spells it.** No Python file of the project (its own included, in its strings: a docstring's
+* **No text spells it.** No Python file of the project (its own included, in its strings and comments: a docstring's
   ``python utils/tool.py``) nor configuration file, shell script, notebook or
   documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`) spells its dotted
   name or its path, or a tail of either of two parts or more (``segment.loss``,
@@ -65,7 +65,10 @@ and the project allows the question at all, as for unnamed classes:
   (:func:`~synclint.project.reflection.find_module_loading_in_packages`): ``import_module`` or
   ``__import__`` of anything but a string (but one that begins with a literal package,
   mt-dnn's ``import_module("tasks." + file_name)``, may import only that package's
-  modules: the others are still asked), ``pkgutil.iter_modules``/``walk_packages``,
+  modules: the others are still asked; so may a literal name given more arguments,
+  ``__import__("tasks", fromlist=[name])``; ``"proj.tasks." + name`` is of the
+  project's ``tasks`` too, and ``"proj." + name``, with ``proj`` the project's directory,
+  of any package), ``pkgutil.iter_modules``/``walk_packages``,
   ``runpy``, ``spec_from_file_location``, ``SourceFileLoader``, ``exec(open(...))``
   (fairseq imports every model module of its ``models/`` folder that way), or a loader of
   configuration files written in Python, which runs the file a command line names
@@ -80,7 +83,9 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 from __future__ import annotations
 
 import ast
+import io
 import os
+import tokenize
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -121,6 +126,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     if spelled is None:
         return {}
     spelled |= spelled_in(index.naming_files, forms - spelled)
+    if loaded & {index.root.name, natural_root(index.root).name}:
+        return {}  # (``"proj." + name``, run from above the project's directory ``proj``: any of its modules)
     while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))
                       or _in_packages(tails[key], loaded)}:
         live |= revived  # a module some text spells may run, and so may what it imports
@@ -137,7 +144,7 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
     by a computed name that begins with the package (mt-dnn's
     ``importlib.import_module("tasks." + file_name)``) go to ``loaded``.
 
-    A module's own file spells it only in its strings (a docstring's ``python
+    A module's own file spells it only in its strings and comments (a docstring's ``python
     pkg/tool.py``), not in its code: TinyLlama's ``lit_gpt/adapter_v2.py`` names itself in
     ``getattr(lit_gpt.adapter_v2, self._mlp_class)``, which runs only once it does
     (``own``: file key -> the forms that spell its module)."""
@@ -162,17 +169,27 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
 
 
 def _strings_of(text: str) -> str:
-    """The string literals of a module's source, one per line (all of it when it does not parse)."""
+    """The string literals and comments of a module's source (a ``# Usage: python -m
+    pkg.tool`` documents how it runs as a docstring does), one per line (all of it when it
+    does not parse)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        comments = [token.string for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
         return text
-    return "\n".join(node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    return "\n".join([*strings, *comments])
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
-    """A module of one of ``packages`` (or one of them), by any of its dotted names' tails."""
-    return any(tail == package or tail.startswith(package + ".") for tail in tails for package in packages)
+    """A module of one of ``packages`` (or one of them), by any of its dotted names' tails
+    and any tail of the package's name: ``"proj.pkg." + name``, run from above the
+    project's directory, is a module of its ``pkg`` (as an import statement's longer
+    package path is: see :class:`_Lookup`). (A package named as the project's directory,
+    ``"proj." + name``, holds every module: the caller asks no module then.)"""
+    wholes = {suffix for package in packages for suffix in _suffixes(package)}
+    return any(tail == package or tail.startswith(package + ".") for tail in tails for package in wholes)
 
 
 def _outside_the_program(why: str | None) -> bool:
