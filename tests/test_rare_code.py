@@ -781,6 +781,33 @@ def test_periodic_guards_on_an_offset_counter_or_a_counter_with_a_suffix():
     assert found[(14, "SL201")] == ("cold", "periodic (logging every N steps)")
 
 
+LISTED_STEPS = """
+    import torch
+    def train(model, loader, milestones, warmup):
+        for iteration, batch in enumerate(loader):
+            loss = model(batch).sum()
+            loss.backward()
+            if iteration in milestones:
+                print("mask", loss.item())
+            if (iteration + 1) in {1000, 2000}:
+                torch.cuda.synchronize()
+            if iteration not in milestones:
+                print(loss.item())
+            if iteration in range(warmup):
+                print(loss.item())
+"""
+
+
+def test_a_step_counter_among_listed_steps_is_periodic():
+    # TensoRF's `if iteration in update_AlphaMask_list:` updates the alpha mask at a few listed
+    # iterations; `not in` runs on every other step, and `in range(warmup)` on every step of a window.
+    found = _found(LISTED_STEPS)
+    assert found[(8, "SL201")] == ("cold", "periodic (logging every N steps)")
+    assert found[(10, "SL501")] == ("cold", "periodic (logging every N steps)")
+    assert found[(12, "SL201")][0] == "hot"
+    assert found[(14, "SL201")][0] == "hot"
+
+
 BATCH_INDEX_GUARDS = """
     import torch
     def train(model, data, loader, layers, optimizer):

@@ -564,7 +564,8 @@ _ACCUMULATION = re.compile(r"accum|update_freq", re.I)
 
 
 def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
-    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``
+    """``step % 100 == 0``, ``if self.log_every``, ``if should_log:``, ``if verbose:``,
+    ``if iteration in update_list:``
     (``if H % patch != 0:`` is shape arithmetic, not a schedule; ``(i + 1) %
     accumulation_steps == 0`` guards the optimizer step, which is the training step).
     ``counters``: the batch indices of the enclosing loops over batches
@@ -585,7 +586,25 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
             return True
         if isinstance(node, ast.Attribute) and _PERIODIC_NAME.search(node.attr):
             return True
+        if _at_listed_steps(node, counters):
+            return True
     return False
+
+
+def _at_listed_steps(node: ast.AST, counters: Collection[str]) -> bool:
+    """``iteration in update_AlphaMask_list`` (TensoRF's alpha-mask updates), ``epoch in
+    {30, 60}``: a step counter among steps a list names, which runs at those steps only.
+    Not ``step in range(warmup)`` (every step of a window), nor ``not in``."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)):
+        return False
+    listed = node.comparators[0]
+    if isinstance(listed, ast.Call):
+        return False  # ``range(...)``, ``set(...)`` of a window: unknown
+    left = node.left
+    while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
+        left = left.left  # ``(iteration + 1) in milestones``
+    counter = (dotted(left) or "").rsplit(".", 1)[-1]
+    return bool(_STEP_COUNTER.search(counter)) or (isinstance(left, ast.Name) and left.id in counters)
 
 
 def _off_the_period(test: ast.AST) -> bool:
