@@ -1034,7 +1034,9 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              # but a package named like a demo may hold the program itself
              "ddpm_demo/model.py",
              # a model's visual encoder, not a visualization module
-             "pkg/visual_encoder.py")
+             "pkg/visual_encoder.py",
+             # Cutie's interactive GUI and the click model only it runs; a GUI-less word
+             "gui/ritm/model/is_model.py", "tools/run_gui.py", "pkg/guidance.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
@@ -1045,9 +1047,11 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("ddpm_demo/model.py", "SL201", "hot", "`Head.forward`"),
         ("demo/predictor.py", "SL201", "cold", "demo code"),
         ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
+        ("gui/ritm/model/is_model.py", "SL201", "cold", "demo code"),
         ("notebooks/StyleTTS2_Demo_LJSpeech.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
+        ("pkg/guidance.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name
         ("pkg/utils/model_export.py", "SL201", "cold", "export code"),
@@ -1056,6 +1060,7 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("tools/convert_raw_llama_weights_to_neox.py", "SL201", "cold", tool),
         ("tools/image_demo.py", "SL201", "cold", "demo code"),
         ("tools/inspect_checkpoints.py", "SL201", "cold", tool),
+        ("tools/run_gui.py", "SL201", "cold", "demo code"),
     ]
 
 

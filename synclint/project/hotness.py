@@ -112,9 +112,11 @@ _CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckp
 #: ``StyleTTS2_Demo_LJSpeech.ipynb``: scripts and notebooks that show a model on a few
 #: inputs (Mask2Former's ``demo/predictor.py`` draws each prediction), not the program's
 #: training or inference steps. A folder named ``*_demo`` is not one of them: it is as
-#: often the package a small project keeps its program in (``ddpm_demo/``).
-_DEMO_DIR = re.compile(r"^demos?(_\w+)?$", re.I)
-_DEMO_MODULE = re.compile(r"(^|_)demos?(_|$)", re.I)
+#: often the package a small project keeps its program in (``ddpm_demo/``). An interactive
+#: GUI (``gui/``, ``run_gui.py``: Cutie's click-to-segment tool and the RITM model only it
+#: runs) is one too: it runs a model per click, not the program's steps.
+_DEMO_DIR = re.compile(r"^(demos?(_\w+)?|gui)$", re.I)
+_DEMO_MODULE = re.compile(r"(^|_)(demos?|gui)(_|$)", re.I)
 
 #: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
 #: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or
