@@ -145,11 +145,13 @@ class BlockingTransfer(Rule):
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
 
     def _walks_a_batch(self, iterable: cst.BaseExpression) -> bool:
-        """``batch.items()``, ``batch.values()`` or ``batch`` itself, of a loader's batch."""
-        if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+        """``batch.items()`` or ``batch.values()`` of a loader's batch: its fields. (Not
+        ``batch`` itself: the elements of a list are samples, whose copies SL302 reports.)"""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
                 and iterable.func.attr.value in ("items", "values") and not iterable.args):
-            iterable = iterable.func.value
-        return isinstance(iterable, cst.Name) and iterable.value in set().union(*self._batch_names)
+            return False
+        receiver = iterable.func.value
+        return isinstance(receiver, cst.Name) and receiver.value in set().union(*self._batch_names)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``batch_y = batch_y.float().to(device)``: the name now holds the device copy, and a
