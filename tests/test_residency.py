@@ -1183,3 +1183,42 @@ def test_a_comprehension_over_the_field_of_its_own_target_shows_nothing_of_the_b
     # it moves says nothing of where ``pack["label"]`` lives, so the nonzero still shows.
     found = _in_order(ELEMENTS_OF_A_SHADOWING_TARGETS_FIELD_MOVED, "cams.py")
     assert found == [(7, 17, "SL101")]
+
+
+def test_a_parameter_rebound_only_to_views_of_itself_keeps_the_host_tensors_its_callers_pass(tmp_path):
+    # HybrIK's calc_coord_accuracy: every call passes `.cpu()` tensors (or a local bound to a view
+    # of one); the body reshapes and slices `labels` before its `.cpu().numpy()`: no read-back.
+    # A parameter the body moves (`masks = masks.to(device)`) or binds from elsewhere is no longer
+    # the caller's tensor.
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "metrics.py").write_text(textwrap.dedent('''
+        import torch
+
+        def accuracy(pred, labels, masks, other, device):
+            labels = labels.reshape(labels.shape[0], -1)
+            labels = labels[:, :3].float() - labels[:, :1]
+            masks = masks.to(device)
+            other = torch.zeros(3)
+            return labels.cpu().numpy(), masks.cpu(), other.cpu()
+    '''))
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import torch
+        from metrics import accuracy
+
+        def train(model, loader, device):
+            for x, y, m in loader:
+                out = model(x.to(device, non_blocking=True))
+                gt = y.cpu().reshape(-1, 3)[:, :2]
+                accuracy(out, gt, m.cpu(), m.cpu(), device)
+                accuracy(out, y.cpu().data, m.cpu(), m.cpu(), device)
+
+
+        if __name__ == "__main__":
+            train(None, [], "cuda")
+    '''))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=True)
+    found = sorted((f.line, f.code) for f in lint_paths([tmp_path], Settings(root=tmp_path), options)
+                   if f.path.endswith("metrics.py"))
+    assert found == [(9, "SL201")]  # masks, moved to the device: its read-back waits

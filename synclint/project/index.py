@@ -580,8 +580,11 @@ class ProjectIndex:
             params = list(function.params)
             if function.cls is not None and params[:1] in (["self"], ["cls"]):
                 params = params[1:]
+            # A host tensor stays on the host through views and casts of itself (``labels =
+            # labels.reshape(n, -1)``); a number through nothing.
+            kept = function.resident_params if field == "host_args" else function.kept_params
             for position, name in enumerate(params):
-                if name in function.kept_params:
+                if name in kept:
                     # A constant default stands for the argument where a call leaves it out.
                     defaulted = field == "number_args" and name in function.defaults
                     candidates.append((callee, argument_places(function, position, name), name,

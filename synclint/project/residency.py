@@ -143,3 +143,58 @@ def closure_rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[s
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.update(name for inner in function_nodes(scope) if isinstance(inner, ast.Nonlocal) for name in inner.names)
     return found
+
+
+#: Methods whose result lives where their tensor does: views, reshapes and casts of dtype
+#: (``.cpu()`` and ``.numpy()`` too: a host tensor stays on the host). Not ``.to``,
+#: ``.cuda`` or ``.type``, which may move it.
+IN_PLACE_METHODS = frozenset({
+    "reshape", "view", "view_as", "reshape_as", "permute", "transpose", "t", "contiguous", "flatten",
+    "squeeze", "unsqueeze", "expand", "expand_as", "narrow", "select", "detach", "clone", "float",
+    "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "cpu", "numpy", "unflatten", "movedim",
+})
+#: Attributes of a tensor that are tensors where it lives.
+IN_PLACE_ATTRIBUTES = frozenset({"data", "T", "mT", "real"})
+
+
+def kept_in_place(node: ast.FunctionDef | ast.AsyncFunctionDef, names: Collection[str]) -> frozenset[str]:
+    """Those of ``names`` (parameters the body rebinds) that every binding rebinds to a
+    view or cast of themselves (HybrIK's ``labels = labels.reshape(n, joints, -1)``, then
+    ``labels[:, :, :3].reshape(...)``): a host tensor passed for one stays on the host.
+    Not one a nested function rebinds, nor one bound any other way (a loop's target,
+    ``x = x.to(device)``, ``x, y = ...``)."""
+    candidates = set(names) - closure_rebound_names(node)
+    in_place: dict[str, bool] = {}
+    read: set[int] = set()  # the targets of the assignments judged here
+    nodes = list(function_nodes(node))
+    for current in nodes:
+        if isinstance(current, ast.Assign) and len(current.targets) == 1 and isinstance(current.targets[0], ast.Name):
+            name = current.targets[0].id
+            if name in candidates:
+                in_place[name] = in_place.get(name, True) and _view_of(current.value, name)
+                read.add(id(current.targets[0]))
+    for current in nodes:
+        if (isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del))
+                and current.id in candidates and id(current) not in read):
+            in_place[current.id] = False  # a loop's target, an unpacking, ``del``, ``x += 1``
+    return frozenset(name for name, ok in in_place.items() if ok)
+
+
+def _view_of(value: ast.expr, name: str) -> bool:
+    """``name.reshape(...)[:, :3].float()``: a chain of views and casts of ``name``; or
+    arithmetic with one (``labels - labels[:, root]``, ``labels * masks``: a host tensor
+    meets only host tensors and numbers, or PyTorch raises)."""
+    if isinstance(value, ast.BinOp):
+        return _view_of(value.left, name) or _view_of(value.right, name)
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id == name
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Attribute) and value.attr in IN_PLACE_ATTRIBUTES:
+            value = value.value
+        elif (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+              and value.func.attr in IN_PLACE_METHODS):
+            value = value.func.value
+        else:
+            return False

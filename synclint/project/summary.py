@@ -49,9 +49,12 @@ from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.notebook_cells import is_notebook_module
 from synclint.project.numbers import is_number, is_text, number_names
 from synclint.project.residency import (
+    IN_PLACE_ATTRIBUTES,
+    IN_PLACE_METHODS,
     closure_rebound_names,
     host_names,
     is_host_field,
+    kept_in_place,
     packed_sequences,
     rebound_names,
 )
@@ -242,6 +245,10 @@ class FunctionSummary:
     host_names: frozenset[str] = frozenset()
     #: Parameters the body never rebinds: they hold what the caller passed throughout.
     kept_params: frozenset[str] = frozenset()
+    #: Parameters the body rebinds, if at all, only to a view or cast of themselves
+    #: (``labels = labels.reshape(n, -1)``, ``labels = labels[:, :3]``): they stay where the
+    #: caller's tensor lives throughout (see :func:`synclint.project.residency.kept_in_place`).
+    resident_params: frozenset[str] = frozenset()
     #: Names holding a ``PackedSequence`` (whose ``batch_sizes`` is a host tensor).
     packed: frozenset[str] = frozenset()
     #: Blocks run only for some values of a parameter (``if mode == "cpu":``).
@@ -790,6 +797,8 @@ def _host_expression(node: ast.AST | None, host_names: set[str]) -> bool:
         return False
     if isinstance(node, ast.Name):
         return node.id in host_names
+    if isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in IN_PLACE_ATTRIBUTES):
+        return _host_expression(node.value, host_names)  # ``x.cpu()[:, :24]``, ``x.cpu().data``
     if isinstance(node, ast.Call):
         func = node.func
         name = dotted(func) or ""
@@ -798,6 +807,8 @@ def _host_expression(node: ast.AST | None, host_names: set[str]) -> bool:
         if isinstance(func, ast.Attribute):
             if func.attr in ("cpu", "numpy"):
                 return True
+            if func.attr in IN_PLACE_METHODS and _host_expression(func.value, host_names):
+                return True  # ``labels.cpu().reshape(n, 29, 3)``: a view of a host tensor
             if func.attr == "pin_memory":
                 return _host_expression(func.value, host_names) or True
             if func.attr in ("to",):
@@ -964,7 +975,9 @@ class _Builder:
         packed = packed_sequences(node)
         summary.packed = frozenset(packed)
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
-        summary.kept_params = frozenset(params) - rebound_names(node)
+        rebound = rebound_names(node)
+        summary.kept_params = frozenset(params) - rebound
+        summary.resident_params = summary.kept_params | kept_in_place(node, frozenset(params) & rebound)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
         # (A lambda holds no ``self.name = <constant>`` statement: ``in_init`` is moot for it.)
         self.record_attribute_stores([*function_nodes(node), *lambda_nodes(nested_scopes(node))],
