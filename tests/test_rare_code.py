@@ -808,6 +808,37 @@ def test_a_step_counter_among_listed_steps_is_periodic():
     assert found[(14, "SL201")][0] == "hot"
 
 
+LISTED_STEPS_NEGATED_OR_OF_SAMPLES = """
+    import torch
+    def train(model, loader, milestones, bad_indices):
+        for iteration, batch in enumerate(loader):
+            loss = model(batch)
+            if not iteration in milestones:
+                print(loss.sum().item())
+            if not (iteration % 100 == 0):
+                print(loss.sum().item())
+            for i in range(loss.shape[0]):
+                if i in bad_indices:
+                    print(loss[i].item())
+            on_step(iteration, milestones, loss)
+    def on_step(iteration, milestones, loss):
+        if not iteration in milestones:
+            return
+        print(loss.sum().item())
+"""
+
+
+def test_a_negated_membership_or_a_sample_index_among_listed_ones_is_no_schedule():
+    # `not iteration in milestones` is `iteration not in milestones`: every other step (as is
+    # `not (iteration % 100 == 0)`); `i` walking a batch's samples among `bad_indices` picks
+    # samples, on every step. An early return unless at a listed step still leaves the rest periodic.
+    found = _found(LISTED_STEPS_NEGATED_OR_OF_SAMPLES)
+    assert found[(7, "SL201")][0] == "hot"
+    assert found[(9, "SL201")][0] == "hot"
+    assert found[(12, "SL201")][0] == "hot"
+    assert found[(17, "SL201")] == ("cold", "periodic (after an early return when not logging)")
+
+
 BATCH_INDEX_GUARDS = """
     import torch
     def train(model, data, loader, layers, optimizer):
