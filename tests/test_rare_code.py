@@ -828,6 +828,25 @@ LISTED_STEPS_NEGATED_OR_OF_SAMPLES = """
 """
 
 
+LISTED_STAGES = """
+    import torch
+    class Module(torch.nn.Module):
+        def shared_step(self, batch, step):
+            loss = self.model(batch).sum()
+            if step in ("train", "fit"):
+                self.log("loss", loss.item())
+            return loss
+        def training_step(self, batch, batch_idx):
+            return self.shared_step(batch, "train")
+"""
+
+
+def test_a_counter_named_like_a_step_among_listed_words_is_a_stage_not_a_schedule():
+    # `step` that names a stage ("train", "val") picks the stage whose every step it runs.
+    found = _found(LISTED_STAGES)
+    assert found[(7, "SL201")][0] == "hot"
+
+
 def test_a_negated_membership_or_a_sample_index_among_listed_ones_is_no_schedule():
     # `not iteration in milestones` is `iteration not in milestones`: every other step (as is
     # `not (iteration % 100 == 0)`); `i` walking a batch's samples among `bad_indices` picks

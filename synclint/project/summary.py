@@ -601,7 +601,8 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
 def _at_listed_steps(node: ast.AST, counters: Collection[str]) -> bool:
     """``iteration in update_AlphaMask_list`` (TensoRF's alpha-mask updates), ``epoch in
     {30, 60}``: a step counter among steps a list names, which runs at those steps only.
-    Not ``step in range(warmup)`` (every step of a window), nor ``not in``; nor a bare ``i``
+    Not ``step in range(warmup)`` (every step of a window), nor ``not in``, nor ``step in
+    ("train", "val")`` (words: a stage, every step of it); nor a bare ``i``
     or ``it`` that is no batch counter of an enclosing loop over batches (``for i in
     range(len(preds)): if i in bad_indices:`` picks samples, on every step)."""
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)):
@@ -609,6 +610,11 @@ def _at_listed_steps(node: ast.AST, counters: Collection[str]) -> bool:
     listed = node.comparators[0]
     if isinstance(listed, ast.Call):
         return False  # ``range(...)``, ``set(...)`` of a window: unknown
+    if isinstance(listed, ast.Constant) or (
+        isinstance(listed, (ast.List, ast.Tuple, ast.Set))
+        and any(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in listed.elts)
+    ):
+        return False  # ``step in ("train", "val")``: a stage, each of whose steps it runs
     left = node.left
     while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
         left = left.left  # ``(iteration + 1) in milestones``
