@@ -1057,6 +1057,41 @@ def test_names_unpacked_from_a_shape_are_python_ints_and_their_quotient_a_host_t
     ]
 
 
+def test_a_training_script_with_an_optional_gui_is_no_demo(tmp_path):
+    # SC-GS's (and Deformable-3D-Gaussians') train_gui.py is the project's training script: its
+    # GUI is optional (`if args.gui: gui.render() else: gui.train(args.iterations)`), and the
+    # headless loop reads the loss back on every step.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "train_gui.py").write_text(textwrap.dedent("""
+        import torch
+        class GUI:
+            def __init__(self, model, optimizer):
+                self.model, self.optimizer = model, optimizer
+                self.ema_loss_for_log = 0.0
+            def train(self, iters):
+                for i in range(iters):
+                    self.train_step()
+            def train_step(self):
+                loss = self.model(torch.randn(8, 3, device="cuda")).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.ema_loss_for_log = 0.4 * loss.item() + 0.6 * self.ema_loss_for_log
+        if __name__ == "__main__":
+            gui = GUI(torch.nn.Linear(3, 1).cuda(), None)
+            if args.gui:
+                gui.render()
+            else:
+                gui.train(args.iterations)
+    """))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = [(Path(f.path).name, f.line, f.code, f.context) for f in findings]
+    assert ("train_gui.py", 14, "SL201", "hot") in found
+
+
 def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path):
     # segment-anything `segment_anything/utils/onnx.py` (SamOnnxModel, built only by
     # scripts/export_onnx_model.py to trace the model once).
