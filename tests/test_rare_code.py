@@ -808,6 +808,56 @@ def test_a_step_counter_among_listed_steps_is_periodic():
     assert found[(14, "SL201")][0] == "hot"
 
 
+LISTED_STEPS_NEGATED_OR_OF_SAMPLES = """
+    import torch
+    def train(model, loader, milestones, bad_indices):
+        for iteration, batch in enumerate(loader):
+            loss = model(batch)
+            if not iteration in milestones:
+                print(loss.sum().item())
+            if not (iteration % 100 == 0):
+                print(loss.sum().item())
+            for i in range(loss.shape[0]):
+                if i in bad_indices:
+                    print(loss[i].item())
+            on_step(iteration, milestones, loss)
+    def on_step(iteration, milestones, loss):
+        if not iteration in milestones:
+            return
+        print(loss.sum().item())
+"""
+
+
+LISTED_STAGES = """
+    import torch
+    class Module(torch.nn.Module):
+        def shared_step(self, batch, step):
+            loss = self.model(batch).sum()
+            if step in ("train", "fit"):
+                self.log("loss", loss.item())
+            return loss
+        def training_step(self, batch, batch_idx):
+            return self.shared_step(batch, "train")
+"""
+
+
+def test_a_counter_named_like_a_step_among_listed_words_is_a_stage_not_a_schedule():
+    # `step` that names a stage ("train", "val") picks the stage whose every step it runs.
+    found = _found(LISTED_STAGES)
+    assert found[(7, "SL201")][0] == "hot"
+
+
+def test_a_negated_membership_or_a_sample_index_among_listed_ones_is_no_schedule():
+    # `not iteration in milestones` is `iteration not in milestones`: every other step (as is
+    # `not (iteration % 100 == 0)`); `i` walking a batch's samples among `bad_indices` picks
+    # samples, on every step. An early return unless at a listed step still leaves the rest periodic.
+    found = _found(LISTED_STEPS_NEGATED_OR_OF_SAMPLES)
+    assert found[(7, "SL201")][0] == "hot"
+    assert found[(9, "SL201")][0] == "hot"
+    assert found[(12, "SL201")][0] == "hot"
+    assert found[(17, "SL201")] == ("cold", "periodic (after an early return when not logging)")
+
+
 BATCH_INDEX_GUARDS = """
     import torch
     def train(model, data, loader, layers, optimizer):
@@ -1005,6 +1055,41 @@ def test_names_unpacked_from_a_shape_are_python_ints_and_their_quotient_a_host_t
         (11, 8, "SL202", "hot"),  # unpacking a tensor gives tensors
         (13, 56, "SL201", "hot"),  # only the third: the quotient of a tensor
     ]
+
+
+def test_a_training_script_with_an_optional_gui_is_no_demo(tmp_path):
+    # SC-GS's (and Deformable-3D-Gaussians') train_gui.py is the project's training script: its
+    # GUI is optional (`if args.gui: gui.render() else: gui.train(args.iterations)`), and the
+    # headless loop reads the loss back on every step.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "train_gui.py").write_text(textwrap.dedent("""
+        import torch
+        class GUI:
+            def __init__(self, model, optimizer):
+                self.model, self.optimizer = model, optimizer
+                self.ema_loss_for_log = 0.0
+            def train(self, iters):
+                for i in range(iters):
+                    self.train_step()
+            def train_step(self):
+                loss = self.model(torch.randn(8, 3, device="cuda")).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.ema_loss_for_log = 0.4 * loss.item() + 0.6 * self.ema_loss_for_log
+        if __name__ == "__main__":
+            gui = GUI(torch.nn.Linear(3, 1).cuda(), None)
+            if args.gui:
+                gui.render()
+            else:
+                gui.train(args.iterations)
+    """))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = [(Path(f.path).name, f.line, f.code, f.context) for f in findings]
+    assert ("train_gui.py", 14, "SL201", "hot") in found
 
 
 def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path):

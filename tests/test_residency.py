@@ -1222,3 +1222,48 @@ def test_a_parameter_rebound_only_to_views_of_itself_keeps_the_host_tensors_its_
     found = sorted((f.line, f.code) for f in lint_paths([tmp_path], Settings(root=tmp_path), options)
                    if f.path.endswith("metrics.py"))
     assert found == [(9, "SL201")]  # masks, moved to the device: its read-back waits
+
+
+def test_arithmetic_with_another_tensor_may_move_a_host_parameter_to_the_device(tmp_path):
+    # A 0-dim host tensor (`loss.detach().cpu()`) meets a device tensor without error, and the
+    # result lives on the device: `value = value * weight` is no longer the caller's host tensor,
+    # so its `.item()` waits. Arithmetic of the parameter with itself or with numbers keeps it.
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    (tmp_path / "metrics.py").write_text(textwrap.dedent('''
+        import torch
+
+        def scaled(value, weight):
+            value = value * weight
+            return value.item()
+
+        def shifted(value, offset):
+            value = value.float() + offset
+            return value.item()
+
+        def centred(value):
+            value = (value.double() - value[None]) * -2.0
+            return value.item()
+    '''))
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import torch
+        from metrics import scaled, shifted, centred
+
+        def train(model, loader, device):
+            w = torch.ones(1, device=device)
+            for x, y in loader:
+                out = model(x.to(device, non_blocking=True))
+                loss = out.sum().detach()
+                scaled(loss.cpu(), w)
+                shifted(loss.cpu(), out.mean())
+                centred(loss.cpu())
+
+
+        if __name__ == "__main__":
+            train(None, [], "cuda")
+    '''))
+    options = RunOptions(jobs=1, use_cache=False, include_cold=True)
+    found = sorted((f.line, f.code) for f in lint_paths([tmp_path], Settings(root=tmp_path), options)
+                   if f.path.endswith("metrics.py"))
+    assert found == [(6, "SL201"), (10, "SL201")]

@@ -114,9 +114,11 @@ _CONVERSION_TOOL = re.compile(r"^(convert|conversion|inspect)_\w*(checkpoint|ckp
 #: training or inference steps. A folder named ``*_demo`` is not one of them: it is as
 #: often the package a small project keeps its program in (``ddpm_demo/``). An interactive
 #: GUI (``gui/``, ``run_gui.py``: Cutie's click-to-segment tool and the RITM model only it
-#: runs) is one too: it runs a model per click, not the program's steps.
+#: runs) is one too: it runs a model per click, not the program's steps. Not a training
+#: script with an optional GUI (SC-GS's and Deformable-3D-Gaussians' ``train_gui.py``: ``if
+#: args.gui: gui.render() else: gui.train(iterations)``), the program's own training loop.
 _DEMO_DIR = re.compile(r"^(demos?(_\w+)?|gui)$", re.I)
-_DEMO_MODULE = re.compile(r"(^|_)(demos?|gui)(_|$)", re.I)
+_DEMO_MODULE = re.compile(r"(^|_)(demos?|(?<!train_)(?<!training_)gui)(_|$)", re.I)
 
 #: ``tools/visualization.py``, ``utils/visualizer.py``, ``plotting.py``, ``attention_plot.py``:
 #: modules that draw what a model computed (SlowFast's TensorBoard image writer), once or

@@ -182,10 +182,12 @@ def kept_in_place(node: ast.FunctionDef | ast.AsyncFunctionDef, names: Collectio
 
 def _view_of(value: ast.expr, name: str) -> bool:
     """``name.reshape(...)[:, :3].float()``: a chain of views and casts of ``name``; or
-    arithmetic with one (``labels - labels[:, root]``, ``labels * masks``: a host tensor
-    meets only host tensors and numbers, or PyTorch raises)."""
+    arithmetic of such chains and numbers (``labels - labels[:, root]``, ``labels * 1000``).
+    Not arithmetic with anything else (``value * weight``): a 0-dim host tensor meets a
+    device tensor without error, and the result lives on the device."""
     if isinstance(value, ast.BinOp):
-        return _view_of(value.left, name) or _view_of(value.right, name)
+        sides = (value.left, value.right)
+        return all(_view_of(side, name) or _is_number(side) for side in sides) and not all(map(_is_number, sides))
     while True:
         if isinstance(value, ast.Name):
             return value.id == name
@@ -198,3 +200,10 @@ def _view_of(value: ast.expr, name: str) -> bool:
             value = value.func.value
         else:
             return False
+
+
+def _is_number(value: ast.expr) -> bool:
+    """``2.0``, ``-1``, ``1e-6``: a number written out."""
+    while isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)

@@ -601,17 +601,32 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
 def _at_listed_steps(node: ast.AST, counters: Collection[str]) -> bool:
     """``iteration in update_AlphaMask_list`` (TensoRF's alpha-mask updates), ``epoch in
     {30, 60}``: a step counter among steps a list names, which runs at those steps only.
-    Not ``step in range(warmup)`` (every step of a window), nor ``not in``."""
+    Not ``step in range(warmup)`` (every step of a window), nor ``not in``, nor ``step in
+    ("train", "val")`` (words: a stage, every step of it); nor a bare ``i``
+    or ``it`` that is no batch counter of an enclosing loop over batches (``for i in
+    range(len(preds)): if i in bad_indices:`` picks samples, on every step)."""
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)):
         return False
     listed = node.comparators[0]
     if isinstance(listed, ast.Call):
         return False  # ``range(...)``, ``set(...)`` of a window: unknown
+    if isinstance(listed, ast.Constant) or (
+        isinstance(listed, (ast.List, ast.Tuple, ast.Set))
+        and any(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in listed.elts)
+    ):
+        return False  # ``step in ("train", "val")``: a stage, each of whose steps it runs
     left = node.left
     while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
         left = left.left  # ``(iteration + 1) in milestones``
+    if isinstance(left, ast.Name) and left.id in counters:
+        return True
     counter = (dotted(left) or "").rsplit(".", 1)[-1]
-    return bool(_STEP_COUNTER.search(counter)) or (isinstance(left, ast.Name) and left.id in counters)
+    return counter not in _SAMPLE_INDICES and bool(_STEP_COUNTER.search(counter))
+
+
+#: Counter names as often an index of a sample, a layer or a list as of a step: in a
+#: membership test (``i in bad_indices``) they are a step counter only as a batch counter.
+_SAMPLE_INDICES = frozenset({"i", "it"})
 
 
 def _off_the_period(test: ast.AST) -> bool:
@@ -655,13 +670,17 @@ def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
 
 def _schedule_parts(test: ast.AST) -> list[ast.AST]:
     """The nodes of ``test`` (breadth first), less the gradient accumulation boundaries in it
-    (``i % args.accum_freq``: its ``freq`` says nothing of logging)."""
+    (``i % args.accum_freq``: its ``freq`` says nothing of logging) and the comparisons a
+    ``not`` negates (``not iteration in milestones``, ``not (step % 100 == 0)``: true on the
+    other steps). (``not step % 100`` is no comparison: it is ``step % 100 == 0``.)"""
     found: list[ast.AST] = []
     queue = [test]
     for node in queue:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _ACCUMULATION.search(
             (dotted(node.right) or "").rsplit(".", 1)[-1]
         ):
+            continue
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Compare):
             continue
         found.append(node)
         queue.extend(child_nodes(node))

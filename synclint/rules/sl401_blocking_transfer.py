@@ -78,6 +78,9 @@ class BlockingTransfer(Rule):
         # The fields of a batch, moved asking not to block (pvcnn's train.py).
         "import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n"
         "        targets[k] = v.to(device, non_blocking=True)\n",
+        # The batch rebound to its fields' device copies: walking them again copies nothing.
+        "import torch\nfor batch in loader:\n    batch = {k: v.cuda(non_blocking=True) for k, v in batch.items()}\n"
+        "    inputs = {k: v.to(device) for k, v in batch.items() if k != 'label'}\n",
         # A cast of a batch already on the device (named as a dtype).
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
     )
@@ -158,8 +161,9 @@ class BlockingTransfer(Rule):
         later ``batch_y[:, -n:].to(device)`` (iTransformer) copies nothing; so does a name
         bound to what a collective returns (``outputs, batch_y =
         accelerator.gather_for_metrics((outputs, batch_y))``, Time-LLM: it gathers device
-        tensors). (``x = x.float()`` keeps the loader's host tensor: its later move is still
-        a copy.)"""
+        tensors); and a batch rebound to its fields' device copies (``batch = {k: v.cuda()
+        for k, v in batch.items()}``: a later walk of ``batch.items()`` copies nothing).
+        (``x = x.float()`` keeps the loader's host tensor: its later move is still a copy.)"""
         if not self._batch_names or not (_moves_to_a_device(node.value) or self._collective(node.value)):
             return
         for target in node.targets:
@@ -209,7 +213,12 @@ _COLLECTIVE_MODULES = ("torch.distributed.", "torch_xla.", "horovod.", "accelera
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
     """``x.to(device)``, ``x.float().cuda()``, ``x.cuda().float()``: a chain of method calls
-    with a host-to-device transfer in it."""
+    with a host-to-device transfer in it; or a comprehension of such moves (``{k:
+    v.cuda(non_blocking=True) for k, v in batch.items()}``: the batch's fields, moved)."""
+    if isinstance(value, cst.DictComp):
+        return _moves_to_a_device(value.value)
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return _moves_to_a_device(value.elt)
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if is_host_transfer(value):
             return True
