@@ -85,6 +85,10 @@ class BlockingTransfer(Rule):
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
     )
     INVALID = (
+        # A list of the batch's elements moved in one branch leaves the other branch's batch
+        # a loader batch (AlphaPose's train.py): its copy blocks.
+        Invalid("import torch\nfor inps, labels in loader:\n    if isinstance(inps, list):\n"
+                "        inps = [inp.cuda() for inp in inps]\n    else:\n        inps = inps.cuda()\n", 6, 16),
         # The fields of a batch, each moved: copies of the loader's host tensors.
         Invalid("import torch\nfor batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n", 3, 17),
         Invalid("import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n        targets[k] = v.to(device)\n",
@@ -213,12 +217,13 @@ _COLLECTIVE_MODULES = ("torch.distributed.", "torch_xla.", "horovod.", "accelera
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
     """``x.to(device)``, ``x.float().cuda()``, ``x.cuda().float()``: a chain of method calls
-    with a host-to-device transfer in it; or a comprehension of such moves (``{k:
-    v.cuda(non_blocking=True) for k, v in batch.items()}``: the batch's fields, moved)."""
+    with a host-to-device transfer in it; or a dictionary comprehension of such moves
+    (``{k: v.cuda(non_blocking=True) for k, v in batch.items()}``: the batch's fields, moved)."""
     if isinstance(value, cst.DictComp):
         return _moves_to_a_device(value.value)
-    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-        return _moves_to_a_device(value.elt)
+    # (Not a list of moved elements: the elements are samples, and the name may be rebound
+    # so in one branch only: AlphaPose's ``if isinstance(inps, list): inps = [inp.cuda() for
+    # inp in inps] else: inps = inps.cuda()``, whose ``else`` copies a loader batch.)
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if is_host_transfer(value):
             return True
