@@ -28,6 +28,7 @@ import re
 import libcst as cst
 
 from synclint.analysis.devices import is_device_argument, moves_to_a_device
+from synclint.analysis.imports import callee_name
 from synclint.analysis.targets import target_name_nodes
 from synclint.traversal import walk
 
@@ -201,7 +202,7 @@ class _BatchUses(cst.CSTVisitor):
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
         given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
-        if given and _DEVICE_HELPER.search(_callee_name(func)):
+        if given and _DEVICE_HELPER.search(callee_name(func)):
             self.changed.update(given)  # ``inputs = to_device(batch)`` may move it in place too
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -250,7 +251,3 @@ def string_key(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _callee_name(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""

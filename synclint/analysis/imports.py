@@ -35,6 +35,14 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def callee_name(func: cst.BaseExpression) -> str:
+    """The last name of what a call calls: ``f`` of ``f(x)``, ``step`` of ``opt.step()``; ""
+    for anything else (``fs[0](x)``, ``make()(x)``)."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
 def _module_name(node: cst.BaseExpression | None) -> str:
     return "" if node is None else (dotted_name(node) or "")
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 
 import libcst as cst
 
+from synclint.analysis.imports import callee_name
 from synclint.project.summary import LOADER_NAME as _LOADER_NAME  # one definition for both layers
 from synclint.traversal import walk
 
@@ -80,9 +81,7 @@ class _StartMethodScan(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        self.found = self.found or name == "set_start_method"
+        self.found = self.found or callee_name(node.func) == "set_start_method"
         return not self.found
 
 

@@ -4,7 +4,7 @@ import re
 
 import libcst as cst
 
-from synclint.analysis.imports import dotted_name
+from synclint.analysis.imports import callee_name, dotted_name
 from synclint.analysis.kinds import Kind
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.project.summary import BACKWARD_METHODS
@@ -773,8 +773,7 @@ class _Exprs(cst.CSTVisitor):
         # ``torch.index_select(targets, 0, idx[i])``, ``targets.narrow(0, i, 1)``: a
         # subscript spelled as a call.
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if name not in _PICKERS:
+        if callee_name(func) not in _PICKERS:
             return True
         if isinstance(func, cst.Attribute) and dotted_name(func.value) != "torch":
             source, indices = func.value, list(node.args)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
@@ -296,8 +297,7 @@ class _LoaderReads(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
-        callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
-            node.func.value if isinstance(node.func, cst.Name) else None
+        callee = callee_name(node.func)
         if isinstance(node.func, cst.Name) and callee in self.own:
             self._hand_to_own(self.own[callee], node)
             return False
@@ -377,9 +377,7 @@ class _LoaderReads(cst.CSTVisitor):
         targets = [target.target for target in node.targets]
         wrapper = _wrapper(node.value)
         if wrapper and all(isinstance(target, cst.Name) for target in targets):
-            reads = _Reads()
-            walk(node.value, reads)
-            if reads.names & self.names:
+            if _reads(node.value) & self.names:
                 self.names |= {target.value for target in targets}
             self._safe = 1
         else:
@@ -418,11 +416,7 @@ class _LoaderReads(cst.CSTVisitor):
 
 def _wrapper(node: cst.BaseExpression) -> bool:
     """``iter(loader)``, ``tqdm(enumerate(loader))``: a call of a wrapping callable."""
-    if not isinstance(node, cst.Call):
-        return False
-    func = node.func
-    callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-    return callee in _WRAPPING
+    return isinstance(node, cst.Call) and callee_name(node.func) in _WRAPPING
 
 
 def _reads(node: cst.CSTNode | None) -> set[str]:
