@@ -23,6 +23,7 @@ from synclint.project.cold_reasons import is_never_named
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
+from synclint.project.layout import dotted_tails
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.step_branches import blocks_closed_by_constants
 from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
@@ -365,8 +366,7 @@ def _imported_elsewhere(index: ProjectIndex) -> set[str]:
                 named.setdefault(name, set()).add(path)
     found = set()
     for key, entry in index.entries.items():
-        parts = entry.name.split(".")
-        for tail in (".".join(parts[cut:]) for cut in range(len(parts))):
+        for tail in dotted_tails(entry.name):
             if named.get(tail, set()) - {key}:
                 found.add(key)
     return found

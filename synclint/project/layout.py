@@ -101,6 +101,13 @@ def top_package(directory: Path) -> Path | None:
     return top
 
 
+def dotted_tails(name: str) -> list[str]:
+    """``a.b.c``: ``a.b.c``, ``b.c``, ``c``: the names an import may give the module, from
+    beside it or through a longer package path."""
+    parts = name.split(".")
+    return [".".join(parts[cut:]) for cut in range(len(parts))]
+
+
 def module_names(file: Path, root: Path) -> list[str]:
     """Every dotted name ``file`` can be imported as (first: the one relative imports use)."""
     names: list[str] = []

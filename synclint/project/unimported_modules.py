@@ -92,7 +92,7 @@ from typing import NamedTuple
 
 from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
-from synclint.project.layout import is_installable, natural_root
+from synclint.project.layout import dotted_tails, is_installable, natural_root
 from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names
 from synclint.project.reflection import find_module_loading_in_packages
 
@@ -188,7 +188,7 @@ def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
     project's directory, is a module of its ``pkg`` (as an import statement's longer
     package path is: see :class:`_Lookup`). (A package named as the project's directory,
     ``"proj." + name``, holds every module: the caller asks no module then.)"""
-    wholes = {suffix for package in packages for suffix in _suffixes(package)}
+    wholes = {suffix for package in packages for suffix in dotted_tails(package)}
     return any(tail == package or tail.startswith(package + ".") for tail in tails for package in wholes)
 
 
@@ -212,7 +212,7 @@ def _candidate_tails(index: ProjectIndex, decided: Callable[[str], str | None]) 
     tails: dict[str, set[str]] = {key: set() for key in candidates}
     for name, key in index.modules.items():
         if key in tails:
-            tails[key].update(_suffixes(name))
+            tails[key].update(dotted_tails(name))
     return {key: frozenset(names) for key, names in tails.items()}
 
 
@@ -223,12 +223,6 @@ def _library_directories(index: ProjectIndex) -> set[Path]:
     if not is_installable(natural_root(index.root)):
         return set()
     return {Path(key).parent for key in index.entries if os.path.basename(key) == "__init__.py"}
-
-
-def _suffixes(name: str) -> list[str]:
-    """``a.b.c``: ``a.b.c``, ``b.c``, ``c``."""
-    parts = name.split(".")
-    return [".".join(parts[cut:]) for cut in range(len(parts))]
 
 
 class _Lookup(NamedTuple):
@@ -249,9 +243,9 @@ class _Lookup(NamedTuple):
         dotted = {".".join(parts[:cut]) for cut in range(1, len(parts) + 1)}
         dotted.update(f"{module}.{name}" if module else name for name in names if name != "*")
         found = {key for name in dotted for key in self.by_tail.get(name, ())}
-        found.update(self.by_name[suffix] for name in dotted for suffix in _suffixes(name) if suffix in self.by_name)
+        found.update(self.by_name[suffix] for name in dotted for suffix in dotted_tails(name) if suffix in self.by_name)
         if "*" in names:
-            found.update(key for suffix in _suffixes(module) for key in self.packages.get(suffix, ()))
+            found.update(key for suffix in dotted_tails(module) for key in self.packages.get(suffix, ()))
         return found
 
 
