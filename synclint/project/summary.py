@@ -583,10 +583,7 @@ def _is_periodic_guard(test: ast.AST, counters: Collection[str] = ()) -> bool:
         return False
     for node in _schedule_parts(test):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            left = node.left
-            while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
-                left = left.left  # ``(iteration + 1) % eval_period == 0``
-            counter = (dotted(left) or "").rsplit(".", 1)[-1]
+            left, counter = _counter(node.left)  # ``(iteration + 1) % eval_period == 0``
             if _STEP_COUNTER.search(counter) or (isinstance(left, ast.Name) and left.id in counters):
                 return True
         if isinstance(node, ast.Name) and _PERIODIC_NAME.search(node.id):
@@ -615,13 +612,18 @@ def _at_listed_steps(node: ast.AST, counters: Collection[str]) -> bool:
         and any(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in listed.elts)
     ):
         return False  # ``step in ("train", "val")``: a stage, each of whose steps it runs
-    left = node.left
-    while isinstance(left, ast.BinOp) and isinstance(left.op, (ast.Add, ast.Sub)):
-        left = left.left  # ``(iteration + 1) in milestones``
+    left, counter = _counter(node.left)  # ``(iteration + 1) in milestones``
     if isinstance(left, ast.Name) and left.id in counters:
         return True
-    counter = (dotted(left) or "").rsplit(".", 1)[-1]
     return counter not in _SAMPLE_INDICES and bool(_STEP_COUNTER.search(counter))
+
+
+def _counter(node: ast.AST) -> tuple[ast.AST, str]:
+    """What a schedule counts, past an offset (``(iteration + 1)``: ``iteration``), and its
+    last name (``self.global_step``: ``global_step``; "" for no name)."""
+    while isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        node = node.left
+    return node, (dotted(node) or "").rsplit(".", 1)[-1]
 
 
 #: Counter names as often an index of a sample, a layer or a list as of a step: in a
