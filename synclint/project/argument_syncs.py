@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple
 
 from synclint.catalogue import SyncCondition, SyncOp, by_function, by_method
+from synclint.project.residency import VIEWS_AND_CASTS
 from synclint.project.scopes import all_nodes, child_nodes, function_nodes, nested_scopes
 
 #: Rules that report these ops at the call sites (they match ops through the catalogue
@@ -31,10 +32,7 @@ _CODES = frozenset({"SL101", "SL102", "SL105", "SL201"})
 #: Views and casts: their result is the argument's data, where the argument lives.
 #: Not moves (``to``/``cuda``: the helper decides the device, so the sync is its own),
 #: nor reductions or arithmetic (``x.sum()``, ``x > 0``: a value the helper computes).
-_SAME_VALUE_METHODS = frozenset(
-    {"detach", "clone", "float", "double", "half", "long", "int", "bool", "view", "reshape", "flatten",
-     "contiguous", "squeeze", "unsqueeze", "t", "transpose", "permute", "view_as", "reshape_as"}
-)
+_SAME_VALUE_METHODS = VIEWS_AND_CASTS
 _SAME_VALUE_ATTRIBUTES = frozenset({"data", "T", "mT", "real", "imag"})
 
 

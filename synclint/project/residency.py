@@ -145,13 +145,17 @@ def closure_rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[s
     return found
 
 
+#: Views and casts of dtype: their result is the tensor's data, where the tensor lives (also
+#: what :mod:`synclint.project.argument_syncs` takes for the argument's own value).
+VIEWS_AND_CASTS = frozenset({
+    "detach", "clone", "float", "double", "half", "long", "int", "bool", "view", "reshape", "flatten",
+    "contiguous", "squeeze", "unsqueeze", "t", "transpose", "permute", "view_as", "reshape_as",
+})
 #: Methods whose result lives where their tensor does: views, reshapes and casts of dtype
 #: (``.cpu()`` and ``.numpy()`` too: a host tensor stays on the host). Not ``.to``,
 #: ``.cuda`` or ``.type``, which may move it.
-IN_PLACE_METHODS = frozenset({
-    "reshape", "view", "view_as", "reshape_as", "permute", "transpose", "t", "contiguous", "flatten",
-    "squeeze", "unsqueeze", "expand", "expand_as", "narrow", "select", "detach", "clone", "float",
-    "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "cpu", "numpy", "unflatten", "movedim",
+IN_PLACE_METHODS = VIEWS_AND_CASTS | frozenset({
+    "expand", "expand_as", "narrow", "select", "bfloat16", "short", "byte", "cpu", "numpy", "unflatten", "movedim",
 })
 #: Attributes of a tensor that are tensors where it lives.
 IN_PLACE_ATTRIBUTES = frozenset({"data", "T", "mT", "real"})
