@@ -12,7 +12,7 @@ import pytest
 
 from synclint.config import Settings
 from synclint.project.layout import is_installable
-from synclint.project.reflection import find_module_loading
+from synclint.project.reflection import find_module_loading_in_packages
 from synclint.project.scripts import is_script
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
@@ -278,20 +278,24 @@ def test_a_module_an_unparsable_file_may_import_may_run(tmp_path: Path):
 ])
 def test_reflection_that_could_import_any_module_keeps_every_module(tmp_path: Path, loader: str):
     assert _findings(tmp_path, _program(**{"registry.py": loader}), include_cold=True)[-1:] == _hot()
-    assert find_module_loading(loader) is not None
+    assert find_module_loading_in_packages(loader) != _NO_LOADING
+
+
+#: What a file without module loading gives.
+_NO_LOADING = (None, frozenset())
 
 
 def test_reflection_text_finds_only_computed_names():
-    assert find_module_loading('importlib.import_module("pkg.losses")') is None
-    assert find_module_loading("boxes = np.fromfile(path, dtype=np.float32)") is None
-    assert find_module_loading("__import__(name)") == "`__import__`"
-    assert find_module_loading("cls = locate('pkg.losses.RankLoss')") is None
-    assert find_module_loading("block = allocate(size)") is None
-    assert find_module_loading("model = instantiate(cfg.model)") is None  # (its `_target_` is a configuration's text)
-    assert find_module_loading("cfg = dict(_target_='pkg.losses.RankLoss')") is None
-    assert find_module_loading("cfg = dict(_target_=path)") == "`_target_=`"
-    assert find_module_loading("spec = importlib.util.spec_from_file_location(name, path)") == (
-        "`spec_from_file_location`"
+    assert find_module_loading_in_packages('importlib.import_module("pkg.losses")') == _NO_LOADING
+    assert find_module_loading_in_packages("boxes = np.fromfile(path, dtype=np.float32)") == _NO_LOADING
+    assert find_module_loading_in_packages("__import__(name)") == ("`__import__`", frozenset())
+    assert find_module_loading_in_packages("cls = locate('pkg.losses.RankLoss')") == _NO_LOADING
+    assert find_module_loading_in_packages("block = allocate(size)") == _NO_LOADING
+    assert find_module_loading_in_packages("model = instantiate(cfg.model)") == _NO_LOADING  # (its `_target_` is a configuration's text)
+    assert find_module_loading_in_packages("cfg = dict(_target_='pkg.losses.RankLoss')") == _NO_LOADING
+    assert find_module_loading_in_packages("cfg = dict(_target_=path)") == ("`_target_=`", frozenset())
+    assert find_module_loading_in_packages("spec = importlib.util.spec_from_file_location(name, path)") == (
+        "`spec_from_file_location`", frozenset()
     )
 
 

@@ -3,7 +3,7 @@ computed name: ``__subclasses__``, a metaclass, ``globals()[name]``, ``getattr(m
 name)``, ``importlib.import_module(name)``, ``eval`` of a dotted name built from a
 template. :mod:`synclint.project.unnamed_classes` asks :func:`find_reflection` what such a
 file could build, and :mod:`synclint.project.unimported_modules` asks
-:func:`find_module_loading` whether it could import any module. Text, not the tree: a
+:func:`find_module_loading_in_packages` which modules it could import. Text, not the tree: a
 match in a comment or a string counts too (erring towards "may be built"), and the search
 costs a scan, not a walk.
 """
@@ -344,12 +344,17 @@ _LITERAL_WITH_MORE = re.compile(r"""\b(?:import_module|__import__)\((?=\s*(?:"[^
 
 
 def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[str]]:
-    """As :func:`find_module_loading`, but ``import_module``/``__import__`` of a name that
-    starts with a literal package (``importlib.import_module("tasks." + name)``, relative
-    to one: ``import_module("." + name, "pkg.models")``) can import only modules of that
-    package: (None, those packages) when every loading is such, else (the marker, ()).
-    So can a literal name given more arguments (``__import__("pkg", fromlist=[name])``,
-    ``import_module(".losses", package="pkg")``), which :func:`find_module_loading` misses."""
+    """Reflection in the file's text that could import a module by a computed name or run a
+    file by its path (``importlib.import_module(name)``, ``pkgutil.iter_modules``,
+    ``runpy.run_path``, ``exec(open(path).read())``, a configuration file in Python run by
+    its path: ``Config.fromfile(args.config)``): (the first one's marker, ()). But
+    ``import_module``/``__import__`` of a name that starts with a literal package
+    (``importlib.import_module("tasks." + name)``, relative to one: ``import_module("." +
+    name, "pkg.models")``) can import only modules of that package, and so can a literal
+    name given more arguments (``__import__("pkg", fromlist=[name])``,
+    ``import_module(".losses", package="pkg")``): (None, those packages) when every loading
+    is such; (None, ()) when there is none. Text, as :func:`find_reflection`: a comment or
+    a string counts too."""
     packages: set[str] = set()
     loaders = [*_MODULE_LOADERS, ("(", _LITERAL_WITH_MORE)]
     for hint, pattern in loaders:
@@ -365,14 +370,3 @@ def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[
             packages.update({package, _package_of(source, match) or package})
     return None, frozenset(packages)
 
-
-def find_module_loading(source: str) -> str | None:
-    """Reflection in the file's text that could import a module by a computed name or run a
-    file by its path (``importlib.import_module(f"models.{name}")``, ``pkgutil.iter_modules``,
-    ``runpy.run_path``, ``exec(open(path).read())``, a configuration file in Python run by
-    its path: ``Config.fromfile(args.config)``), or None. Text, as
-    :func:`find_reflection`: a comment or a string counts too."""
-    for hint, pattern in _MODULE_LOADERS:
-        if hint in source and (marker := pattern.search(source)) is not None:
-            return f"`{marker.group().rstrip('( ')}`"
-    return None
