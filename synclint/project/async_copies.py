@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 #: Libraries whose training loops copy each batch with ``non_blocking=True`` themselves
@@ -83,12 +83,6 @@ def text_copies_asynchronously(text: str) -> bool:
     return bool(_ASKING_TEXT.search(text) or _LIBRARY_IMPORT.search(text))
 
 
-def notebooks_copy_asynchronously(paths: Iterable[str]) -> bool:
-    """Whether a code cell of one of the notebooks among ``paths`` asks, by its text (a
-    notebook's cells hold IPython lines that are no Python: ``%time``, ``!pip``)."""
-    return any(path.endswith(".ipynb") and text_copies_asynchronously(_code_text(path)) for path in paths)
-
-
 def _asks(node: ast.AST, qualify: Callable[[ast.AST], str | None]) -> bool:
     if isinstance(node, ast.keyword):
         return node.arg == "non_blocking" and not _is_false(node.value)
@@ -104,11 +98,6 @@ def _asks(node: ast.AST, qualify: Callable[[ast.AST], str | None]) -> bool:
     return False
 
 
-def notebook_code(path: str) -> str:
-    """The code cells of the notebook at ``path``, joined (nothing when it is unreadable)."""
-    return _code_text(path)
-
-
 def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
@@ -117,8 +106,10 @@ def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def _code_text(path: str) -> str:
-    """The code cells of the notebook at ``path``, joined (nothing when it is unreadable)."""
+def notebook_code(path: str) -> str:
+    """The code cells of the notebook at ``path``, joined (nothing when it is unreadable): to
+    be read as text (:func:`text_copies_asynchronously`), since a notebook's cells hold
+    IPython lines that are no Python (``%time``, ``!pip``)."""
     try:
         document = json.loads(Path(path).read_bytes())
     except (OSError, ValueError, RecursionError):

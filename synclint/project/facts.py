@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
-from synclint.project.async_copies import notebook_code, notebooks_copy_asynchronously
+from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.cold_reasons import is_never_named
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
@@ -154,13 +154,15 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # run the function every step.
     once = {} if split else functions_called_once(index, contexts)
     # The project's notebooks run its loaders too (a training loop in a notebook that imports
-    # them); they are read only when no Python file already asks (index.naming_files holds
-    # them, and their stats are part of the facts cache's state).
+    # them), and import its modules; their code cells are read once, here (index.naming_files
+    # holds them, and their stats are part of the facts cache's state). Not in a piece of a
+    # split project, which decides neither.
+    notebooks = {} if split else {path: notebook_code(path) for path in index.naming_files if path.endswith(".ipynb")}
     blocking_only = (not split and not any(entry.summary.copies_asynchronously for entry in index.entries.values())
-                     and not notebooks_copy_asynchronously(index.naming_files))
+                     and not any(map(text_copies_asynchronously, notebooks.values())))
     result: dict[str, FileFacts] = {}
     decided = _decided_by(index, unimported)
-    imported = _imported_elsewhere(index)
+    imported = _imported_elsewhere(index, notebooks)
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
                                   unimported.get(key), blocking_only, split, split or key in imported)
@@ -339,10 +341,10 @@ _NOTEBOOK_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(
                               re.MULTILINE)
 
 
-def _notebook_imports(path: str) -> set[str]:
-    """The dotted names of the modules a notebook's import statements name."""
+def _notebook_imports(code: str) -> set[str]:
+    """The dotted names of the modules the import statements of a notebook's code name."""
     named = set()
-    for found in _NOTEBOOK_IMPORT.finditer(notebook_code(path)):
+    for found in _NOTEBOOK_IMPORT.finditer(code):
         module, names, plain = found.groups()
         if module is not None:
             named.add(module)
@@ -352,18 +354,17 @@ def _notebook_imports(path: str) -> set[str]:
     return named
 
 
-def _imported_elsewhere(index: ProjectIndex) -> set[str]:
-    """The files that another project file, or a notebook of the project, imports, by their
-    dotted name or a tail of it (``from data import loader`` from a script beside
-    ``data.py``)."""
+def _imported_elsewhere(index: ProjectIndex, notebooks: dict[str, str]) -> set[str]:
+    """The files that another project file, or a notebook of the project (``notebooks``: path
+    -> its code cells), imports, by their dotted name or a tail of it (``from data import
+    loader`` from a script beside ``data.py``)."""
     named: dict[str, set[str]] = {}
     for key in index.entries:
         for name in _named_modules(index, key):
             named.setdefault(name, set()).add(key)
-    for path in index.naming_files:
-        if path.endswith(".ipynb"):
-            for name in _notebook_imports(path):
-                named.setdefault(name, set()).add(path)
+    for path, code in notebooks.items():
+        for name in _notebook_imports(code):
+            named.setdefault(name, set()).add(path)
     found = set()
     for key, entry in index.entries.items():
         for tail in dotted_tails(entry.name):
