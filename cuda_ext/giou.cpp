@@ -33,9 +33,18 @@ namespace {
 
 // The loops work on tiles of kTile boxes held as structure-of-arrays in float
 // (double for float64). Every stage is a simple loop GCC vectorises: the
-// presence test, a 4-wide deinterleave that also widens fp16/bf16, a unit
-// box written into the absent slots (tiles that are not full only), the
-// branch-free per-box math over the tile's present range, and the write-back.
+// presence test, a 4-wide deinterleave that also widens fp16/bf16, the
+// branch-free per-box math and the write-back.
+//
+// A chunk of kTile consecutive slots whose boxes are all present (a dense
+// batch) goes through the math as it was loaded. The present boxes of every
+// other chunk are packed into a stage, run by run, until kTile of them are
+// waiting, from as many chunks and images of a work item as it takes: the
+// seed's detection batches hold 0 to 10 boxes in 256 slots per image, and
+// each image used to cost at least one vector of math and its loads.
+// Which path a slot takes, and its lane, depend only on which slots are
+// present, so the three validity modes give the same bits when they agree on
+// presence.
 constexpr int64_t kTile = 64;
 
 // Everything a kernel loop calls is forced inline into the multiversioned
@@ -47,23 +56,36 @@ constexpr int64_t kTile = 64;
 #define SYNCLINT_INLINE inline __attribute__((always_inline))
 #endif
 
+// kTile boxes as the math reads them.
 template <typename T>
-struct Tile {
-  T raw_p[4][kTile] = {};  // as loaded, the unit box in absent slots (see unit_box_if_absent)
-  T raw_t[4][kTile] = {};
-  T present[kTile] = {};  // 1 or 0: a float mask vectorises where bool does not
-  // Loss sum and present count per slot lane, over a whole work item: one
-  // vector add per vector of boxes. (An `omp simd` reduction per tile ends in
-  // a scalar, in-order sum of the vector's lanes: two 16-add dependency
-  // chains per 64 boxes.) Exact counts: a lane sees far below 2^24 boxes.
-  T loss_lanes[kTile] = {};
-  T count_lanes[kTile] = {};
+struct Lanes {  // not zeroed: every lane the math reads is written first
+  alignas(64) T p[4][kTile];
+  alignas(64) T t[4][kTile];
+  alignas(64) T present[kTile];  // 1 or 0: a float mask vectorises where bool does not
 };
 
-// What the math sees in slot j: the loaded boxes, or a unit box where the
-// slot is absent. Absent slots compute on the unit box instead of their real
-// (or stale) coordinates: their discarded math stays finite, so a zero
-// upstream gradient gives exact zeros (no inf * 0 = NaN).
+// Staged lanes [lane, lane + len) hold the boxes of slots [flat, flat + len).
+struct Run {
+  int64_t flat;
+  int64_t lane;
+  int64_t len;
+};
+
+template <typename T>
+struct Tile {
+  Lanes<T> chunk;  // kTile consecutive slots, as the validity rule fills them
+  Lanes<T> stage;  // present boxes of chunks that are not whole, packed
+  Run runs[kTile];  // where the stage's lanes came from (a run is at least one lane)
+  int64_t staged = 0;
+  int64_t num_runs = 0;
+  // Loss sum and present count per lane, over a whole work item: one vector
+  // add per vector of boxes. (An `omp simd` reduction per tile ends in a
+  // scalar, in-order sum of the vector's lanes: two 16-add dependency chains
+  // per 64 boxes.) Exact counts: a lane sees far below 2^24 boxes.
+  alignas(64) T loss_lanes[kTile] = {};
+  alignas(64) T count_lanes[kTile] = {};
+};
+
 template <typename T>
 struct BoxPair {
   T p[4];
@@ -71,33 +93,28 @@ struct BoxPair {
 };
 
 template <typename T>
-SYNCLINT_INLINE BoxPair<T> tile_box(const Tile<T>& tile, int64_t j) {
+SYNCLINT_INLINE BoxPair<T> lane_box(const Lanes<T>& lanes, int64_t j) {
   BoxPair<T> box;
   for (int k = 0; k < 4; ++k) {
-    box.p[k] = tile.raw_p[k][j];
-    box.t[k] = tile.raw_t[k][j];
+    box.p[k] = lanes.p[k][j];
+    box.t[k] = lanes.t[k][j];
   }
   return box;
 }
 
-// Puts the unit box in every absent slot of [0, m), in place, unless every
-// slot there is present (the dense case: nothing to do). A select inside the
-// math loop instead cost 10-14% of the dense gradient kernel (it ran on every
-// tile), and a blend pass into more tile arrays about 10% of the dense
-// kernels; this pass runs on partly filled tiles only.
+// Lanes [w, m) of the stage, past its last box, hold the unit box and no
+// presence: their discarded math stays finite, so a zero upstream gradient
+// gives exact zeros (no inf * 0 = NaN), whatever a previous stage left there.
 template <typename T>
-SYNCLINT_INLINE void unit_box_if_absent(Tile<T>& tile, int64_t m) {
-  T present = 0;
-#pragma omp simd reduction(+ : present)
-  for (int64_t j = 0; j < m; ++j) present += tile.present[j];
-  if (present == static_cast<T>(m)) return;
+SYNCLINT_INLINE void unit_box_after(Lanes<T>& lanes, int64_t w, int64_t m) {
   for (int k = 0; k < 4; ++k) {
     const T unit = k < 2 ? T(0) : T(1);
-    for (int64_t j = 0; j < m; ++j) {
-      tile.raw_p[k][j] = tile.present[j] != T(0) ? tile.raw_p[k][j] : unit;
-      tile.raw_t[k][j] = tile.present[j] != T(0) ? tile.raw_t[k][j] : unit;
+    for (int64_t j = w; j < m; ++j) {
+      lanes.p[k][j] = unit;
+      lanes.t[k][j] = unit;
     }
   }
+  for (int64_t j = w; j < m; ++j) lanes.present[j] = T(0);
 }
 
 // ---------------------------------------------------------------- work split
@@ -149,12 +166,12 @@ struct Grid {
 // the present ones without loading a tile. The rule is a template parameter
 // of the loops: no per-box branch on the mode.
 
-// Deinterleaves (and widens) boxes [lo, hi) of a tile: a loop GCC vectorises.
+// Deinterleaves (and widens) the n boxes at `boxes` into lanes [lane, lane + n):
+// a loop GCC vectorises.
 template <typename scalar_t, typename T>
-SYNCLINT_INLINE void deinterleave(const scalar_t* __restrict__ boxes, int64_t lo, int64_t hi,
-                         T (&out)[4][kTile]) {
-  for (int64_t j = lo; j < hi; ++j) {
-    for (int k = 0; k < 4; ++k) out[k][j] = static_cast<T>(boxes[4 * j + k]);
+SYNCLINT_INLINE void deinterleave(const scalar_t* __restrict__ boxes, int64_t n, T (&out)[4][kTile], int64_t lane) {
+  for (int64_t j = 0; j < n; ++j) {
+    for (int k = 0; k < 4; ++k) out[k][lane + j] = static_cast<T>(boxes[4 * j + k]);
   }
 }
 
@@ -179,11 +196,10 @@ struct PaddingRule {
     return present;
   }
   template <typename scalar_t, typename T>
-  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, Tile<T>& tile) const {
-    deinterleave(target + 4 * begin, 0, n, tile.raw_t);
+  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t* __restrict__ target, Lanes<T>& chunk) const {
+    deinterleave(target + 4 * begin, n, chunk.t, 0);
     for (int64_t j = 0; j < n; ++j) {
-      tile.present[j] =
-          is_padding(tile.raw_t[0][j], tile.raw_t[1][j], tile.raw_t[2][j], tile.raw_t[3][j]) ? T(0) : T(1);
+      chunk.present[j] = is_padding(chunk.t[0][j], chunk.t[1][j], chunk.t[2][j], chunk.t[3][j]) ? T(0) : T(1);
     }
   }
 };
@@ -202,8 +218,8 @@ struct MaskRule {
     return present;
   }
   template <typename scalar_t, typename T>
-  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t*, Tile<T>& tile) const {
-    for (int64_t j = 0; j < n; ++j) tile.present[j] = mask[begin + j] ? T(1) : T(0);
+  SYNCLINT_INLINE void fill(int64_t begin, int64_t n, const scalar_t*, Lanes<T>& chunk) const {
+    for (int64_t j = 0; j < n; ++j) chunk.present[j] = mask[begin + j] ? T(1) : T(0);
   }
 };
 
@@ -222,8 +238,8 @@ struct CountsRule {
   template <typename scalar_t>
   SYNCLINT_INLINE int64_t count(int64_t, int64_t n, const scalar_t*) const { return n; }  // `end` trimmed
   template <typename scalar_t, typename T>
-  SYNCLINT_INLINE void fill(int64_t, int64_t n, const scalar_t*, Tile<T>& tile) const {
-    for (int64_t j = 0; j < n; ++j) tile.present[j] = T(1);  // `end` already trimmed
+  SYNCLINT_INLINE void fill(int64_t, int64_t n, const scalar_t*, Lanes<T>& chunk) const {
+    for (int64_t j = 0; j < n; ++j) chunk.present[j] = T(1);  // `end` already trimmed
   }
 };
 
@@ -244,34 +260,62 @@ void with_rule(ValidityMode mode, const at::Tensor& valid, const at::Tensor& cou
   }
 }
 
-// Fills the tile's presence for boxes [begin, begin + n) (slots n..kTile
-// absent) and returns the range [lo, hi) of present slots (lo == hi: none).
+// Fills chunk.present for boxes [begin, begin + n) (n <= kTile) and returns
+// how many are present.
 template <typename scalar_t, typename T, typename Rule>
-SYNCLINT_INLINE std::pair<int64_t, int64_t> tile_presence(const scalar_t* __restrict__ target, int64_t begin,
-                                                 int64_t n, const Rule& rule, Tile<T>& tile) {
-  rule.fill(begin, n, target, tile);
-  for (int64_t j = n; j < kTile; ++j) tile.present[j] = T(0);
-  int64_t lo = 0, hi = n;
-  while (lo < hi && tile.present[lo] == T(0)) ++lo;
-  while (hi > lo && tile.present[hi - 1] == T(0)) --hi;
-  return {lo, hi};
+SYNCLINT_INLINE int64_t chunk_presence(const scalar_t* __restrict__ target, int64_t begin, int64_t n,
+                                       const Rule& rule, Lanes<T>& chunk) {
+  rule.fill(begin, n, target, chunk);
+  if constexpr (Rule::kCountsFromMetadata) return n;  // `end` trimmed: every slot is present
+  T present = 0;
+#pragma omp simd reduction(+ : present)
+  for (int64_t j = 0; j < n; ++j) present += chunk.present[j];
+  return static_cast<int64_t>(present);  // exact: at most kTile
 }
 
-// The math runs on slots [0, m): the present range rounded up to a whole
-// number of vectors (16 floats: an AVX-512 register, two AVX2 ones), so a
-// tile holding 3 boxes costs one vector, not four.
-SYNCLINT_INLINE int64_t math_extent(int64_t hi) {
+// The end of the run of slots from j on that are all present (or all absent).
+template <typename T>
+SYNCLINT_INLINE int64_t run_end(const Lanes<T>& chunk, int64_t j, int64_t n) {
+  const bool present = chunk.present[j] != T(0);
+  int64_t end = j + 1;
+  while (end < n && (chunk.present[end] != T(0)) == present) ++end;
+  return end;
+}
+
+// A whole chunk (kTile present boxes at slot `first`): its targets are
+// loaded unless the rule's presence test already did.
+template <typename scalar_t, typename T, typename Rule>
+SYNCLINT_INLINE void load_whole_chunk(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                                      int64_t first, const Rule&, Lanes<T>& chunk) {
+  deinterleave(pred + 4 * first, kTile, chunk.p, 0);
+  if (!Rule::kLoadsTargets) deinterleave(target + 4 * first, kTile, chunk.t, 0);
+}
+
+// Appends slots [flat, flat + len), chunk slots [j, j + len), all present, to
+// the stage (len must fit).
+template <typename scalar_t, typename T, typename Rule>
+SYNCLINT_INLINE void stage_run(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
+                               int64_t flat, int64_t j, int64_t len, const Rule&, Tile<T>& tile) {
+  const int64_t lane = tile.staged;
+  Lanes<T>& stage = tile.stage;
+  deinterleave(pred + 4 * flat, len, stage.p, lane);
+  if (Rule::kLoadsTargets) {
+    for (int k = 0; k < 4; ++k) {
+      for (int64_t i = 0; i < len; ++i) stage.t[k][lane + i] = tile.chunk.t[k][j + i];
+    }
+  } else {
+    deinterleave(target + 4 * flat, len, stage.t, lane);
+  }
+  for (int64_t i = 0; i < len; ++i) stage.present[lane + i] = T(1);
+  tile.runs[tile.num_runs++] = Run{flat, lane, len};
+  tile.staged += len;
+}
+
+// The math runs on lanes [0, m): the staged boxes rounded up to a whole
+// number of vectors (16 floats: an AVX-512 register, two AVX2 ones).
+SYNCLINT_INLINE int64_t math_extent(int64_t staged) {
   constexpr int64_t kVector = 16;
-  return std::min(kTile, (hi + kVector - 1) / kVector * kVector);
-}
-
-// Loads boxes [begin + lo, begin + hi) into the tile (the slots outside keep
-// a previous tile's values until unit_box_if_absent overwrites them).
-template <typename scalar_t, typename T, typename Rule>
-SYNCLINT_INLINE void load_tile(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                               int64_t begin, int64_t lo, int64_t hi, const Rule&, Tile<T>& tile) {
-  deinterleave(pred + 4 * begin, lo, hi, tile.raw_p);
-  if (!Rule::kLoadsTargets) deinterleave(target + 4 * begin, lo, hi, tile.raw_t);
+  return std::min(kTile, (staged + kVector - 1) / kVector * kVector);
 }
 
 // Compiled twice on x86-64 Linux/GCC (AVX2+FMA and baseline), picked at load
@@ -299,47 +343,155 @@ SYNCLINT_INLINE Partial lanes_total(const Tile<T>& tile) {
   return part;
 }
 
+template <typename out_t>
+SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
+  if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, out_t(0));
+}
+
+// Per-box losses of lanes [0, m) into `loss` (0 in absent lanes), added to
+// the tile's lanes.
+template <typename T>
+SYNCLINT_INLINE void forward_math(const Lanes<T>& lanes, int64_t m, T eps, T (&loss)[kTile], Tile<T>& tile) {
+#pragma omp simd
+  for (int64_t j = 0; j < m; ++j) {
+    const BoxPair<T> b = lane_box(lanes, j);
+    const T box = box_loss(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps);
+    loss[j] = lanes.present[j] != T(0) ? box : T(0);
+    tile.loss_lanes[j] += loss[j];
+    tile.count_lanes[j] += lanes.present[j];
+  }
+}
+
+// The staged boxes' losses, written to per_box (when non-null) run by run;
+// the stage is empty afterwards.
+template <typename scalar_t, typename T>
+SYNCLINT_INLINE void forward_stage(scalar_t* __restrict__ per_box, T eps, Tile<T>& tile) {
+  if (tile.staged == 0) return;
+  const int64_t m = math_extent(tile.staged);
+  unit_box_after(tile.stage, tile.staged, m);
+  T loss[kTile];
+  forward_math(tile.stage, m, eps, loss, tile);
+  if (per_box != nullptr) {
+    for (int64_t r = 0; r < tile.num_runs; ++r) {
+      const Run run = tile.runs[r];
+      for (int64_t i = 0; i < run.len; ++i) per_box[run.flat + i] = static_cast<scalar_t>(loss[run.lane + i]);
+    }
+  }
+  tile.staged = 0;
+  tile.num_runs = 0;
+}
+
 // Loss over slots [slot_begin, slot_end) of image `row`, added to the
 // tile's lanes, and, when `per_box` is non-null (reduction="none"), each
-// slot's loss.
+// slot's loss (absent slots: 0). Boxes staged here may be computed by a later
+// segment of the item, or by forward_stage at its end.
 template <typename scalar_t, typename T, typename Rule>
 SYNCLINT_INLINE void forward_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
                                      scalar_t* __restrict__ per_box, int64_t slots, int64_t row,
                                      int64_t slot_begin, int64_t slot_end, T eps, const Rule& rule,
                                      Tile<T>& tile) {
-  T loss[kTile];
   const int64_t base = row * slots;
   const int64_t read_end = rule.end(row, slot_begin, slot_end);
-  for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
-    const int64_t n = std::min(kTile, read_end - tile_begin);
-    const auto [lo, hi] = tile_presence(target, base + tile_begin, n, rule, tile);
-    if (lo == hi) {  // nothing present: nothing to read
-      if (per_box != nullptr) std::fill_n(per_box + base + tile_begin, n, scalar_t(0));
+  for (int64_t chunk_begin = slot_begin; chunk_begin < read_end; chunk_begin += kTile) {
+    const int64_t n = std::min(kTile, read_end - chunk_begin);
+    const int64_t first = base + chunk_begin;
+    const int64_t present = chunk_presence(target, first, n, rule, tile.chunk);
+    if (present == kTile) {
+      T loss[kTile];
+      load_whole_chunk(pred, target, first, rule, tile.chunk);
+      forward_math(tile.chunk, kTile, eps, loss, tile);
+      if (per_box != nullptr) {
+        for (int64_t j = 0; j < kTile; ++j) per_box[first + j] = static_cast<scalar_t>(loss[j]);
+      }
       continue;
     }
-    const int64_t m = math_extent(hi);
-    load_tile(pred, target, base + tile_begin, lo, hi, rule, tile);
-    unit_box_if_absent(tile, m);
-#pragma omp simd
-    for (int64_t j = 0; j < m; ++j) {
-      const BoxPair<T> b = tile_box(tile, j);
-      const T box = box_loss(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps);
-      loss[j] = tile.present[j] != T(0) ? box : T(0);
-      tile.loss_lanes[j] += loss[j];
-      tile.count_lanes[j] += tile.present[j];
+    int64_t j = 0;
+    for (int64_t left = present; left > 0;) {  // past the last present slot: absent
+      const int64_t end = run_end(tile.chunk, j, n);
+      if (tile.chunk.present[j] == T(0)) {
+        if (per_box != nullptr) std::fill(per_box + first + j, per_box + first + end, scalar_t(0));
+        j = end;
+        continue;
+      }
+      left -= end - j;
+      while (j < end) {
+        const int64_t len = std::min(end - j, kTile - tile.staged);
+        stage_run(pred, target, first + j, j, len, rule, tile);
+        j += len;
+        if (tile.staged == kTile) forward_stage(per_box, eps, tile);
+      }
     }
-    if (per_box != nullptr) {
-      scalar_t* __restrict__ out = per_box + base + tile_begin;
-      for (int64_t j = 0; j < std::min(n, m); ++j) out[j] = static_cast<scalar_t>(loss[j]);
-      for (int64_t j = m; j < n; ++j) out[j] = scalar_t(0);
-    }
+    if (per_box != nullptr) std::fill(per_box + first + j, per_box + first + n, scalar_t(0));
   }
   if (per_box != nullptr) std::fill(per_box + base + read_end, per_box + base + slot_end, scalar_t(0));
 }
 
-template <typename out_t>
-SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
-  if (out != nullptr && end > begin) std::fill(out + 4 * begin, out + 4 * end, out_t(0));
+// Gradients of lanes [0, m) into d_pred / d_target, from the upstream
+// gradient g (kWithLoss: present * grad_scale, computed here); with kWithLoss
+// the losses are added to the tile's lanes too.
+template <bool kWithLoss, bool kTargets, typename T>
+SYNCLINT_INLINE void gradient_math(const Lanes<T>& lanes, int64_t m, const T (&g)[kTile], T grad_scale, T eps,
+                                   T (&d_pred)[4][kTile], T (&d_target)[4][kTile], Tile<T>& tile) {
+#pragma omp simd
+  for (int64_t j = 0; j < m; ++j) {
+    const BoxPair<T> b = lane_box(lanes, j);
+    const T g_box = kWithLoss ? lanes.present[j] * grad_scale : g[j];  // present is 1 or 0
+    const BoxGrads<T> d =
+        box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g_box);
+    d_pred[0][j] = d.p[0];
+    d_pred[1][j] = d.p[1];
+    d_pred[2][j] = d.p[2];
+    d_pred[3][j] = d.p[3];
+    if constexpr (kTargets) {
+      d_target[0][j] = d.t[0];
+      d_target[1][j] = d.t[1];
+      d_target[2][j] = d.t[2];
+      d_target[3][j] = d.t[3];
+    }
+    if constexpr (kWithLoss) {
+      tile.loss_lanes[j] += lanes.present[j] != T(0) ? d.loss : T(0);
+      tile.count_lanes[j] += lanes.present[j];
+    }
+  }
+}
+
+// Writes lanes [lane, lane + n) of a gradient to boxes [flat, flat + n).
+template <typename out_t, typename T>
+SYNCLINT_INLINE void interleave(const T (&d)[4][kTile], int64_t lane, int64_t n, out_t* __restrict__ out,
+                                int64_t flat) {
+  out_t* __restrict__ boxes = out + 4 * flat;
+  for (int64_t j = 0; j < n; ++j)
+    for (int k = 0; k < 4; ++k) boxes[4 * j + k] = static_cast<out_t>(d[k][lane + j]);
+}
+
+// The staged boxes' gradients, written run by run; the stage is empty afterwards.
+template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename T>
+SYNCLINT_INLINE void gradient_stage(const scalar_t* __restrict__ grad_per_box, T grad_scale,
+                                    out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target, T eps,
+                                    Tile<T>& tile) {
+  if (tile.staged == 0) return;
+  const int64_t m = math_extent(tile.staged);
+  unit_box_after(tile.stage, tile.staged, m);
+  T g[kTile];
+  T d_pred[4][kTile];
+  T d_target[4][kTile];
+  if (!kWithLoss && grad_per_box == nullptr) {
+    for (int64_t j = 0; j < m; ++j) g[j] = tile.stage.present[j] != T(0) ? grad_scale : T(0);
+  } else if (!kWithLoss) {
+    for (int64_t j = 0; j < m; ++j) g[j] = T(0);
+    for (int64_t r = 0; r < tile.num_runs; ++r) {
+      const Run run = tile.runs[r];
+      for (int64_t i = 0; i < run.len; ++i) g[run.lane + i] = static_cast<T>(grad_per_box[run.flat + i]);
+    }
+  }
+  gradient_math<kWithLoss, kTargets>(tile.stage, m, g, grad_scale, eps, d_pred, d_target, tile);
+  for (int64_t r = 0; r < tile.num_runs; ++r) {
+    const Run run = tile.runs[r];
+    if (grad_pred != nullptr) interleave(d_pred, run.lane, run.len, grad_pred, run.flat);
+    if (kTargets && grad_target != nullptr) interleave(d_target, run.lane, run.len, grad_target, run.flat);
+  }
+  tile.staged = 0;
+  tile.num_runs = 0;
 }
 
 // Gradients of slots [slot_begin, slot_end) of image `row` (zeros for absent
@@ -353,72 +505,56 @@ SYNCLINT_INLINE void zero_boxes(out_t* out, int64_t begin, int64_t end) {
 // case, a prediction-only gradient. (The backward keeps one instantiation,
 // kTargets, and tests grad_target at run time: twice the instantiations of
 // this, the largest function, cost half again the first build's time.)
+// Boxes staged here may be computed by a later segment of the item, or by
+// gradient_stage at its end.
 template <bool kWithLoss, bool kTargets, typename scalar_t, typename out_t, typename T, typename Rule>
 SYNCLINT_INLINE void gradient_segment(const scalar_t* __restrict__ pred, const scalar_t* __restrict__ target,
-                                         const scalar_t* __restrict__ grad_per_box, T grad_scale,
-                                         out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
-                                         int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end,
-                                         T eps, const Rule& rule, Tile<T>& tile) {
-  T g[kTile];
-  T d_pred[4][kTile];
-  T d_target[4][kTile];
+                                      const scalar_t* __restrict__ grad_per_box, T grad_scale,
+                                      out_t* __restrict__ grad_pred, out_t* __restrict__ grad_target,
+                                      int64_t slots, int64_t row, int64_t slot_begin, int64_t slot_end, T eps,
+                                      const Rule& rule, Tile<T>& tile) {
   const int64_t base = row * slots;
   const int64_t read_end = rule.end(row, slot_begin, slot_end);
-  for (int64_t tile_begin = slot_begin; tile_begin < read_end; tile_begin += kTile) {
-    const int64_t n = std::min(kTile, read_end - tile_begin);
-    const int64_t first = base + tile_begin;
-    const auto [lo, hi] = tile_presence(target, first, n, rule, tile);
-    if (lo == hi) {  // nothing present: zero gradients, nothing to read
-      zero_boxes(grad_pred, first, first + n);
-      zero_boxes(grad_target, first, first + n);
+  for (int64_t chunk_begin = slot_begin; chunk_begin < read_end; chunk_begin += kTile) {
+    const int64_t n = std::min(kTile, read_end - chunk_begin);
+    const int64_t first = base + chunk_begin;
+    const int64_t present = chunk_presence(target, first, n, rule, tile.chunk);
+    if (present == kTile) {
+      T g[kTile];
+      T d_pred[4][kTile];
+      T d_target[4][kTile];
+      load_whole_chunk(pred, target, first, rule, tile.chunk);
+      if (!kWithLoss && grad_per_box == nullptr) {
+        for (int64_t j = 0; j < kTile; ++j) g[j] = grad_scale;
+      } else if (!kWithLoss) {
+        for (int64_t j = 0; j < kTile; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
+      }
+      gradient_math<kWithLoss, kTargets>(tile.chunk, kTile, g, grad_scale, eps, d_pred, d_target, tile);
+      if (grad_pred != nullptr) interleave(d_pred, 0, kTile, grad_pred, first);
+      if (kTargets && grad_target != nullptr) interleave(d_target, 0, kTile, grad_target, first);
       continue;
     }
-    const int64_t m = math_extent(hi);
-    load_tile(pred, target, first, lo, hi, rule, tile);
-    unit_box_if_absent(tile, m);
-    // Upstream gradient per box, 0 for absent slots. (The fused forward's is
-    // always grad_scale: taken inside the math loop, no pass of its own.)
-    if (!kWithLoss && grad_per_box == nullptr) {
-      for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? grad_scale : T(0);
-    } else if (!kWithLoss) {
-      for (int64_t j = 0; j < m; ++j) g[j] = T(0);
-      for (int64_t j = lo; j < hi; ++j) g[j] = static_cast<T>(grad_per_box[first + j]);
-      for (int64_t j = 0; j < m; ++j) g[j] = tile.present[j] != T(0) ? g[j] : T(0);
-    }
-#pragma omp simd
-    for (int64_t j = 0; j < m; ++j) {
-      const BoxPair<T> b = tile_box(tile, j);
-      const T g_box = kWithLoss ? tile.present[j] * grad_scale : g[j];  // present is 1 or 0
-      const BoxGrads<T> d =
-          box_loss_backward(b.p[0], b.p[1], b.p[2], b.p[3], b.t[0], b.t[1], b.t[2], b.t[3], eps, g_box);
-      d_pred[0][j] = d.p[0];
-      d_pred[1][j] = d.p[1];
-      d_pred[2][j] = d.p[2];
-      d_pred[3][j] = d.p[3];
-      if constexpr (kTargets) {
-        d_target[0][j] = d.t[0];
-        d_target[1][j] = d.t[1];
-        d_target[2][j] = d.t[2];
-        d_target[3][j] = d.t[3];
+    int64_t j = 0;
+    for (int64_t left = present; left > 0;) {  // past the last present slot: absent
+      const int64_t end = run_end(tile.chunk, j, n);
+      if (tile.chunk.present[j] == T(0)) {
+        zero_boxes(grad_pred, first + j, first + end);
+        zero_boxes(grad_target, first + j, first + end);
+        j = end;
+        continue;
       }
-      if constexpr (kWithLoss) {
-        tile.loss_lanes[j] += tile.present[j] != T(0) ? d.loss : T(0);
-        tile.count_lanes[j] += tile.present[j];
+      left -= end - j;
+      while (j < end) {
+        const int64_t len = std::min(end - j, kTile - tile.staged);
+        stage_run(pred, target, first + j, j, len, rule, tile);
+        j += len;
+        if (tile.staged == kTile) {
+          gradient_stage<kWithLoss, kTargets>(grad_per_box, grad_scale, grad_pred, grad_target, eps, tile);
+        }
       }
     }
-    const int64_t computed = std::min(n, m);  // slots [m, n) are absent: zeros
-    if (grad_pred != nullptr) {
-      out_t* __restrict__ out = grad_pred + 4 * first;
-      for (int64_t j = 0; j < computed; ++j)
-        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_pred[k][j]);
-    }
-    if (kTargets && grad_target != nullptr) {
-      out_t* __restrict__ out = grad_target + 4 * first;
-      for (int64_t j = 0; j < computed; ++j)
-        for (int k = 0; k < 4; ++k) out[4 * j + k] = static_cast<out_t>(d_target[k][j]);
-    }
-    zero_boxes(grad_pred, first + computed, first + n);
-    zero_boxes(grad_target, first + computed, first + n);
+    zero_boxes(grad_pred, first + j, first + n);
+    zero_boxes(grad_target, first + j, first + n);
   }
   // Slots after the count: zero gradients, boxes never read.
   zero_boxes(grad_pred, base + read_end, base + slot_end);
@@ -440,6 +576,7 @@ SYNCLINT_MULTIVERSION Partial forward_item(const scalar_t* __restrict__ pred,
     forward_segment<scalar_t, T>(pred, target, per_box, grid.slots, row, span.slot_begin, span.slot_end, eps,
                                  rule, tile);
   }
+  forward_stage(per_box, eps, tile);
   return lanes_total(tile);
 }
 
@@ -459,6 +596,7 @@ SYNCLINT_MULTIVERSION Partial gradient_item(const scalar_t* __restrict__ pred,
                                                               grad_target, grid.slots, row, span.slot_begin,
                                                               span.slot_end, eps, rule, tile);
   }
+  gradient_stage<kWithLoss, kTargets>(grad_per_box, grad_scale, grad_pred, grad_target, eps, tile);
   return lanes_total(tile);
 }
 

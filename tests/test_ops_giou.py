@@ -407,6 +407,65 @@ def test_counts_out_of_range_are_clamped(cpu_kernel):
     assert torch.equal(loss != 0, expected_present)
 
 
+# Present prefixes around the kernel's 64-lane tile: none, 1, 3, 50 twice in a
+# row (the second run straddles a full stage), 63, 64, 65, 100, 128, 149, all.
+PACKED_COUNTS = (0, 150, 50, 50, 63, 1, 64, 65, 128, 149, 3, 100)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sparse_slots_packed_across_images_match_the_reference(dtype, cpu_kernel):
+    # Present boxes of chunks that are not wholly present are packed together
+    # across images before the math; whole chunks are computed in place.
+    slots = 150
+    counts = torch.tensor(PACKED_COUNTS)
+    present = torch.arange(slots) < counts[:, None]
+    pred = random_boxes(len(counts), slots, seed=3, dtype=dtype)
+    target = torch.where(present[..., None], random_boxes(len(counts), slots, seed=4, dtype=dtype), 0.0)
+    # Holes too (a mask only): every third slot, and a random 30%.
+    holes = present.clone()
+    holes[0, ::3] = True
+    holes[5] = torch.rand(slots, generator=torch.Generator().manual_seed(5)) < 0.3
+    for reduction in ("mean", "sum", "none"):
+        by_mode = [
+            loss_and_grads(ops.giou_loss, pred, target, reduction=reduction, **validity_kwargs(m, counts, present))
+            for m in VALIDITY_MODES
+        ]
+        want = loss_and_grads(ops.giou_loss_reference, pred, target, reduction=reduction, counts=counts)
+        for got in by_mode:
+            for g, w, b in zip(got, want, by_mode[0]):
+                torch.testing.assert_close(g, w, **TOLERANCES[dtype])
+                assert torch.equal(g, b)  # the modes agree on presence: the same lanes, the same bits
+        garbage = torch.where(present[..., None], pred, torch.full_like(pred, 1e30))
+        for g, b in zip(loss_and_grads(ops.giou_loss, garbage, target, reduction=reduction, counts=counts), by_mode[0]):
+            assert torch.equal(g, b)
+        if reduction == "none":
+            assert torch.all(by_mode[0][0][~present] == 0)
+        assert torch.all(by_mode[0][1][~present] == 0) and torch.all(by_mode[0][2][~present] == 0)
+        holey_target = torch.where(holes[..., None], random_boxes(len(counts), slots, seed=6, dtype=dtype), 0.0)
+        got = loss_and_grads(ops.giou_loss, pred, holey_target, reduction=reduction, valid=holes)
+        want = loss_and_grads(ops.giou_loss_reference, pred, holey_target, reduction=reduction, valid=holes)
+        padded = loss_and_grads(ops.giou_loss, pred, holey_target, reduction=reduction)
+        for g, w, b in zip(got, want, padded):
+            torch.testing.assert_close(g, w, **TOLERANCES[dtype])
+            assert torch.equal(g, b)
+        assert torch.all(got[1][~holes] == 0)
+
+
+def test_packed_results_do_not_depend_on_thread_count(cpu_kernel):
+    counts = torch.tensor(PACKED_COUNTS * 40)  # 480 images: many work items
+    pred, target = random_boxes(len(counts), 150, seed=1), random_boxes(len(counts), 150, seed=2)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        single = loss_and_grads(ops.giou_loss, pred, target, counts=counts)
+        torch.set_num_threads(max(2, threads))
+        multi = loss_and_grads(ops.giou_loss, pred, target, counts=counts)
+    finally:
+        torch.set_num_threads(threads)
+    for s, m in zip(single, multi):
+        assert torch.equal(s, m)
+
+
 def test_reductions_are_consistent(cpu_kernel):
     pred, target, counts, present = padded_batch()
     per_box = ops.giou_loss(pred, target, reduction="none")
