@@ -314,6 +314,32 @@ def test_a_loader_iterated_in_its_file_by_blocking_copies_is_cold(tmp_path):
 @pytest.mark.parametrize(
     "tail",
     [
+        # Grad-TTS: a progress bar opened over the loader in a `with`, then iterated.
+        "with tqdm(loader, total=10) as bar:\n        for batch in bar:\n            run_model(model, batch)",
+        "with torch.no_grad(), tqdm(enumerate(loader)) as bar:\n        for i, batch in bar:\n            pass",
+    ],
+)
+def test_a_loader_iterated_through_a_with_bound_progress_bar_is_cold(tmp_path, tail):
+    root = _script(tmp_path, imports="from tqdm import tqdm", tail=tail)
+    assert _script_finding(root) == ("cold", NEARBY)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "with tqdm(loader) as bar:\n        trainer.run(bar)",  # the bar hands the batches on
+        "with tqdm(loader) as bar:\n        return bar",
+        "with open_loader(loader) as data:\n        pass",  # not a known wrapper: handed on
+    ],
+)
+def test_a_loader_a_with_bound_progress_bar_hands_on_stays_shown(tmp_path, tail):
+    root = _script(tmp_path, imports="from tqdm import tqdm", tail=tail)
+    assert _script_finding(root) == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
         "return loader",  # its caller may copy the batches asynchronously
         "model.fit(loader)",  # so may a method of another object
         "self_loaders = {'train': loader}",  # stored in a container

@@ -126,9 +126,10 @@ _DEMO_MODULE = re.compile(r"(^|_)(demos?|(?<!train_)(?<!training_)gui)(_|$)", re
 #: module so named that holds a step root (a ``forward``, a training step, a loss) holds the
 #: model, its name a word: PLOT's ``trainers/plot.py`` (the paper's name) is its trainer.
 #: Also as a word of a longer name (Attention-Gated-Networks' ``visualise_attention.py``,
-#: ``plot_utils.py``), and directories of such tools (deepcluster's ``visu/``).
-_PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](e|es|ation|ations|er|ers)|plot(s|ting)?)(_\w+)?$")
-_PLOTTING_DIR = re.compile(r"^(visu|visuali[sz]ations?|plots|plotting)$")
+#: ``plot_utils.py``; ``viz`` too: ffjord's ``diagnostics/viz_cnf.py``), and directories of
+#: such tools (deepcluster's ``visu/``, motion-diffusion-model's ``visualize/``, ``viz/``).
+_PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](e|es|ation|ations|er|ers)|viz|plot(s|ting)?)(_\w+)?$")
+_PLOTTING_DIR = re.compile(r"^(visu|viz|visuali[sz]e|visuali[sz]ations?|plots|plotting)$")
 
 
 def _called_only_from(why: str) -> str:

@@ -31,7 +31,7 @@ class UnpinnedLoader(Rule):
     or not: SL401 reports those copies, and this finding is shown only with
     `--include-cold` until the copies become non-blocking. So is a loader
     whose batches stay in its file (iterated there, directly or through
-    `iter`/`enumerate`/`tqdm`, or handed only to the file's own functions,
+    `iter`/`enumerate`/`tqdm`, a `with tqdm(loader) as bar:` too, or handed only to the file's own functions,
     which keep it there too; never returned, yielded, stored on an object or
     handed to other code, nor is an iterator over it; a module-level loader no
     other project file or notebook imports) when neither the file nor a project module it imports (`import pkg.tool`
@@ -384,6 +384,17 @@ class _LoaderReads(cst.CSTVisitor):
             self._safe = 0
         walk(node.value, self)  # (the targets are stores)
         self._safe = saved
+        return False
+
+    def visit_WithItem(self, node: cst.WithItem) -> bool:
+        # ``with tqdm(loader) as bar:`` binds ``bar`` as ``bar = tqdm(loader)`` would (Grad-TTS);
+        # any other item is read as usual, and its ``as`` target is a store.
+        if (_wrapper(node.item) and _reads(node.item) & self.names and node.asname is not None
+                and isinstance(node.asname.name, cst.Name)):
+            self.names.add(node.asname.name.value)
+            self._safe_wrappers(node.item)
+        else:
+            walk(node.item, self)
         return False
 
     def visit_Return(self, node: cst.Return) -> bool:
