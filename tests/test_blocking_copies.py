@@ -337,6 +337,56 @@ def test_a_loader_a_with_bound_progress_bar_hands_on_stays_shown(tmp_path, tail)
     assert _script_finding(root) == ("unknown", "")
 
 
+# A helper of the file that hands on the module's progress bar, which it reads as a global.
+FIT_ALL = "from tqdm import tqdm\n\n\ndef fit_all(trainer, model):\n    trainer.fit(model, bar)\n"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "global bar\n    with tqdm(loader) as bar:\n        fit_all(trainer, model)",
+        "global bar\n    bar = tqdm(loader)\n    fit_all(trainer, model)",
+    ],
+)
+def test_a_progress_bar_bound_to_a_global_stays_shown(tmp_path, tail):
+    # Other scopes read a global (another function here, another file): they are not followed.
+    root = _script(tmp_path, imports=FIT_ALL, tail=tail)
+    assert _script_finding(root) == ("unknown", "")
+
+
+NONLOCAL_BAR = """\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+def run_model(model, sample):
+    return model(sample["x"].cuda())
+
+
+def main(ds, model, trainer):
+    bar = None
+
+    def load():
+        nonlocal bar
+        loader = DataLoader(ds, batch_size=4)
+        it = iter(loader)
+        for step in range(100):
+            run_model(model, next(it))
+        with tqdm(loader) as bar:
+            pass
+
+    load()
+    trainer.fit(model, bar)
+"""
+
+
+def test_a_progress_bar_bound_to_a_nonlocal_stays_shown(tmp_path):
+    # The enclosing function hands the bar (and the loader's batches) to the trainer.
+    root = _project(tmp_path, copy=", non_blocking=False", extra={"pkg/script.py": NONLOCAL_BAR, **ASYNC_ELSEWHERE})
+    assert _script_finding(root) == ("unknown", "")
+
+
 @pytest.mark.parametrize(
     "tail",
     [

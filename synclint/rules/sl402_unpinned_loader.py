@@ -284,6 +284,15 @@ class _LoaderReads(cst.CSTVisitor):
         #: Reading a generator of the file whose caller iterates it here: what it yields
         #: stays in the file.
         self._generator = generator
+        #: Names declared ``global`` or ``nonlocal``: what is bound to them is read by other
+        #: scopes (another function, another file), where it is not followed.
+        self._shared: set[str] = set()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._shared |= {item.name.value for item in node.names}
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._shared |= {item.name.value for item in node.names}
 
     def visit_For(self, node: cst.For) -> bool:
         self._safe += 1
@@ -376,7 +385,7 @@ class _LoaderReads(cst.CSTVisitor):
         saved = self._safe
         targets = [target.target for target in node.targets]
         wrapper = _wrapper(node.value)
-        if wrapper and all(isinstance(target, cst.Name) for target in targets):
+        if wrapper and all(isinstance(target, cst.Name) and target.value not in self._shared for target in targets):
             if _reads(node.value) & self.names:
                 self.names |= {target.value for target in targets}
             self._safe = 1
@@ -390,7 +399,7 @@ class _LoaderReads(cst.CSTVisitor):
         # ``with tqdm(loader) as bar:`` binds ``bar`` as ``bar = tqdm(loader)`` would (Grad-TTS);
         # any other item is read as usual, and its ``as`` target is a store.
         if (_wrapper(node.item) and _reads(node.item) & self.names and node.asname is not None
-                and isinstance(node.asname.name, cst.Name)):
+                and isinstance(node.asname.name, cst.Name) and node.asname.name.value not in self._shared):
             self.names.add(node.asname.name.value)
             self._safe_wrappers(node.item)
         else:
