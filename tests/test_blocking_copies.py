@@ -337,6 +337,14 @@ def test_a_loader_a_with_bound_progress_bar_hands_on_stays_shown(tmp_path, tail)
     assert _script_finding(root) == ("unknown", "")
 
 
+def test_a_with_bound_progress_bar_that_only_counts_the_loader_is_no_iterator_over_it(tmp_path):
+    # `tqdm(total=len(loader))` iterates nothing of the loader: handing the bar on (to a
+    # logger) hands no batch on, and the loader iterated in the file stays cold.
+    tail = "with tqdm(total=len(loader)) as bar:\n        for b in loader:\n            logger.info(bar)"
+    root = _script(tmp_path, imports="from tqdm import tqdm", tail=tail)
+    assert _script_finding(root) == ("cold", NEARBY)
+
+
 # A helper of the file that hands on the module's progress bar, which it reads as a global.
 FIT_ALL = "from tqdm import tqdm\n\n\ndef fit_all(trainer, model):\n    trainer.fit(model, bar)\n"
 

@@ -397,8 +397,9 @@ class _LoaderReads(cst.CSTVisitor):
 
     def visit_WithItem(self, node: cst.WithItem) -> bool:
         # ``with tqdm(loader) as bar:`` binds ``bar`` as ``bar = tqdm(loader)`` would (Grad-TTS);
-        # any other item is read as usual, and its ``as`` target is a store.
-        if (_wrapper(node.item) and _reads(node.item) & self.names and node.asname is not None
+        # any other item is read as usual, and its ``as`` target is a store. A bar that only
+        # counts the loader (``tqdm(total=len(loader))``) iterates none of it: not followed.
+        if (_wrapper(node.item) and _wrapped(node.item) & self.names and node.asname is not None
                 and isinstance(node.asname.name, cst.Name) and node.asname.name.value not in self._shared):
             self.names.add(node.asname.name.value)
             self._safe_wrappers(node.item)
@@ -447,6 +448,14 @@ def _reads(node: cst.CSTNode | None) -> set[str]:
     return reads.names
 
 
+def _wrapped(node: cst.BaseExpression) -> set[str]:
+    """The names ``node`` reads other than through a look at them (``len(loader)``,
+    ``next(it)``): what an iterator it builds may go over."""
+    reads = _Reads(skip_looks=True)
+    walk(node, reads)
+    return reads.names
+
+
 class _Yields(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
@@ -470,9 +479,13 @@ def _yields(body: cst.CSTNode) -> bool:
 
 
 class _Reads(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, skip_looks: bool = False) -> None:
         super().__init__()
         self.names: set[str] = set()
+        self._skip_looks = skip_looks
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        return not (self._skip_looks and isinstance(node.func, cst.Name) and node.func.value in _CONSUMING)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
