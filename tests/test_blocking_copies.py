@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from synclint.cli import cli
 from synclint.config import Settings
 from synclint.engine import check_source
+from synclint.fixers import fix_source
 from synclint.project.summary import summarize
 from synclint.runner import RunOptions, lint_paths
 from tests.notebook_helpers import notebook_of
@@ -184,7 +185,105 @@ def test_a_source_on_its_own_is_its_own_project():
     found = [(f.line, f.context, f.why) for f in check_source(blocking, "t.py", include_cold=True) if f.code == "SL402"]
     assert found == [(2, "cold", BLOCKING)]
     asks = blocking.replace("x.cuda()", "x.cuda(non_blocking=True)")
-    assert [(f.line, f.context) for f in check_source(asks, "t.py") if f.code == "SL402"] == [(2, "unknown")]
+    # The copy that asks not to block is where the host waits (below); the loader's line runs once.
+    assert [(f.line, f.context) for f in check_source(asks, "t.py") if f.code == "SL402"] == [(4, "hot")]
+    asks_elsewhere = blocking + "y = z.cuda(non_blocking=True)\n"
+    assert [(f.line, f.context) for f in check_source(asks_elsewhere, "t.py") if f.code == "SL402"] == [(2, "unknown")]
+
+
+# ---------------------------------------------------------------------------------------
+# An unpinned loader's batches copied with `non_blocking=True`: reported at each such copy,
+# the line that runs every step and waits; the loader's own line is cold.
+
+COPIED = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(ds, model, device):
+    loader = DataLoader(ds, batch_size=4)
+    for epoch in range(10):
+        for i, (x, y) in enumerate(tqdm(loader)):
+            x = x.to(device, non_blocking=True)
+            y = y.cuda(non_blocking=True)
+            model(x, y)
+"""
+
+COPIED_WHY = "its batches are copied with `non_blocking=True` where it is iterated: each such copy waits, and is reported there"
+
+
+def _sl402_of(source: str) -> list[tuple[int, int, str, str]]:
+    return [(f.line, f.column, f.context, f.why) for f in check_source(source, "t.py", include_cold=True)
+            if f.code == "SL402"]
+
+
+def test_asynchronous_copies_of_an_unpinned_loader_s_batches_are_reported_where_they_wait():
+    found = _sl402_of(COPIED)
+    assert [(line, column, context) for line, column, context, _ in found] == [
+        (6, 14, "cold"), (9, 17, "hot"), (10, 17, "hot")]
+    assert found[0][3] == COPIED_WHY
+    (copy,) = [f for f in check_source(COPIED, "t.py") if f.code == "SL402" and f.line == 9]
+    assert copy.message.startswith("`non_blocking=True` copy of a batch of `loader`, which does not pin memory")
+    # The fix pins the loader, once, whichever finding it comes from.
+    fixed = fix_source(COPIED, settings=Settings(select=("SL402",)))
+    assert fixed == COPIED.replace("DataLoader(ds, batch_size=4)", "DataLoader(ds, batch_size=4, pin_memory=True)")
+    assert _sl402_of(fixed) == []
+
+
+@pytest.mark.parametrize(
+    ("loop", "line"),
+    [
+        ("for x, y in loader:\n        x = x.cuda(non_blocking=True)", 8),
+        ("it = iter(loader)\n    for x, y in it:\n        x = x.cuda(non_blocking=True)", 9),
+        ("pbar = tqdm(enumerate(loader))\n    for i, batch in pbar:\n        img = batch['img'].to(d, non_blocking=True)", 9),
+        ("with tqdm(loader) as bar:\n        for batch in bar:\n            x, y = batch\n            y = y.cuda(0, True)", 10),
+        ("for batch in loader:\n        batch = {k: v.cuda(non_blocking=True) for k, v in batch.items()}", 8),
+        ("for batch in loader:\n        for k, v in batch.items():\n            batch[k] = v.to(d, non_blocking=True)", 9),
+        ("for x, y in loader:\n        buf.copy_(x, non_blocking=True)", 8),
+        ("for x, y in loader:\n        x = x.cuda(non_blocking=args.async_copy)", 8),
+        # What a helper returns of a host batch is host data too (as SL401 reads it).
+        ("for x, y in loader:\n        x = helper(x)\n        x = x.cuda(non_blocking=True)", 9),
+    ],
+)
+def test_the_forms_of_an_asynchronous_copy_of_a_batch(loop, line):
+    source = f"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, d='cuda'):\n    loader = DataLoader(ds)\n    {loop}\n"
+    found = _sl402_of(source)
+    # (A loop over a name a `with` binds is no loop over batches the index knows of: unknown.)
+    assert [(l, c) for l, _, c, _ in found] == [(6, "cold"), (line, "unknown" if "with" in loop else "hot")]
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for x, y in loader:\n        x = x.cuda()",  # blocking: SL401's (it waits pinned or not)
+        "for x, y in loader:\n        x = x.cuda(non_blocking=False)",
+        "for x, y in loader:\n        model.cuda(non_blocking=True)",  # not a batch
+        "for x, y in loader:\n        def up(t):\n            return x.cuda(non_blocking=True)",  # another scope
+        "for x, y in other:\n        x = x.cuda(non_blocking=True)",  # another loader's
+    ],
+)
+def test_what_is_no_asynchronous_copy_of_the_loader_s_batches(loop):
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, d, model, other, helper):\n"
+              f"    loader = DataLoader(ds)\n    {loop}\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [6]
+    assert found[0][3] != COPIED_WHY
+
+
+def test_a_batch_copied_once_is_a_device_tensor_afterwards():
+    source = COPIED.replace("            model(x, y)\n", "            z = x.to(device, non_blocking=True)\n            model(z, y)\n")
+    assert [line for line, _, _, _ in _sl402_of(source)] == [6, 9, 10]
+
+
+def test_a_pinned_loader_s_copies_are_not_reported():
+    assert _sl402_of(COPIED.replace("batch_size=4)", "batch_size=4, pin_memory=True)")) == []
+
+
+def test_a_loader_held_by_a_class_attribute_is_no_local():
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Data:\n    loader = DataLoader(ds)\n\n\n"
+              "loader = make()\nfor x in loader:\n    x = x.cuda(non_blocking=True)\n")
+    found = _sl402_of(source)
+    assert [(line, context) for line, _, context, _ in found] == [(6, "unknown")]
 
 
 @pytest.mark.parametrize(

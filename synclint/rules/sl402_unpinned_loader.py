@@ -6,6 +6,7 @@ from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
+from synclint.rules.loader_copies import asynchronous_copies
 from synclint.traversal import walk
 
 
@@ -37,6 +38,13 @@ class UnpinnedLoader(Rule):
     other project file or notebook imports) when neither the file nor a project module it imports (`import pkg.tool`
     and `from pkg.tool import *` too) asks for such a copy: a script whose
     copies block, in a project whose other tools ask.
+
+    Where the function (or module) that builds the loader iterates it (directly,
+    through `enumerate`/`tqdm`/`iter`, or a name bound to those) and copies a
+    batch, or a field taken from one, with a `non_blocking` that is not
+    `False`, each such copy is reported: that line runs every step and waits.
+    The loader's own line, which runs once, is then cold. The fix, from either
+    finding, pins the loader.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
@@ -83,18 +91,22 @@ class UnpinnedLoader(Rule):
         Invalid("import torch.utils.data as tud\nimport pytorch_lightning as pl\nl = tud.DataLoader(ds, shuffle=True)\npl.Trainer(accelerator='cuda').fit(model, l)\n", 3, 5, "import torch.utils.data as tud\nimport pytorch_lightning as pl\nl = tud.DataLoader(ds, shuffle=True, pin_memory=True)\npl.Trainer(accelerator='cuda').fit(model, l)\n"),
         Invalid("from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds)\ndef step(b):\n    return b.to('cuda', non_blocking=True)\n", 3, 12, "from torch.utils.data import DataLoader\ndef make(ds):\n    return DataLoader(dataset=ds, pin_memory=True)\ndef step(b):\n    return b.to('cuda', non_blocking=True)\n"),
         Invalid("from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds)\nx = 'cuda'\ny.copy_(z, non_blocking=True)\n", 2, 5, "from torch.utils.data import dataloader\nl = dataloader.DataLoader(ds, pin_memory=True)\nx = 'cuda'\ny.copy_(z, non_blocking=True)\n"),
+        # The loader iterated where it is built: the copy that asks not to block is reported.
+        Invalid("from torch.utils.data import DataLoader\ndef train(ds):\n    loader = DataLoader(ds)\n    for x, y in loader:\n        x = x.cuda(non_blocking=True)\n", 5, 13, "from torch.utils.data import DataLoader\ndef train(ds):\n    loader = DataLoader(ds, pin_memory=True)\n    for x, y in loader:\n        x = x.cuda(non_blocking=True)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.context.qualify(node.func) not in DATALOADERS or not self.context.mentions_cuda:
+        loader = self._copied_batches.get(id(node))
+        if loader is not None:
+            self._report_copy(node, loader)
             return
-        if any(arg.star == "**" for arg in node.args):
-            return  # pin_memory may come from **kwargs
-        pin = keyword(node, "pin_memory")
-        if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
+        if not self._unpinned(node):
             return
         uses = self._name_uses(node)
-        if uses is not None and uses.loads == 0:
+        if self._loader_copies.get(id(node)):
+            cold = ("its batches are copied with `non_blocking=True` where it is iterated: each such copy "
+                    "waits, and is reported there")
+        elif uses is not None and uses.loads == 0:
             cold = "a loader the code never uses (bound to a name its function never reads)"
         elif self._one_off(node, uses):
             cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
@@ -112,6 +124,60 @@ class UnpinnedLoader(Rule):
             self.propose_fix(node),
             cold=cold,
         )
+
+    def _unpinned(self, node: cst.Call) -> bool:
+        """A ``DataLoader(...)`` of a file that uses CUDA, without ``pin_memory`` that may be
+        true (not through ``**kwargs`` either: it may come from there)."""
+        if self.context.qualify(node.func) not in DATALOADERS or not self.context.mentions_cuda:
+            return False
+        if any(arg.star == "**" for arg in node.args):
+            return False
+        pin = keyword(node, "pin_memory")
+        return pin is None or (isinstance(pin.value, cst.Name) and pin.value.value == "False")
+
+    def _report_copy(self, node: cst.Call, loader: cst.Call) -> None:
+        name = self._binding_names.get(id(loader))
+        which = f"`{name}`" if name is not None else "the `DataLoader` it iterates"
+        self.report(
+            node,
+            f"`non_blocking=True` copy of a batch of {which}, which does not pin memory: from pageable "
+            "memory the copy is staged synchronously, so the host waits for it; pass `pin_memory=True` "
+            f"to the loader{self.context.context_phrase()}",
+            self.propose_fix(loader),
+        )
+
+    @property
+    def _copied_batches(self) -> dict[int, cst.Call]:
+        """Each copy of an unpinned loader's batches that asks not to block, by id: its loader."""
+        if "_copies_to_loaders" not in self.__dict__:
+            by_copy: dict[int, cst.Call] = {}
+            for loader, copies in self._loader_copies_by_node.values():
+                for copy in copies:
+                    by_copy.setdefault(id(copy), loader)
+            self.__dict__["_copies_to_loaders"] = by_copy
+        return self.__dict__["_copies_to_loaders"]
+
+    @property
+    def _loader_copies(self) -> dict[int, list[cst.Call]]:
+        return {key: copies for key, (_, copies) in self._loader_copies_by_node.items()}
+
+    @property
+    def _binding_names(self) -> dict[int, str]:
+        self._loader_copies_by_node  # (computed with it)
+        return self.__dict__["_loader_names"]
+
+    @property
+    def _loader_copies_by_node(self) -> dict[int, tuple[cst.Call, list[cst.Call]]]:
+        """Every unpinned loader of the module, by id: it, and the copies of its batches that
+        ask not to block in the scope that builds it (see :mod:`synclint.rules.loader_copies`)."""
+        if "_copies_by_loader" not in self.__dict__:
+            found = _UnpinnedLoaders(self._unpinned)
+            walk(self.context.module, found)
+            self.__dict__["_loader_names"] = {id(call): name for call, _, name in found.loaders if name is not None}
+            self.__dict__["_copies_by_loader"] = {
+                id(call): (call, asynchronous_copies(scope, call, name)) for call, scope, name in found.loaders
+            }
+        return self.__dict__["_copies_by_loader"]
 
     # A loader built and iterated in code that runs once (a dataset's ``process()``, a
     # normalisation estimate called from ``__init__``) makes one pass over its data; the
@@ -433,6 +499,43 @@ class _LoaderReads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names and not self._safe:
             self.escapes = True
+
+
+class _UnpinnedLoaders(cst.CSTVisitor):
+    """The module's unpinned loaders, each with the scope that builds it (its function, or
+    the module) and the name it is bound to there (None: iterated where it is built, or
+    kept otherwise)."""
+
+    def __init__(self, unpinned) -> None:
+        super().__init__()
+        self._unpinned = unpinned
+        self._scopes: list[cst.CSTNode] = []
+        self._bound: dict[int, str] = {}
+        self.loaders: list[tuple[cst.Call, cst.CSTNode, str | None]] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._scopes.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(node)  # (its body binds attributes; its methods are scopes of their own)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and not isinstance(self._scopes[-1], cst.ClassDef):
+            self._bound[id(node.value)] = node.targets[0].target.value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._scopes and self._unpinned(node):
+            self.loaders.append((node, self._scopes[-1], self._bound.get(id(node))))
 
 
 def _wrapper(node: cst.BaseExpression) -> bool:

@@ -1,0 +1,200 @@
+"""Where a loader's batches are copied to the device asking not to block (SL402).
+
+An unpinned loader costs the host a wait at the copies of its batches that pass
+``non_blocking=True``: from pageable memory the driver stages the copy through a pinned
+buffer before the call returns (``cudaMemcpyAsync``; CUDA runtime API, "API
+synchronization behavior"), so the copy the code wrote to overlap the step does not. A
+blocking copy waits whatever the memory (SL401 reports those). The loader's own line
+runs once; these copies run every step, so they are where SL402 reports the wait.
+
+Only what one scope shows is followed: the function (or module) that builds the loader,
+its loops over the loader (directly or through ``enumerate``/``tqdm``/``iter``, or a name
+bound to such a wrapper, ``with tqdm(loader) as bar`` too), each loop's target names and
+what is taken from them by subscript, attribute or unpacking (``images, labels = batch``,
+``img = batch["img"]``, ``for k, v in batch.items()``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.imports import callee_name
+from synclint.analysis.inference import keyword, non_blocking_argument, positional
+from synclint.rules.matching import is_host_transfer, root_name, target_names
+from synclint.traversal import walk
+
+#: Callables that wrap a loader in an iterator over its batches.
+WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
+
+
+def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) -> list[cst.Call]:
+    """The copies in ``scope`` of batches of ``loader`` (bound there to ``name``, or None
+    when it is iterated where it is built) that pass a ``non_blocking`` that is not the
+    constant ``False``, in source order."""
+    names = {name} if name is not None else set()
+    for _ in range(2):  # (``it = iter(loader)``, then ``pbar = tqdm(it)``)
+        bindings = _WrapperBindings(scope, loader, names)
+        walk(scope, bindings)
+        names |= bindings.found
+    loops = _Loops(scope, loader, names)
+    walk(scope, loops)
+    copies: list[cst.Call] = []
+    for loop in loops.found:
+        copies += _loop_copies(loop)
+    return copies
+
+
+def _over(expr: cst.BaseExpression, loader: cst.Call, names: set[str]) -> bool:
+    """``loader`` itself, a name bound to it (or to an iterator over it), or a wrapper of those."""
+    if expr is loader:
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in names
+    if isinstance(expr, cst.Call) and callee_name(expr.func) in WRAPPING:
+        return any(_over(arg.value, loader, names) for arg in expr.args)
+    return False
+
+
+class _ScopeVisitor(cst.CSTVisitor):
+    """Visits one scope (``root``): a function, class or lambda nested in it binds names of
+    its own."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        super().__init__()
+        self.root = root
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.root
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return node is self.root
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+class _WrapperBindings(_ScopeVisitor):
+    """Names bound to an iterator over the loader: ``it = iter(loader)``, ``with tqdm(loader) as bar``."""
+
+    def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
+        super().__init__(root)
+        self.loader, self.names, self.found = loader, names, set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and callee_name(node.value.func) in WRAPPING \
+                and _over(node.value, self.loader, self.names):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.found.add(target.target.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if isinstance(node.item, cst.Call) and callee_name(node.item.func) in WRAPPING \
+                and _over(node.item, self.loader, self.names) and node.asname is not None \
+                and isinstance(node.asname.name, cst.Name):
+            self.found.add(node.asname.name.value)
+
+
+class _Loops(_ScopeVisitor):
+    """The ``for`` loops of the scope over the loader's batches."""
+
+    def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
+        super().__init__(root)
+        self.loader, self.names, self.found = loader, names, []
+
+    def visit_For(self, node: cst.For) -> None:
+        if _over(node.iter, self.loader, self.names):
+            self.found.append(node)
+
+
+def _loop_copies(loop: cst.For) -> list[cst.Call]:
+    batch = set(target_names(loop.target))
+    fields = _Fields(loop.body, batch)
+    for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
+        walk(loop.body, fields)
+    finder = _Copies(loop.body, fields.names, fields.moved)
+    walk(loop.body, finder)
+    return finder.found
+
+
+def _taken_from(value: cst.BaseExpression, names: set[str]) -> bool:
+    """``batch``, ``batch["img"]``, ``batch.images``, ``batch[0][1]``: part of a batch."""
+    return isinstance(value, (cst.Name, cst.Subscript, cst.Attribute)) and root_name(value) in names
+
+
+def _fields_of(iterable: cst.BaseExpression, names: set[str]) -> bool:
+    """``batch.items()``, ``batch.values()``: the fields of a batch's dictionary."""
+    return (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in ("items", "values") and not iterable.args
+            and root_name(iterable.func.value) in names)
+
+
+class _Fields(_ScopeVisitor):
+    """The batch's names, grown by what is taken from them; ``moved``: names a copy rebinds
+    (``x = x.cuda(non_blocking=True)``: later copies of ``x`` copy a device tensor)."""
+
+    def __init__(self, root: cst.CSTNode, names: set[str]) -> None:
+        super().__init__(root)
+        self.names = set(names)
+        self.moved: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        bound = {name for target in node.targets for name in target_names(target.target)}
+        if _taken_from(node.value, self.names):
+            self.names |= bound
+        elif _is_copy(node.value) and root_name(node.value.func.value) in self.names:  # type: ignore[union-attr]
+            self.moved |= bound
+
+    def visit_For(self, node: cst.For) -> None:
+        if _fields_of(node.iter, self.names):
+            self.names |= set(target_names(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if _fields_of(node.iter, self.names) or _taken_from(node.iter, self.names):
+            self.names |= set(target_names(node.target))
+
+
+def _is_copy(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and is_host_transfer(node)
+
+
+def _asks_not_to_block(call: cst.Call) -> bool:
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_":
+        flag = keyword(call, "non_blocking")
+        args = positional(call)
+        value = flag.value if flag is not None else (args[1].value if len(args) >= 2 else None)
+    else:
+        value = non_blocking_argument(call)
+    return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
+
+
+class _Copies(_ScopeVisitor):
+    """Copies of the batch's names that ask not to block: ``x.cuda(non_blocking=True)``,
+    ``x.to(device, non_blocking=True)``, ``dst.copy_(x, non_blocking=True)``. A name a copy
+    rebinds holds a device tensor afterwards: only that copy counts for it."""
+
+    def __init__(self, root: cst.CSTNode, names: set[str], moved: set[str]) -> None:
+        super().__init__(root)
+        self.names, self.moved, self.found = names, moved, []
+        self._rebinding: list[cst.Call] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        bound = {name for target in node.targets for name in target_names(target.target)}
+        if _is_copy(node.value) and root_name(node.value.func.value) in bound:  # type: ignore[union-attr]
+            self._rebinding.append(node.value)  # type: ignore[arg-type]  (``x = x.cuda(...)``)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not _asks_not_to_block(node) or not isinstance(node.func, cst.Attribute):
+            return
+        if node.func.attr.value == "copy_":
+            args = positional(node)
+            source = args[0].value if args else None
+        elif is_host_transfer(node):
+            source = node.func.value
+        else:
+            return
+        root = root_name(source) if source is not None else None
+        if root not in self.names:
+            return
+        if root in self.moved and not any(node is rebinding for rebinding in self._rebinding):
+            return
+        self.found.append(node)
