@@ -286,6 +286,61 @@ def test_a_loader_held_by_a_class_attribute_is_no_local():
     assert [(line, context) for line, _, context, _ in found] == [(6, "unknown")]
 
 
+# Review of 1d9ef24: copies that are not copies of this loader's batches.
+
+_RUN = "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, val, other, model, accelerator):\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The loader's name rebound before the loop: the loop iterates something else.
+        "    loader = DataLoader(ds)\n    loader = accelerator.prepare(loader)\n    for x, y in loader:\n"
+        "        x = x.cuda(non_blocking=True)\n",
+        # A name bound to an iterator over the loader, then to one over something else.
+        "    loader = DataLoader(ds)\n    it = iter(loader)\n    it = iter(other)\n    for x in it:\n"
+        "        x = x.cuda(non_blocking=True)\n",
+        # zip: what the loop target takes from the other iterable is not the loader's.
+        "    loader = DataLoader(ds)\n    for (x, y), (u, v) in zip(loader, other):\n        u = u.cuda(non_blocking=True)\n",
+        "    loader = DataLoader(ds)\n    for a, b in zip(other, loader):\n        a = a.cuda(non_blocking=True)\n",
+        # A batch name rebound to something unrelated before the copy.
+        "    loader = DataLoader(ds)\n    for batch in loader:\n        batch = next(other)\n"
+        "        batch = batch.cuda(non_blocking=True)\n",
+        "    loader = DataLoader(ds)\n    for x in loader:\n        for x in other:\n            x = x.cuda(non_blocking=True)\n",
+    ],
+)
+def test_copies_of_what_is_not_the_loader_s_batch_are_not_its_copies(body):
+    found = _sl402_of(_RUN + body)
+    assert [line for line, _, _, _ in found] == [6]
+    assert found[0][3] != COPIED_WHY
+
+
+def test_two_loaders_bound_to_one_name_do_not_share_copies():
+    # The second loader (pinned) is iterated by the second loop: its copy does not wait.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for x, y in loader:\n        x = x.cuda()\n"
+              "    loader = DataLoader(val, pin_memory=True)\n    for x, y in loader:\n        x = x.cuda(non_blocking=True)\n")
+    assert [line for line, _, _, _ in _sl402_of(source)] == [6]
+    # Both unpinned: no copy's fix may pin a loader its loop does not iterate.
+    both = source.replace("DataLoader(val, pin_memory=True)", "DataLoader(val)").replace("x.cuda()", "x.cuda(non_blocking=True)")
+    for finding in check_source(both, "t.py", include_cold=True):
+        if finding.code == "SL402" and finding.message.startswith("`non_blocking=True` copy"):
+            pytest.fail(f"copy at line {finding.line} attributed to one of two loaders named `loader`")
+
+
+def test_a_zip_s_loader_part_is_still_followed():
+    source = _RUN + "    loader = DataLoader(ds)\n    for (x, y), z in zip(loader, other):\n        x = x.cuda(non_blocking=True)\n"
+    assert [(line, context) for line, _, context, _ in _sl402_of(source)] == [(6, "cold"), (8, "hot")]
+
+
+def test_a_one_off_pass_s_copies_stay_cold():
+    # At 1970b90 a one-off pass in `__init__` was cold; its copies run once too.
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Norm:\n    def __init__(self, ds):\n"
+              "        for x in DataLoader(ds):\n            x = x.cuda(non_blocking=True)\n")
+    found = _sl402_of(source)
+    assert [context for _, _, context, _ in found] == ["cold"] * len(found)
+    assert check_source(source, "t.py") == [] or all(f.code != "SL402" for f in check_source(source, "t.py"))
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -31,17 +31,68 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
     """The copies in ``scope`` of batches of ``loader`` (bound there to ``name``, or None
     when it is iterated where it is built) that pass a ``non_blocking`` that is not the
     constant ``False``, in source order."""
-    names = {name} if name is not None else set()
+    bindings = _Bindings(scope)
+    walk(scope, bindings)
+    # A name bound more than once in the scope (``loader = accelerator.prepare(loader)``,
+    # a second ``loader = DataLoader(val)``) may hold something else where it is iterated.
+    names = {name} if name is not None and bindings.count.get(name, 0) == 1 else set()
+    wrappers: dict[str, cst.BaseExpression] = {}
     for _ in range(2):  # (``it = iter(loader)``, then ``pbar = tqdm(it)``)
-        bindings = _WrapperBindings(scope, loader, names)
-        walk(scope, bindings)
-        names |= bindings.found
+        found = _WrapperBindings(scope, loader, names | set(wrappers))
+        walk(scope, found)
+        wrappers.update({key: value for key, value in found.found.items() if bindings.count.get(key, 0) == 1})
+    names |= set(wrappers)
     loops = _Loops(scope, loader, names)
     walk(scope, loops)
     copies: list[cst.Call] = []
     for loop in loops.found:
-        copies += _loop_copies(loop)
+        batch = {n for part in _batch_targets(loop.target, loop.iter, loader, names, wrappers)
+                 for n in target_names(part)}
+        copies += _loop_copies(loop, batch)
     return copies
+
+
+def _batch_targets(target: cst.BaseExpression, expr: cst.BaseExpression, loader: cst.Call, names: set[str],
+                   wrappers: dict[str, cst.BaseExpression], depth: int = 0) -> list[cst.BaseExpression]:
+    """The parts of a loop ``target`` over ``expr`` that are bound to the loader's batches:
+    all of it for the loader itself, the second of ``i, batch`` for ``enumerate``, the
+    loader's position for ``zip`` (nothing where the target does not unpack it)."""
+    if expr is loader or depth > 8:
+        return [target] if expr is loader else []
+    if isinstance(expr, cst.Name):
+        if expr.value in wrappers:
+            return _batch_targets(target, wrappers[expr.value], loader, names, wrappers, depth + 1)
+        return [target] if expr.value in names else []
+    if not isinstance(expr, cst.Call) or callee_name(expr.func) not in WRAPPING:
+        return []
+    callee = callee_name(expr.func)
+    args = [arg.value for arg in positional(expr)]
+    if not args:
+        return []
+    elements = _unpacked(target)
+    if callee == "zip":
+        if elements is None or len(elements) != len(args):
+            return []
+        return [part for element, arg in zip(elements, args)
+                for part in _batch_targets(element, arg, loader, names, wrappers, depth + 1)]
+    if callee == "enumerate":
+        if elements is not None and len(elements) == 2:
+            return _batch_targets(elements[1], args[0], loader, names, wrappers, depth + 1)
+        return [target] if _batch_targets(target, args[0], loader, names, wrappers, depth + 1) else []
+    if callee == "chain":  # (batches of every iterable chained: all of them the loader's, or not followed)
+        parts = [_batch_targets(target, arg, loader, names, wrappers, depth + 1) for arg in args]
+        return [target] if all(parts) else []
+    if callee in ("repeat", "trange"):  # (the loader itself, repeated; a range)
+        return []
+    return _batch_targets(target, args[0], loader, names, wrappers, depth + 1)
+
+
+def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The elements of a tuple or list target without a starred one, or None."""
+    if isinstance(target, (cst.Tuple, cst.List)) and not any(
+            isinstance(element, cst.StarredElement) for element in target.elements):
+        return [element.value for element in target.elements]
+    return None
 
 
 def _over(expr: cst.BaseExpression, loader: cst.Call, names: set[str]) -> bool:
@@ -73,25 +124,77 @@ class _ScopeVisitor(cst.CSTVisitor):
         return False
 
 
+class _Bindings(_ScopeVisitor):
+    """How many times the scope binds each name (a ``global`` or ``nonlocal`` one: shared
+    with other scopes, never followed)."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        super().__init__(root)
+        self.count: dict[str, int] = {}
+
+    def _bind(self, target: cst.BaseExpression, times: int = 1) -> None:
+        for name in target_names(target):
+            self.count[name] = self.count.get(name, 0) + times
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self.count[item.name.value] = 2
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self.count[item.name.value] = 2
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node is not self.root:
+            self.count[node.name.value] = self.count.get(node.name.value, 0) + 1
+        return node is self.root
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if node is not self.root:
+            self.count[node.name.value] = self.count.get(node.name.value, 0) + 1
+        return node is self.root
+
+
 class _WrapperBindings(_ScopeVisitor):
     """Names bound to an iterator over the loader: ``it = iter(loader)``, ``with tqdm(loader) as bar``."""
 
     def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
         super().__init__(root)
-        self.loader, self.names, self.found = loader, names, set()
+        self.loader, self.names = loader, names
+        self.found: dict[str, cst.BaseExpression] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and callee_name(node.value.func) in WRAPPING \
                 and _over(node.value, self.loader, self.names):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
-                    self.found.add(target.target.value)
+                    self.found[target.target.value] = node.value
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if isinstance(node.item, cst.Call) and callee_name(node.item.func) in WRAPPING \
                 and _over(node.item, self.loader, self.names) and node.asname is not None \
                 and isinstance(node.asname.name, cst.Name):
-            self.found.add(node.asname.name.value)
+            self.found[node.asname.name.value] = node.item
 
 
 class _Loops(_ScopeVisitor):
@@ -106,12 +209,13 @@ class _Loops(_ScopeVisitor):
             self.found.append(node)
 
 
-def _loop_copies(loop: cst.For) -> list[cst.Call]:
-    batch = set(target_names(loop.target))
+def _loop_copies(loop: cst.For, batch: set[str]) -> list[cst.Call]:
+    if not batch:
+        return []
     fields = _Fields(loop.body, batch)
     for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
         walk(loop.body, fields)
-    finder = _Copies(loop.body, fields.names, fields.moved)
+    finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved)
     walk(loop.body, finder)
     return finder.found
 
@@ -130,12 +234,19 @@ def _fields_of(iterable: cst.BaseExpression, names: set[str]) -> bool:
 
 class _Fields(_ScopeVisitor):
     """The batch's names, grown by what is taken from them; ``moved``: names a copy rebinds
-    (``x = x.cuda(non_blocking=True)``: later copies of ``x`` copy a device tensor)."""
+    (``x = x.cuda(non_blocking=True)``: later copies of ``x`` copy a device tensor);
+    ``foreign``: names also bound to what reads no batch name (``batch = next(other)``,
+    ``for x in other``), which may hold something else where they are copied."""
 
     def __init__(self, root: cst.CSTNode, names: set[str]) -> None:
         super().__init__(root)
         self.names = set(names)
         self.moved: set[str] = set()
+        self.foreign: set[str] = set()
+
+    def _rebinds(self, bound: set[str], value: cst.CSTNode | None) -> None:
+        if value is None or not _mentions(value, self.names):
+            self.foreign |= bound
 
     def visit_Assign(self, node: cst.Assign) -> None:
         bound = {name for target in node.targets for name in target_names(target.target)}
@@ -143,14 +254,43 @@ class _Fields(_ScopeVisitor):
             self.names |= bound
         elif _is_copy(node.value) and root_name(node.value.func.value) in self.names:  # type: ignore[union-attr]
             self.moved |= bound
+        else:
+            self._rebinds(bound, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._rebinds(set(target_names(node.target)), node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._rebinds(set(target_names(node.target)), node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._rebinds(set(target_names(node.asname.name)), node.item)
 
     def visit_For(self, node: cst.For) -> None:
         if _fields_of(node.iter, self.names):
             self.names |= set(target_names(node.target))
+        else:
+            self._rebinds(set(target_names(node.target)), node.iter)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         if _fields_of(node.iter, self.names) or _taken_from(node.iter, self.names):
             self.names |= set(target_names(node.target))
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    found = _Names()
+    walk(node, found)
+    return bool(found.found & names)
 
 
 def _is_copy(node: cst.BaseExpression) -> bool:

@@ -11,6 +11,9 @@ from synclint.traversal import walk
 
 
 
+ONE_OFF = "a one-off pass (a loader iterated where it is built, in code that runs once)"
+
+
 class UnpinnedLoader(Rule):
     """Flags `DataLoader(...)` without `pin_memory=True` in code that uses CUDA.
 
@@ -103,13 +106,13 @@ class UnpinnedLoader(Rule):
         if not self._unpinned(node):
             return
         uses = self._name_uses(node)
-        if self._loader_copies.get(id(node)):
+        if uses is not None and uses.loads == 0:
+            cold = "a loader the code never uses (bound to a name its function never reads)"
+        elif self._one_off_loader(node):
+            cold = ONE_OFF
+        elif self._loader_copies.get(id(node)):
             cold = ("its batches are copied with `non_blocking=True` where it is iterated: each such copy "
                     "waits, and is reported there")
-        elif uses is not None and uses.loads == 0:
-            cold = "a loader the code never uses (bound to a name its function never reads)"
-        elif self._one_off(node, uses):
-            cold = "a one-off pass (a loader iterated where it is built, in code that runs once)"
         elif self.context.flow.facts.blocking_copies_only:
             cold = "every copy in the project blocks (none asks for `non_blocking=True`): each waits, pinned or not"
         elif self.context.flow.facts.blocking_copies_nearby and self._stays_in_file(node):
@@ -144,7 +147,15 @@ class UnpinnedLoader(Rule):
             "memory the copy is staged synchronously, so the host waits for it; pass `pin_memory=True` "
             f"to the loader{self.context.context_phrase()}",
             self.propose_fix(loader),
+            cold=ONE_OFF if self._one_off_loader(loader) else None,  # (its copies run once too)
         )
+
+    def _one_off_loader(self, loader: cst.Call) -> bool:
+        """:meth:`_one_off`, asked once per loader (where it is built, or at its first copy)."""
+        memo = self.__dict__.setdefault("_one_off_memo", {})
+        if id(loader) not in memo:
+            memo[id(loader)] = self._one_off(loader, self._name_uses(loader))
+        return memo[id(loader)]
 
     @property
     def _copied_batches(self) -> dict[int, cst.Call]:
