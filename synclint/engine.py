@@ -308,6 +308,7 @@ def _check_parsed(
         return []
     positions = positions_for(module, parsed_source or source, _nodes_to_place(reports), tree)
     placed = [positions[report.node] for report in reports]
+    placed += [positions[report.silenced_with] for report in reports if report.silenced_with is not None]
     silenced = suppressions(source, {line for where in placed for line in (where.start.line, where.end.line)})
     lines = source_lines(source)
     findings = []
@@ -315,6 +316,9 @@ def _check_parsed(
         where = positions[report.node]
         line, end_line = where.start.line, where.end.line
         if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
+            continue
+        also = positions[report.silenced_with] if report.silenced_with is not None else None
+        if also is not None and is_suppressed(silenced, report.rule.code, range(also.start.line, also.end.line + 1)):
             continue
         where_context = _context(report, facts, line)
         if facts.synced_at_callers and not where_context.is_cold and _at_call_sites(
@@ -390,6 +394,7 @@ def _with_chain(message: str, context: Context) -> str:
 
 def _nodes_to_place(reports: list[Report]) -> list[cst.CSTNode]:
     nodes = [report.node for report in reports]
+    nodes += [report.silenced_with for report in reports if report.silenced_with is not None]
     nodes += [original for report in reports if report.fix for original in report.fix.replacements]
     return nodes
 

@@ -682,3 +682,11 @@ def test_a_module_level_loader_a_notebook_imports_stays_shown(tmp_path):
 def test_a_loader_read_through_a_generator_of_the_file(tmp_path, tail, context):
     imports = "\n\ndef batches(data):\n    for b in data:\n        yield b\n"
     assert _script_finding(_script(tmp_path, imports=imports, tail=tail))[0] == context
+
+
+@pytest.mark.parametrize("comment", ["# noqa: SL402", "# synclint: ignore[SL402]", "# synclint: ignore"])
+def test_a_loader_silenced_where_it_is_built_silences_its_copies(comment):
+    # At 1970b90 the comment on the loader's line silenced SL402 for it; its copies are the
+    # same finding, moved: the comment still silences them.
+    source = COPIED.replace("DataLoader(ds, batch_size=4)", f"DataLoader(ds, batch_size=4)  {comment}")
+    assert [f for f in check_source(source, "t.py", include_cold=True) if f.code == "SL402"] == []

@@ -56,6 +56,9 @@ class Report:
     #: proven to be a tensor off the host (not assumed from a method name): evidence
     #: enough to show the finding where the call graph cannot say whether it runs per step.
     proven: bool = False
+    #: Another node whose lines silence the finding too (a loader's, for the copies of its
+    #: batches SL402 reports: a comment on the loader's line silenced it before they were).
+    silenced_with: cst.CSTNode | None = None
 
 
 class RuleContext:
@@ -137,7 +140,8 @@ class Rule:
         self._declined: list[str] = []  # set by propose_fix, read by the next report
         self._fix_asked = False  # set by propose_fix, read by the next report
 
-    def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None, cold: str | None = None) -> None:
+    def report(self, node: cst.CSTNode, message: str, fix: FixProposal | None = None, cold: str | None = None,
+               silenced_with: cst.CSTNode | None = None) -> None:
         """Record a finding; the engine gives it its context (hot, unknown or cold).
 
         Cold findings are kept, marked, so that ``--include-cold`` can show them;
@@ -162,7 +166,7 @@ class Rule:
         read_the_module = self._fix_asked and not flow.in_function_body
         self._fix_asked = False
         self.context.reports.append(
-            Report(type(self), node, message, fix, read_the_module, cold, named_step, proven)
+            Report(type(self), node, message, fix, read_the_module, cold, named_step, proven, silenced_with)
         )
 
     def _operand_proven(self, node: cst.CSTNode) -> bool:

@@ -148,6 +148,7 @@ class UnpinnedLoader(Rule):
             f"to the loader{self.context.context_phrase()}",
             self.propose_fix(loader),
             cold=ONE_OFF if self._one_off_loader(loader) else None,  # (its copies run once too)
+            silenced_with=loader,
         )
 
     def _one_off_loader(self, loader: cst.Call) -> bool:
