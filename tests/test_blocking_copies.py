@@ -690,3 +690,11 @@ def test_a_loader_silenced_where_it_is_built_silences_its_copies(comment):
     # same finding, moved: the comment still silences them.
     source = COPIED.replace("DataLoader(ds, batch_size=4)", f"DataLoader(ds, batch_size=4)  {comment}")
     assert [f for f in check_source(source, "t.py", include_cold=True) if f.code == "SL402"] == []
+
+
+def test_a_batch_moved_to_a_cpu_device_is_no_copy_to_the_device():
+    source = (_RUN + "    loader = DataLoader(ds)\n    for x in loader:\n"
+              "        model(x, 'cuda')\n        y = x.to(torch.device('cpu'), non_blocking=True)\n        z = x.to(device=torch.device('cpu:0'), non_blocking=True)\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [6]
+    assert found[0][3] != COPIED_WHY

@@ -195,6 +195,10 @@ def is_host_transfer(call: cst.Call) -> bool:
                 return False
             if "cpu" in (dotted_name(value) or "").lower():
                 return False  # ``.to(cpu_device)``: a read-back, not an upload
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "device" \
+                    and value.args and isinstance(value.args[0].value, cst.SimpleString) \
+                    and str(value.args[0].value.evaluated_value).split(":")[0] == "cpu":
+                return False  # ``.to(torch.device("cpu"))``
             last = (dotted_name(value) or "").rsplit(".", 1)[-1]
             if last in _DTYPE_NAMES or last.endswith("_dtype"):
                 return False  # a cast: ``.to(torch.float16)``, ``.to(self.img_dtype)``
