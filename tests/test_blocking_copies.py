@@ -698,3 +698,14 @@ def test_a_batch_moved_to_a_cpu_device_is_no_copy_to_the_device():
     found = _sl402_of(source)
     assert [line for line, _, _, _ in found] == [6]
     assert found[0][3] != COPIED_WHY
+
+
+def test_copies_in_a_constructor_do_not_stand_for_a_kept_loader():
+    # The loader is kept for training (its per-step copies are elsewhere); the copy in
+    # `__init__` runs once: it is cold, and the loader's own line stays shown, as at 1970b90.
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n    def __init__(self, ds):\n"
+              "        loader = DataLoader(ds)\n        for x, y in loader:\n"
+              "            self.mean = x.cuda(non_blocking=True).mean()\n            break\n        self.loader = loader\n")
+    found = _sl402_of(source)
+    assert [(line, context) for line, _, context, _ in found] == [(7, "unknown"), (9, "cold")]
+    assert found[0][3] != COPIED_WHY

@@ -11,6 +11,7 @@ from synclint.traversal import walk
 
 
 
+SETUP = "construction or setup"
 ONE_OFF = "a one-off pass (a loader iterated where it is built, in code that runs once)"
 
 
@@ -110,7 +111,7 @@ class UnpinnedLoader(Rule):
             cold = "a loader the code never uses (bound to a name its function never reads)"
         elif self._one_off_loader(node):
             cold = ONE_OFF
-        elif self._loader_copies.get(id(node)):
+        elif self._loader_copies.get(id(node)) and not self._setup_loader(node):
             cold = ("its batches are copied with `non_blocking=True` where it is iterated: each such copy "
                     "waits, and is reported there")
         elif self.context.flow.facts.blocking_copies_only:
@@ -147,9 +148,18 @@ class UnpinnedLoader(Rule):
             "memory the copy is staged synchronously, so the host waits for it; pass `pin_memory=True` "
             f"to the loader{self.context.context_phrase()}",
             self.propose_fix(loader),
-            cold=ONE_OFF if self._one_off_loader(loader) else None,  # (its copies run once too)
+            # (its copies run once too)
+            cold=ONE_OFF if self._one_off_loader(loader) else SETUP if self._setup_loader(loader) else None,
             silenced_with=loader,
         )
+
+    def _setup_loader(self, loader: cst.Call) -> bool:
+        """Built (and its batches copied) in code that runs once (a constructor): those copies
+        do not run per step, so the loader's own line keeps its finding."""
+        memo = self.__dict__.setdefault("_setup_memo", {})
+        if id(loader) not in memo:
+            memo[id(loader)] = self.context.flow.function is not None and self.context.flow.in_cold_path
+        return memo[id(loader)]
 
     def _one_off_loader(self, loader: cst.Call) -> bool:
         """:meth:`_one_off`, asked once per loader (where it is built, or at its first copy)."""
