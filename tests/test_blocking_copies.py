@@ -705,7 +705,16 @@ def test_copies_in_a_constructor_do_not_stand_for_a_kept_loader():
     # `__init__` runs once: it is cold, and the loader's own line stays shown, as at 1970b90.
     source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n    def __init__(self, ds):\n"
               "        loader = DataLoader(ds)\n        for x, y in loader:\n"
-              "            self.mean = x.cuda(non_blocking=True).mean()\n            break\n        self.loader = loader\n")
+              "            self.mean += x.cuda(non_blocking=True).mean()\n        self.loader = loader\n")
     found = _sl402_of(source)
     assert [(line, context) for line, _, context, _ in found] == [(7, "unknown"), (9, "cold")]
+    assert found[0][3] != COPIED_WHY
+
+
+def test_a_loop_that_breaks_after_one_batch_copies_no_batch_per_step():
+    # A peek at the first batch runs once; the loader is handed on for training.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for x, y in loader:\n        sample = x.cuda(non_blocking=True)\n"
+              "        break\n    accelerator.fit(model, loader)\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [6]
     assert found[0][3] != COPIED_WHY

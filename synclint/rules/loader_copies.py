@@ -210,7 +210,7 @@ class _Loops(_ScopeVisitor):
 
 
 def _loop_copies(loop: cst.For, batch: set[str]) -> list[cst.Call]:
-    if not batch:
+    if not batch or _breaks_at_once(loop):
         return []
     fields = _Fields(loop.body, batch)
     for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
@@ -218,6 +218,15 @@ def _loop_copies(loop: cst.For, batch: set[str]) -> list[cst.Call]:
     finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved)
     walk(loop.body, finder)
     return finder.found
+
+
+def _breaks_at_once(loop: cst.For) -> bool:
+    """A loop whose body always breaks (``for x in loader: peek = x.cuda(...); break``):
+    it copies one batch, once."""
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else [loop.body]
+    return any(isinstance(line, cst.SimpleStatementLine) and any(isinstance(small, cst.Break)
+                                                                 for small in line.body)
+               for line in body)
 
 
 def _taken_from(value: cst.BaseExpression, names: set[str]) -> bool:
