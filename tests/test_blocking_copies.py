@@ -718,3 +718,13 @@ def test_a_loop_that_breaks_after_one_batch_copies_no_batch_per_step():
     found = _sl402_of(source)
     assert [line for line, _, _, _ in found] == [6]
     assert found[0][3] != COPIED_WHY
+
+
+def test_a_loader_built_only_when_none_is_passed_is_not_followed():
+    # The loop may iterate the caller's loader (pinned or not): the copy is not this loader's.
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef evaluate(model, ds, loader=None):\n"
+              "    if loader is None:\n        loader = DataLoader(ds)\n    for x, y in loader:\n"
+              "        x = x.cuda(non_blocking=True)\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [7]
+    assert found[0][3] != COPIED_WHY

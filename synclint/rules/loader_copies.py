@@ -156,6 +156,9 @@ class _Bindings(_ScopeVisitor):
         if node.asname is not None:
             self._bind(node.asname.name)
 
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name)  # (``def f(loader=None)``: the caller's loader may be iterated)
+
     def visit_Global(self, node: cst.Global) -> None:
         for item in node.names:
             self.count[item.name.value] = 2
