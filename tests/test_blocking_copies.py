@@ -307,6 +307,8 @@ _RUN = "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, v
         "    loader = DataLoader(ds)\n    for batch in loader:\n        batch = next(other)\n"
         "        batch = batch.cuda(non_blocking=True)\n",
         "    loader = DataLoader(ds)\n    for x in loader:\n        for x in other:\n            x = x.cuda(non_blocking=True)\n",
+        # A comprehension's own variable, named like the batch, over something else.
+        "    loader = DataLoader(ds)\n    for x in loader:\n        ys = [x.cuda(non_blocking=True) for x in other]\n",
     ],
 )
 def test_copies_of_what_is_not_the_loader_s_batch_are_not_its_copies(body):

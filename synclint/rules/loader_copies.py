@@ -288,6 +288,8 @@ class _Fields(_ScopeVisitor):
     def visit_CompFor(self, node: cst.CompFor) -> None:
         if _fields_of(node.iter, self.names) or _taken_from(node.iter, self.names):
             self.names |= set(target_names(node.target))
+        else:
+            self._rebinds(set(target_names(node.target)), node.iter)  # (``[x.cuda() for x in other]``)
 
 
 class _Names(cst.CSTVisitor):
