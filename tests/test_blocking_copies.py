@@ -730,3 +730,12 @@ def test_a_loader_built_only_when_none_is_passed_is_not_followed():
     found = _sl402_of(source)
     assert [line for line, _, _, _ in found] == [7]
     assert found[0][3] != COPIED_WHY
+
+
+def test_a_module_loader_a_function_rebinds_through_global_is_not_followed():
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\n\n\ndef setup():\n"
+              "    global loader\n    loader = DataLoader(ds, pin_memory=True)\n\n\nsetup()\nfor x in loader:\n"
+              "    x = x.cuda(non_blocking=True)\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [4]
+    assert found[0][3] != COPIED_WHY

@@ -33,6 +33,11 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
     constant ``False``, in source order."""
     bindings = _Bindings(scope)
     walk(scope, bindings)
+    if isinstance(scope, cst.Module):  # (a function's ``global loader`` rebinds the module's)
+        shared = _Shared()
+        walk(scope, shared)
+        for key in shared.names:
+            bindings.count[key] = 2
     # A name bound more than once in the scope (``loader = accelerator.prepare(loader)``,
     # a second ``loader = DataLoader(val)``) may hold something else where it is iterated.
     names = {name} if name is not None and bindings.count.get(name, 0) == 1 else set()
@@ -176,6 +181,17 @@ class _Bindings(_ScopeVisitor):
         if node is not self.root:
             self.count[node.name.value] = self.count.get(node.name.value, 0) + 1
         return node is self.root
+
+
+class _Shared(cst.CSTVisitor):
+    """Names some function of the module declares ``global``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names |= {item.name.value for item in node.names}
 
 
 class _WrapperBindings(_ScopeVisitor):
