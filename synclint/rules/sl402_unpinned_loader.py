@@ -49,6 +49,11 @@ class UnpinnedLoader(Rule):
     `False`, each such copy is reported: that line runs every step and waits.
     The loader's own line, which runs once, is then cold. The fix, from either
     finding, pins the loader.
+    Names bound more than once there (or also a parameter, or declared
+    `global`) are not followed; a loop that always breaks after one batch, and
+    copies in a constructor or a one-off pass, are no per-step copies (cold,
+    and the loader's line keeps its finding). A suppression comment on the
+    loader's line silences its copies too.
 
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
