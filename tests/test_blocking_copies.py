@@ -739,3 +739,14 @@ def test_a_module_loader_a_function_rebinds_through_global_is_not_followed():
     found = _sl402_of(source)
     assert [line for line, _, _, _ in found] == [4]
     assert found[0][3] != COPIED_WHY
+
+
+def test_a_copy_into_a_pinned_host_buffer_is_no_copy_to_the_device():
+    # Host to host (the staging a prefetcher does itself): the host waits for no device.
+    source = (_RUN + "    loader = DataLoader(ds)\n    buf = torch.empty(64, 3, pin_memory=True)\n"
+              "    staging = torch.empty(64, 3).pin_memory()\n    for x, y in loader:\n"
+              "        buf[: len(x)].copy_(x, non_blocking=True)\n        staging.copy_(y, non_blocking=True)\n"
+              "        model(buf.cuda(non_blocking=True))\n")
+    found = _sl402_of(source)
+    assert [line for line, _, _, _ in found] == [6]
+    assert found[0][3] != COPIED_WHY

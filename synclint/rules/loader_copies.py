@@ -49,11 +49,13 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
     names |= set(wrappers)
     loops = _Loops(scope, loader, names)
     walk(scope, loops)
+    pinned = _PinnedBuffers(scope)
+    walk(scope, pinned)
     copies: list[cst.Call] = []
     for loop in loops.found:
         batch = {n for part in _batch_targets(loop.target, loop.iter, loader, names, wrappers)
                  for n in target_names(part)}
-        copies += _loop_copies(loop, batch)
+        copies += _loop_copies(loop, batch, pinned.names)
     return copies
 
 
@@ -194,6 +196,37 @@ class _Shared(cst.CSTVisitor):
         self.names |= {item.name.value for item in node.names}
 
 
+class _PinnedBuffers(_ScopeVisitor):
+    """Names bound only to pinned host memory: ``torch.empty(n, pin_memory=True)``,
+    ``torch.empty(n).pin_memory()``."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        super().__init__(root)
+        self.names: set[str] = set()
+        self._other: set[str] = set()
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self.names -= self._other
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        bound = {name for target in node.targets for name in target_names(target.target)}
+        if _pinned(node.value):
+            self.names |= bound
+        else:
+            self._other |= bound
+        self.names -= self._other
+
+
+def _pinned(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "pin_memory" and not value.args:
+        return True
+    flag = keyword(value, "pin_memory")
+    return (flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "True"
+            and callee_name(value.func) in ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "tensor"))
+
+
 class _WrapperBindings(_ScopeVisitor):
     """Names bound to an iterator over the loader: ``it = iter(loader)``, ``with tqdm(loader) as bar``."""
 
@@ -228,13 +261,13 @@ class _Loops(_ScopeVisitor):
             self.found.append(node)
 
 
-def _loop_copies(loop: cst.For, batch: set[str]) -> list[cst.Call]:
+def _loop_copies(loop: cst.For, batch: set[str], pinned: set[str]) -> list[cst.Call]:
     if not batch or _breaks_at_once(loop):
         return []
     fields = _Fields(loop.body, batch)
     for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
         walk(loop.body, fields)
-    finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved)
+    finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved, pinned)
     walk(loop.body, finder)
     return finder.found
 
@@ -342,9 +375,10 @@ class _Copies(_ScopeVisitor):
     ``x.to(device, non_blocking=True)``, ``dst.copy_(x, non_blocking=True)``. A name a copy
     rebinds holds a device tensor afterwards: only that copy counts for it."""
 
-    def __init__(self, root: cst.CSTNode, names: set[str], moved: set[str]) -> None:
+    def __init__(self, root: cst.CSTNode, names: set[str], moved: set[str], pinned: set[str]) -> None:
         super().__init__(root)
         self.names, self.moved, self.found = names, moved, []
+        self.pinned = pinned
         self._rebinding: list[cst.Call] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -356,6 +390,8 @@ class _Copies(_ScopeVisitor):
         if not _asks_not_to_block(node) or not isinstance(node.func, cst.Attribute):
             return
         if node.func.attr.value == "copy_":
+            if root_name(node.func.value) in self.pinned:
+                return  # (into a pinned host buffer: host to host)
             args = positional(node)
             source = args[0].value if args else None
         elif is_host_transfer(node):
