@@ -23,7 +23,7 @@ from synclint.analysis.inference import keyword, non_blocking_argument, position
 from synclint.rules.matching import is_host_transfer, root_name, target_names
 from synclint.traversal import walk
 
-#: Callables that wrap a loader in an iterator over its batches.
+#: Callables that wrap a loader in an iterator over its batches (``tqdm(loader)``), SL402's too.
 WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
 
 

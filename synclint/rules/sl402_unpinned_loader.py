@@ -6,7 +6,7 @@ from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loader_copies import asynchronous_copies
+from synclint.rules.loader_copies import WRAPPING, asynchronous_copies
 from synclint.traversal import walk
 
 
@@ -354,7 +354,7 @@ class _NameUses(cst.CSTVisitor):
 _CONSUMING = frozenset({"next", "len", "print"})
 #: Callables that wrap a loader in an iterator over its batches (``iter(loader)``,
 #: ``tqdm(loader)``): the iterator stays in the file only where the loader would.
-_WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
+_WRAPPING = WRAPPING  # (one list: synclint.rules.loader_copies follows the same wrappers)
 
 
 class _LoaderReads(cst.CSTVisitor):
