@@ -224,6 +224,24 @@ def _children_property(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return tuple(node.children)
 
 
+
+class ScopeVisitor(cst.CSTVisitor):
+    """A visitor of one scope, ``root`` (a module, function or class): a function, class or
+    lambda nested in it binds names of its own and is not entered."""
+
+    def __init__(self, root: cst.CSTNode | None = None) -> None:
+        super().__init__()
+        self.root = root
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.root
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return node is self.root
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
 # Per visitor class (weakly: rules define visitor classes inside functions):
 # node type -> the class's own hook function, or None.
 _hooks_by_class: WeakKeyDictionary[type, tuple[dict[type, object], dict[type, object]]] = WeakKeyDictionary()

@@ -21,7 +21,7 @@ from synclint.analysis.kinds import (
     Kind,
     classify_torch_callable,
 )
-from synclint.traversal import walk
+from synclint.traversal import ScopeVisitor, walk
 
 _TENSOR_ONLY_ATTRIBUTES = frozenset({"is_cuda", "grad", "requires_grad", "grad_fn"})
 _MODULE_METHODS = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "requires_grad_"})
@@ -71,12 +71,11 @@ def _int_operands(node: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-class EvidenceCollector(cst.CSTVisitor):
+class EvidenceCollector(ScopeVisitor):
     def __init__(self, imports: ImportMap) -> None:
         super().__init__()
         self.imports = imports
         self.evidence: dict[str, Kind] = {}
-        self._root: cst.CSTNode | None = None
 
     def _note(self, node: cst.BaseExpression, kind: Kind) -> None:
         # ``self.float()`` / ``self.cuda()`` are nn.Module methods too: never evidence.
@@ -87,15 +86,6 @@ class EvidenceCollector(cst.CSTVisitor):
             self.evidence[node.value] = kind
         else:  # contradictory uses: say nothing
             self.evidence[node.value] = Kind.UNKNOWN
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self._root
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return node is self._root
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in _TENSOR_ONLY_ATTRIBUTES:
@@ -186,7 +176,7 @@ class EvidenceCollector(cst.CSTVisitor):
 def collect_evidence(root: cst.CSTNode, imports: ImportMap) -> dict[str, Kind]:
     """Evidence for the names used directly in ``root`` (a function, class or module)."""
     collector = EvidenceCollector(imports)
-    collector._root = root
+    collector.root = root
     walk(root, collector)
     return {name: kind for name, kind in collector.evidence.items() if kind is not Kind.UNKNOWN}
 

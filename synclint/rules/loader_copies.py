@@ -21,10 +21,37 @@ import libcst as cst
 from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword, non_blocking_argument, positional
 from synclint.rules.matching import is_host_transfer, root_name, target_names
-from synclint.traversal import walk
+from synclint.traversal import ScopeVisitor, walk
 
 #: Callables that wrap a loader in an iterator over its batches (``tqdm(loader)``), SL402's too.
 WRAPPING = frozenset({"enumerate", "iter", "zip", "tqdm", "trange", "cycle", "islice", "repeat", "chain"})
+
+
+def is_wrapper(node: cst.BaseExpression) -> bool:
+    """``iter(loader)``, ``tqdm(enumerate(loader))``: a call of a wrapping callable."""
+    return isinstance(node, cst.Call) and callee_name(node.func) in WRAPPING
+
+
+def names_read(node: cst.CSTNode | None, skipping: frozenset[str] = frozenset()) -> set[str]:
+    """The names ``node`` reads (nothing for None), not counting the arguments of a call of
+    a name in ``skipping`` (``len(loader)`` only looks at it)."""
+    reads = _NameReads(skipping)
+    if node is not None:
+        walk(node, reads)
+    return reads.names
+
+
+class _NameReads(cst.CSTVisitor):
+    def __init__(self, skipping: frozenset[str]) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._skipping = skipping
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        return not (isinstance(node.func, cst.Name) and node.func.value in self._skipping)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) -> list[cst.Call]:
@@ -70,9 +97,9 @@ def _batch_targets(target: cst.BaseExpression, expr: cst.BaseExpression, loader:
         if expr.value in wrappers:
             return _batch_targets(target, wrappers[expr.value], loader, names, wrappers, depth + 1)
         return [target] if expr.value in names else []
-    if not isinstance(expr, cst.Call) or callee_name(expr.func) not in WRAPPING:
+    if not is_wrapper(expr):
         return []
-    callee = callee_name(expr.func)
+    callee = callee_name(expr.func)  # type: ignore[attr-defined]
     args = [arg.value for arg in positional(expr)]
     if not args:
         return []
@@ -108,30 +135,12 @@ def _over(expr: cst.BaseExpression, loader: cst.Call, names: set[str]) -> bool:
         return True
     if isinstance(expr, cst.Name):
         return expr.value in names
-    if isinstance(expr, cst.Call) and callee_name(expr.func) in WRAPPING:
-        return any(_over(arg.value, loader, names) for arg in expr.args)
+    if is_wrapper(expr):
+        return any(_over(arg.value, loader, names) for arg in expr.args)  # type: ignore[attr-defined]
     return False
 
 
-class _ScopeVisitor(cst.CSTVisitor):
-    """Visits one scope (``root``): a function, class or lambda nested in it binds names of
-    its own."""
-
-    def __init__(self, root: cst.CSTNode) -> None:
-        super().__init__()
-        self.root = root
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.root
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return node is self.root
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-class _Bindings(_ScopeVisitor):
+class _Bindings(ScopeVisitor):
     """How many times the scope binds each name (a ``global`` or ``nonlocal`` one: shared
     with other scopes, never followed)."""
 
@@ -196,7 +205,7 @@ class _Shared(cst.CSTVisitor):
         self.names |= {item.name.value for item in node.names}
 
 
-class _PinnedBuffers(_ScopeVisitor):
+class _PinnedBuffers(ScopeVisitor):
     """Names bound only to pinned host memory: ``torch.empty(n, pin_memory=True)``,
     ``torch.empty(n).pin_memory()``."""
 
@@ -227,7 +236,7 @@ def _pinned(value: cst.BaseExpression) -> bool:
             and callee_name(value.func) in ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "tensor"))
 
 
-class _WrapperBindings(_ScopeVisitor):
+class _WrapperBindings(ScopeVisitor):
     """Names bound to an iterator over the loader: ``it = iter(loader)``, ``with tqdm(loader) as bar``."""
 
     def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
@@ -236,20 +245,18 @@ class _WrapperBindings(_ScopeVisitor):
         self.found: dict[str, cst.BaseExpression] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and callee_name(node.value.func) in WRAPPING \
-                and _over(node.value, self.loader, self.names):
+        if is_wrapper(node.value) and _over(node.value, self.loader, self.names):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.found[target.target.value] = node.value
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
-        if isinstance(node.item, cst.Call) and callee_name(node.item.func) in WRAPPING \
-                and _over(node.item, self.loader, self.names) and node.asname is not None \
+        if is_wrapper(node.item) and _over(node.item, self.loader, self.names) and node.asname is not None \
                 and isinstance(node.asname.name, cst.Name):
             self.found[node.asname.name.value] = node.item
 
 
-class _Loops(_ScopeVisitor):
+class _Loops(ScopeVisitor):
     """The ``for`` loops of the scope over the loader's batches."""
 
     def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
@@ -293,7 +300,7 @@ def _fields_of(iterable: cst.BaseExpression, names: set[str]) -> bool:
             and root_name(iterable.func.value) in names)
 
 
-class _Fields(_ScopeVisitor):
+class _Fields(ScopeVisitor):
     """The batch's names, grown by what is taken from them; ``moved``: names a copy rebinds
     (``x = x.cuda(non_blocking=True)``: later copies of ``x`` copy a device tensor);
     ``foreign``: names also bound to what reads no batch name (``batch = next(other)``,
@@ -341,19 +348,8 @@ class _Fields(_ScopeVisitor):
             self._rebinds(set(target_names(node.target)), node.iter)  # (``[x.cuda() for x in other]``)
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found.add(node.value)
-
-
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
-    found = _Names()
-    walk(node, found)
-    return bool(found.found & names)
+    return bool(names_read(node) & names)
 
 
 def _is_copy(node: cst.BaseExpression) -> bool:
@@ -370,7 +366,7 @@ def _asks_not_to_block(call: cst.Call) -> bool:
     return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
 
 
-class _Copies(_ScopeVisitor):
+class _Copies(ScopeVisitor):
     """Copies of the batch's names that ask not to block: ``x.cuda(non_blocking=True)``,
     ``x.to(device, non_blocking=True)``, ``dst.copy_(x, non_blocking=True)``. A name a copy
     rebinds holds a device tensor afterwards: only that copy counts for it."""

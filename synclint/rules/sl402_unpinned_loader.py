@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from functools import cached_property
+from typing import NamedTuple
+
 import libcst as cst
 
 from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loader_copies import WRAPPING, asynchronous_copies
+from synclint.rules.loader_copies import WRAPPING, asynchronous_copies, is_wrapper, names_read
 from synclint.traversal import walk
 
 
@@ -105,7 +108,7 @@ class UnpinnedLoader(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        loader = self._copied_batches.get(id(node))
+        loader = self._copies.loader_of.get(id(node))
         if loader is not None:
             self._report_copy(node, loader)
             return
@@ -116,7 +119,7 @@ class UnpinnedLoader(Rule):
             cold = "a loader the code never uses (bound to a name its function never reads)"
         elif self._one_off_loader(node):
             cold = ONE_OFF
-        elif self._loader_copies.get(id(node)) and not self._setup_loader(node):
+        elif self._copies.by_loader.get(id(node)) and not self._setup_loader(node):
             cold = ("its batches are copied with `non_blocking=True` where it is iterated: each such copy "
                     "waits, and is reported there")
         elif self.context.flow.facts.blocking_copies_only:
@@ -145,7 +148,7 @@ class UnpinnedLoader(Rule):
         return pin is None or (isinstance(pin.value, cst.Name) and pin.value.value == "False")
 
     def _report_copy(self, node: cst.Call, loader: cst.Call) -> None:
-        name = self._binding_names.get(id(loader))
+        name = self._copies.names.get(id(loader))
         which = f"`{name}`" if name is not None else "the `DataLoader` it iterates"
         self.report(
             node,
@@ -173,38 +176,20 @@ class UnpinnedLoader(Rule):
             memo[id(loader)] = self._one_off(loader, self._name_uses(loader))
         return memo[id(loader)]
 
-    @property
-    def _copied_batches(self) -> dict[int, cst.Call]:
-        """Each copy of an unpinned loader's batches that asks not to block, by id: its loader."""
-        if "_copies_to_loaders" not in self.__dict__:
-            by_copy: dict[int, cst.Call] = {}
-            for loader, copies in self._loader_copies_by_node.values():
-                for copy in copies:
-                    by_copy.setdefault(id(copy), loader)
-            self.__dict__["_copies_to_loaders"] = by_copy
-        return self.__dict__["_copies_to_loaders"]
-
-    @property
-    def _loader_copies(self) -> dict[int, list[cst.Call]]:
-        return {key: copies for key, (_, copies) in self._loader_copies_by_node.items()}
-
-    @property
-    def _binding_names(self) -> dict[int, str]:
-        self._loader_copies_by_node  # (computed with it)
-        return self.__dict__["_loader_names"]
-
-    @property
-    def _loader_copies_by_node(self) -> dict[int, tuple[cst.Call, list[cst.Call]]]:
-        """Every unpinned loader of the module, by id: it, and the copies of its batches that
-        ask not to block in the scope that builds it (see :mod:`synclint.rules.loader_copies`)."""
-        if "_copies_by_loader" not in self.__dict__:
-            found = _UnpinnedLoaders(self._unpinned)
-            walk(self.context.module, found)
-            self.__dict__["_loader_names"] = {id(call): name for call, _, name in found.loaders if name is not None}
-            self.__dict__["_copies_by_loader"] = {
-                id(call): (call, asynchronous_copies(scope, call, name)) for call, scope, name in found.loaders
-            }
-        return self.__dict__["_copies_by_loader"]
+    @cached_property
+    def _copies(self) -> _LoaderCopies:
+        """Every unpinned loader of the module and the copies of its batches that ask not to
+        block in the scope that builds it (see :mod:`synclint.rules.loader_copies`)."""
+        found = _UnpinnedLoaders(self._unpinned)
+        walk(self.context.module, found)
+        copies = _LoaderCopies({}, {}, {})
+        for call, scope, name in found.loaders:
+            copies.by_loader[id(call)] = asynchronous_copies(scope, call, name)
+            for copy in copies.by_loader[id(call)]:
+                copies.loader_of.setdefault(id(copy), call)
+            if name is not None:
+                copies.names[id(call)] = name
+        return copies
 
     # A loader built and iterated in code that runs once (a dataset's ``process()``, a
     # normalisation estimate called from ``__init__``) makes one pass over its data; the
@@ -352,9 +337,6 @@ class _NameUses(cst.CSTVisitor):
 #: Callables that only look at a loader, or take a batch from it (``next(it)``): what
 #: they return is no loader.
 _CONSUMING = frozenset({"next", "len", "print"})
-#: Callables that wrap a loader in an iterator over its batches (``iter(loader)``,
-#: ``tqdm(loader)``): the iterator stays in the file only where the loader would.
-_WRAPPING = WRAPPING  # (one list: synclint.rules.loader_copies follows the same wrappers)
 
 
 class _LoaderReads(cst.CSTVisitor):
@@ -391,7 +373,7 @@ class _LoaderReads(cst.CSTVisitor):
         self._safe += 1
         walk(node.iter, self)
         self._safe -= 1
-        if not self._generator and _yields(node.body) and _reads(node.iter) & self.names:
+        if not self._generator and _yields(node.body) and names_read(node.iter) & self.names:
             self.escapes = True  # ``for b in loader: yield b``: the generator's caller gets the batches
         walk(node.body, self)
         if node.orelse is not None:
@@ -409,7 +391,7 @@ class _LoaderReads(cst.CSTVisitor):
                 walk(arg.value, self)
             self._safe -= 1
             return False
-        if callee in _WRAPPING:
+        if callee in WRAPPING:  # (an iterator over the loader stays in the file only where the loader would)
             for arg in node.args:  # (as safe as the place the iterator goes to)
                 walk(arg.value, self)
             return False
@@ -423,15 +405,15 @@ class _LoaderReads(cst.CSTVisitor):
         generator of the file (``for b in batches(loader)``) keeps the loader here when its
         iterator stays (iterated here), what it yields going to that loop."""
         generator = _yields(function.body)
-        if generator and not self._safe and any(_reads(arg.value) & self.names for arg in node.args):
+        if generator and not self._safe and any(names_read(arg.value) & self.names for arg in node.args):
             self.escapes = True  # (a generator's batches go where its iterator goes: not to a loop here)
             return
         positional = [*function.params.posonly_params, *function.params.params]
         by_name = {param.name.value for param in [*positional, *function.params.kwonly_params]}
         for place, arg in enumerate(node.args):
-            if not (_reads(arg.value) & self.names) or arg.value is None:
+            if not (names_read(arg.value) & self.names) or arg.value is None:
                 continue
-            handed = isinstance(arg.value, cst.Name) or _wrapper(arg.value)
+            handed = isinstance(arg.value, cst.Name) or is_wrapper(arg.value)
             if arg.keyword is not None and arg.keyword.value in by_name:
                 param = arg.keyword.value
             elif arg.keyword is None and not arg.star and place < len(positional):
@@ -454,7 +436,7 @@ class _LoaderReads(cst.CSTVisitor):
             if self.escapes:
                 return
         for arg in node.args:  # (the rest: batches, models, numbers)
-            if not (_reads(arg.value) & self.names):
+            if not (names_read(arg.value) & self.names):
                 self._safe += 1
                 walk(arg.value, self)
                 self._safe -= 1
@@ -477,9 +459,9 @@ class _LoaderReads(cst.CSTVisitor):
         # followed no further.
         saved = self._safe
         targets = [target.target for target in node.targets]
-        wrapper = _wrapper(node.value)
+        wrapper = is_wrapper(node.value)
         if wrapper and all(isinstance(target, cst.Name) and target.value not in self._shared for target in targets):
-            if _reads(node.value) & self.names:
+            if names_read(node.value) & self.names:
                 self.names |= {target.value for target in targets}
             self._safe = 1
         else:
@@ -492,7 +474,7 @@ class _LoaderReads(cst.CSTVisitor):
         # ``with tqdm(loader) as bar:`` binds ``bar`` as ``bar = tqdm(loader)`` would (Grad-TTS);
         # any other item is read as usual, and its ``as`` target is a store. A bar that only
         # counts the loader (``tqdm(total=len(loader))``) iterates none of it: not followed.
-        if (_wrapper(node.item) and _wrapped(node.item) & self.names and node.asname is not None
+        if (is_wrapper(node.item) and _wrapped(node.item) & self.names and node.asname is not None
                 and isinstance(node.asname.name, cst.Name) and node.asname.name.value not in self._shared):
             self.names.add(node.asname.name.value)
             self._safe_wrappers(node.item)
@@ -526,6 +508,12 @@ class _LoaderReads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.names and not self._safe:
             self.escapes = True
+
+
+class _LoaderCopies(NamedTuple):
+    by_loader: dict[int, list[cst.Call]]  # each unpinned loader (by id): its batches' asynchronous copies
+    loader_of: dict[int, cst.Call]  # each such copy (by id): its loader
+    names: dict[int, str]  # the name each loader is bound to where it is built
 
 
 class _UnpinnedLoaders(cst.CSTVisitor):
@@ -565,25 +553,10 @@ class _UnpinnedLoaders(cst.CSTVisitor):
             self.loaders.append((node, self._scopes[-1], self._bound.get(id(node))))
 
 
-def _wrapper(node: cst.BaseExpression) -> bool:
-    """``iter(loader)``, ``tqdm(enumerate(loader))``: a call of a wrapping callable."""
-    return isinstance(node, cst.Call) and callee_name(node.func) in _WRAPPING
-
-
-def _reads(node: cst.CSTNode | None) -> set[str]:
-    """The names ``node`` reads (nothing for None)."""
-    reads = _Reads()
-    if node is not None:
-        walk(node, reads)
-    return reads.names
-
-
 def _wrapped(node: cst.BaseExpression) -> set[str]:
     """The names ``node`` reads other than through a look at them (``len(loader)``,
     ``next(it)``): what an iterator it builds may go over."""
-    reads = _Reads(skip_looks=True)
-    walk(node, reads)
-    return reads.names
+    return names_read(node, skipping=_CONSUMING)
 
 
 class _Yields(cst.CSTVisitor):
@@ -606,16 +579,3 @@ def _yields(body: cst.CSTNode) -> bool:
     finder = _Yields()
     walk(body, finder)
     return finder.found
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self, skip_looks: bool = False) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-        self._skip_looks = skip_looks
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        return not (self._skip_looks and isinstance(node.func, cst.Name) and node.func.value in _CONSUMING)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
