@@ -315,13 +315,32 @@ def gen_non_blocking(rng: random.Random) -> Program:
 
 def gen_pin_memory(rng: random.Random) -> Program:
     args = rng.choice(["ds", "ds, batch_size=2", "ds, pin_memory=False", "ds, 2, False, None, None, 0, None, False"])
+    # Copies that ask to be asynchronous: pinning is what they need (SL402). In a loop of the
+    # function that builds the loader the fix comes from each copy's finding; through an
+    # iterator bound to a name or a field taken from a dictionary batch too.
+    body = rng.choice([
+        "    return [b.to(device, non_blocking=True).sum() for b in loader]\n",
+        "    out = []\n    for b in loader:\n        b = b.to(device, non_blocking=True)\n        out.append(b.sum())\n    return out\n",
+        "    out = []\n    it = iter(loader)\n    for i, b in enumerate(it):\n        out.append(b.cuda(non_blocking=True).sum() if False else b.to(device, non_blocking=True).sum())\n    return out\n",
+        "    out = []\n    for batch in loader:\n        x = batch['x']\n        out.append(x.to(device, non_blocking=True).sum())\n    return out\n",
+        "    out = []\n    for batch in loader:\n        batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}\n        out.append(batch['x'].sum())\n    return out\n",
+    ])
+    keyed = "batch[" in body
     source = (
         "import torch\nfrom torch.utils.data import DataLoader\n"
-        f"def f(ds):\n    device = 'cuda' if False else 'cpu'\n    loader = DataLoader({args})\n"
-        # Copies that ask to be asynchronous: pinning is what they need (SL402).
-        "    return [b.to(device, non_blocking=True).sum() for b in loader]\n"
+        f"def f(ds):\n    device = 'cuda' if False else 'cpu'\n    loader = DataLoader({args})\n" + body
     )
-    return Program(source, lambda r: ([tensor(r, shape=(2,), dtype=torch.float32, grad=False) for _ in range(3)],))
+
+    def inputs(r):
+        shape, dtype = r.choice(SHAPES), r.choice(FLOATS)
+        items = [tensor(r, shape=shape, dtype=dtype, grad=False) for _ in range(3)]
+        if r.random() < 0.15:
+            items = [r.random() for _ in range(3)]  # Python numbers: collated into a tensor
+        if r.random() < 0.1:
+            items = ["a", "b", "c"]  # strings: no `.to`, both raise
+        return ([{"x": item} for item in items] if keyed else items),
+
+    return Program(source, inputs)
 
 
 def gen_device_factory(rng: random.Random) -> Program:
