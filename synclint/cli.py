@@ -181,6 +181,7 @@ def check(
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change edge-case behaviour.")
 @click.option("--diff", is_flag=True, help="Print the diff (the default without --apply).")
 @click.option("--stdin-filename", help="With `-` (or no paths): the name stdin is fixed as.")
+@run_option_flags
 @file_option_flags
 def fix(paths, select, ignore, extend_select, config, apply_fixes, unsafe_fixes, diff, stdin_filename):
     """Show (default) or apply (--apply) the fixes for PATHS (or - for stdin)."""
@@ -373,15 +374,16 @@ def _check_stdin(name, configuration: Configuration, report: _Report, apply_fix:
     # The closest configuration to the name stdin stands for (or to the working directory).
     settings = configuration.settings_for(name if name else Path.cwd())
     data = sys.stdin.buffer.read()
+    include_cold = run_options().include_cold
     if not (apply_fix or diff):
-        findings = check_source(data, path, settings)
+        findings = check_source(data, path, settings, include_cold=include_cold)
         report.emit(findings)
         return EXIT_CLEAN if exit_zero or not findings else EXIT_FINDINGS
     from synclint.fixers.apply import fix_text
 
     try:
         source = decode_source(data)
-        fixed, _ = fix_text(source, path, settings, unsafe)
+        fixed, _ = fix_text(source, path, settings, unsafe, include_cold=include_cold)
     except SourceError as error:
         click.echo(f"{path}: SL000 {error}", err=True)
         if apply_fix:  # nothing may be lost: the input goes through unchanged
@@ -393,7 +395,7 @@ def _check_stdin(name, configuration: Configuration, report: _Report, apply_fix:
     sys.stdout.flush()
     sys.stdout.buffer.write(_encode_like(data, fixed))
     sys.stdout.buffer.flush()
-    remaining = check_source(fixed, path, settings)
+    remaining = check_source(fixed, path, settings, include_cold=include_cold)
     if remaining:
         from synclint.reporters import render_concise
 
@@ -523,12 +525,14 @@ def _run_fix(paths, settings: Configuration, *, apply: bool, unsafe: bool, quiet
     except (MissingPathError, ConfigError) as error:
         raise click.UsageError(str(error)) from error
     changed = errors = applied = 0
-    # The fixer analyses a file's text on its own, but fixes what `check` shows in its project.
-    project = project_facts(files, run_options())
+    # The fixer analyses a file's text on its own, but fixes what `check` shows in its project
+    # (with --include-cold, what it shows then).
+    options = run_options()
+    project = project_facts(files, options)
     for file in files:
         try:
             result = (fix_notebook if is_notebook(file) else fix_file)(
-                file, settings, unsafe=unsafe, project=project.get(resolved_key(file)))
+                file, settings, unsafe=unsafe, project=project.get(resolved_key(file)), include_cold=options.include_cold)
         except SourceError as error:
             if not quiet:  # check --fix lists the file's SL000 with the other findings
                 click.echo(f"{file}: SL000 {error}", err=True)

@@ -398,10 +398,12 @@ class NotebookFixResult:
 
 
 def fix_notebook(
-    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None
+    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None,
+    include_cold: bool = False,
 ) -> NotebookFixResult:
     """Fix one notebook in memory; raises ``engine.SourceError`` if it cannot be read.
-    ``project``: as for :func:`check_notebook_source`."""
+    ``project``: as for :func:`check_notebook_source`; ``include_cold``: as for
+    :func:`synclint.fixers.apply.fix_text`."""
     from synclint.engine import SourceError
     from synclint.fixers.apply import fix_text
 
@@ -419,7 +421,7 @@ def fix_notebook(
     virtual, _, module = _parseable(notebook, str(path))
     if module is None:
         return unchanged
-    fixed, applied = fix_text(virtual.source, str(path), settings, unsafe, project)
+    fixed, applied = fix_text(virtual.source, str(path), settings, unsafe, project, include_cold)
     sources = virtual.split(fixed) if applied else None
     if not sources:
         return unchanged

@@ -20,7 +20,7 @@ HAZARDS = (
     "import torch\n"
     "from torch.utils.data import DataLoader\n"
     "loader = DataLoader(ds)\n"
-    "batch = batch.cuda(non_blocking=True)\n"
+    "for batch in loader: batch = batch.cuda(non_blocking=True)\n"
     "def f(m):\n"
     "    return torch.nonzero(m)\n"
 )

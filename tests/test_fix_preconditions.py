@@ -72,10 +72,10 @@ def test_known_tensor_with_a_dtype_gets_non_blocking():
 
 
 def test_explicit_pin_memory_false_is_kept():
-    source = "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=False)\nx = x.cuda(non_blocking=True)\n"
+    source = "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=False)\nfor x in l:\n    x = x.cuda(non_blocking=True)\n"
     assert fix(source, "SL402") == source
     assert "kept as written" in reason(source, "SL402")
-    positional = "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, 4, False, None, None, 0, None, False)\nx = x.cuda(non_blocking=True)\n"
+    positional = "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, 4, False, None, None, 0, None, False)\nfor x in l:\n    x = x.cuda(non_blocking=True)\n"
     assert fix(positional, "SL402") == positional
 
 

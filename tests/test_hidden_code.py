@@ -53,7 +53,7 @@ MODEL = textwrap.dedent(
 
 
     def unreached_loader(dataset):
-        return DataLoader(dataset, batch_size=8)
+        for batch in DataLoader(dataset, batch_size=8): batch.to("cuda", non_blocking=True)
 
 
     def unreached_global():
@@ -148,7 +148,7 @@ def test_hidden_functions_are_left_out_and_what_kept_code_needs_stays(tmp_path):
         "def reset_cache(self):",  # binds `self.cache`, which no kept code names
         "def helper(self, batch):",
     }
-    # Kept: an op on a tensor made on the device (shown as a note), a DataLoader (shown
+    # Kept: an op on a tensor made on the device (shown as a note), a DataLoader (its copies,
     # anywhere), a `global`, a value kept code calls for (`self._count()`), attributes
     # read by `forward` (`__init__`), a function named like a step, and the hot code.
 
@@ -300,7 +300,7 @@ def test_a_fix_outside_functions_gets_the_whole_module():
         from torch.utils.data import DataLoader
 
         loader = DataLoader(dataset)
-        device = "cuda"
+        for batch in loader: batch.to("cuda", non_blocking=True)
 
 
         def unreached(x):
@@ -313,7 +313,7 @@ def test_a_fix_outside_functions_gets_the_whole_module():
     assert blanked is not None and "nonzero" not in blanked[0]
     assert _check_variant(source, "module.py", RULES, facts, *blanked) is None
     shown = visible(_check_text(source, "module.py", RULES, facts, skip_hidden=True))
-    assert [(f.line, f.code, f.fix is not None) for f in shown] == [(4, "SL402", True)]
+    assert [(f.line, f.code, f.fix is not None) for f in shown] == [(5, "SL402", True)]
     assert shown == visible(_check_text(source, "module.py", RULES, facts))
 
 
@@ -369,7 +369,7 @@ SHOWN_ONLY_THROUGH_OTHER_FUNCTIONS = {
     # A rule shown anywhere, its token imported under another name.
     "loader-alias": (
         'import torch\nfrom torch.utils.data import DataLoader as Loader\nDEVICE = "cuda"\n\n\n'
-        "def unreached(dataset):\n    return Loader(dataset)\n",
+        "def unreached(dataset):\n    for batch in Loader(dataset): batch.cuda(non_blocking=True)\n",
         [(7, "SL402", "warning", True)],
     ),
     # Attribute kinds: a buffer registered by keyword, a name `\b` does not delimit, a

@@ -107,7 +107,7 @@ def test_directories_include_notebooks(tmp_path):
 
 
 FIXABLE = "import torch\nfrom torch.utils.data import DataLoader\n%matplotlib inline\n"
-LOADER = "loader = DataLoader(ds)\n!nvidia-smi\nbatch.cuda(non_blocking=True)"
+LOADER = "loader = DataLoader(ds)\n!nvidia-smi\nfor batch in loader: batch.cuda(non_blocking=True)"
 
 
 def test_fix_rewrites_only_the_changed_cell_source(tmp_path):
@@ -129,7 +129,7 @@ def test_fix_rewrites_only_the_changed_cell_source(tmp_path):
     assert fixed["cells"][2]["source"] == [
         "loader = DataLoader(ds, pin_memory=True)\n",
         "!nvidia-smi\n",
-        "batch.cuda(non_blocking=True)",
+        "for batch in loader: batch.cuda(non_blocking=True)",
     ]
     fixed["cells"][2]["source"] = before["cells"][2]["source"]
     assert fixed == before  # outputs, metadata, other cells untouched

@@ -8,6 +8,7 @@ from pathlib import Path
 from synclint import check_source
 from synclint.config import Settings
 from synclint.project.run_once import DEFINITION_TIME, MODULE_CODE
+from synclint.rules.sl402_unpinned_loader import LEAVES
 from synclint.runner import RunOptions, lint_paths
 from tests.notebook_helpers import notebook_of
 
@@ -83,13 +84,13 @@ def test_a_main_block_s_loop_over_batches_stays_hot_and_definitions_keep_their_o
         ("SL201", None, 12, 13, "cold", DEFINITION_TIME),  # a class body's own statement
         ("SL201", None, 15, 30, "cold", DEFINITION_TIME),  # a default value
         ("SL201", None, 16, 16, "unknown", ""),  # the method's body: its own context
-        ("SL402", None, 19, 10, "unknown", ""),  # an unpinned loader matters wherever it is built
+        ("SL402", None, 19, 10, "cold", LEAVES),  # a loader's line runs once; no copy of its batches here
         ("SL201", None, 22, 12, "cold", MODULE_CODE),  # before the loop, in `if __name__ == "__main__":`
         ("SL201", None, 25, 15, "hot", LOOP),
         ("SL201", None, 26, 11, "cold", MODULE_CODE),  # after it
     ]
     shown = check_source(MAIN_SCRIPT, "main_script.py")
-    assert [(f.code, f.line) for f in shown] == [("SL101", 6), ("SL201", 16), ("SL402", 19), ("SL201", 25)]
+    assert [(f.code, f.line) for f in shown] == [("SL101", 6), ("SL201", 16), ("SL201", 25)]
 
 
 def test_each_cell_s_code_outside_a_loop_is_cold():

@@ -49,12 +49,12 @@ def _overlaps(a: CodeRange, b: CodeRange) -> bool:
 
 
 def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
-              project: FileFacts | None) -> tuple[str, int]:
+              project: FileFacts | None, include_cold: bool) -> tuple[str, int]:
     module = parse(source)
     # The text is analysed on its own (a pass's fixes move its lines), with what its
     # project says of every file in it: the findings `check` shows are the ones fixed.
     facts = in_project(facts_for_source(source, path), project) if project is not None else None
-    _, reports = analyse(module, source, path, select_rules(settings, path), facts=facts)
+    _, reports = analyse(module, source, path, select_rules(settings, path), facts=facts, include_cold=include_cold)
     candidates = [r for r in reports if r.fix is not None and r.fix.replacements and (unsafe or r.fix.is_safe)]
     if not candidates:
         return source, 0
@@ -92,14 +92,15 @@ def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
 
 def fix_text(
     source: str, path: str = "<string>", settings: Settings | None = None, unsafe: bool = False,
-    project: FileFacts | None = None,
+    project: FileFacts | None = None, include_cold: bool = False,
 ) -> tuple[str, int]:
     """Fixed source and the number of fixes applied, iterating to a fixed point.
     ``project``: the facts its project gives the file (:func:`synclint.project.facts_for_files`),
-    when it is one of a project's files."""
+    when it is one of a project's files. ``include_cold``: also fix the findings only
+    ``check --include-cold`` shows (what runs once, or is cold for a rule's own reason)."""
     original, total = source, 0
     for _ in range(MAX_PASSES):
-        fixed, applied = _one_pass(source, path, settings, unsafe, project)
+        fixed, applied = _one_pass(source, path, settings, unsafe, project, include_cold)
         if applied == 0 or fixed == source:
             break
         source, total = fixed, total + applied
@@ -121,14 +122,15 @@ def _read(path: Path, settings: Settings | None) -> str:
 
 
 def fix_file(
-    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None
+    path: str | Path, settings: Settings | None = None, unsafe: bool = False, project: FileFacts | None = None,
+    include_cold: bool = False,
 ) -> FixResult:
     """Fix one file in memory (nothing is written); raises SourceError if it cannot be read.
-    ``project``: as for :func:`fix_text`."""
+    ``project``, ``include_cold``: as for :func:`fix_text`."""
     path = Path(path)
     text = _read(path, settings)
     # Parse with newline translation off: libcst keeps the file's line endings.
-    fixed, applied = fix_text(text, str(path), settings, unsafe, project)
+    fixed, applied = fix_text(text, str(path), settings, unsafe, project, include_cold)
     return FixResult(str(path), text, fixed, applied)
 
 

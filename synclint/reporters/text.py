@@ -116,16 +116,19 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
         lines.append(f"{_plural(unused, 'suppression comment')} {verb} nothing ({UNUSED_SUPPRESSION_CODE}).")
     if errors:
         lines.append(f"{_plural(errors, 'file')} could not be checked ({PARSE_ERROR_CODE}).")
+    # Cold findings are fixed only when --include-cold shows them (as `check` did).
+    cold = " --include-cold" if any(f.fix is not None and f.context == "cold" for f in findings) else ""
     if options.fixed is None or options.unsafe_fixes:
         # After --fix, safe fixes are gone; what remains fixable needs --unsafe-fixes (or nothing).
         if safe:
-            lines.append(f"{style(SAFE_FIX_MARKER, 'cyan')} {safe} fixable with `synclint check --fix`.")
+            lines.append(f"{style(SAFE_FIX_MARKER, 'cyan')} {safe} fixable with `synclint check --fix{cold}`.")
         if unsafe and options.unsafe_fixes:
-            lines.append(f"{style(UNSAFE_FIX_MARKER, 'cyan')} {unsafe} fixable with `synclint check --fix --unsafe-fixes`.")
+            lines.append(f"{style(UNSAFE_FIX_MARKER, 'cyan')} {unsafe} fixable with "
+                         f"`synclint check --fix --unsafe-fixes{cold}`.")
     if unsafe and not options.unsafe_fixes:
         lines.append(
             f"{style(UNSAFE_FIX_MARKER, 'cyan')} {_plural(unsafe, 'more fix', 'es')} available with "
-            "`synclint check --fix --unsafe-fixes` (they change documented edge cases)."
+            f"`synclint check --fix --unsafe-fixes{cold}` (they change documented edge cases)."
         )
     if options.show_fixes and options.fixed:
         lines.append(_fixed_listing(options.fixed))
