@@ -20,7 +20,7 @@ HAZARD = "import torch\n\n\ndef count(m):\n    return torch.nonzero(m)\n"
 CLEAN = "import torch\n\n\ndef count(m):\n    return torch.count_nonzero(m)\n"
 FIXABLE = (
     "import torch\nfrom torch.utils.data import DataLoader\n\n"
-    "loader = DataLoader(dataset, batch_size=8)\nbatch = batch.cuda(non_blocking=True)\n"
+    "loader = DataLoader(dataset, batch_size=8)\nfor batch in loader:\n    batch = batch.cuda(non_blocking=True)\n"
 )
 
 pytestmark = [
