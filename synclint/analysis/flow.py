@@ -220,6 +220,12 @@ class FlowState:
         #: continues, with all it left on the host); per block, its ``if``.
         self._if_blocks: dict[int, int] = {}
         self._host_after_blocks: dict[int, list[set[str] | _Jump | None]] = {}
+        #: The ``else`` (or ``elif``) block of an ``if`` runs instead of its body, so it sees
+        #: the names as they were before the body, not as the body left them (``if start ==
+        #: 'random': start = x.new(n).random_() / elif start == 'first':`` compares the
+        #: string). Per such block: the bindings at the ``if`` and, once the block is
+        #: entered, what the body bound (put back after the block where it bound nothing).
+        self._else_blocks: dict[int, _ElseBindings] = {}
         #: A block that breaks or continues reaches the end of its loop (``continue`` on the
         #: last pass): per loop entered, the names an ``if`` left on the host that such a
         #: block did not, off the host after the loop. And the scope depth of each ``try``
@@ -439,6 +445,8 @@ class FlowState:
     # -- traversal hooks -------------------------------------------------------------
     def enter(self, node: cst.CSTNode) -> None:
         node_type = type(node)
+        if self._else_blocks and id(node) in self._else_blocks:
+            self._else_blocks[id(node)].enter(self.scope)
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
         if node_type in _QUIET_REGION_TYPES:
@@ -468,6 +476,7 @@ class FlowState:
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
             if isinstance(node, cst.If) and node.orelse is not None:
+                self._else_blocks[id(node.orelse)] = _ElseBindings(dict(self.scope.env), set(self.scope.opaque))
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
             elif isinstance(node, (cst.Try, cst.TryStar)):
@@ -569,6 +578,8 @@ class FlowState:
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
+        if self._else_blocks and id(node) in self._else_blocks:
+            self._else_blocks.pop(id(node)).leave(self.scope)
         if self._host_after_blocks and id(node) in self._host_after_blocks:
             # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
             # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
@@ -1088,6 +1099,46 @@ class _Jump:
     """A block of an ``if`` that breaks or continues, and what it left on the host."""
 
     host: set[str]
+
+
+_UNBOUND = object()
+
+
+@dataclass
+class _ElseBindings:
+    """The names an ``if``'s ``else`` block sees: those bound before the ``if``. After the
+    block, a name it left alone holds what the body bound (the later binding in the text,
+    as everywhere else in this single pass), and one it rebound holds its own."""
+
+    env: dict[str, Kind]
+    opaque: set[str]
+    body: dict[str, object] | None = None  # name -> what the body bound it to (_UNBOUND: nothing)
+    body_opaque: set[str] | None = None
+
+    def enter(self, scope: Scope) -> None:
+        env = scope.env
+        changed = {name for name in env.keys() | self.env.keys()
+                   if env.get(name, _UNBOUND) is not self.env.get(name, _UNBOUND)}
+        self.body = {name: env.get(name, _UNBOUND) for name in changed}
+        self.body_opaque = set(scope.opaque)
+        for name in changed:
+            _put(env, name, self.env.get(name, _UNBOUND))
+        scope.opaque.clear()
+        scope.opaque.update(self.opaque)
+
+    def leave(self, scope: Scope) -> None:
+        env = scope.env
+        for name, bound in (self.body or {}).items():
+            if env.get(name, _UNBOUND) is self.env.get(name, _UNBOUND):  # the block left it alone
+                _put(env, name, bound)
+                (scope.opaque.add if name in (self.body_opaque or ()) else scope.opaque.discard)(name)
+
+
+def _put(env: dict[str, Kind], name: str, value: object) -> None:
+    if value is _UNBOUND:
+        env.pop(name, None)
+    else:
+        env[name] = value  # type: ignore[assignment]
 
 
 def _exit_of(block: cst.CSTNode) -> cst.BaseSmallStatement | None:

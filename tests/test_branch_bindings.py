@@ -1,0 +1,58 @@
+"""An ``else`` (or ``elif``) block runs instead of its ``if``'s body: it sees the names as
+they were before the body. After the ``if``, a name holds the last binding in the text that
+may reach it, as everywhere in the single-pass flow."""
+
+from __future__ import annotations
+
+from synclint.engine import check_source
+
+STRING_SWITCH = """\
+import torch
+
+
+def nearest_neighbour(dataset, start='first'):
+    if start == 'random':
+        start = torch.zeros(3, device='cuda').long()
+    elif start == 'first':
+        start = torch.ones(3, device='cuda').long()
+    else:
+        assert start == 'center', start
+    return start
+"""
+
+
+def _sl202(source: str) -> list[int]:
+    return [f.line for f in check_source(source, "t.py", include_cold=True) if f.code == "SL202"]
+
+
+def test_an_elif_test_sees_the_names_before_the_if_body():
+    # learning-tsp's eval_baseline.py: `start` is the string argument in every test; the
+    # body's tensor is another path's.
+    assert _sl202(STRING_SWITCH) == []
+
+
+def test_an_else_block_sees_the_names_before_the_if_body():
+    source = ("import torch\n\n\ndef f(dataset, start='first'):\n    if start == 'random':\n"
+              "        start = torch.zeros(3, device='cuda').long()\n    else:\n        if start == 'first':\n"
+              "            start = torch.ones(3, device='cuda').long()\n    if start.sum():\n        return 1\n")
+    # The nested `if start == 'first'` reads the string; after the whole `if`, `start` may
+    # be the tensor either block bound.
+    assert _sl202(source) == [10]
+
+
+def test_after_the_if_a_name_only_the_body_bound_holds_the_body_s_value():
+    source = ("import torch\n\n\ndef f(flag, mask=None):\n    if flag:\n        mask = torch.rand(3, device='cuda') > 0\n"
+              "    else:\n        pass\n    if mask:\n        return 1\n")
+    assert _sl202(source) == [9]
+
+
+def test_a_name_the_else_block_rebinds_holds_its_own_value_after_the_if():
+    source = ("import torch\n\n\ndef f(flag):\n    if flag:\n        done = 'yes'\n    else:\n"
+              "        done = torch.rand(3, device='cuda') > 0\n    if done:\n        return 1\n")
+    assert _sl202(source) == [9]
+
+
+def test_a_tensor_bound_before_the_if_is_one_in_the_else_block():
+    source = ("import torch\n\n\ndef f(flag):\n    done = torch.rand(3, device='cuda') > 0\n    if flag:\n"
+              "        done = False\n    else:\n        if done:\n            return 1\n")
+    assert _sl202(source) == [9]
