@@ -203,12 +203,15 @@ def file_context(index: ProjectIndex, key: str) -> str | None:
         if other and "torch" not in imported:
             return f"another framework's code (it imports {other[0]}, not torch)"
     why = path_context(index.relative_parts(key))
-    if why == PLOTTING_CODE and entry is not None and any(
+    if why is None and entry is not None and entry.summary.web_demo is not None:
+        why = f"{DEMO_CODE} (a {entry.summary.web_demo.capitalize()} app)"
+    if why is not None and (why == PLOTTING_CODE or why.startswith(f"{DEMO_CODE} (")) and entry is not None and any(
         f.root and f.cls is not None for f in entry.summary.functions.values()
     ):
-        # Named like plotting code, holds the model: a step root of a class (a module's
-        # ``forward``, a trainer's step). Not a tool's top-level helper that happens to be
-        # called ``forward`` (deepcluster's ``visu/activ-retrieval.py``).
+        # Named like plotting code (or a web demo's app), holds the model: a step root of a
+        # class (a module's ``forward``, a trainer's step), which the program may import. Not
+        # a tool's top-level helper that happens to be called ``forward`` (deepcluster's
+        # ``visu/activ-retrieval.py``).
         return None
     return why
 

@@ -97,6 +97,7 @@ from synclint.project.scopes import (
 from synclint.project.redefined import redefined_functions
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.scripts import is_script, registers_itself
+from synclint.project.web_demos import web_demo_library
 from synclint.project.value_references import (
     handed_to_a_decorator,
     is_self_attribute,
@@ -106,7 +107,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 62
+SUMMARY_VERSION = 63
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -344,6 +345,9 @@ class FileSummary:
     #: namespace may hold anything. (``setattr(self, name, layer)`` stores on instances of
     #: its class only, never on an ``argparse`` namespace.)
     stores_on_others_by_computed_name: bool = False
+    #: The web demo library (Gradio, Streamlit) it imports at its top level: a demo app
+    #: (see :mod:`synclint.project.web_demos`).
+    web_demo: str | None = None
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -375,7 +379,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        builder.stores_by_computed_name,
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
-                       is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name)
+                       is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name,
+                       web_demo_library(tree))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
