@@ -32,7 +32,8 @@ class UnpinnedLoader(Rule):
     (in a file that mentions CUDA) to the copies of its batches that ask not to
     block. Where the function (or module) that builds the loader also iterates
     it (directly, through `enumerate`/`tqdm`/`iter`/`zip`, a name bound to
-    those, or a `with tqdm(loader) as bar:`) and copies a batch, or a field
+    those, or a `with tqdm(loader) as bar:`; or a loop that takes each batch
+    with `next(it)` from such an iterator) and copies a batch, or a field
     taken from one, with a `non_blocking` that is not `False`, each such copy
     is reported: that line runs every step and waits. The fix, offered from
     the copy, pins the loader.
@@ -551,6 +552,13 @@ class _UnpinnedLoaders(cst.CSTVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and not isinstance(self._scopes[-1], cst.ClassDef):
             self._bound[id(node.value)] = node.targets[0].target.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        # ``loader: DataLoader = DataLoader(ds)`` binds the name as a plain assignment does
+        # (the rule's ``visit_AnnAssign`` and ``_Bindings`` count it so too): its loops are followed.
+        if node.value is not None and isinstance(node.target, cst.Name) \
+                and not isinstance(self._scopes[-1], cst.ClassDef):
+            self._bound[id(node.value)] = node.target.value
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._scopes and self._unpinned(node):
