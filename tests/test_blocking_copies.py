@@ -817,3 +817,14 @@ def test_what_next_takes_that_is_no_per_step_batch_of_the_loader(body):
     source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, steps, other, trainer):\n"
               f"    loader = DataLoader(ds)\n    {body}\n")
     _only_the_loader_is_reported(source, 6)
+
+
+@pytest.mark.parametrize("comment", ["# noqa: SL402", "# synclint: ignore[SL402]", "# synclint: ignore"])
+def test_fix_leaves_a_loader_silenced_where_it_is_built(comment):
+    # `check` shows none of its copies (the comment silences them): `fix` must not pin it
+    # through them either, with or without --include-cold.
+    source = COPIED.replace("DataLoader(ds, batch_size=4)", f"DataLoader(ds, batch_size=4)  {comment}")
+    assert fix_source(source) == source
+    from synclint.fixers.apply import fix_text
+
+    assert fix_text(source, "t.py", include_cold=True) == (source, 0)
