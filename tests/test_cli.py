@@ -170,3 +170,21 @@ def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
         for _ in range(2)
     ]
     assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"]
+
+
+# Review of c729170: a loader handed on is cold (its line runs once); its fix is applied
+# only with --include-cold, so every hint that names the fixing command says so.
+HANDED_ON = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make(ds):\n    return DataLoader(ds)\n\n\n"
+             "def step(b):\n    return b.to('cuda', non_blocking=True)\n")
+
+
+def test_statistics_hint_names_include_cold_for_cold_fixes(tmp_path: Path):
+    path = tmp_path / "data.py"
+    path.write_text(HANDED_ON)
+    result = run("check", "--no-cache", "--include-cold", "--statistics", str(path))
+    assert "SL402\t[*] unpinned-loader" in result.output
+    assert "[*] fixable with `synclint check --fix --include-cold`" in result.output
+    # Without cold findings the hint is the plain one.
+    hot = tmp_path / "train.py"
+    hot.write_text(LOADER)
+    assert "[*] fixable with `synclint check --fix`;" in run("check", "--no-cache", "--statistics", str(hot)).output
