@@ -828,3 +828,13 @@ def test_fix_leaves_a_loader_silenced_where_it_is_built(comment):
     from synclint.fixers.apply import fix_text
 
     assert fix_text(source, "t.py", include_cold=True) == (source, 0)
+
+
+def test_a_field_of_an_element_of_a_batch_in_nested_comprehensions_is_followed():
+    # torchvision's detection references: `targets` is a list of dictionaries. The inner
+    # comprehension is visited before the outer one binds `t`: its names must not be taken
+    # for another value's.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for images, targets in loader:\n"
+              "        targets = [{k: v.to('cuda', non_blocking=True) for k, v in t.items()} for t in targets]\n"
+              "        model(images, targets)\n")
+    assert [f.line for f in check_source(source, "t.py") if f.code == "SL402"] == [8]

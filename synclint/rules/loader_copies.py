@@ -316,6 +316,10 @@ def _loop_copies(loop: cst.For | cst.While, batch: set[str], pinned: set[str],
         return []
     fields = _Fields(loop.body, batch, taken)
     for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
+        # Foreign names are decided again each pass, with the names found so far: a
+        # comprehension's element is visited before its own ``for`` binds what it reads
+        # (``[{k: v for k, v in t.items()} for t in targets]``).
+        fields.foreign = set()
         walk(loop.body, fields)
     finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved, pinned)
     walk(loop.body, finder)
