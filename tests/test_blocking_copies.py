@@ -790,6 +790,8 @@ def test_a_loader_bound_with_an_annotation_is_followed_to_its_copies():
         ("for step in range(steps):\n        batch = next(iter(loader))\n        batch = batch.cuda(non_blocking=True)", 9),
         ("it = iter(tqdm(loader))\n    for step in range(steps):\n        for _ in range(2):\n"
          "            x, y = next(it)\n            y = y.cuda(non_blocking=True)", 11),
+        ("it = enumerate(loader)\n    for step in range(steps):\n        i, (x, y) = next(it)\n"
+         "        x = x.cuda(non_blocking=True)", 10),
     ],
 )
 def test_batches_taken_with_next_in_a_loop_are_followed_to_their_copies(loop, line):
@@ -811,6 +813,10 @@ def test_batches_taken_with_next_in_a_loop_are_followed_to_their_copies(loop, li
         "        x = x.cuda(non_blocking=True)",
         # The next batch of another iterator.
         "it = iter(loader)\n    for step in range(steps):\n        x = next(other)\n        x = x.cuda(non_blocking=True)",
+        # What a zip takes from another iterable, and enumerate's count, are no batch of it.
+        "it = iter(zip(loader, other))\n    for step in range(steps):\n        x, u = next(it)\n"
+        "        u = u.cuda(non_blocking=True)",
+        "it = enumerate(loader)\n    for step in range(steps):\n        i, x = next(it)\n        i = i.cuda(non_blocking=True)",
     ],
 )
 def test_what_next_takes_that_is_no_per_step_batch_of_the_loader(body):

@@ -89,7 +89,12 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
     taken = _NextBatches(scope, loader, names)
     walk(scope, taken)
     for loop, assign in taken.found:
-        batch = {n for target in assign.targets for n in target_names(target.target)}
+        # What ``next`` returns is what a loop over its iterator binds (``i, batch`` of
+        # ``enumerate``, the loader's part of a ``zip``).
+        source = assign.value.args[0].value  # type: ignore[attr-defined]
+        batch = {n for target in assign.targets
+                 for part in _batch_targets(target.target, source, loader, names, wrappers)
+                 for n in target_names(part)}
         copies += [copy for copy in _loop_copies(loop, batch, pinned.names, assign)
                    if not any(copy is seen for seen in copies)]
     return copies
