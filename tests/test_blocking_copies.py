@@ -844,3 +844,13 @@ def test_a_field_of_an_element_of_a_batch_in_nested_comprehensions_is_followed()
               "        targets = [{k: v.to('cuda', non_blocking=True) for k, v in t.items()} for t in targets]\n"
               "        model(images, targets)\n")
     assert [f.line for f in check_source(source, "t.py") if f.code == "SL402"] == [8]
+
+
+def test_the_reason_of_a_loader_iterated_here_by_blocking_copies_does_not_say_it_is_handed_on():
+    # The file asks for an asynchronous copy elsewhere; this loader's own loop blocks. Its
+    # line is cold for LEAVES, whose words must hold here too: it is not handed on.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for x, y in loader:\n        x = x.cuda()\n        model(x)\n\n\n"
+              "def other(b):\n    return b.to('cuda', non_blocking=True)\n")
+    ((line, _, context, why),) = _sl402_of(source)
+    assert (line, context, why) == (6, "cold", LEAVES)
+    assert "(it is handed on" not in why  # (c729170's words: "(it is handed on, or read elsewhere)")

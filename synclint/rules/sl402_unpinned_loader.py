@@ -19,9 +19,11 @@ ONE_OFF = "a one-off pass (a loader iterated where it is built, in code that run
 # The line that builds a loader runs once and waits for nothing: what waits is each copy of
 # its batches that asks not to block. Where no such copy is seen in the code that builds it
 # (the loader is returned, stored, handed to a training loop elsewhere or to Lightning's
-# `trainer.fit`, or read by other functions), nothing here runs per step.
-LEAVES = ("built once, and no copy of its batches that asks not to block is seen where it is built (it is "
-          "handed on, or read elsewhere): such copies are the ones that wait, reported where they are seen")
+# `trainer.fit`, or read by other functions), nothing here runs per step. (Also the reason of a
+# loader its function iterates with blocking copies only, in a project that asks elsewhere:
+# the words may not say it is handed on.)
+LEAVES = ("built once, and no copy of its batches that asks not to block is seen where it is built: such "
+          "copies, where it may be handed on or read elsewhere, are the ones that wait, reported where they are seen")
 
 
 class UnpinnedLoader(Rule):
