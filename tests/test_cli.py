@@ -188,3 +188,11 @@ def test_statistics_hint_names_include_cold_for_cold_fixes(tmp_path: Path):
     hot = tmp_path / "train.py"
     hot.write_text(LOADER)
     assert "[*] fixable with `synclint check --fix`;" in run("check", "--no-cache", "--statistics", str(hot)).output
+
+
+@pytest.mark.parametrize("command", ["fix", "check"])
+def test_include_cold_help_says_it_also_fixes(command):
+    # `fix` takes --include-cold since c729170, where it fixes cold findings (and reports none).
+    help_text = " ".join(run(command, "--help").output.split())
+    described = help_text.split("--include-cold", 1)[1].split(" --", 1)[0]
+    assert "fix" in described, described
