@@ -787,7 +787,6 @@ def test_a_loader_bound_with_an_annotation_is_followed_to_its_copies():
          "        x = x.cuda(non_blocking=True)", 10),
         ("it = iter(loader)\n    while True:\n        batch = next(it)\n"
          "        img = batch['img'].to('cuda', non_blocking=True)", 10),
-        ("for step in range(steps):\n        batch = next(iter(loader))\n        batch = batch.cuda(non_blocking=True)", 9),
         ("it = iter(tqdm(loader))\n    for step in range(steps):\n        for _ in range(2):\n"
          "            x, y = next(it)\n            y = y.cuda(non_blocking=True)", 11),
         ("it = enumerate(loader)\n    for step in range(steps):\n        i, (x, y) = next(it)\n"
@@ -811,6 +810,8 @@ def test_batches_taken_with_next_in_a_loop_are_followed_to_their_copies(loop, li
         "it = iter(loader)\n    for step in range(steps):\n        try:\n            x = next(it)\n"
         "        except StopIteration:\n            it = iter(loader)\n            x = next(it)\n"
         "        x = x.cuda(non_blocking=True)",
+        # The first batch of a fresh iterator: a sample shown once an epoch, not a step's batch.
+        "for epoch in range(steps):\n        sample = next(iter(loader))\n        sample = sample.cuda(non_blocking=True)",
         # The next batch of another iterator.
         "it = iter(loader)\n    for step in range(steps):\n        x = next(other)\n        x = x.cuda(non_blocking=True)",
         # What a zip takes from another iterable, and enumerate's count, are no batch of it.

@@ -12,7 +12,7 @@ its loops over the loader (directly or through ``enumerate``/``tqdm``/``iter``, 
 bound to such a wrapper, ``with tqdm(loader) as bar`` too), each loop's target names and
 what is taken from them by subscript, attribute or unpacking (``images, labels = batch``,
 ``img = batch["img"]``, ``for k, v in batch.items()``). A loop (``for`` or ``while``) that
-takes each batch with ``next`` from such an iterator (``batch = next(it)``, ``next(iter(loader))``)
+takes each batch with ``next`` from such an iterator bound to a name (``batch = next(it)``)
 iterates the loader too: the names it binds are the batch in that loop's body.
 """
 
@@ -283,9 +283,11 @@ class _Loops(ScopeVisitor):
 
 
 class _NextBatches(ScopeVisitor):
-    """Assignments of the next batch of an iterator over the loader (``batch = next(it)``,
-    ``next(iter(loader))``) in a loop of the scope, each with its innermost loop: one
-    outside any loop takes one batch, once (a peek)."""
+    """Assignments of the next batch of an iterator over the loader bound to a name
+    (``it = iter(loader)``, then ``batch = next(it)``) in a loop of the scope, each with its
+    innermost loop: each pass takes the following batch. One outside any loop takes one
+    batch, once (a peek); so does ``next(iter(loader))``, whatever loop it is in (the first
+    batch of a fresh iterator: a sample to show once an epoch, not a step's batch)."""
 
     def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
         super().__init__(root)
@@ -309,7 +311,8 @@ class _NextBatches(ScopeVisitor):
         value = node.value
         if (self._loops and isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
                 and value.func.value == "next" and value.args and value.args[0].keyword is None
-                and not value.args[0].star and _over(value.args[0].value, self.loader, self.names)):
+                and not value.args[0].star and isinstance(value.args[0].value, cst.Name)
+                and _over(value.args[0].value, self.loader, self.names)):
             self.found.append((self._loops[-1], node))
 
 
