@@ -24,7 +24,8 @@ def run_option_flags(command):
     @click.option("--no-cache", is_flag=True, help="Neither read nor write the results cache.")
     @click.option(
         "--include-cold", is_flag=True,
-        help="Also report findings in code that does not run every step (setup, logging, data pipeline).",
+        help=("Also report findings in code that does not run every step (setup, logging, data pipeline); "
+              "fix, check --fix and --diff fix them too."),
     )
     @functools.wraps(command)
     def wrapper(*args, jobs, no_cache, include_cold, **kwargs):

@@ -766,3 +766,92 @@ def test_a_copy_into_a_pinned_host_buffer_is_no_copy_to_the_device():
               "        buf[: len(x)].copy_(x, non_blocking=True)\n        staging.copy_(y, non_blocking=True)\n"
               "        model(buf.cuda(non_blocking=True))\n")
     _only_the_loader_is_reported(source, 6)
+
+
+# Review of c729170: the loader's own line is cold now, so a loop the copy follower misses
+# loses the only finding that pointed at the per-step wait.
+
+
+def test_a_loader_bound_with_an_annotation_is_followed_to_its_copies():
+    # `loader: DataLoader = DataLoader(ds)` binds the name as `loader = DataLoader(ds)` does.
+    source = _RUN + "    loader: DataLoader = DataLoader(ds)\n    for x, y in loader:\n        x = x.cuda(non_blocking=True)\n"
+    assert [(line, context) for line, _, context, _ in _sl402_of(source)] == [(6, "cold"), (8, "hot")]
+    assert [f.line for f in check_source(source, "t.py") if f.code == "SL402"] == [8]
+
+
+@pytest.mark.parametrize(
+    ("loop", "line"),
+    [
+        # A fixed number of steps, each taking the next batch of an iterator over the loader.
+        ("it = iter(loader)\n    for step in range(steps):\n        x, y = next(it)\n"
+         "        x = x.cuda(non_blocking=True)", 10),
+        ("it = iter(loader)\n    while True:\n        batch = next(it)\n"
+         "        img = batch['img'].to('cuda', non_blocking=True)", 10),
+        ("it = iter(tqdm(loader))\n    for step in range(steps):\n        for _ in range(2):\n"
+         "            x, y = next(it)\n            y = y.cuda(non_blocking=True)", 11),
+        ("it = enumerate(loader)\n    for step in range(steps):\n        i, (x, y) = next(it)\n"
+         "        x = x.cuda(non_blocking=True)", 10),
+    ],
+)
+def test_batches_taken_with_next_in_a_loop_are_followed_to_their_copies(loop, line):
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, steps, tqdm):\n"
+              f"    loader = DataLoader(ds)\n    {loop}\n")
+    found = _sl402_of(source)
+    assert [(found_line, why) for found_line, _, _, why in found][0] == (6, COPIED_WHY)
+    assert [f.line for f in check_source(source, "t.py") if f.code == "SL402"] == [line]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # One batch taken outside any loop: a peek, once.
+        "it = iter(loader)\n    x, y = next(it)\n    x = x.cuda(non_blocking=True)\n    trainer.fit(loader)",
+        # The iterator rebound (restarted at StopIteration): not followed, as any name bound twice.
+        "it = iter(loader)\n    for step in range(steps):\n        try:\n            x = next(it)\n"
+        "        except StopIteration:\n            it = iter(loader)\n            x = next(it)\n"
+        "        x = x.cuda(non_blocking=True)",
+        # The first batch of a fresh iterator: a sample shown once an epoch, not a step's batch.
+        "for epoch in range(steps):\n        sample = next(iter(loader))\n        sample = sample.cuda(non_blocking=True)",
+        # The next batch of another iterator.
+        "it = iter(loader)\n    for step in range(steps):\n        x = next(other)\n        x = x.cuda(non_blocking=True)",
+        # What a zip takes from another iterable, and enumerate's count, are no batch of it.
+        "it = iter(zip(loader, other))\n    for step in range(steps):\n        x, u = next(it)\n"
+        "        u = u.cuda(non_blocking=True)",
+        "it = enumerate(loader)\n    for step in range(steps):\n        i, x = next(it)\n        i = i.cuda(non_blocking=True)",
+    ],
+)
+def test_what_next_takes_that_is_no_per_step_batch_of_the_loader(body):
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(ds, steps, other, trainer):\n"
+              f"    loader = DataLoader(ds)\n    {body}\n")
+    _only_the_loader_is_reported(source, 6)
+
+
+@pytest.mark.parametrize("comment", ["# noqa: SL402", "# synclint: ignore[SL402]", "# synclint: ignore"])
+def test_fix_leaves_a_loader_silenced_where_it_is_built(comment):
+    # `check` shows none of its copies (the comment silences them): `fix` must not pin it
+    # through them either, with or without --include-cold.
+    source = COPIED.replace("DataLoader(ds, batch_size=4)", f"DataLoader(ds, batch_size=4)  {comment}")
+    assert fix_source(source) == source
+    from synclint.fixers.apply import fix_text
+
+    assert fix_text(source, "t.py", include_cold=True) == (source, 0)
+
+
+def test_a_field_of_an_element_of_a_batch_in_nested_comprehensions_is_followed():
+    # torchvision's detection references: `targets` is a list of dictionaries. The inner
+    # comprehension is visited before the outer one binds `t`: its names must not be taken
+    # for another value's.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for images, targets in loader:\n"
+              "        targets = [{k: v.to('cuda', non_blocking=True) for k, v in t.items()} for t in targets]\n"
+              "        model(images, targets)\n")
+    assert [f.line for f in check_source(source, "t.py") if f.code == "SL402"] == [8]
+
+
+def test_the_reason_of_a_loader_iterated_here_by_blocking_copies_does_not_say_it_is_handed_on():
+    # The file asks for an asynchronous copy elsewhere; this loader's own loop blocks. Its
+    # line is cold for LEAVES, whose words must hold here too: it is not handed on.
+    source = (_RUN + "    loader = DataLoader(ds)\n    for x, y in loader:\n        x = x.cuda()\n        model(x)\n\n\n"
+              "def other(b):\n    return b.to('cuda', non_blocking=True)\n")
+    ((line, _, context, why),) = _sl402_of(source)
+    assert (line, context, why) == (6, "cold", LEAVES)
+    assert "(it is handed on" not in why  # (c729170's words: "(it is handed on, or read elsewhere)")

@@ -170,3 +170,29 @@ def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
         for _ in range(2)
     ]
     assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"]
+
+
+# Review of c729170: a loader handed on is cold (its line runs once); its fix is applied
+# only with --include-cold, so every hint that names the fixing command says so.
+HANDED_ON = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make(ds):\n    return DataLoader(ds)\n\n\n"
+             "def step(b):\n    return b.to('cuda', non_blocking=True)\n")
+
+
+def test_statistics_hint_names_include_cold_for_cold_fixes(tmp_path: Path):
+    path = tmp_path / "data.py"
+    path.write_text(HANDED_ON)
+    result = run("check", "--no-cache", "--include-cold", "--statistics", str(path))
+    assert "SL402\t[*] unpinned-loader" in result.output
+    assert "[*] fixable with `synclint check --fix --include-cold`" in result.output
+    # Without cold findings the hint is the plain one.
+    hot = tmp_path / "train.py"
+    hot.write_text(LOADER)
+    assert "[*] fixable with `synclint check --fix`;" in run("check", "--no-cache", "--statistics", str(hot)).output
+
+
+@pytest.mark.parametrize("command", ["fix", "check"])
+def test_include_cold_help_says_it_also_fixes(command):
+    # `fix` takes --include-cold since c729170, where it fixes cold findings (and reports none).
+    help_text = " ".join(run(command, "--help").output.split())
+    described = help_text.split("--include-cold", 1)[1].split(" --", 1)[0]
+    assert "fix" in described, described

@@ -18,6 +18,8 @@ import pytest
 CHECKOUT = Path(__file__).parents[1]
 HAZARD = "import torch\n\n\ndef count(m):\n    return torch.nonzero(m)\n"
 CLEAN = "import torch\n\n\ndef count(m):\n    return torch.count_nonzero(m)\n"
+# The loader's batches copied with `non_blocking=True` where it is iterated: SL402 reports
+# the copy (the loader's own line is cold since c729170) and its fix pins the loader.
 FIXABLE = (
     "import torch\nfrom torch.utils.data import DataLoader\n\n"
     "loader = DataLoader(dataset, batch_size=8)\nfor batch in loader:\n    batch = batch.cuda(non_blocking=True)\n"

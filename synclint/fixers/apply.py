@@ -66,6 +66,11 @@ def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
         where = positions[report.node]
         if is_suppressed(silenced, report.rule.code, range(where.start.line, where.end.line + 1)):
             continue
+        # A comment on the node a finding is silenced with (an unpinned loader's line, for
+        # the copies of its batches) hides it from `check`: it is not fixed either.
+        also = positions.get(report.silenced_with) if report.silenced_with is not None else None
+        if also is not None and is_suppressed(silenced, report.rule.code, range(also.start.line, also.end.line + 1)):
+            continue
         ranges = [positions[node] for node in report.fix.replacements if node in positions]
         if len(ranges) != len(report.fix.replacements):
             continue

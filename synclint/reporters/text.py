@@ -116,8 +116,7 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
         lines.append(f"{_plural(unused, 'suppression comment')} {verb} nothing ({UNUSED_SUPPRESSION_CODE}).")
     if errors:
         lines.append(f"{_plural(errors, 'file')} could not be checked ({PARSE_ERROR_CODE}).")
-    # Cold findings are fixed only when --include-cold shows them (as `check` did).
-    cold = " --include-cold" if any(f.fix is not None and f.context == "cold" for f in findings) else ""
+    cold = _cold_flag(findings)
     if options.fixed is None or options.unsafe_fixes:
         # After --fix, safe fixes are gone; what remains fixable needs --unsafe-fixes (or nothing).
         if safe:
@@ -133,6 +132,12 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
     if options.show_fixes and options.fixed:
         lines.append(_fixed_listing(options.fixed))
     return "\n".join(lines) + "\n"
+
+
+def _cold_flag(findings: Sequence[Finding]) -> str:
+    """`` --include-cold`` where a fixable finding is cold: cold findings are fixed only
+    when --include-cold shows them (as `check` did)."""
+    return " --include-cold" if any(f.fix is not None and f.context == "cold" for f in findings) else ""
 
 
 def _fixed_listing(fixed: Counter) -> str:
@@ -160,5 +165,6 @@ def render_statistics(findings: Sequence[Finding], out: TextIO, options: ReportO
         marker = fix_marker("safe" if "safe" in applicable else "unsafe" if applicable else None) or "   "
         out.write(f"{count:>5}\t{code}\t{marker} {name}\n")
     if any(kinds.values()):
-        out.write(f"{SAFE_FIX_MARKER} fixable with `synclint check --fix`; "
-                  f"{UNSAFE_FIX_MARKER} with `synclint check --fix --unsafe-fixes`.\n")
+        cold = _cold_flag(findings)
+        out.write(f"{SAFE_FIX_MARKER} fixable with `synclint check --fix{cold}`; "
+                  f"{UNSAFE_FIX_MARKER} with `synclint check --fix --unsafe-fixes{cold}`.\n")

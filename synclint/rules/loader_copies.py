@@ -11,7 +11,9 @@ Only what one scope shows is followed: the function (or module) that builds the 
 its loops over the loader (directly or through ``enumerate``/``tqdm``/``iter``, or a name
 bound to such a wrapper, ``with tqdm(loader) as bar`` too), each loop's target names and
 what is taken from them by subscript, attribute or unpacking (``images, labels = batch``,
-``img = batch["img"]``, ``for k, v in batch.items()``).
+``img = batch["img"]``, ``for k, v in batch.items()``). A loop (``for`` or ``while``) that
+takes each batch with ``next`` from such an iterator bound to a name (``batch = next(it)``)
+iterates the loader too: the names it binds are the batch in that loop's body.
 """
 
 from __future__ import annotations
@@ -83,6 +85,18 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
         batch = {n for part in _batch_targets(loop.target, loop.iter, loader, names, wrappers)
                  for n in target_names(part)}
         copies += _loop_copies(loop, batch, pinned.names)
+    # ``it = iter(loader)``, then ``x, y = next(it)`` in a step loop: each pass copies a batch.
+    taken = _NextBatches(scope, loader, names)
+    walk(scope, taken)
+    for loop, assign in taken.found:
+        # What ``next`` returns is what a loop over its iterator binds (``i, batch`` of
+        # ``enumerate``, the loader's part of a ``zip``).
+        source = assign.value.args[0].value  # type: ignore[attr-defined]
+        batch = {n for target in assign.targets
+                 for part in _batch_targets(target.target, source, loader, names, wrappers)
+                 for n in target_names(part)}
+        copies += [copy for copy in _loop_copies(loop, batch, pinned.names, assign)
+                   if not any(copy is seen for seen in copies)]
     return copies
 
 
@@ -268,18 +282,59 @@ class _Loops(ScopeVisitor):
             self.found.append(node)
 
 
-def _loop_copies(loop: cst.For, batch: set[str], pinned: set[str]) -> list[cst.Call]:
+class _NextBatches(ScopeVisitor):
+    """Assignments of the next batch of an iterator over the loader bound to a name
+    (``it = iter(loader)``, then ``batch = next(it)``) in a loop of the scope, each with its
+    innermost loop: each pass takes the following batch. One outside any loop takes one
+    batch, once (a peek); so does ``next(iter(loader))``, whatever loop it is in (the first
+    batch of a fresh iterator: a sample to show once an epoch, not a step's batch)."""
+
+    def __init__(self, root: cst.CSTNode, loader: cst.Call, names: set[str]) -> None:
+        super().__init__(root)
+        self.loader, self.names = loader, names
+        self.found: list[tuple[cst.For | cst.While, cst.Assign]] = []
+        self._loops: list[cst.For | cst.While] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loops.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if (self._loops and isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                and value.func.value == "next" and value.args and value.args[0].keyword is None
+                and not value.args[0].star and isinstance(value.args[0].value, cst.Name)
+                and _over(value.args[0].value, self.loader, self.names)):
+            self.found.append((self._loops[-1], node))
+
+
+def _loop_copies(loop: cst.For | cst.While, batch: set[str], pinned: set[str],
+                 taken: cst.Assign | None = None) -> list[cst.Call]:
+    """The copies in ``loop``'s body of ``batch`` (its target's names, or those ``taken``
+    binds to ``next(it)`` there)."""
     if not batch or _breaks_at_once(loop):
         return []
-    fields = _Fields(loop.body, batch)
+    fields = _Fields(loop.body, batch, taken)
     for _ in range(2):  # (``x, y = batch``, then ``img = x["img"]``)
+        # Foreign names are decided again each pass, with the names found so far: a
+        # comprehension's element is visited before its own ``for`` binds what it reads
+        # (``[{k: v for k, v in t.items()} for t in targets]``).
+        fields.foreign = set()
         walk(loop.body, fields)
     finder = _Copies(loop.body, fields.names - fields.foreign, fields.moved, pinned)
     walk(loop.body, finder)
     return finder.found
 
 
-def _breaks_at_once(loop: cst.For) -> bool:
+def _breaks_at_once(loop: cst.For | cst.While) -> bool:
     """A loop whose body always breaks (``for x in loader: peek = x.cuda(...); break``):
     it copies one batch, once."""
     body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else [loop.body]
@@ -306,17 +361,21 @@ class _Fields(ScopeVisitor):
     ``foreign``: names also bound to what reads no batch name (``batch = next(other)``,
     ``for x in other``), which may hold something else where they are copied."""
 
-    def __init__(self, root: cst.CSTNode, names: set[str]) -> None:
+    def __init__(self, root: cst.CSTNode, names: set[str], taken: cst.Assign | None = None) -> None:
         super().__init__(root)
         self.names = set(names)
         self.moved: set[str] = set()
         self.foreign: set[str] = set()
+        #: ``batch = next(it)``: binds the batch's names (``names``), reading none of them.
+        self._taken = taken
 
     def _rebinds(self, bound: set[str], value: cst.CSTNode | None) -> None:
         if value is None or not _mentions(value, self.names):
             self.foreign |= bound
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if node is self._taken:
+            return
         bound = {name for target in node.targets for name in target_names(target.target)}
         if _taken_from(node.value, self.names):
             self.names |= bound

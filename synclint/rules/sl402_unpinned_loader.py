@@ -19,9 +19,11 @@ ONE_OFF = "a one-off pass (a loader iterated where it is built, in code that run
 # The line that builds a loader runs once and waits for nothing: what waits is each copy of
 # its batches that asks not to block. Where no such copy is seen in the code that builds it
 # (the loader is returned, stored, handed to a training loop elsewhere or to Lightning's
-# `trainer.fit`, or read by other functions), nothing here runs per step.
-LEAVES = ("built once, and no copy of its batches that asks not to block is seen where it is built (it is "
-          "handed on, or read elsewhere): such copies are the ones that wait, reported where they are seen")
+# `trainer.fit`, or read by other functions), nothing here runs per step. (Also the reason of a
+# loader its function iterates with blocking copies only, in a project that asks elsewhere:
+# the words may not say it is handed on.)
+LEAVES = ("built once, and no copy of its batches that asks not to block is seen where it is built: such "
+          "copies, where it may be handed on or read elsewhere, are the ones that wait, reported where they are seen")
 
 
 class UnpinnedLoader(Rule):
@@ -32,7 +34,8 @@ class UnpinnedLoader(Rule):
     (in a file that mentions CUDA) to the copies of its batches that ask not to
     block. Where the function (or module) that builds the loader also iterates
     it (directly, through `enumerate`/`tqdm`/`iter`/`zip`, a name bound to
-    those, or a `with tqdm(loader) as bar:`) and copies a batch, or a field
+    those, or a `with tqdm(loader) as bar:`; or a loop that takes each batch
+    with `next(it)` from such an iterator) and copies a batch, or a field
     taken from one, with a `non_blocking` that is not `False`, each such copy
     is reported: that line runs every step and waits. The fix, offered from
     the copy, pins the loader.
@@ -551,6 +554,13 @@ class _UnpinnedLoaders(cst.CSTVisitor):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and not isinstance(self._scopes[-1], cst.ClassDef):
             self._bound[id(node.value)] = node.targets[0].target.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        # ``loader: DataLoader = DataLoader(ds)`` binds the name as a plain assignment does
+        # (the rule's ``visit_AnnAssign`` and ``_Bindings`` count it so too): its loops are followed.
+        if node.value is not None and isinstance(node.target, cst.Name) \
+                and not isinstance(self._scopes[-1], cst.ClassDef):
+            self._bound[id(node.value)] = node.target.value
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._scopes and self._unpinned(node):
