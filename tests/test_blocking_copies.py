@@ -855,3 +855,92 @@ def test_the_reason_of_a_loader_iterated_here_by_blocking_copies_does_not_say_it
     ((line, _, context, why),) = _sl402_of(source)
     assert (line, context, why) == (6, "cold", LEAVES)
     assert "(it is handed on" not in why  # (c729170's words: "(it is handed on, or read elsewhere)")
+
+
+# -- a loader handed to a function of its module --------------------------------------------
+
+HANDED = """\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+def train_one_epoch(model, data_loader, device):
+    for images, targets in data_loader:
+        images = images.to(device, non_blocking=True)
+        model(images).backward()
+
+
+def evaluate(model, loader):
+    for batch in loader:
+        model(batch["img"].cuda(non_blocking=True))
+
+
+def main(ds, model):
+    train_loader = DataLoader(ds, batch_size=4)
+    val_loader = DataLoader(ds, batch_size=4)
+    for epoch in range(10):
+        train_one_epoch(model, train_loader, "cuda")
+        evaluate(model, loader=tqdm(val_loader))
+"""
+
+
+def test_a_loader_handed_to_a_function_of_its_module_is_followed_to_its_copies():
+    # A script's `main` builds the loaders and hands them to its own `train_one_epoch` and
+    # `evaluate`: the copies there are the loaders' (reported by default), the loaders'
+    # lines are cold.
+    found = [(f.line, f.column, f.context, f.message) for f in check_source(HANDED, "t.py") if f.code == "SL402"]
+    assert [(line, column, context) for line, column, context, _ in found] == [(8, 18, "hot"), (14, 15, "hot")]
+    assert "a batch of `train_loader` (handed to `train_one_epoch`)" in found[0][3]
+    assert "a batch of `val_loader` (handed to `evaluate`)" in found[1][3]
+    fixed = fix_source(HANDED)
+    assert fixed == HANDED.replace("batch_size=4)", "batch_size=4, pin_memory=True)")
+    assert _sl402_of(fixed) == []
+
+
+def test_a_pinned_loader_handed_on_has_no_copy_to_report():
+    assert [f for f in check_source(HANDED.replace("batch_size=4)", "batch_size=4, pin_memory=True)"), "t.py")
+            if f.code == "SL402"] == []
+
+
+def test_a_loader_is_followed_two_hands_deep_and_no_further():
+    two = HANDED.replace("def main(", "def fit(model, loader):\n    train_one_epoch(model, loader, 'cuda')\n\n\ndef main(") \
+        .replace("        train_one_epoch(model, train_loader, \"cuda\")", "        fit(model, train_loader)")
+    assert [line for line, *_ in _sl402_of(two) if line == 8] == [8]
+    three = two.replace("def main(", "def run(model, loader):\n    fit(model, loader)\n\n\ndef main(") \
+        .replace("        fit(model, train_loader)", "        run(model, train_loader)")
+    assert [line for line, *_ in _sl402_of(three) if line == 8] == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "train_one_epoch(model, enumerate(train_loader), 'cuda')",  # yields (i, batch): another item
+        "train_one_epoch(model, zip(train_loader, val_loader), 'cuda')",
+        "train_one_epoch(*[model], train_loader, 'cuda')",  # which parameter is not known
+        "train_one_epoch(model, device='cuda', data=train_loader)",  # no such parameter
+        "self_train(model, train_loader)",  # not a function of the module
+    ],
+)
+def test_what_is_not_followed_into_a_function(call):
+    source = HANDED.replace("        train_one_epoch(model, train_loader, \"cuda\")", f"        {call}")
+    assert [line for line, *_ in _sl402_of(source) if line == 8] == []
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("    for images, targets in data_loader:\n",
+         "    data_loader = accelerator.prepare(data_loader)\n    for images, targets in data_loader:\n"),  # rebound
+        ("def main(", "def train_one_epoch(model, data_loader, device):\n    pass\n\n\ndef main("),  # defined twice
+    ],
+)
+def test_a_function_that_may_not_iterate_the_loader_it_is_handed_is_not_followed(change, why):
+    source = HANDED.replace(change, why, 1)
+    assert [line for line, *_ in _sl402_of(source) if line in (8, 9)] == []
+
+
+def test_a_recursive_function_is_followed_once():
+    source = HANDED.replace("        model(images).backward()\n",
+                            "        model(images).backward()\n    train_one_epoch(model, data_loader, device)\n")
+    assert [line for line, *_ in _sl402_of(source)].count(8) == 1

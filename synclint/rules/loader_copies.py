@@ -14,6 +14,12 @@ what is taken from them by subscript, attribute or unpacking (``images, labels =
 ``img = batch["img"]``, ``for k, v in batch.items()``). A loop (``for`` or ``while``) that
 takes each batch with ``next`` from such an iterator bound to a name (``batch = next(it)``)
 iterates the loader too: the names it binds are the batch in that loop's body.
+
+A loader handed to a function of the same module (``train_one_epoch(model, loader)``,
+``evaluate(tqdm(loader))``, by position or keyword), which the module defines once at its
+top level, is followed into it: that function's parameter is the loader there, when the
+function never rebinds it, and its copies are the loader's (two hands deep at most). Not
+a wrapper that changes what the loop yields (``enumerate``, ``zip``), nor a method.
 """
 
 from __future__ import annotations
@@ -56,10 +62,22 @@ class _NameReads(cst.CSTVisitor):
         self.names.add(node.value)
 
 
-def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) -> list[cst.Call]:
+#: How many calls deep a loader handed to the module's functions is followed.
+_MAX_HANDS = 2
+#: Wrappers whose iteration yields the loader's batches themselves.
+_SAME_ITEMS = frozenset({"iter", "tqdm"})
+#: Stands for no loader expression: in a function it is handed to, the loader is a parameter.
+_NO_EXPRESSION = cst.Call(func=cst.Name("_"))
+
+
+def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None,
+                        module: cst.Module | None = None, handed_to: dict[int, str] | None = None,
+                        depth: int = 0) -> list[cst.Call]:
     """The copies in ``scope`` of batches of ``loader`` (bound there to ``name``, or None
     when it is iterated where it is built) that pass a ``non_blocking`` that is not the
-    constant ``False``, in source order."""
+    constant ``False``, in source order; with ``module``, also those in the module's
+    functions the loader is handed to (see the module's docstring), each recorded in
+    ``handed_to`` (by identity) with the name of the function the scope handed it to."""
     bindings = _Bindings(scope)
     walk(scope, bindings)
     if isinstance(scope, cst.Module):  # (a function's ``global loader`` rebinds the module's)
@@ -97,7 +115,71 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None) 
                  for n in target_names(part)}
         copies += [copy for copy in _loop_copies(loop, batch, pinned.names, assign)
                    if not any(copy is seen for seen in copies)]
+    if module is not None and depth < _MAX_HANDS:
+        handed = _Handed(scope, loader, name if name in names else None, _functions_defined_once(module))
+        walk(scope, handed)
+        for function, parameter in handed.found:
+            for copy in asynchronous_copies(function, _NO_EXPRESSION, parameter, module, handed_to, depth + 1):
+                if not any(copy is seen for seen in copies):
+                    copies.append(copy)
+                    if handed_to is not None and depth == 0:
+                        handed_to.setdefault(id(copy), function.name.value)
     return copies
+
+
+def _functions_defined_once(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The module's top-level functions, by name, that it defines once."""
+    functions: dict[str, cst.FunctionDef] = {}
+    seen: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            defined = statement.name.value
+            if defined in seen:
+                functions.pop(defined, None)
+            elif isinstance(statement, cst.FunctionDef):
+                functions[defined] = statement
+            seen.add(defined)
+    return functions
+
+
+class _Handed(ScopeVisitor):
+    """Calls in the scope of a function of the module (by its name) that hand it the loader,
+    or an iterator over it that yields its batches (``iter``, ``tqdm``): (the function, the
+    parameter that receives it)."""
+
+    def __init__(self, root: cst.CSTNode, loader: cst.Call, name: str | None,
+                 functions: dict[str, cst.FunctionDef]) -> None:
+        super().__init__(root)
+        self.loader, self.name, self.functions = loader, name, functions
+        self.found: list[tuple[cst.FunctionDef, str]] = []
+
+    def _is_loader(self, value: cst.BaseExpression) -> bool:
+        if value is self.loader or (isinstance(value, cst.Name) and value.value == self.name):
+            return True
+        return (isinstance(value, cst.Call) and callee_name(value.func) in _SAME_ITEMS
+                and len(value.args) >= 1 and value.args[0].keyword is None and not value.args[0].star
+                and self._is_loader(value.args[0].value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.functions:
+            return
+        function = self.functions[node.func.value]
+        if function is self.root:
+            return  # (a recursive call hands it to the same code)
+        params = function.params
+        positional_params = [*params.posonly_params, *params.params]
+        for index, arg in enumerate(node.args):
+            if arg.star or not self._is_loader(arg.value):
+                continue
+            if arg.keyword is None:
+                if any(earlier.star for earlier in node.args[:index]) or index >= len(positional_params):
+                    continue
+                parameter = positional_params[index].name.value
+            else:
+                parameter = arg.keyword.value
+                if parameter not in {p.name.value for p in [*positional_params, *params.kwonly_params]}:
+                    continue
+            self.found.append((function, parameter))
 
 
 def _batch_targets(target: cst.BaseExpression, expr: cst.BaseExpression, loader: cst.Call, names: set[str],

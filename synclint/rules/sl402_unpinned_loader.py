@@ -37,7 +37,11 @@ class UnpinnedLoader(Rule):
     those, or a `with tqdm(loader) as bar:`; or a loop that takes each batch
     with `next(it)` from such an iterator) and copies a batch, or a field
     taken from one, with a `non_blocking` that is not `False`, each such copy
-    is reported: that line runs every step and waits. The fix, offered from
+    is reported: that line runs every step and waits. So are the copies in a
+    function of the same module the loader is handed to (`train_one_epoch(model,
+    train_loader)`, also as `tqdm(loader)` or by keyword; two calls deep at
+    most), which iterates its parameter and never rebinds it: the message
+    names the function. The fix, offered from
     the copy, pins the loader.
 
     The loader's own line runs once and waits for nothing, so it is cold
@@ -157,14 +161,22 @@ class UnpinnedLoader(Rule):
     def _report_copy(self, node: cst.Call, loader: cst.Call) -> None:
         name = self._copies.names.get(id(loader))
         which = f"`{name}`" if name is not None else "the `DataLoader` it iterates"
+        handed_to = self._copies.handed_to.get(id(node))
+        if handed_to is not None:
+            which += f" (handed to `{handed_to}`)"
+            # Code of its own, visited before or after the loader's: whether this copy runs
+            # once is its own function's matter (a ``setup(loader)`` that warms up on it).
+            flow = self.context.flow
+            cold = SETUP if flow.function is not None and flow.in_cold_path else None
+        else:  # (its copies run once too)
+            cold = ONE_OFF if self._one_off_loader(loader) else SETUP if self._setup_loader(loader) else None
         self.report(
             node,
             f"`non_blocking=True` copy of a batch of {which}, which does not pin memory: from pageable "
             "memory the copy is staged synchronously, so the host waits for it; pass `pin_memory=True` "
             f"to the loader{self.context.context_phrase()}",
             self.propose_fix(loader),
-            # (its copies run once too)
-            cold=ONE_OFF if self._one_off_loader(loader) else SETUP if self._setup_loader(loader) else None,
+            cold=cold,
             silenced_with=loader,
         )
 
@@ -189,9 +201,9 @@ class UnpinnedLoader(Rule):
         block in the scope that builds it (see :mod:`synclint.rules.loader_copies`)."""
         found = _UnpinnedLoaders(self._unpinned)
         walk(self.context.module, found)
-        copies = _LoaderCopies({}, {}, {})
+        copies = _LoaderCopies({}, {}, {}, {})
         for call, scope, name in found.loaders:
-            copies.by_loader[id(call)] = asynchronous_copies(scope, call, name)
+            copies.by_loader[id(call)] = asynchronous_copies(scope, call, name, self.context.module, copies.handed_to)
             for copy in copies.by_loader[id(call)]:
                 copies.loader_of.setdefault(id(copy), call)
             if name is not None:
@@ -521,6 +533,7 @@ class _LoaderCopies(NamedTuple):
     by_loader: dict[int, list[cst.Call]]  # each unpinned loader (by id): its batches' asynchronous copies
     loader_of: dict[int, cst.Call]  # each such copy (by id): its loader
     names: dict[int, str]  # the name each loader is bound to where it is built
+    handed_to: dict[int, str]  # each copy in a function the loader was handed to (by id): that function
 
 
 class _UnpinnedLoaders(cst.CSTVisitor):
