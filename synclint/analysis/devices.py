@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 #: ``torch.zeros_like(x)`` is made where ``x`` lives (unless given a ``device=``).
 LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "npu"})
+#: torch's dtypes by name: ``x.to(torch.int64)`` casts, on whatever device ``x`` is.
+_DTYPES = frozenset({
+    "float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int8", "int16", "int32",
+    "int64", "long", "short", "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "cfloat",
+    "cdouble", "chalf", "complex32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+})
 _ACCELERATOR_MOVES = frozenset({"cuda", "xpu", "npu", "mps"})
 #: Device strings of accelerators: ``"cuda"``, ``"cuda:0"``, ``f"cuda:{rank}"``.
 _ACCELERATOR_PREFIXES = ("cuda", "xpu", "npu", "mps")
@@ -286,6 +292,8 @@ class DeviceInference:
             method = func.attr.value
             if method == "cpu":
                 return True
+            if method == "to" and self._casts_only(node):
+                return self.on_host(func.value)  # ``torch.tensor(h).to(torch.int64)``: still there
             if method in _MOVES:
                 # Spelled as the CPU only: ``.to(labels.device)`` of host labels lands on the
                 # host too, but "labels is a host tensor" may be wrong (``torch.as_tensor`` of a
@@ -293,6 +301,20 @@ class DeviceInference:
                 return any(_is_cpu(a.value) for a in node.args)
             return self.on_host(func.value)
         return False
+
+    def _casts_only(self, call: cst.Call) -> bool:
+        """``x.to(torch.int64)``, ``x.to(dtype=torch.half)``, ``x.to(y.dtype)``: a cast, which
+        keeps ``x`` where it is (not ``x.to(y)``, which moves it to ``y``'s device)."""
+        if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
+            return False
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if not positional:
+            return any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in call.args)
+        first = positional[0]
+        if isinstance(first, cst.Attribute) and first.attr.value == "dtype":
+            return True
+        qualified = self.flow.imports.qualify(first)
+        return qualified is not None and qualified.startswith("torch.") and qualified[len("torch."):] in _DTYPES
 
     def loss_of_host_tensors(self, call: cst.Call) -> bool:
         """``criterion(pred.cpu(), target.cpu())``: a loss (by its name: ``criterion``,
