@@ -225,7 +225,11 @@ class FlowState:
         #: 'random': start = x.new(n).random_() / elif start == 'first':`` compares the
         #: string). Per such block: the bindings at the ``if`` and, once the block is
         #: entered, what the body bound (put back after the block where it bound nothing).
+        #: Inside a loop an ``else`` block may run on a pass after one that ran the body
+        #: (``if prev is None: prev = out / else: ... prev ...``): it sees the body's bindings.
         self._else_blocks: dict[int, _ElseBindings] = {}
+        #: The ``else`` blocks being visited, innermost last: ``bind`` notes what each rebinds.
+        self._open_else_blocks: list[_ElseBindings] = []
         #: A block that breaks or continues reaches the end of its loop (``continue`` on the
         #: last pass): per loop entered, the names an ``if`` left on the host that such a
         #: block did not, off the host after the loop. And the scope depth of each ``try``
@@ -391,10 +395,15 @@ class FlowState:
             self._restore(saved)
 
     def _bind_comprehension_targets(self, node) -> None:
-        clause = node.for_in
-        while clause is not None:
-            self.bind_loop_target(clause.target, clause.iter)
-            clause = clause.inner_for_in
+        # (The targets are the comprehension's own names: no rebinding in an ``else`` block.)
+        open_else_blocks, self._open_else_blocks = self._open_else_blocks, []
+        try:
+            clause = node.for_in
+            while clause is not None:
+                self.bind_loop_target(clause.target, clause.iter)
+                clause = clause.inner_for_in
+        finally:
+            self._open_else_blocks = open_else_blocks
 
     def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str]]:
         """Comprehension variables do not leak: save what binding them may change."""
@@ -447,6 +456,7 @@ class FlowState:
         node_type = type(node)
         if self._else_blocks and id(node) in self._else_blocks:
             self._else_blocks[id(node)].enter(self.scope)
+            self._open_else_blocks.append(self._else_blocks[id(node)])
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
         if node_type in _QUIET_REGION_TYPES:
@@ -476,7 +486,8 @@ class FlowState:
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
             if isinstance(node, cst.If) and node.orelse is not None:
-                self._else_blocks[id(node.orelse)] = _ElseBindings(dict(self.scope.env), set(self.scope.opaque))
+                if not self.scope.loops:  # (in a loop, a previous pass may have run the body)
+                    self._else_blocks[id(node.orelse)] = _ElseBindings(self.scope, dict(self.scope.env), set(self.scope.opaque))
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
             elif isinstance(node, (cst.Try, cst.TryStar)):
@@ -580,6 +591,7 @@ class FlowState:
     def leave(self, node: cst.CSTNode) -> None:
         if self._else_blocks and id(node) in self._else_blocks:
             self._else_blocks.pop(id(node)).leave(self.scope)
+            self._open_else_blocks.pop()
         if self._host_after_blocks and id(node) in self._host_after_blocks:
             # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
             # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
@@ -756,6 +768,9 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            for block in self._open_else_blocks:
+                if block.scope is self.scope:
+                    block.rebound.add(target.value)
             # ``model, loader = fabric.setup(model, loader)``: whatever it holds now, it is
             # no longer the ``DataLoader`` of host batches (an assignment of one says so).
             self.scope.host_loaders.discard(target.value)
@@ -1110,15 +1125,20 @@ class _ElseBindings:
     block, a name it left alone holds what the body bound (the later binding in the text,
     as everywhere else in this single pass), and one it rebound holds its own."""
 
+    scope: Scope
     env: dict[str, Kind]
     opaque: set[str]
     body: dict[str, object] | None = None  # name -> what the body bound it to (_UNBOUND: nothing)
     body_opaque: set[str] | None = None
+    #: The names the block binds (noted by ``FlowState.bind``): a kind alone cannot tell,
+    #: since ``x = torch.ones(n)`` in the block may rebind a tensor to a tensor.
+    rebound: set[str] = field(default_factory=set)
 
     def enter(self, scope: Scope) -> None:
         env = scope.env
         changed = {name for name in env.keys() | self.env.keys()
                    if env.get(name, _UNBOUND) is not self.env.get(name, _UNBOUND)}
+        changed.update(scope.opaque ^ self.opaque)  # (``for v in items()`` over an unknown name)
         self.body = {name: env.get(name, _UNBOUND) for name in changed}
         self.body_opaque = set(scope.opaque)
         for name in changed:
@@ -1129,7 +1149,7 @@ class _ElseBindings:
     def leave(self, scope: Scope) -> None:
         env = scope.env
         for name, bound in (self.body or {}).items():
-            if env.get(name, _UNBOUND) is self.env.get(name, _UNBOUND):  # the block left it alone
+            if name not in self.rebound:  # the block left it alone
                 _put(env, name, bound)
                 (scope.opaque.add if name in (self.body_opaque or ()) else scope.opaque.discard)(name)
 
