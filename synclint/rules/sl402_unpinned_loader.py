@@ -94,6 +94,7 @@ class UnpinnedLoader(Rule):
     TOKENS = frozenset({"DataLoader"})  # see synclint.prefilter
     fix_applicability = "safe"
     hot_path_only = False
+    follows_module_calls = True  # (a loader handed to a function of the module: see loader_copies)
 
     VALID = (
         "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nfor x in l:\n    x.cuda(non_blocking=True)\n",
