@@ -944,3 +944,14 @@ def test_a_recursive_function_is_followed_once():
     source = HANDED.replace("        model(images).backward()\n",
                             "        model(images).backward()\n    train_one_epoch(model, data_loader, device)\n")
     assert [line for line, *_ in _sl402_of(source)].count(8) == 1
+
+
+def test_a_loader_built_in_a_constructor_and_handed_on_makes_one_pass():
+    # `calibrate` iterates the loader `__init__` hands it once per construction, as a loop
+    # over it in `__init__` would: its copies run once (the callee is visited first here).
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef calibrate(model, loader):\n"
+              "    for x in loader:\n        model(x.cuda(non_blocking=True))\n\n\nclass Runner:\n"
+              "    def __init__(self, model, ds):\n        loader = DataLoader(ds, batch_size=2)\n"
+              "        calibrate(model, loader)\n")
+    assert [(line, context, why) for line, _, context, why in _sl402_of(source) if line == 7] == [
+        (7, "cold", "construction or setup")]

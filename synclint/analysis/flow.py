@@ -585,7 +585,7 @@ class FlowState:
             # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
             if name.startswith("_onnx"):
                 self._error_roots.add(id(node.body))
-            elif name in _ONCE_METHODS or name.startswith("test_") or _is_test_case(self.scope.node):
+            elif runs_once_by_name(name) or _is_test_case(self.scope.node):
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
@@ -1364,6 +1364,12 @@ def _given_a_device(node: cst.BaseExpression) -> bool:
     positional = [arg.value for arg in node.args if arg.keyword is None]
     devices = [*positional[1:], *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
     return any(is_device_argument(value) for value in devices) or any(_given_a_device(value) for value in positional)
+
+
+def runs_once_by_name(name: str) -> bool:
+    """A function that runs once or never per step by its name alone (a constructor, a
+    repr, ``reset_parameters``, a test): flow's cold path."""
+    return name in _ONCE_METHODS or name.startswith("test_")
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:
