@@ -955,3 +955,23 @@ def test_a_loader_built_in_a_constructor_and_handed_on_makes_one_pass():
               "        calibrate(model, loader)\n")
     assert [(line, context, why) for line, _, context, why in _sl402_of(source) if line == 7] == [
         (7, "cold", "construction or setup")]
+
+
+@pytest.mark.parametrize(
+    ("change", "to", "call"),
+    [
+        # `data_loader` is positional-only: `data_loader=` goes to `**kwargs`, the loop runs over `[]`.
+        ("def train_one_epoch(model, data_loader, device):", "def train_one_epoch(model, data_loader, /, device, **kw):",
+         "train_one_epoch(model, [], device='cuda', data_loader=train_loader)"),
+        # `main` binds a `train_one_epoch` of its own: the call runs that one.
+        ("    train_loader = DataLoader(ds, batch_size=4)\n",
+         "    train_one_epoch = make_trainer()\n    train_loader = DataLoader(ds, batch_size=4)\n", None),
+        # The module rebinds the name: a call may run other code.
+        ("def evaluate(", "train_one_epoch = make_trainer(train_one_epoch)\n\n\ndef evaluate(", None),
+    ],
+)
+def test_a_call_that_may_not_run_the_function_s_code_with_the_loader_is_not_followed(change, to, call):
+    source = HANDED.replace(change, to, 1)
+    if call is not None:
+        source = source.replace("        train_one_epoch(model, train_loader, \"cuda\")", f"        {call}")
+    assert [line for line, *_ in _sl402_of(source) if line in (8, 9)] == []
