@@ -84,3 +84,18 @@ def test_a_comprehension_in_an_else_block_does_not_rebind_its_target_name():
               "        x = torch.rand(3, device='cuda') > 0\n    else:\n        y = [x for x in items]\n"
               "    if x:\n        return 1\n")
     assert _sl202(source) == [10]
+
+
+def test_an_else_block_sees_a_host_tensor_the_body_rebinds_as_a_host_tensor():
+    # The body binds `counts` to a string (off the host set); the else block runs instead,
+    # with the host tensor bound before the `if`: summing it waits for no device.
+    source = ("import torch\n\n\ndef f(flag, n):\n    counts = torch.zeros(n)\n    if flag:\n"
+              "        counts = 'none'\n    else:\n        if counts.sum() > 0:\n            print('x')\n"
+              "    return counts\n")
+    assert _sl202(source) == []
+
+
+def test_after_the_if_a_name_the_body_moved_off_the_host_is_off_it():
+    source = ("import torch\n\n\ndef g(flag, n, dev):\n    x = torch.zeros(n)\n    if flag:\n"
+              "        x = x.to(dev)\n    else:\n        pass\n    if x.sum() > 0:\n        print('y')\n")
+    assert _sl202(source) == [10]

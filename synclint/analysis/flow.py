@@ -487,7 +487,9 @@ class FlowState:
             self._branch_blocks.update(id(block) for block in _blocks(node))
             if isinstance(node, cst.If) and node.orelse is not None:
                 if not self.scope.loops:  # (in a loop, a previous pass may have run the body)
-                    self._else_blocks[id(node.orelse)] = _ElseBindings(self.scope, dict(self.scope.env), set(self.scope.opaque))
+                    scope = self.scope
+                    self._else_blocks[id(node.orelse)] = _ElseBindings(
+                        scope, dict(scope.env), set(scope.opaque), (set(scope.host), set(scope.accelerator), set(scope.empty)))
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
             elif isinstance(node, (cst.Try, cst.TryStar)):
@@ -1128,8 +1130,12 @@ class _ElseBindings:
     scope: Scope
     env: dict[str, Kind]
     opaque: set[str]
+    #: ``host``, ``accelerator`` and ``empty`` at the ``if``: the block sees them too (``counts
+    #: = torch.zeros(n)`` stays a host tensor there when the body binds ``counts = 'none'``).
+    residency: tuple[set[str], set[str], set[str]]
     body: dict[str, object] | None = None  # name -> what the body bound it to (_UNBOUND: nothing)
     body_opaque: set[str] | None = None
+    body_residency: tuple[set[str], set[str], set[str]] | None = None
     #: The names the block binds (noted by ``FlowState.bind``): a kind alone cannot tell,
     #: since ``x = torch.ones(n)`` in the block may rebind a tensor to a tensor.
     rebound: set[str] = field(default_factory=set)
@@ -1145,6 +1151,11 @@ class _ElseBindings:
             _put(env, name, self.env.get(name, _UNBOUND))
         scope.opaque.clear()
         scope.opaque.update(self.opaque)
+        current = (scope.host, scope.accelerator, scope.empty)
+        self.body_residency = tuple(set(names) for names in current)  # type: ignore[assignment]
+        for names, before in zip(current, self.residency):
+            names.clear()
+            names.update(before)
 
     def leave(self, scope: Scope) -> None:
         env = scope.env
@@ -1152,6 +1163,12 @@ class _ElseBindings:
             if name not in self.rebound:  # the block left it alone
                 _put(env, name, bound)
                 (scope.opaque.add if name in (self.body_opaque or ()) else scope.opaque.discard)(name)
+        # What the body took off the host (or the accelerator) is off it after the ``if``, as
+        # when the block started so; what each block put there joins later (``FlowState.leave``).
+        if self.body_residency is not None:
+            current = (scope.host, scope.accelerator, scope.empty)
+            for names, before, body in zip(current, self.residency, self.body_residency):
+                names.difference_update(before - body)
 
 
 def _put(env: dict[str, Kind], name: str, value: object) -> None:
