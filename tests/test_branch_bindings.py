@@ -99,3 +99,12 @@ def test_after_the_if_a_name_the_body_moved_off_the_host_is_off_it():
     source = ("import torch\n\n\ndef g(flag, n, dev):\n    x = torch.zeros(n)\n    if flag:\n"
               "        x = x.to(dev)\n    else:\n        pass\n    if x.sum() > 0:\n        print('y')\n")
     assert _sl202(source) == [10]
+
+
+def test_in_a_loop_an_else_block_sees_what_this_pass_bound_before_the_if():
+    # `mode` is bound on every pass before the `if`: the else block runs instead of the body
+    # on this pass, and compares the string (as outside a loop).
+    source = ("import torch\n\n\ndef f(items):\n    for item in items:\n        mode = item.mode\n"
+              "        if mode == 'random':\n            mode = torch.zeros(3, device='cuda').long()\n"
+              "        elif mode == 'first':\n            mode = torch.ones(3, device='cuda').long()\n")
+    assert _sl202(source) == []
