@@ -380,7 +380,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
                        is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name,
-                       None if trains_on_batches(tree) else web_demo_library(tree))
+                       _web_demo(tree))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -476,6 +476,13 @@ _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
 #: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
 #: runs one on every pass is a training loop, whatever it iterates, each pass a step.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+def _web_demo(tree: ast.Module) -> str | None:
+    """The web demo library of a demo app (see :mod:`synclint.project.web_demos`), or None:
+    also for a module that trains (asked only of a module that imports one)."""
+    library = web_demo_library(tree)
+    return None if library is None or trains_on_batches(tree) else library
 
 
 def trains_on_batches(tree: ast.Module) -> bool:
