@@ -35,7 +35,11 @@ classes) is **left out** when all of these hold:
   class's attribute kinds come from all of its methods. And when it returns a
   value or annotates its return, kept code never calls its name (a comment or
   a continued line may come before the parenthesis): what a function returns
-  is known to its later callers in the file.
+  is known to its later callers in the file. Nor, for a module-level function
+  of a file that holds a token of a rule that follows values into the
+  module's functions (SL402's ``DataLoader``), does kept code call it: a
+  loader built in kept code is followed through ``run(model, loader)`` into
+  the copies of the function ``run`` hands it to.
 * **The whole file's analysis would not fail on it.** It nests at most
   ``_MAX_DEPTH`` levels (deeper code may exhaust the stack: the file's one
   SL000 must stay). A file holding a form feed is left whole: libcst rejects
@@ -119,6 +123,8 @@ class _Candidate:
     returns_value: bool
     #: its class (which needs a ``pass`` if it loses every statement), or None
     owner: ast.ClassDef | None
+    #: a call of it in kept code keeps it (see :func:`_close_over_kept_code`)
+    called_matters: bool = False
 
 
 class Blanked(NamedTuple):
@@ -151,7 +157,7 @@ def blank_hidden_functions(
         for node, cls, owner in _definitions(tree.body, None, None)
         if (candidate := _candidate(node, cls, owner, lines, facts, tokens, module)) is not None
     ]
-    dropped = _close_over_kept_code(candidates, lines, tree)
+    dropped = _close_over_kept_code(candidates, lines, tree, _follows_module_calls(rules, source))
     if not dropped:
         return None
     blanked = list(lines)
@@ -340,11 +346,18 @@ def _normalised(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
-def _close_over_kept_code(candidates: list[_Candidate], lines: list[str], tree: ast.Module) -> list[_Candidate]:
+def _close_over_kept_code(
+    candidates: list[_Candidate], lines: list[str], tree: ast.Module, follows_calls: bool = False
+) -> list[_Candidate]:
     """The candidates no kept code depends on: none of their ``self`` attributes is named
-    in kept code, and none that returns a value is called there (transitively).
+    in kept code, and none that returns a value is called there (transitively); with
+    ``follows_calls`` (a rule follows values into the module's functions), no module-level
+    function is called there either: SL402 follows a loader built in kept code through
+    ``run(model, loader)`` into the copies of the function ``run`` hands it to.
     Docstrings and comment lines are prose, not code (``>>> mask = causal_lower_right(...)``)."""
-    needed = {name for c in candidates for name in c.attributes} | {c.node.name for c in candidates if c.returns_value}
+    for candidate in candidates:
+        candidate.called_matters = candidate.returns_value or (follows_calls and candidate.owner is None)
+    needed = {name for c in candidates for name in c.attributes} | {c.node.name for c in candidates if c.called_matters}
     if not needed:
         return candidates
     prose = _docstring_lines(tree, lines)
@@ -377,7 +390,7 @@ def _close_over_kept_code(candidates: list[_Candidate], lines: list[str], tree: 
     while changed:
         changed = False
         for candidate in list(dropped):
-            if not candidate.attributes.isdisjoint(words) or (candidate.returns_value and candidate.node.name in called):
+            if not candidate.attributes.isdisjoint(words) or (candidate.called_matters and candidate.node.name in called):
                 dropped.remove(candidate)
                 mentions("".join(lines[candidate.start - 1 : candidate.end]), words, called)
                 changed = True
@@ -456,6 +469,18 @@ def _holds(cls: ast.ClassDef, changed_classes: set[int]) -> bool:
     return id(cls) in changed_classes or any(
         isinstance(statement, ast.ClassDef) and _holds(statement, changed_classes) for statement in cls.body
     )
+
+
+def _follows_module_calls(rules: tuple[type, ...], source: str) -> bool:
+    """Whether an enabled rule that follows values handed to the module's functions may
+    report in ``source``: it holds one of the rule's tokens (``DataLoader``; a rule that
+    declares none may report anywhere)."""
+    for rule in rules:
+        if getattr(rule, "follows_module_calls", False):
+            tokens = getattr(rule, "TOKENS", None)
+            if tokens is None or any(token in source for token in tokens):
+                return True
+    return False
 
 
 @lru_cache(maxsize=64)

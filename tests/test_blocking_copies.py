@@ -944,3 +944,34 @@ def test_a_recursive_function_is_followed_once():
     source = HANDED.replace("        model(images).backward()\n",
                             "        model(images).backward()\n    train_one_epoch(model, data_loader, device)\n")
     assert [line for line, *_ in _sl402_of(source)].count(8) == 1
+
+
+def test_a_loader_built_in_a_constructor_and_handed_on_makes_one_pass():
+    # `calibrate` iterates the loader `__init__` hands it once per construction, as a loop
+    # over it in `__init__` would: its copies run once (the callee is visited first here).
+    source = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef calibrate(model, loader):\n"
+              "    for x in loader:\n        model(x.cuda(non_blocking=True))\n\n\nclass Runner:\n"
+              "    def __init__(self, model, ds):\n        loader = DataLoader(ds, batch_size=2)\n"
+              "        calibrate(model, loader)\n")
+    assert [(line, context, why) for line, _, context, why in _sl402_of(source) if line == 7] == [
+        (7, "cold", "construction or setup")]
+
+
+@pytest.mark.parametrize(
+    ("change", "to", "call"),
+    [
+        # `data_loader` is positional-only: `data_loader=` goes to `**kwargs`, the loop runs over `[]`.
+        ("def train_one_epoch(model, data_loader, device):", "def train_one_epoch(model, data_loader, /, device, **kw):",
+         "train_one_epoch(model, [], device='cuda', data_loader=train_loader)"),
+        # `main` binds a `train_one_epoch` of its own: the call runs that one.
+        ("    train_loader = DataLoader(ds, batch_size=4)\n",
+         "    train_one_epoch = make_trainer()\n    train_loader = DataLoader(ds, batch_size=4)\n", None),
+        # The module rebinds the name: a call may run other code.
+        ("def evaluate(", "train_one_epoch = make_trainer(train_one_epoch)\n\n\ndef evaluate(", None),
+    ],
+)
+def test_a_call_that_may_not_run_the_function_s_code_with_the_loader_is_not_followed(change, to, call):
+    source = HANDED.replace(change, to, 1)
+    if call is not None:
+        source = source.replace("        train_one_epoch(model, train_loader, \"cuda\")", f"        {call}")
+    assert [line for line, *_ in _sl402_of(source) if line in (8, 9)] == []

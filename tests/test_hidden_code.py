@@ -457,3 +457,45 @@ def test_code_too_deep_for_the_analysis_is_not_blanked_away():
         sys.setrecursionlimit(saved)
     assert [(f.code, f.message) for f in full] == [("SL000", "cannot analyse: nested too deeply (RecursionError)")]
     assert skipped == full
+
+
+HANDED_LOADER = textwrap.dedent(
+    '''\
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    def consume(model, rows, where):
+        for x, y in rows:
+            x = x.to(where, non_blocking=True)
+            print(model(x), y)
+
+
+    def run(net, rows, where):
+        consume(net, rows, where)
+
+
+    def main():
+        model = torch.nn.Linear(3, 3).cuda()
+        ds = torch.utils.data.TensorDataset(torch.rand(10, 3), torch.zeros(10).long())
+        run(model, DataLoader(ds, batch_size=2), "cuda")
+
+
+    if __name__ == "__main__":
+        main()
+    '''
+)
+
+
+def test_a_function_a_loader_is_handed_through_is_kept(tmp_path):
+    # SL402 follows `main`'s unpinned loader through `run` into `consume`'s copy: with
+    # `run` left out, the default check lost that shown finding.
+    path = _project(tmp_path, HANDED_LOADER)
+    (tmp_path / "pkg" / "net.py").write_text(
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    everything = _shown([path], tmp_path, include_cold=True)
+    assert (7, "SL402") in {(f.line, f.code) for f in visible(everything)}
+    assert _shown([path], tmp_path) == visible(everything)
+    source = path.read_text()
+    blanked = blank_hidden_functions(source, guarded_tree(source)[0], facts_for_files([path])[str(path.resolve())], RULES)
+    assert blanked is None or "def run(" in blanked.source

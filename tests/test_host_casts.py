@@ -33,3 +33,20 @@ def test_a_host_tensor_cast_to_another_dtype_stays_on_the_host(cast):
                                   ".to('cuda', torch.int64)"])
 def test_a_move_is_no_cast(move):
     assert _sl201(SWIN.format(cast=move)) == [7]
+
+
+@pytest.mark.parametrize("cast", [".to(memory_format=torch.contiguous_format)", ".to(non_blocking=True)"])
+def test_a_to_that_names_no_destination_stays_on_the_host(cast):
+    assert _sl201(SWIN.format(cast=cast)) == []
+
+
+def test_a_move_to_another_tensor_by_keyword_is_no_cast():
+    assert _sl201(SWIN.format(cast=".to(other=x)")) == [7]
+
+
+@pytest.mark.parametrize("cast", ["torch.float32", "dtype=torch.half", "non_blocking=False"])
+def test_a_cast_asking_not_to_block_is_no_pageable_copy(cast):
+    # SL404: `non_blocking=True` on a cast copies nothing to the device.
+    source = f"import torch\n\n\ndef f(a):\n    return torch.from_numpy(a).to({cast}, non_blocking=True)\n"
+    source = source.replace("non_blocking=False, ", "")
+    assert [f.line for f in check_source(source, "t.py", include_cold=True) if f.code == "SL404"] == []

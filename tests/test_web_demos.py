@@ -107,3 +107,20 @@ def test_an_app_that_defines_the_model_is_not_cold_as_a_whole(tmp_path):
 )
 def test_which_imports_make_a_web_demo(source, expected):
     assert web_demo_library(ast.parse(textwrap.dedent(source))) == expected
+
+
+def test_a_training_script_that_imports_gradio_for_an_optional_page_is_the_program(tmp_path):
+    # Its loop over a DataLoader backpropagates on every pass: it trains, whatever page
+    # `--ui` shows instead; its steps and the helpers they call stay hot.
+    app = APP.format(imports="import gradio as gr").replace(
+        "        out = model(batch.cuda())\n", "        out = model(batch.cuda())\n        out.sum().backward()\n")
+    found = _findings(tmp_path, app)
+    assert found[("app.py", 13)][0] == "hot"
+
+
+def test_a_demo_callback_that_backpropagates_outside_a_loop_over_batches_stays_a_demo(tmp_path):
+    # (DragGAN-like apps optimise a latent per request: no loop over batches.)
+    app = APP.format(imports="import gradio as gr") + (
+        "\n\ndef drag(latent, steps):\n    for _ in range(steps):\n        latent.sum().backward()\n")
+    found = _findings(tmp_path, app)
+    assert found[("app.py", 12)] == ("cold", "demo code (a Gradio app)")

@@ -292,7 +292,7 @@ class DeviceInference:
             method = func.attr.value
             if method == "cpu":
                 return True
-            if method == "to" and self._casts_only(node):
+            if method == "to" and self.casts_only(node):
                 return self.on_host(func.value)  # ``torch.tensor(h).to(torch.int64)``: still there
             if method in _MOVES:
                 # Spelled as the CPU only: ``.to(labels.device)`` of host labels lands on the
@@ -302,14 +302,16 @@ class DeviceInference:
             return self.on_host(func.value)
         return False
 
-    def _casts_only(self, call: cst.Call) -> bool:
+    def casts_only(self, call: cst.Call) -> bool:
         """``x.to(torch.int64)``, ``x.to(dtype=torch.half)``, ``x.to(y.dtype)``: a cast, which
-        keeps ``x`` where it is (not ``x.to(y)``, which moves it to ``y``'s device)."""
-        if any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args):
+        keeps ``x`` where it is (not ``x.to(y)`` or ``x.to(other=y)``, which move it to
+        ``y``'s device); so does a ``.to`` that names no destination at all
+        (``x.to(memory_format=torch.channels_last)``, ``x.to(non_blocking=True)``)."""
+        if any(arg.keyword is not None and arg.keyword.value in ("device", "other") for arg in call.args):
             return False
-        positional = [arg.value for arg in call.args if arg.keyword is None]
+        positional = [arg.value for arg in call.args if arg.keyword is None]  # (``*args``, ``**kwargs`` too)
         if not positional:
-            return any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in call.args)
+            return True
         first = positional[0]
         if isinstance(first, cst.Attribute) and first.attr.value == "dtype":
             return True

@@ -225,7 +225,16 @@ class FlowState:
         #: 'random': start = x.new(n).random_() / elif start == 'first':`` compares the
         #: string). Per such block: the bindings at the ``if`` and, once the block is
         #: entered, what the body bound (put back after the block where it bound nothing).
+        #: Inside a loop an ``else`` block may run on a pass after one that ran the body: it
+        #: sees the body's bindings of names bound before the loop (``prev = None``, then ``if
+        #: prev is None: prev = out / else: ... prev ...``), and those before the ``if`` of the
+        #: names bound earlier on the same pass (``labels = batch[1]``, then ``if args.amp:``).
         self._else_blocks: dict[int, _ElseBindings] = {}
+        #: The ``else`` blocks being visited, innermost last: ``bind`` notes what each rebinds.
+        self._open_else_blocks: list[_ElseBindings] = []
+        #: Per loop of ``scope.loops`` being visited (by id): the names bound on its pass so far.
+        self._pass_bindings: dict[int, set[str]] = {}
+        self._binding_comprehension_targets = False
         #: A block that breaks or continues reaches the end of its loop (``continue`` on the
         #: last pass): per loop entered, the names an ``if`` left on the host that such a
         #: block did not, off the host after the loop. And the scope depth of each ``try``
@@ -391,10 +400,16 @@ class FlowState:
             self._restore(saved)
 
     def _bind_comprehension_targets(self, node) -> None:
-        clause = node.for_in
-        while clause is not None:
-            self.bind_loop_target(clause.target, clause.iter)
-            clause = clause.inner_for_in
+        # (The targets are the comprehension's own names: no rebinding in an ``else`` block
+        # or on a loop's pass.)
+        self._binding_comprehension_targets = True
+        try:
+            clause = node.for_in
+            while clause is not None:
+                self.bind_loop_target(clause.target, clause.iter)
+                clause = clause.inner_for_in
+        finally:
+            self._binding_comprehension_targets = False
 
     def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str]]:
         """Comprehension variables do not leak: save what binding them may change."""
@@ -447,6 +462,7 @@ class FlowState:
         node_type = type(node)
         if self._else_blocks and id(node) in self._else_blocks:
             self._else_blocks[id(node)].enter(self.scope)
+            self._open_else_blocks.append(self._else_blocks[id(node)])
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
         if node_type in _QUIET_REGION_TYPES:
@@ -476,7 +492,12 @@ class FlowState:
         elif isinstance(node, _BRANCHES):
             self._branch_blocks.update(id(block) for block in _blocks(node))
             if isinstance(node, cst.If) and node.orelse is not None:
-                self._else_blocks[id(node.orelse)] = _ElseBindings(dict(self.scope.env), set(self.scope.opaque))
+                scope = self.scope
+                # (In a loop, only the names bound earlier on the pass: see ``_else_blocks``.)
+                this_pass = set(self._pass_bindings.get(id(scope.loops[-1]), ())) if scope.loops else None
+                self._else_blocks[id(node.orelse)] = _ElseBindings(
+                    scope, dict(scope.env), set(scope.opaque), (set(scope.host), set(scope.accelerator), set(scope.empty)),
+                    this_pass)
                 self._host_after_blocks[id(node)] = []
                 self._if_blocks.update((id(block), id(node)) for block in _blocks(node))
             elif isinstance(node, (cst.Try, cst.TryStar)):
@@ -492,6 +513,8 @@ class FlowState:
                 self._bind_host_batch(node)
             if not _runs_at_most_once(node):  # (a first pass and ``break``: no repetition)
                 self.scope.loops.append(node)
+                self._pass_bindings[id(node)] = (
+                    {name.value for name in target_name_nodes(node.target)} if isinstance(node, cst.For) else set())
         elif isinstance(node, _COMPREHENSIONS):
             # The element is visited before the ``for`` clauses: bind targets first,
             # and restore the enclosing bindings on leave (comprehension names don't leak).
@@ -574,12 +597,13 @@ class FlowState:
             # (``@script_if_tracing`` and ``@torch.jit.unused`` functions do run eagerly.)
             if name.startswith("_onnx"):
                 self._error_roots.add(id(node.body))
-            elif name in _ONCE_METHODS or name.startswith("test_") or _is_test_case(self.scope.node):
+            elif runs_once_by_name(name) or _is_test_case(self.scope.node):
                 self._cold_roots.add(id(node.body))
 
     def leave(self, node: cst.CSTNode) -> None:
         if self._else_blocks and id(node) in self._else_blocks:
             self._else_blocks.pop(id(node)).leave(self.scope)
+            self._open_else_blocks.pop()
         if self._host_after_blocks and id(node) in self._host_after_blocks:
             # ``if flag: mask = torch.zeros(n) / else: mask = torch.ones(n)``: host after
             # the ``if``, whichever block ran (an ``elif`` is the ``else``'s one ``if``,
@@ -647,6 +671,7 @@ class FlowState:
             loops = self.scope.loops
             if loops and loops[-1] is node:
                 loops.pop()
+            self._pass_bindings.pop(id(node), None)
             if isinstance(node, _COMPREHENSIONS) and self._comprehension_saved:
                 self._restore(self._comprehension_saved.pop())
         elif isinstance(node, cst.Assign):
@@ -756,6 +781,13 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
+            if not self._binding_comprehension_targets:
+                for block in self._open_else_blocks:
+                    if block.scope is self.scope:
+                        block.rebound.add(target.value)
+                for loop in self.scope.loops:
+                    if id(loop) in self._pass_bindings:
+                        self._pass_bindings[id(loop)].add(target.value)
             # ``model, loader = fabric.setup(model, loader)``: whatever it holds now, it is
             # no longer the ``DataLoader`` of host batches (an assignment of one says so).
             self.scope.host_loaders.discard(target.value)
@@ -1110,28 +1142,55 @@ class _ElseBindings:
     block, a name it left alone holds what the body bound (the later binding in the text,
     as everywhere else in this single pass), and one it rebound holds its own."""
 
+    scope: Scope
     env: dict[str, Kind]
     opaque: set[str]
+    #: ``host``, ``accelerator`` and ``empty`` at the ``if``: the block sees them too (``counts
+    #: = torch.zeros(n)`` stays a host tensor there when the body binds ``counts = 'none'``).
+    residency: tuple[set[str], set[str], set[str]]
+    #: In a loop, the names bound earlier on its pass, the only ones the block sees as they
+    #: were at the ``if`` (None: all names; see ``FlowState._else_blocks``).
+    this_pass: set[str] | None = None
     body: dict[str, object] | None = None  # name -> what the body bound it to (_UNBOUND: nothing)
     body_opaque: set[str] | None = None
+    body_residency: tuple[set[str], set[str], set[str]] | None = None
+    #: The names the block binds (noted by ``FlowState.bind``): a kind alone cannot tell,
+    #: since ``x = torch.ones(n)`` in the block may rebind a tensor to a tensor.
+    rebound: set[str] = field(default_factory=set)
 
     def enter(self, scope: Scope) -> None:
         env = scope.env
         changed = {name for name in env.keys() | self.env.keys()
                    if env.get(name, _UNBOUND) is not self.env.get(name, _UNBOUND)}
+        changed.update(scope.opaque ^ self.opaque)  # (``for v in items()`` over an unknown name)
+        if self.this_pass is not None:
+            changed &= self.this_pass
         self.body = {name: env.get(name, _UNBOUND) for name in changed}
         self.body_opaque = set(scope.opaque)
         for name in changed:
             _put(env, name, self.env.get(name, _UNBOUND))
-        scope.opaque.clear()
-        scope.opaque.update(self.opaque)
+            (scope.opaque.add if name in self.opaque else scope.opaque.discard)(name)
+        current = (scope.host, scope.accelerator, scope.empty)
+        self.body_residency = tuple(set(names) for names in current)  # type: ignore[assignment]
+        for names, before in zip(current, self.residency):
+            differing = names ^ before
+            if self.this_pass is not None:
+                differing &= self.this_pass
+            for name in differing:
+                (names.add if name in before else names.discard)(name)
 
     def leave(self, scope: Scope) -> None:
         env = scope.env
         for name, bound in (self.body or {}).items():
-            if env.get(name, _UNBOUND) is self.env.get(name, _UNBOUND):  # the block left it alone
+            if name not in self.rebound:  # the block left it alone
                 _put(env, name, bound)
                 (scope.opaque.add if name in (self.body_opaque or ()) else scope.opaque.discard)(name)
+        # What the body took off the host (or the accelerator) is off it after the ``if``, as
+        # when the block started so; what each block put there joins later (``FlowState.leave``).
+        if self.body_residency is not None:
+            current = (scope.host, scope.accelerator, scope.empty)
+            for names, before, body in zip(current, self.residency, self.body_residency):
+                names.difference_update(before - body)
 
 
 def _put(env: dict[str, Kind], name: str, value: object) -> None:
@@ -1344,6 +1403,12 @@ def _given_a_device(node: cst.BaseExpression) -> bool:
     positional = [arg.value for arg in node.args if arg.keyword is None]
     devices = [*positional[1:], *(arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "device")]
     return any(is_device_argument(value) for value in devices) or any(_given_a_device(value) for value in positional)
+
+
+def runs_once_by_name(name: str) -> bool:
+    """A function that runs once or never per step by its name alone (a constructor, a
+    repr, ``reset_parameters``, a test): flow's cold path."""
+    return name in _ONCE_METHODS or name.startswith("test_")
 
 
 def _is_test_case(node: cst.CSTNode) -> bool:

@@ -380,7 +380,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
                        is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name,
-                       web_demo_library(tree))
+                       _web_demo(tree))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -476,6 +476,38 @@ _BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
 #: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
 #: runs one on every pass is a training loop, whatever it iterates, each pass a step.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+def _web_demo(tree: ast.Module) -> str | None:
+    """The web demo library of a demo app (see :mod:`synclint.project.web_demos`), or None:
+    also for a module that trains (asked only of a module that imports one)."""
+    library = web_demo_library(tree)
+    return None if library is None or trains_on_batches(tree) else library
+
+
+def trains_on_batches(tree: ast.Module) -> bool:
+    """Whether the module has a training loop: one that draws batches (``for x, y in
+    loader``, see :func:`step_loop`) and runs a backward pass on every pass. Such a module
+    is the program, whatever page it may show too (a training script that imports Gradio
+    at its top level for an optional UI): not a web demo app (a demo's callback may loop
+    over a ``DataLoader`` of one request's items, but does not train on them)."""
+    for loop in ast.walk(tree):
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and step_loop(loop, set())[1] and _backpropagates(loop):
+            return True
+    return False
+
+
+def _backpropagates(loop: ast.While | ast.For | ast.AsyncFor) -> bool:
+    """``loop``'s body (not functions nested in it) runs a backward pass (``loss.backward()``)."""
+    pending: list[ast.AST] = [*loop.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in BACKWARD_METHODS:
+            return True
+        pending.extend(child_nodes(node))
+    return False
 
 
 def step_loop(loop: ast.While | ast.For | ast.AsyncFor, loaders: set[str]) -> tuple[str | None, bool]:

@@ -11,7 +11,9 @@ judges found the 5 findings drawn from 4D-Humans' ``gradio_app.py`` FALSE as dem
 Only an import the module runs when it is imported counts: one at its top level or in a
 top-level block (``try: import gradio as gr``). A training script that imports Gradio
 inside a function, to show a page when asked (``if args.demo: launch_demo()``), is still
-the program.
+the program, and so is one that imports it at its top level but trains: a loop over
+batches that runs a backward pass (:func:`synclint.project.summary.trains_on_batches`,
+asked before this module is).
 """
 
 from __future__ import annotations

@@ -126,6 +126,10 @@ class Rule:
     #: DataLoader built in ``__init__`` still needs ``pin_memory``); tests, benchmarks
     #: and export tools are still no part of the program (``outside_the_program``).
     hot_path_only: ClassVar[bool] = True
+    #: True for a rule whose findings in a function of the module depend on what code
+    #: calling it by name hands it (SL402 follows a loader into the module's functions):
+    #: :mod:`synclint.hidden_code` keeps such a function when kept code calls it.
+    follows_module_calls: ClassVar[bool] = False
     #: Every finding is an op that makes the host wait whenever its operand lives on a
     #: device (``.item()``, ``nonzero``), whatever code
     #: surrounds it: with a proven operand, shown even where nothing shows it runs per step.

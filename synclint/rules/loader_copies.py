@@ -17,9 +17,11 @@ iterates the loader too: the names it binds are the batch in that loop's body.
 
 A loader handed to a function of the same module (``train_one_epoch(model, loader)``,
 ``evaluate(tqdm(loader))``, by position or keyword), which the module defines once at its
-top level, is followed into it: that function's parameter is the loader there, when the
-function never rebinds it, and its copies are the loader's (two hands deep at most). Not
-a wrapper that changes what the loop yields (``enumerate``, ``zip``), nor a method.
+top level and binds nowhere else, is followed into it: that function's parameter is the
+loader there, when the function never rebinds it, and its copies are the loader's (two
+hands deep at most). Not a wrapper that changes what the loop yields (``enumerate``,
+``zip``), nor a method, nor a call of a name the calling function binds itself, nor a
+keyword of a positional-only parameter's name (it goes to ``**kwargs``).
 """
 
 from __future__ import annotations
@@ -116,7 +118,10 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None,
         copies += [copy for copy in _loop_copies(loop, batch, pinned.names, assign)
                    if not any(copy is seen for seen in copies)]
     if module is not None and depth < _MAX_HANDS:
-        handed = _Handed(scope, loader, name if name in names else None, _functions_defined_once(module))
+        functions = _functions_defined_once(module)
+        if not isinstance(scope, cst.Module):  # (``train = make_trainer()``: the scope's own ``train``)
+            functions = {key: value for key, value in functions.items() if key not in bindings.count}
+        handed = _Handed(scope, loader, name if name in names else None, functions)
         walk(scope, handed)
         for function, parameter in handed.found:
             for copy in asynchronous_copies(function, _NO_EXPRESSION, parameter, module, handed_to, depth + 1):
@@ -128,7 +133,13 @@ def asynchronous_copies(scope: cst.CSTNode, loader: cst.Call, name: str | None,
 
 
 def _functions_defined_once(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The module's top-level functions, by name, that it defines once."""
+    """The module's top-level functions, by name, that it defines once and binds nowhere
+    else (``train = wrap(train)``, ``global train`` in a function: what a call runs may be
+    another function's code)."""
+    bindings = _Bindings(module)
+    walk(module, bindings)
+    shared = _Shared()
+    walk(module, shared)
     functions: dict[str, cst.FunctionDef] = {}
     seen: set[str] = set()
     for statement in module.body:
@@ -136,7 +147,7 @@ def _functions_defined_once(module: cst.Module) -> dict[str, cst.FunctionDef]:
             defined = statement.name.value
             if defined in seen:
                 functions.pop(defined, None)
-            elif isinstance(statement, cst.FunctionDef):
+            elif isinstance(statement, cst.FunctionDef) and bindings.count.get(defined) == 1 and defined not in shared.names:
                 functions[defined] = statement
             seen.add(defined)
     return functions
@@ -177,7 +188,8 @@ class _Handed(ScopeVisitor):
                 parameter = positional_params[index].name.value
             else:
                 parameter = arg.keyword.value
-                if parameter not in {p.name.value for p in [*positional_params, *params.kwonly_params]}:
+                # (A positional-only parameter's name as a keyword goes to ``**kwargs``.)
+                if parameter not in {p.name.value for p in [*params.params, *params.kwonly_params]}:
                     continue
             self.found.append((function, parameter))
 

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from synclint.analysis.flow import runs_once_by_name
 from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
@@ -94,6 +95,7 @@ class UnpinnedLoader(Rule):
     TOKENS = frozenset({"DataLoader"})  # see synclint.prefilter
     fix_applicability = "safe"
     hot_path_only = False
+    follows_module_calls = True  # (a loader handed to a function of the module: see loader_copies)
 
     VALID = (
         "import torch\nfrom torch.utils.data import DataLoader\nl = DataLoader(ds, pin_memory=True)\nfor x in l:\n    x.cuda(non_blocking=True)\n",
@@ -165,9 +167,12 @@ class UnpinnedLoader(Rule):
         if handed_to is not None:
             which += f" (handed to `{handed_to}`)"
             # Code of its own, visited before or after the loader's: whether this copy runs
-            # once is its own function's matter (a ``setup(loader)`` that warms up on it).
+            # once is its own function's matter (a ``setup(loader)`` that warms up on it),
+            # and the loader's, built in a constructor: ``calibrate(model, loader)`` in
+            # ``__init__`` makes one pass, as a loop over it there would (see ``_setup_loader``).
             flow = self.context.flow
-            cold = SETUP if flow.function is not None and flow.in_cold_path else None
+            once = id(loader) in self._copies.built_once or (flow.function is not None and flow.in_cold_path)
+            cold = SETUP if once else None
         else:  # (its copies run once too)
             cold = ONE_OFF if self._one_off_loader(loader) else SETUP if self._setup_loader(loader) else None
         self.report(
@@ -201,7 +206,7 @@ class UnpinnedLoader(Rule):
         block in the scope that builds it (see :mod:`synclint.rules.loader_copies`)."""
         found = _UnpinnedLoaders(self._unpinned)
         walk(self.context.module, found)
-        copies = _LoaderCopies({}, {}, {}, {})
+        copies = _LoaderCopies({}, {}, {}, {}, found.built_once)
         for call, scope, name in found.loaders:
             copies.by_loader[id(call)] = asynchronous_copies(scope, call, name, self.context.module, copies.handed_to)
             for copy in copies.by_loader[id(call)]:
@@ -534,6 +539,7 @@ class _LoaderCopies(NamedTuple):
     loader_of: dict[int, cst.Call]  # each such copy (by id): its loader
     names: dict[int, str]  # the name each loader is bound to where it is built
     handed_to: dict[int, str]  # each copy in a function the loader was handed to (by id): that function
+    built_once: set[int]  # the loaders (by id) built in a function that runs once by its name (``__init__``)
 
 
 class _UnpinnedLoaders(cst.CSTVisitor):
@@ -547,6 +553,8 @@ class _UnpinnedLoaders(cst.CSTVisitor):
         self._scopes: list[cst.CSTNode] = []
         self._bound: dict[int, str] = {}
         self.loaders: list[tuple[cst.Call, cst.CSTNode, str | None]] = []
+        #: Loaders (by id) built inside a function that runs once by its name (a constructor).
+        self.built_once: set[int] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scopes.append(node)
@@ -578,6 +586,8 @@ class _UnpinnedLoaders(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if self._scopes and self._unpinned(node):
             self.loaders.append((node, self._scopes[-1], self._bound.get(id(node))))
+            if any(isinstance(scope, cst.FunctionDef) and runs_once_by_name(scope.name.value) for scope in self._scopes):
+                self.built_once.add(id(node))
 
 
 def _wrapped(node: cst.BaseExpression) -> set[str]:

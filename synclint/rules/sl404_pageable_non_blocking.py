@@ -54,6 +54,8 @@ class PageableNonBlocking(Rule):
         "import torch\nx = torch.from_numpy(a).to(device)\n",
         "import torch\nx = torch.zeros(3, device='cuda').to(d, non_blocking=True)\n",
         "import torch\nh = torch.empty(3, pin_memory=True)\nx = h.to(d, non_blocking=True)\n",
+        # A cast stays where the tensor lives: no copy to the device.
+        "import torch\nx = torch.from_numpy(a).to(torch.float32, non_blocking=True)\n",
         "import torch\ndst.copy_(pinned, non_blocking=True)\n",
     )
     INVALID = (
@@ -101,6 +103,8 @@ class PageableNonBlocking(Rule):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
+        if method == "to" and self.context.flow.devices.casts_only(node):
+            return  # ``x.to(torch.half, non_blocking=True)``: a cast where ``x`` lives, no copy
         if method in ("to", "cuda"):
             source = func.value
         elif method == "copy_" and node.args and node.args[0].keyword is None:
