@@ -745,6 +745,28 @@ def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
     return False
 
 
+def cuda_only_check(test: ast.AST) -> bool:
+    """``if device_type == "cuda":`` (nanoGPT's ``get_batch``), ``if x.is_cuda:``, ``if
+    x.device.type == "cuda":``, ``if "cuda" in str(device):``, ``if torch.cuda.is_available():``
+    (or an ``or`` of such checks): the ``else`` block runs only off a CUDA device (``x.to(device)``
+    on the CPU or MPS), where nothing waits for a CUDA stream. Not an ``and``: ``if
+    device.type == "cuda" and amp:`` leaves CUDA steps without ``amp`` to its ``else``."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.Or) and all(cuda_only_check(value) for value in test.values)
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda"
+    if isinstance(test, ast.Call):
+        return _dotted_text(test.func) == "torch.cuda.is_available" and not test.args
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, ast.In):
+        return _is_cuda_name(left) and _mentions_device(right)
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return (_is_cuda_name(right) and _mentions_device(left)) or (_is_cuda_name(left) and _mentions_device(right))
+    return False
+
+
 def _is_cuda_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == "cuda"
 

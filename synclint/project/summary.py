@@ -67,6 +67,7 @@ from synclint.project.rare_blocks import (
     clears_its_flag,
     clears_loop_flag,
     constant_value,
+    cuda_only_check,
     ends_in_raise,
     fills_loop_local,
     handles_invalid_data,
@@ -1297,6 +1298,8 @@ class _CallWalker:
                 self._branch(node.orelse, NON_FINITE_ONLY, depth)
             elif refills_in_else(node, self.persistent):
                 self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
+            elif cuda_only_check(node.test):
+                self._branch(node.orelse, "another backend only (not a CUDA device)", depth)
             else:
                 self._branch(node.orelse, None, depth)
             return
