@@ -32,8 +32,8 @@ def _sl403(source: str) -> list[tuple[int, str, str]]:
 
 @pytest.mark.parametrize(
     "test",
-    ["device_type == 'cuda'", "'cuda' == device.type", "x.is_cuda", "'cuda' in str(device)",
-     "torch.cuda.is_available()", "device_type == 'cuda' or x.is_cuda"],
+    ["device_type == 'cuda'", "'cuda' == device.type", "'cuda' in str(device)", "'cuda' in device", "args.device.type == 'cuda'",
+     "torch.cuda.is_available()", "device_type == 'cuda' or 'cuda' in str(device)"],
 )
 def test_the_else_of_a_cuda_check_is_another_backend(test):
     # nanoGPT's get_batch: pinned non-blocking copies on CUDA, a plain `.to(device)` on the
@@ -45,3 +45,45 @@ def test_the_else_of_a_cuda_check_is_another_backend(test):
 def test_an_else_that_may_run_on_cuda_keeps_its_context(test):
     # (`!=` puts the CUDA path in the else block; `and` leaves CUDA steps to it.)
     assert [(line, context) for line, context, _ in _sl403(GET_BATCH.format(test=test))] == [(10, "hot")]
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["x.is_cuda", "x.device.type == 'cuda'", "'cuda' in str(x.device)", "x.is_cuda or device_type == 'cuda'"],
+)
+def test_a_tensor_check_whose_else_copies_the_tensor_can_run_on_cuda(test):
+    # x comes from numpy: it is never on CUDA, so the else block copies it on a CUDA
+    # machine too (a blocking host-to-device copy, the stream synchronised every step).
+    assert [(line, context) for line, context, _ in _sl403(GET_BATCH.format(test=test))] == [(10, "hot")]
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["device == 'cuda'", "'cuda' == device", "device.type is 'cuda'", "'cuda' in device_ids",
+     "'cuda' in devices", "device_count == 'cuda'"],
+)
+def test_a_check_that_is_false_on_cuda_keeps_its_context(test):
+    # torch.device("cuda") == "cuda" and "cuda:0" == "cuda" are false; `is` compares a string
+    # built at run time; device_ids and devices are collections.
+    assert [(line, context) for line, context, _ in _sl403(GET_BATCH.format(test=test))] == [(10, "hot")]
+
+
+TENSOR_ELSE = """\
+import torch
+
+
+def train(model, loader, device):
+    for batch in loader:
+        logits = model(batch.to(device))
+        if logits.is_cuda:
+            loss = fused_loss(logits)
+        else:
+            loss = logits.float().mean()
+            print(logits.sum().item())
+        loss.backward()
+"""
+
+
+def test_a_tensor_check_whose_else_does_not_copy_it_stays_quiet():
+    found = [(f.line, f.context) for f in check_source(TENSOR_ELSE, "t.py", include_cold=True) if f.line == 11]
+    assert all(context == "cold" for _, context in found)

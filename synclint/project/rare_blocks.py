@@ -745,25 +745,83 @@ def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
     return False
 
 
-def cuda_only_check(test: ast.AST) -> bool:
+def cuda_only_check(test: ast.AST, orelse: list[ast.stmt] | None = None) -> bool:
     """``if device_type == "cuda":`` (nanoGPT's ``get_batch``), ``if x.is_cuda:``, ``if
     x.device.type == "cuda":``, ``if "cuda" in str(device):``, ``if torch.cuda.is_available():``
     (or an ``or`` of such checks): the ``else`` block runs only off a CUDA device (``x.to(device)``
     on the CPU or MPS), where nothing waits for a CUDA stream. Not an ``and``: ``if
-    device.type == "cuda" and amp:`` leaves CUDA steps without ``amp`` to its ``else``."""
+    device.type == "cuda" and amp:`` leaves CUDA steps without ``amp`` to its ``else``.
+
+    A tensor's own check (``x.is_cuda``, ``x.device.type``) says where that tensor is, not
+    what the machine has: an ``else`` that copies ``x`` to a device (``x = x.to(device)``)
+    runs for host tensors on a CUDA machine too. ``device == "cuda"`` is false for a
+    ``torch.device`` and for ``"cuda:0"``, and ``device.type is "cuda"`` for a string built at
+    run time, so those (and ``"cuda" in device_ids``, a collection) do not count."""
     if isinstance(test, ast.BoolOp):
-        return isinstance(test.op, ast.Or) and all(cuda_only_check(value) for value in test.values)
+        return isinstance(test.op, ast.Or) and all(cuda_only_check(value, orelse) for value in test.values)
     if isinstance(test, ast.Attribute):
-        return test.attr == "is_cuda"
+        return test.attr == "is_cuda" and not _copies(orelse, test.value)
     if isinstance(test, ast.Call):
         return _dotted_text(test.func) == "torch.cuda.is_available" and not test.args
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     op, left, right = test.ops[0], test.left, test.comparators[0]
     if isinstance(op, ast.In):
-        return _is_cuda_name(left) and _mentions_device(right)
-    if isinstance(op, (ast.Eq, ast.Is)):
-        return (_is_cuda_name(right) and _mentions_device(left)) or (_is_cuda_name(left) and _mentions_device(right))
+        return _is_cuda_name(left) and _names_cuda_device(right, orelse, substring=True)
+    if isinstance(op, ast.Eq):
+        return (_is_cuda_name(right) and _names_cuda_device(left, orelse)) or (
+            _is_cuda_name(left) and _names_cuda_device(right, orelse)
+        )
+    return False
+
+
+def _names_cuda_device(node: ast.AST, orelse, substring: bool = False) -> bool:
+    """``device.type``, ``x.device.type``, ``device_type`` (a backend name); with ``in`` also
+    ``str(device)`` and ``device`` (a string such as ``"cuda:0"``). Not ``device_ids`` or
+    ``devices``, and not the device of a tensor that the ``else`` block copies."""
+    if isinstance(node, ast.Name) and node.id.lower().endswith("device_type"):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr == "type":
+        node = node.value
+    elif substring and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
+        if len(node.args) != 1:
+            return False
+        node = node.args[0]
+    elif not substring:
+        return False
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return not _copies(orelse, node.value)
+    return _device_word(node)
+
+
+def _device_word(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().endswith(("device", "device_type"))
+
+
+def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
+    """Whether ``body`` copies ``subject`` to a device: ``subject.to(...)``, ``subject.cuda()``
+    (through ``.pin_memory()`` and the like), ``buffer.copy_(subject)`` or a call with a
+    ``device=`` keyword that takes it."""
+    text = _dotted_text(subject)
+    if not text or not body:
+        return False
+    for statement in body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda"):
+                receiver = func.value
+                while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+                    receiver = receiver.func.value
+                if _dotted_text(receiver) == text:
+                    return True
+            if (isinstance(func, ast.Attribute) and func.attr == "copy_") or any(
+                keyword.arg == "device" for keyword in node.keywords
+            ):
+                if any(_dotted_text(arg) == text for arg in node.args):
+                    return True
     return False
 
 

@@ -1298,7 +1298,7 @@ class _CallWalker:
                 self._branch(node.orelse, NON_FINITE_ONLY, depth)
             elif refills_in_else(node, self.persistent):
                 self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
-            elif cuda_only_check(node.test):
+            elif cuda_only_check(node.test, node.orelse):
                 self._branch(node.orelse, "another backend only (not a CUDA device)", depth)
             else:
                 self._branch(node.orelse, None, depth)
