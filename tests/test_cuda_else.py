@@ -87,3 +87,16 @@ def train(model, loader, device):
 def test_a_tensor_check_whose_else_does_not_copy_it_stays_quiet():
     found = [(f.line, f.context) for f in check_source(TENSOR_ELSE, "t.py", include_cold=True) if f.line == 11]
     assert all(context == "cold" for _, context in found)
+
+
+def test_an_else_that_copies_rows_of_the_checked_tensor_stays_hot():
+    # DenseCL's ODC: a memory bank kept on the host is indexed on the host and its rows
+    # copied to the GPU every step (`idx.cpu()` waits): the else runs on CUDA machines.
+    source = (
+        "import torch\n\n\nclass ODC(torch.nn.Module):\n    def forward(self, img, idx):\n"
+        "        outs = self.head(img)\n        if self.label_bank.is_cuda:\n"
+        "            target = self.label_bank[idx]\n        else:\n"
+        "            target = self.label_bank[idx.cpu()].cuda()\n        return outs, target\n"
+    )
+    found = [(f.line, f.code, f.context) for f in check_source(source, "t.py", include_cold=True)]
+    assert (10, "SL201", "hot") in found

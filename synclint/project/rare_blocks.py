@@ -801,8 +801,9 @@ def _device_word(node: ast.AST) -> bool:
 
 def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
     """Whether ``body`` copies ``subject`` to a device: ``subject.to(...)``, ``subject.cuda()``
-    (through ``.pin_memory()`` and the like), ``buffer.copy_(subject)`` or a call with a
-    ``device=`` keyword that takes it."""
+    (through ``.pin_memory()`` and the like, or of rows of it: DenseCL's
+    ``label_bank[idx.cpu()].cuda()`` for a memory bank kept on the host),
+    ``buffer.copy_(subject)`` or a call with a ``device=`` keyword that takes it."""
     text = _dotted_text(subject)
     if not text or not body:
         return False
@@ -813,8 +814,9 @@ def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda"):
                 receiver = func.value
-                while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
-                    receiver = receiver.func.value
+                while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)) or isinstance(
+                        receiver, ast.Subscript):
+                    receiver = receiver.value if isinstance(receiver, ast.Subscript) else receiver.func.value
                 if _dotted_text(receiver) == text:
                     return True
             if (isinstance(func, ast.Attribute) and func.attr == "copy_") or any(
