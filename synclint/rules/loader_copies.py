@@ -177,21 +177,26 @@ class _Handed(ScopeVisitor):
         function = self.functions[node.func.value]
         if function is self.root:
             return  # (a recursive call hands it to the same code)
-        params = function.params
-        positional_params = [*params.posonly_params, *params.params]
         for index, arg in enumerate(node.args):
-            if arg.star or not self._is_loader(arg.value):
-                continue
-            if arg.keyword is None:
-                if any(earlier.star for earlier in node.args[:index]) or index >= len(positional_params):
-                    continue
-                parameter = positional_params[index].name.value
-            else:
-                parameter = arg.keyword.value
-                # (A positional-only parameter's name as a keyword goes to ``**kwargs``.)
-                if parameter not in {p.name.value for p in [*params.params, *params.kwonly_params]}:
-                    continue
-            self.found.append((function, parameter))
+            if self._is_loader(arg.value) and (parameter := receiving_parameter(function, node, index)) is not None:
+                self.found.append((function, parameter))
+
+
+def receiving_parameter(function: cst.FunctionDef, call: cst.Call, index: int) -> str | None:
+    """The named parameter of ``function`` that argument ``index`` of ``call`` binds, or None
+    when it may be another (``*args``, ``**kwargs``, a place after an unpacked ``*args``)."""
+    arg = call.args[index]
+    if arg.star:
+        return None
+    params = function.params
+    if arg.keyword is None:
+        positional = [*params.posonly_params, *params.params]
+        if any(earlier.star for earlier in call.args[:index]) or index >= len(positional):
+            return None
+        return positional[index].name.value
+    # (A positional-only parameter's name as a keyword goes to ``**kwargs``.)
+    named = {param.name.value for param in [*params.params, *params.kwonly_params]}
+    return arg.keyword.value if arg.keyword.value in named else None
 
 
 def _batch_targets(target: cst.BaseExpression, expr: cst.BaseExpression, loader: cst.Call, names: set[str],

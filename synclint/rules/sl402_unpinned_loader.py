@@ -10,7 +10,7 @@ from synclint.analysis.imports import callee_name
 from synclint.analysis.inference import keyword
 from synclint.analysis.loaders import DATALOADERS
 from synclint.rules.base import Invalid, Rule
-from synclint.rules.loader_copies import WRAPPING, asynchronous_copies, is_wrapper, names_read
+from synclint.rules.loader_copies import WRAPPING, asynchronous_copies, is_wrapper, names_read, receiving_parameter
 from synclint.traversal import walk
 
 
@@ -432,18 +432,11 @@ class _LoaderReads(cst.CSTVisitor):
         if generator and not self._safe and any(names_read(arg.value) & self.names for arg in node.args):
             self.escapes = True  # (a generator's batches go where its iterator goes: not to a loop here)
             return
-        positional = [*function.params.posonly_params, *function.params.params]
-        by_name = {param.name.value for param in [*positional, *function.params.kwonly_params]}
         for place, arg in enumerate(node.args):
             if not (names_read(arg.value) & self.names) or arg.value is None:
                 continue
             handed = isinstance(arg.value, cst.Name) or is_wrapper(arg.value)
-            if arg.keyword is not None and arg.keyword.value in by_name:
-                param = arg.keyword.value
-            elif arg.keyword is None and not arg.star and place < len(positional):
-                param = positional[place].name.value
-            else:
-                param = None
+            param = receiving_parameter(function, node, place)
             if not handed:  # (``run(model, next(it))``: a batch, or a look at the loader)
                 self._safe += 1
                 walk(arg.value, self)
