@@ -40,7 +40,7 @@ from synclint.pruning import Pruned, prune, statement_tokens
 from synclint.rules import ALL_RULES
 from synclint.rules.base import Report, Rule, RuleContext
 from synclint.sources import python_encoding, source_lines
-from synclint.suppression import audited, audits_suppressions, is_suppressed, suppressions
+from synclint.suppression import audited, audits_suppressions, spans_suppressed, suppressions
 from synclint.traversal import skipped_types, walk
 
 
@@ -315,10 +315,8 @@ def _check_parsed(
     for report in reports:
         where = positions[report.node]
         line, end_line = where.start.line, where.end.line
-        if is_suppressed(silenced, report.rule.code, range(line, end_line + 1)):
-            continue
         also = positions[report.silenced_with] if report.silenced_with is not None else None
-        if also is not None and is_suppressed(silenced, report.rule.code, range(also.start.line, also.end.line + 1)):
+        if spans_suppressed(silenced, report.rule.code, where, also):
             continue
         where_context = _context(report, facts, line)
         if facts.synced_at_callers and not where_context.is_cold and _at_call_sites(

@@ -140,6 +140,14 @@ def is_suppressed(table: dict[int, frozenset[str]], code: str, lines: range) -> 
     return False
 
 
+def spans_suppressed(table: dict[int, frozenset[str]], code: str, *spans) -> bool:
+    """Whether a comment silences ``code`` on any of ``spans`` (code ranges with ``start.line``
+    and ``end.line``; None skipped): a finding's own node, and the node it is silenced with
+    too (an unpinned loader's line, for the copies of its batches SL402 reports)."""
+    return any(span is not None and is_suppressed(table, code, range(span.start.line, span.end.line + 1))
+               for span in spans)
+
+
 def unused_directives(
     source: str, used: set[tuple[int, str]], enabled_codes: Sequence[str], known_codes: Sequence[str]
 ) -> list[tuple[Directive, list[str], list[str]]]:

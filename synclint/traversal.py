@@ -224,7 +224,6 @@ def _children_property(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return tuple(node.children)
 
 
-
 class ScopeVisitor(cst.CSTVisitor):
     """A visitor of one scope, ``root`` (a module, function or class): a function, class or
     lambda nested in it binds names of its own and is not entered."""
@@ -241,6 +240,7 @@ class ScopeVisitor(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
+
 
 # Per visitor class (weakly: rules define visitor classes inside functions):
 # node type -> the class's own hook function, or None.

@@ -24,7 +24,7 @@ from synclint.fixers.base import FixProposal, ReplaceNodes
 from synclint.fixers.imports import ensure_imports
 from synclint.project import FileFacts, facts_for_source
 from synclint.project.facts import in_project
-from synclint.suppression import is_suppressed, suppressions
+from synclint.suppression import spans_suppressed, suppressions
 
 MAX_PASSES = 10
 
@@ -63,13 +63,10 @@ def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
     accepted: list[FixProposal] = []
     taken: list[CodeRange] = []
     for report in candidates:
-        where = positions[report.node]
-        if is_suppressed(silenced, report.rule.code, range(where.start.line, where.end.line + 1)):
-            continue
-        # A comment on the node a finding is silenced with (an unpinned loader's line, for
-        # the copies of its batches) hides it from `check`: it is not fixed either.
+        # A comment on the finding's lines, or on the node it is silenced with (an unpinned
+        # loader's line, for the copies of its batches), hides it from `check`: not fixed either.
         also = positions.get(report.silenced_with) if report.silenced_with is not None else None
-        if also is not None and is_suppressed(silenced, report.rule.code, range(also.start.line, also.end.line + 1)):
+        if spans_suppressed(silenced, report.rule.code, positions[report.node], also):
             continue
         ranges = [positions[node] for node in report.fix.replacements if node in positions]
         if len(ranges) != len(report.fix.replacements):

@@ -819,11 +819,10 @@ def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
                     receiver = receiver.value if isinstance(receiver, ast.Subscript) else receiver.func.value
                 if _dotted_text(receiver) == text:
                     return True
-            if (isinstance(func, ast.Attribute) and func.attr == "copy_") or any(
-                keyword.arg == "device" for keyword in node.keywords
-            ):
-                if any(_dotted_text(arg) == text for arg in node.args):
-                    return True
+            takes_it = any(_dotted_text(arg) == text for arg in node.args)
+            if takes_it and ((isinstance(func, ast.Attribute) and func.attr == "copy_")
+                             or any(keyword.arg == "device" for keyword in node.keywords)):
+                return True
     return False
 
 
