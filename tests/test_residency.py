@@ -887,6 +887,41 @@ def test_a_loader_pinned_or_with_workers_yields_host_batches():
     ]
 
 
+SUBCLASSED_LOADERS = """
+import torch
+from monai.data import DataLoader, ThreadDataLoader
+from torch_geometric.loader import DataLoader as GraphLoader
+
+
+def validate(model, dataset, graphs, device):
+    loader = DataLoader(dataset, num_workers=2, batch_size=1)
+    for val_data in loader:
+        val_data["pred"] = model(val_data)
+        val_data["label"] = val_data["label"].cpu()
+        val_data["pred"] = val_data["pred"].cpu()
+    graph_loader = GraphLoader(graphs, batch_size=32, pin_memory=True)
+    for data in graph_loader:
+        out = model(data)
+        print(data.y.cpu(), out.cpu())
+    threads = ThreadDataLoader(dataset, num_workers=2)
+    for val_data in threads:
+        val_data["pred"] = model(val_data)
+        print(val_data["label"].cpu())
+"""
+
+
+def test_subclasses_of_torchs_loader_read_its_settings():
+    # The auto3dseg templates validate with MONAI's DataLoader (workers: host batches), whose
+    # fields the loop replaces only at "pred"; PyG's loader pins graphs, whose fields are
+    # attributes. MONAI's ThreadDataLoader runs its transforms (maybe onto the device) in a
+    # thread: unknown.
+    # (The model's outputs are of unknown residency: it takes a whole host batch.)
+    assert _at(SUBCLASSED_LOADERS, "SL201") == [
+        (16, 29),  # the model's output, not the graph batch's field ``data.y``
+        (20, 15),  # a thread loader's batch
+    ]
+
+
 LOSS_OF_HOST_TENSORS = """
 import torch
 import torch.nn as nn
@@ -1267,3 +1302,38 @@ def test_arithmetic_with_another_tensor_may_move_a_host_parameter_to_the_device(
     found = sorted((f.line, f.code) for f in lint_paths([tmp_path], Settings(root=tmp_path), options)
                    if f.path.endswith("metrics.py"))
     assert found == [(6, "SL201"), (10, "SL201")]
+
+
+FIELDS_BY_ATTRIBUTE = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, graphs, device):
+    loader = DataLoader(graphs, batch_size=32, pin_memory=True)
+    for data in loader:
+        out = model(data.x.to(device, non_blocking=True))
+        print(data.y.cpu(), data.y.T.cpu(), out.cpu())
+    for data in loader:
+        data.y = data.y.to(device)
+        print(data.y.cpu(), data.x.cpu())
+    for data in loader:
+        data.to(device)
+        print(data.y.cpu())
+    for data in loader:
+        data = data.to(device)
+        print(data.y.cpu())
+"""
+
+
+def test_a_field_of_a_host_batch_by_attribute_is_on_the_host():
+    # A PyG ``Batch`` (or a named tuple) from a pinned loader: ``data.y`` is the collate's host
+    # tensor, unless the loop stores a device value in the batch (``data.y = ...``), moves it
+    # in place (``data.to(device)``) or rebinds it.
+    assert _at(FIELDS_BY_ATTRIBUTE, "SL201") == [
+        (10, 45),  # the model's output
+        (13, 15),  # stored on the device
+        (13, 29),  # (any field, once one is stored)
+        (16, 15),  # moved in place
+        (19, 15),  # rebound to the moved batch
+    ]

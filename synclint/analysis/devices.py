@@ -253,9 +253,14 @@ class DeviceInference:
         return _is_cpu(destination) or self._device_of_host_tensor(destination)
 
     def _attribute_on_host(self, node: cst.Attribute) -> bool:
-        """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class, or a
-        view of a host tensor (``gt.data``, ``x.T``)."""
+        """``self.table`` created with ``device="cpu"`` (or ``.cpu()``) in the class, a view
+        of a host tensor (``gt.data``, ``x.T``), or a field of a loader's host batch
+        (``data.y``)."""
         if node.attr.value in _SAME_DEVICE_VIEWS and self.on_host(node.value):
+            return True
+        if isinstance(node.value, cst.Name) and self.flow.is_loader_batch(node.value.value) and self.on_host(node.value):
+            # ``data.y`` of a host batch the loop stores no device value in (PyG's ``Batch``,
+            # a named tuple): the loader's collate built its fields, on the host.
             return True
         if not (isinstance(node.value, cst.Name) and node.value.value == "self"):
             return False

@@ -28,6 +28,18 @@ def is_loader(node: cst.BaseExpression, known: Collection[str] = ()) -> bool:
 
 #: torch's data loader, by its qualified names.
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+#: Subclasses of torch's loader that hand ``pin_memory`` and ``num_workers`` to it unchanged,
+#: so its settings mean what they mean for torch's: MONAI's (a default ``collate_fn`` and
+#: ``worker_init_fn``, the auto3dseg templates' validation loaders) and PyG's (a ``Collater``
+#: of graphs; ``Batch.pin_memory`` pins every field). Not MONAI's ``ThreadDataLoader``,
+#: whose thread may run device transforms. SL402 keeps to torch's own loader.
+HOST_SETTING_LOADERS = DATALOADERS | frozenset({
+    "monai.data.DataLoader",
+    "monai.data.dataloader.DataLoader",
+    "torch_geometric.loader.DataLoader",
+    "torch_geometric.loader.dataloader.DataLoader",
+    "torch_geometric.data.DataLoader",
+})
 
 
 def yields_host_batches(
@@ -36,13 +48,14 @@ def yields_host_batches(
     forked: Callable[[], bool] = lambda: True,
 ) -> bool:
     """``DataLoader(ds, pin_memory=True)`` or ``DataLoader(ds, num_workers=8)``: a loader
-    whose settings rule out device tensors in its batches. Only CPU memory can be pinned
+    (torch's, or a subclass of :data:`HOST_SETTING_LOADERS`) whose settings rule out device
+    tensors in its batches. Only CPU memory can be pinned
     (ATen's ``pin_memory`` raises on any other tensor); and worker processes forked from a
     process that uses CUDA cannot initialise it again, so a dataset or ``collate_fn`` of a
     loader with workers builds host tensors (unless it is handed a
     ``multiprocessing_context``, or ``forked()`` says the file sets another start method,
     which may start them otherwise: asked only of such a loader, as it reads the file)."""
-    if not isinstance(node, cst.Call) or qualify(node.func) not in DATALOADERS:
+    if not isinstance(node, cst.Call) or qualify(node.func) not in HOST_SETTING_LOADERS:
         return False
     keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
     if _is_true(keywords.get("pin_memory")):
