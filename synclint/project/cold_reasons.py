@@ -24,6 +24,16 @@ DEMO_CODE = "demo code"
 TEMPLATE_CODE = "a template to generate code from (`{{...}}` in its path)"
 #: ``tools/visualization.py``, ``plotting.py``.
 PLOTTING_CODE = "plotting or visualization code"
+#: The ``__main__`` block of a module other files import (see :mod:`synclint.project.self_tests`).
+SELF_TEST = "a self-test or demo (the `__main__` block of a module that other files of the project import)"
+#: A function that only such blocks call, and no file hands on as a value.
+SELF_TEST_HELPER = f"called only from {SELF_TEST}"
+
+
+def is_self_test(why: str) -> bool:
+    """Whether a cold context's ``why`` puts the code in a self-test (a block or what only it
+    calls): its loops over batches are the self-test's passes, not steps."""
+    return why in (SELF_TEST, SELF_TEST_HELPER)
 
 
 def is_never_named(why: str) -> bool:
@@ -60,7 +70,7 @@ _NO_SCRIPT = " and is no script"
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE, TEMPLATE_CODE}
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE, TEMPLATE_CODE, _root_reason(SELF_TEST)}
 )
 
 

@@ -19,13 +19,14 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
-from synclint.project.cold_reasons import is_never_named
+from synclint.project.cold_reasons import is_never_named, is_self_test
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
 from synclint.project.layout import dotted_tails
 from synclint.project.run_once import RUN_ONCE_WHYS
-from synclint.project.step_branches import blocks_closed_by_constants
+from synclint.project.self_tests import self_test_blocks
+from synclint.project.step_branches import SkippedBlocks, blocks_closed_by_constants
 from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
 from synclint.project.unimported_modules import unimported_modules
 from synclint.project.unnamed_classes import unnamed_classes
@@ -105,15 +106,18 @@ class FileFacts:
         # A loop over batches is evidence over a name: in an epoch hook (a validation or
         # kNN pass run once per epoch) each of its passes is an inference step, as it is
         # for the helpers it calls. Cold by what calls it, the function's loop is cold too.
+        # (Code nothing names never runs, its loops neither; a self-test's loops are its own passes.)
         own_cold = (
             context.is_cold
             and not context.why.startswith(("called only", "data pipeline"))
             and context.why != EPOCH_HOOK
-        ) or is_never_named(context.why)  # (code nothing names never runs, its loops neither)
+        ) or is_never_named(context.why) or is_self_test(context.why)
         for first, last, region in self.regions:
             if first <= line <= last and first >= owner_first:
                 if region.kind == COLD or (region.kind == HOT and not own_cold and not context.is_hot):
                     context = region
+                if region.kind == COLD and is_self_test(region.why):
+                    break  # (a self-test's loops are its own passes; see synclint.project.self_tests)
         return context
 
     @property
@@ -135,10 +139,11 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # tell which classes are built only there.
     closed = blocks_closed_by_constants(index, split, whole_project)
     # A module nothing imports, or a class nothing names, cannot run, but only a whole
-    # project shows that nothing does.
+    # project shows that nothing does; nor who imports a module with a self-test.
     unnamed: dict[ClassId, str | None] = {}
     unimported: dict[str, str] = {}
     if whole_project and not split:
+        closed = _with_self_tests(index, closed)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
@@ -167,6 +172,24 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
                                   unimported.get(key), blocking_only, split, split or key in imported)
     return result
+
+
+def _with_self_tests(index: ProjectIndex, closed: dict[FunctionId, SkippedBlocks]) -> dict[FunctionId, SkippedBlocks]:
+    """``closed`` and the ``__main__`` blocks of modules other files import, which never run
+    in the program (:mod:`synclint.project.self_tests`)."""
+    if not any(entry.summary.main_blocks for entry in index.entries.values()):
+        return closed
+    importers: dict[str, set[str]] = {}
+    for key in index.entries:
+        for name in _named_modules(index, key):
+            importers.setdefault(name, set()).add(key)
+    found = self_test_blocks(index, importers)
+    if not found:
+        return closed
+    merged = dict(closed)
+    for fid, blocks in found.items():
+        merged[fid] = (*merged.get(fid, ()), *blocks)
+    return merged
 
 
 def _decided_by(index: ProjectIndex, unimported: dict[str, str]) -> Callable[[str], bool]:

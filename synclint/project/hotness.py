@@ -27,6 +27,8 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     CONVERSION_TOOL,
     DEMO_CODE,
     PLOTTING_CODE,
+    SELF_TEST,
+    SELF_TEST_HELPER,
     TEMPLATE_CODE,
     TYPE_STUB,
     UNREACHED,
@@ -396,10 +398,17 @@ def compute_contexts(
     for fid, why in sorted(cold_own.items()):
         contexts[fid] = Context(COLD, why)
         cold_queue.append(fid)
+    # A function only self-tests call (``_test_scaled_adam`` under ``__main__``) is theirs,
+    # loops and all, unless something may run it unseen (see synclint.project.self_tests).
+    self_tests_only = {callee for edges in resolved.values() for callee, quiet in edges if quiet == SELF_TEST}
+    self_tests_only -= {callee for edges in resolved.values() for callee, quiet in edges if quiet != SELF_TEST}
     for fid, edges in sorted(resolved.items()):
         for callee, quiet in edges:
             if quiet is not None and callee not in contexts:
-                contexts[callee] = Context(COLD, f"called only where it runs rarely: {quiet}")
+                why = f"called only where it runs rarely: {quiet}"
+                if callee in self_tests_only and not index.runs_unseen(callee):
+                    why = SELF_TEST_HELPER
+                contexts[callee] = Context(COLD, why)
                 cold_queue.append(callee)
     while cold_queue:
         fid = cold_queue.popleft()
@@ -407,8 +416,12 @@ def compute_contexts(
             if callee not in contexts and all(
                 caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
             ):
-                why = _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
-                contexts[callee] = Context(COLD, _called_only_from(why))
+                why = _called_only_from(
+                    _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
+                )
+                if why == SELF_TEST_HELPER and index.runs_unseen(callee):
+                    why = f"called only where it runs rarely: {SELF_TEST}"  # (its loops may be steps)
+                contexts[callee] = Context(COLD, why)
                 cold_queue.append(callee)
     for fid, owner in inert.items():
         built_only = unnamed[(fid[0], owner)]

@@ -77,6 +77,12 @@ def _formats_text(call: ast.Call) -> bool:
             and isinstance(call.func.value, ast.Constant) and isinstance(call.func.value.value, str))
 
 
+def main_blocks(tree: ast.Module) -> list[ast.If]:
+    """The module's top-level ``if __name__ == "__main__":`` statements: what runs only when
+    the file is run, not when it is imported."""
+    return [statement for statement in tree.body if isinstance(statement, ast.If) and _main_guard(statement.test)]
+
+
 def _main_guard(test: ast.expr) -> bool:
     """``__name__ == "__main__"`` (either way round), alone or in an ``and``/``or``."""
     if isinstance(test, ast.BoolOp):

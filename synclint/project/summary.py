@@ -97,7 +97,7 @@ from synclint.project.scopes import (
 )
 from synclint.project.redefined import redefined_functions
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
-from synclint.project.scripts import is_script, registers_itself
+from synclint.project.scripts import is_script, main_blocks, registers_itself
 from synclint.project.web_demos import web_demo_library
 from synclint.project.value_references import (
     handed_to_a_decorator,
@@ -108,7 +108,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 63
+SUMMARY_VERSION = 64
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -349,6 +349,11 @@ class FileSummary:
     #: The web demo library (Gradio, Streamlit) it imports at its top level: a demo app
     #: (see :mod:`synclint.project.web_demos`).
     web_demo: str | None = None
+    #: (first line, last line) of the body of each top-level ``if __name__ == "__main__":``
+    #: block that does not train (no loop in it draws batches and runs a backward pass): a
+    #: self-test or demo when other files import the module (see
+    #: :mod:`synclint.project.self_tests`).
+    main_blocks: tuple[tuple[int, int], ...] = ()
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -381,7 +386,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
                        is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name,
-                       _web_demo(tree))
+                       _web_demo(tree), _self_test_blocks(tree))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -486,12 +491,19 @@ def _web_demo(tree: ast.Module) -> str | None:
     return None if library is None or trains_on_batches(tree) else library
 
 
-def trains_on_batches(tree: ast.Module) -> bool:
-    """Whether the module has a training loop: one that draws batches (``for x, y in
-    loader``, see :func:`step_loop`) and runs a backward pass on every pass. Such a module
-    is the program, whatever page it may show too (a training script that imports Gradio
-    at its top level for an optional UI): not a web demo app (a demo's callback may loop
-    over a ``DataLoader`` of one request's items, but does not train on them)."""
+def _self_test_blocks(tree: ast.Module) -> tuple[tuple[int, int], ...]:
+    """:attr:`FileSummary.main_blocks`: the ``__main__`` blocks that do not train."""
+    return tuple((block.body[0].lineno, block.body[-1].end_lineno or block.body[-1].lineno)
+                 for block in main_blocks(tree) if not trains_on_batches(block))
+
+
+def trains_on_batches(tree: ast.AST) -> bool:
+    """Whether the module (or a block of it) has a training loop: one that draws batches
+    (``for x, y in loader``, see :func:`step_loop`) and runs a backward pass on every pass.
+    Such a module is the program, whatever page it may show too (a training script that
+    imports Gradio at its top level for an optional UI): not a web demo app (a demo's
+    callback may loop over a ``DataLoader`` of one request's items, but does not train on
+    them). Such a ``__main__`` block is no self-test (:mod:`synclint.project.self_tests`)."""
     for loop in ast.walk(tree):
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and step_loop(loop, set())[1] and _backpropagates(loop):
             return True

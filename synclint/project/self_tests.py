@@ -1,0 +1,83 @@
+"""The ``__main__`` block of a module that other project files import: a self-test or demo.
+
+Research code keeps a module's usage example, shape check or quick benchmark in the module,
+under ``if __name__ == "__main__":``. vall-e's ``valle/modules/optim.py`` runs
+``_test_scaled_adam`` there, an optimizer's self-test on random CPU tensors; llm-foundry's
+``llmfoundry/data/finetuning/dataloader.py`` prints five batches of a loader it builds. The
+program imports such a module, and the block runs only when someone runs the file by hand:
+never in a training or inference step.
+
+A block is a self-test when all of these hold:
+
+* **The module is a package's, and another file imports it by its dotted name**
+  (``from valle.modules.optim import ScaledAdam``, a relative import, or the name under a
+  longer package path where the project is vendored deeper): a library module. Not a script beside the others, which other scripts may import a helper from
+  (``from train import parse_args``) while it stays the training script.
+* **Nothing documents running it**: no configuration file, shell script, notebook or
+  documentation page spells its path or its dotted name (``python -m pkg.tool``,
+  ``python pkg/tool.py``).
+* **The block does not train**: no loop in it draws batches and runs a backward pass
+  (:func:`~synclint.project.summary.trains_on_batches`).
+
+Its lines are cold, loops over batches among them: they are the self-test's passes, not a
+step's. Its calls make nothing hot: the block is one the step never enters (see
+:mod:`synclint.project.step_branches`), like a block a constant closes (``__name__`` is not
+``"__main__"`` in a module that is imported). A function that only such blocks call is the
+self-test's too, loops and all, unless some file hands it on as a value (pvcnn's
+``evaluate``, called by its module's block and stored in a config the trainer calls):
+whatever holds it may run it every step.
+
+Only a whole project shows who imports a module (not a piece of a split one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from synclint.project.cold_reasons import SELF_TEST
+from synclint.project.index import FunctionId, ProjectIndex
+from synclint.project.layout import dotted_tails
+from synclint.project.mentions import spelled_in
+from synclint.project.summary import is_test_file
+
+#: (first line, last line, why) of the blocks of one function (as
+#: :data:`synclint.project.step_branches.SkippedBlocks`).
+_Blocks = tuple[tuple[int, int, str], ...]
+
+
+def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> dict[FunctionId, _Blocks]:
+    """The self-test blocks of the project's modules, as blocks of their module code
+    (``(file key, "<module>")``). ``importers``: the files (keys) whose import statements
+    name each dotted module name."""
+    # Each imported name by its tails: ``vision.fair.slowfast.tools.train_net`` may import
+    # ``tools.train_net`` (the project vendored under a longer package path).
+    by_tail: dict[str, set[str]] = {}
+    for name, files in importers.items():
+        for tail in dotted_tails(name):
+            by_tail.setdefault(tail, set()).update(files)
+    candidates: dict[str, list[tuple[int, int]]] = {}
+    for key, entry in index.entries.items():
+        blocks = entry.summary.main_blocks
+        if not blocks or "." not in entry.name or is_test_file(key) or "<module>" not in entry.summary.functions:
+            continue
+        path = Path(key)
+        if path.name == "__init__.py" or str(path.parent / "__init__.py") not in index.entries:
+            continue  # (a package's own ``__init__``, or a script beside the others)
+        if by_tail.get(entry.name, set()) - {key}:
+            candidates[key] = list(blocks)
+    if not candidates:
+        return {}
+    spellings = {key: _spellings(index, key) for key in candidates}
+    spelled = spelled_in(index.naming_files, set().union(*spellings.values()))
+    return {
+        (key, "<module>"): tuple((first, last, SELF_TEST) for first, last in blocks)
+        for key, blocks in sorted(candidates.items())
+        if spellings[key].isdisjoint(spelled)
+    }
+
+
+def _spellings(index: ProjectIndex, key: str) -> set[str]:
+    """How a text would name the module to run it: its dotted name (``-m pkg.tool``) and its
+    path in the project (``pkg/tool.py``)."""
+    return {index.entries[key].name, "/".join(index.relative_parts(key))}

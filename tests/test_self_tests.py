@@ -1,0 +1,161 @@
+"""The ``__main__`` block of a module other project files import is a self-test: cold,
+loops and all, with what only it calls (synclint.project.self_tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.project.cold_reasons import SELF_TEST, SELF_TEST_HELPER
+from synclint.runner import RunOptions, lint_paths
+
+OPTIM = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+class Adam(torch.optim.Optimizer):
+    def step(self):
+        for group in self.param_groups:
+            pass
+
+
+def _test_adam():
+    device = torch.device("cuda")
+    pairs = [(torch.randn(4, device=device), torch.randn(4, device=device)) for _ in range(8)]
+    model = torch.nn.Linear(4, 4).to(device)
+    for epoch in range(10):
+        for n, (x, y) in enumerate(pairs):
+            loss = ((model(x) - y) ** 2).mean()
+            print(loss.item())
+
+
+def shared(batch):
+    return batch.nonzero()
+
+
+def evaluate(loader):
+    for batch in loader:
+        print(batch.cuda().sum().item())
+
+
+if __name__ == "__main__":
+    _test_adam()
+    evaluate(DataLoader(range(10)))
+    for batch in DataLoader(range(10), batch_size=2):
+        batch = batch.cuda()
+        print(batch.nonzero())
+        shared(batch)
+"""
+
+TRAIN = """\
+import torch
+from pkg.optim import Adam, shared
+
+
+def main(model, loader):
+    opt = Adam(model.parameters(), {})
+    for x, y in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
+        shared(y.cuda())
+        print(loss.item())
+
+
+if __name__ == "__main__":
+    main(None, None)
+"""
+
+
+def _contexts(tmp_path: Path, files: dict[str, str | None]) -> dict[tuple[str, int, str], tuple[str, str]]:
+    """Context and why of each finding (with cold ones) in a project of ``train.py`` and
+    ``pkg/optim.py`` and ``files`` (None: left out)."""
+    for name, text in {"pkg/__init__.py": "", "train.py": TRAIN, "pkg/optim.py": OPTIM, **files}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(text)
+    found = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    return {(Path(f.path).relative_to(tmp_path).as_posix(), f.line, f.code): (f.context, f.why) for f in found}
+
+
+def test_the_main_block_of_an_imported_package_module_is_a_self_test(tmp_path):
+    found = _contexts(tmp_path, {})
+    # The block's loop over a DataLoader is the self-test's, not a step.
+    assert found[("pkg/optim.py", 34, "SL401")] == ("cold", SELF_TEST)
+    assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+    # `_test_adam` only the block calls: its loops are the self-test's too.
+    assert found[("pkg/optim.py", 18, "SL201")] == ("cold", SELF_TEST_HELPER)
+    # `shared`, which the training step calls too, syncs on its argument: reported at each
+    # call, hot in the step, cold in the block.
+    assert found[("train.py", 11, "SL101")][0] == "hot"
+    assert found[("pkg/optim.py", 36, "SL101")] == ("cold", SELF_TEST)
+    # The program's own script is untouched.
+    assert found[("train.py", 12, "SL201")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"train.py": TRAIN.replace("from pkg.optim import Adam, shared", "import pkg.optim")},
+        {"train.py": TRAIN.replace("from pkg.optim import Adam, shared", "from pkg import optim")},
+        {"train.py": TRAIN.replace("from pkg.optim import Adam, shared\n", ""),
+         "pkg/__init__.py": "from .optim import Adam\n"},
+        {"train.py": TRAIN.replace("from pkg.optim import", "from vendor.pkg.optim import")},
+    ],
+    ids=["import", "from-package", "relative", "longer-path"],
+)
+def test_any_import_by_its_dotted_name_makes_a_library_module(tmp_path, files):
+    found = _contexts(tmp_path, files)
+    assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+
+
+def test_an_import_by_its_last_name_alone_does_not(tmp_path):
+    # `import optim` after a `sys.path` insertion is how scripts import each other.
+    found = _contexts(tmp_path, {"train.py": TRAIN.replace("from pkg.optim import Adam, shared", "from optim import Adam")})
+    assert _hot_in_block(found)
+
+
+def _hot_in_block(found) -> bool:
+    return found[("pkg/optim.py", 35, "SL101")][0] == "hot"
+
+
+def test_a_script_no_file_imports_keeps_its_main_block(tmp_path):
+    # Without `train.py`'s import, `pkg/optim.py` is a script of its own.
+    found = _contexts(tmp_path, {"train.py": TRAIN.replace("from pkg.optim import Adam, shared\n", "")})
+    assert _hot_in_block(found)
+
+
+def test_a_module_of_no_package_keeps_its_main_block(tmp_path):
+    # A script beside the others (`from train import parse_args`) is still a script.
+    found = _contexts(tmp_path, {"pkg/__init__.py": None})
+    assert _hot_in_block(found)
+
+
+def test_a_module_a_document_says_to_run_keeps_its_main_block(tmp_path):
+    found = _contexts(tmp_path, {"README.md": "Smoke test: `python pkg/optim.py`\n"})
+    assert _hot_in_block(found)
+    found = _contexts(tmp_path, {"README.md": "python -m pkg.optim\n"})
+    assert _hot_in_block(found)
+
+
+def test_a_main_block_that_trains_is_the_program(tmp_path):
+    trains = OPTIM.replace("        print(batch.nonzero())\n", "        print(batch.nonzero())\n        batch.sum().backward()\n")
+    found = _contexts(tmp_path, {"pkg/optim.py": trains})
+    assert _hot_in_block(found)
+
+
+def test_a_helper_handed_on_as_a_value_keeps_its_loops(tmp_path):
+    found = _contexts(tmp_path, {})
+    assert found[("pkg/optim.py", 27, "SL201")] == ("cold", SELF_TEST_HELPER)
+    # pvcnn stores its module's `evaluate` in a config the trainer calls: it may run every
+    # step, and its loop over batches is an inference step.
+    config = "from pkg.optim import evaluate\n\nEVALUATE = evaluate\n"
+    found = _contexts(tmp_path, {"config.py": config})
+    assert found[("pkg/optim.py", 27, "SL201")] == ("hot", "the loop over `loader` in `evaluate`")
+    assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
