@@ -2390,3 +2390,46 @@ def test_a_template_to_generate_code_from_is_cold_by_its_path(tmp_path):
     whys = {(Path(f.path).name, f.code): f.why for f in every if "{{" in f.path}
     assert whys[("run_{{cookiecutter.example_shortcut}}.py", "SL000")].startswith("a template to generate code from")
     assert whys[("utils.py", "SL201")].startswith("a template to generate code from")
+
+
+WARNING_PATHS = """
+import logging
+import warnings
+import torch
+
+log = logging.getLogger(__name__)
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        loss = x.sum()
+        force = False
+        if torch.abs(loss) > 30:
+            log.warning("High loss value: %.4f", loss.item())
+            force = True
+        if loss.max() > 100:
+            warnings.warn(f"very high: {loss.max().item():.4f}")
+        if loss.min() < 0:
+            self.logger.error("negative: %s", loss.min().item())
+        if loss > 1:
+            log.warning("large: %s", loss.item())
+            print(loss.item())
+        if loss > 2:
+            log.info("fine: %s", loss.item())
+        if loss > 3:
+            metrics.error(loss.item())
+        return loss
+"""
+
+
+def test_a_block_that_only_warns_of_an_anomaly_is_a_warning_path():
+    # sample-factory's learner warns of a high loss with the loss's value: the test runs
+    # every step, the warning only when the step has gone wrong. A block that does more
+    # than warn, an info message and a method no logger has are the step's.
+    found = _found(WARNING_PATHS)
+    warning = ("cold", "only when it warns of an anomaly (a warning path)")
+    assert found[(14, "SL201")] == warning
+    assert found[(17, "SL201")] == warning
+    assert found[(19, "SL201")] == warning
+    assert found[(13, "SL202")][0] == "hot"  # the test itself
+    assert [found[(line, "SL201")][0] for line in (21, 22, 24, 26)] == ["hot"] * 4

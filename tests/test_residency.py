@@ -1337,3 +1337,41 @@ def test_a_field_of_a_host_batch_by_attribute_is_on_the_host():
         (16, 15),  # moved in place
         (19, 15),  # rebound to the moved batch
     ]
+
+
+DRAWN_BATCHES = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps, plain):
+    data_iter = iter(DataLoader(data, batch_size=None, pin_memory=True))
+    for step in range(steps):
+        batch, wid = next(data_iter)
+        obs = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+        loss = model(obs)
+        loss.backward()
+        print(batch["reward"].max().item(), loss.item())
+    while True:
+        batch = next(data_iter)
+        batch["x"] = batch["x"].to(device)
+        print(batch["y"].item(), batch["x"].item())
+    first = next(iter(DataLoader(data, num_workers=4)))
+    print(first["y"].item())
+    other = iter(plain)
+    print(next(other)["y"].item())
+    unknown = next(other)
+    print(unknown["y"].item())
+"""
+
+
+def test_a_batch_drawn_by_next_from_a_loader_of_host_batches_is_on_the_host():
+    # pydreamer's training loop draws each batch with `next(data_iter)` from a pinned loader
+    # and moves a copy (`obs`): the batch's own fields stay where the loader made them. A
+    # field the loop stores a device value at is not; nor is a batch of an unknown loader.
+    assert _at(DRAWN_BATCHES, "SL201") == [
+        (13, 45),  # the loss
+        (17, 34),  # the field stored on the device
+        (21, 11),  # an unknown iterable's element
+        (23, 11),
+    ]

@@ -696,7 +696,8 @@ class FlowState:
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
             fed = _feeds_a_device(node.value, self.scope.device_fed)  # also ``[(x.cuda(), y.cuda()) for x, y in loader]``
             empty = on_host and empty_construction(node.value, self.imports.qualify)
-            host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method)
+            host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method) or (
+                self._iterator_of_a_host_loader(node.value))
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -710,6 +711,7 @@ class FlowState:
                     self.scope.loader_batches.discard(target.target.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
+            self._bind_drawn_host_batch(node)
             if (
                 len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and is_empty_list(node.value)
                 and only_grown_by_appends(self.scope.node, node.targets[0].target.value, self.imports.qualify)
@@ -886,6 +888,44 @@ class FlowState:
         """The file sets the start method of its processes (``spawn``): its loaders' workers
         may not be forked (see :func:`~synclint.analysis.loaders.yields_host_batches`)."""
         return sets_a_start_method(self.scopes[0].node)
+
+    def _iterator_of_a_host_loader(self, node: cst.BaseExpression) -> bool:
+        """``iter(DataLoader(ds, pin_memory=True))`` or ``iter(loader)`` of a loader of host
+        batches: what ``next`` draws from it are that loader's batches."""
+        if not (isinstance(node, cst.Call) and dotted_name(node.func) == "iter" and len(node.args) == 1
+                and node.args[0].keyword is None and not node.args[0].star):
+            return False
+        source = node.args[0].value
+        return yields_host_batches(source, self.imports.qualify, lambda: not self.sets_a_start_method) or (
+            self._iterates_a_host_loader(source))
+
+    def _bind_drawn_host_batch(self, node: cst.Assign) -> None:
+        """``batch, wid = next(data_iter)`` of ``data_iter = iter(DataLoader(..., pin_memory=True))``
+        (pydreamer's training loop draws its batches by hand): a batch of a loader of host
+        batches, as a ``for`` loop over the loader would bind it (:meth:`_bind_host_batch`).
+        Its fields stay on the host but where the enclosing loop (or, outside one, the
+        function) stores device values in it or changes it in place."""
+        value = node.value
+        if not (isinstance(value, cst.Call) and dotted_name(value.func) == "next" and value.args
+                and value.args[0].keyword is None and not value.args[0].star):
+            return
+        source = value.args[0].value  # ``data_iter``, or ``iter(loader)`` itself
+        if not (self._iterator_of_a_host_loader(source) or (
+                isinstance(source, cst.Name) and source.value in (self.binding_scope(source.value) or self.scope).host_loaders)):
+            return
+        loops = [loop for loop in self.scope.loops if isinstance(loop, (cst.For, cst.While))]
+        body = loops[-1].body if loops else getattr(self.scope.node, "body", None)
+        if not isinstance(body, cst.BaseSuite):
+            return
+        names = {name.value for target in node.targets for name in target_name_nodes(target.target)}
+        batches = host_batch_names(body, names, host_loader=True, drawn_by=node)
+        self.scope.host.update(batches)
+        self.scope.loader_batches.update(batches)
+        for name, keys in batches.items():
+            if keys:
+                self.scope.device_keys[name] = keys
+            else:
+                self.scope.device_keys.pop(name, None)
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the

@@ -38,14 +38,16 @@ _STORING_METHODS = frozenset({"update", "setdefault", "__setitem__"})
 _DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
-def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False) -> dict[str, frozenset[str]]:
+def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False,
+                     drawn_by: cst.Assign | None = None) -> dict[str, frozenset[str]]:
     """The names among ``names`` (a loop's targets, over a loader) that hold host batches
     in ``body``, each with the keys (spelled as strings) at which the body stores device
     values in it (its fields at every other key it spells stay on the host): none unless
     the body shows the loader yields host tensors, or the loader's settings do
     (``host_loader``: pinned, or with workers), and never one the body changes in place
-    otherwise."""
-    scan = _BatchUses(names)
+    otherwise. ``drawn_by``: the statement of ``body`` that binds them to a batch
+    (``batch = next(it)``), where they begin to hold it, instead of a loop's header."""
+    scan = _BatchUses(names, drawn_by)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     readable = names | scan.fields.keys()
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
@@ -92,9 +94,10 @@ class _BatchUses(cst.CSTVisitor):
     """How a loop's body uses the names its target binds (``batch``) and the names it
     binds to their fields (``videos = batch[0]``)."""
 
-    def __init__(self, names: set[str]) -> None:
+    def __init__(self, names: set[str], drawn_by: cst.Assign | None = None) -> None:
         super().__init__()
         self.names = names
+        self.drawn_by = drawn_by
         self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
         self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
@@ -155,6 +158,8 @@ class _BatchUses(cst.CSTVisitor):
             clause = clause.inner_for_in
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if node is self.drawn_by:
+            return  # (where the names take the batch: no rebinding of it)
         for target in node.targets:
             self._bind(target.target, node.value)
 

@@ -12,6 +12,10 @@ Read from the code's control flow, not from names:
   itself still runs every step. A block that keeps only the finite elements
   (``x[~torch.isnan(x)]``) treats NaN as missing data, not divergence: it is the
   ordinary step;
+* **warnings**: a branch that only warns of an anomaly (``if torch.abs(loss) > 30:
+  log.warning("High loss value: %.4f", to_scalar(loss))``, sample-factory's learner),
+  and sets flags, runs when the step has gone wrong: the values it formats are read
+  then, not every step. The test itself still runs every step;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
   ``if key not in self.table: self.table[key] = ...``) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
@@ -55,6 +59,46 @@ def _leaves(node: ast.AST) -> bool:
     if isinstance(node, NESTED_SCOPES):
         return False
     return any(_leaves(child) for child in child_nodes(node) if isinstance(child, ast.stmt))
+
+
+#: Logging calls at warning level or above: a branch that makes only these reports an anomaly.
+_WARNING_METHODS = frozenset({"warning", "warn", "error", "critical", "exception", "fatal"})
+#: Names a module binds its logger to (``log = logging.getLogger(__name__)``), and ``logging``.
+_LOGGER = re.compile(r"^_?(log|logger|logging|LOG|LOGGER)$")
+
+#: Why a block that only warns is rare.
+WARNING_ONLY = "only when it warns of an anomaly (a warning path)"
+
+
+def only_warns(body: list[ast.stmt]) -> bool:
+    """The block warns and does nothing else but set flags: every statement is a call of
+    ``warnings.warn`` or a logger's warning-or-worse method (``log.warning``,
+    ``self.logger.error``, ``logging.critical``), an assignment of a constant
+    (``force_summaries = True``) or ``pass``; at least one warns."""
+    warns = False
+    for statement in body:
+        if isinstance(statement, ast.Expr) and _warns(statement.value):
+            warns = True
+        elif not (isinstance(statement, ast.Pass) or (
+                isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(statement.value, ast.Constant)
+                and all(isinstance(t, (ast.Name, ast.Attribute)) for t in _assigned(statement)))):
+            return False
+    return warns
+
+
+def _assigned(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(statement.targets) if isinstance(statement, ast.Assign) else [statement.target]
+
+
+def _warns(value: ast.expr) -> bool:
+    """``warnings.warn(...)``, ``log.warning(...)``, ``self.logger.error(...)``."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    receiver, method = value.func.value, value.func.attr
+    if isinstance(receiver, ast.Name) and receiver.id == "warnings":
+        return method == "warn"
+    name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+    return method in _WARNING_METHODS and name is not None and bool(_LOGGER.match(name))
 
 
 def handles_invalid_data(node: ast.If) -> bool:

@@ -61,6 +61,7 @@ from synclint.project.residency import (
 from synclint.project.rare_blocks import (
     NON_FINITE_ONLY,
     TRACING_ONLY,
+    WARNING_ONLY,
     GuardSubjects,
     ParamGuard,
     bounded_by_counter,
@@ -75,6 +76,7 @@ from synclint.project.rare_blocks import (
     is_lazy_initialisation,
     is_positive_int,
     keeps_finite_elements,
+    only_warns,
     other_backend_check,
     parameter_guards,
     rearmed_flags,
@@ -108,7 +110,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 64
+SUMMARY_VERSION = 65
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1397,6 +1399,8 @@ class _CallWalker:
             return "error path"
         if true_only_on_non_finite(node.test, self.arguments) and not keeps_finite_elements(node.body):
             return NON_FINITE_ONLY
+        if only_warns(node.body):
+            return WARNING_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
         if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
