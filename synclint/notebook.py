@@ -2,7 +2,8 @@
 
 The code cells are joined into one virtual module, so ``import torch`` in the
 first cell resolves names in the fifth, as when the notebook runs top to
-bottom. IPython syntax (``%timeit``, ``!pip``, ``x = !ls``, ``obj?``) is masked
+bottom. IPython syntax (``%timeit``, ``!pip``, ``x = !ls``, ``obj?``, and magics and shell
+aliases without their ``%``, ``pip install ...``, ``ls data/``) is masked
 line by line with a ``pass`` of the same indentation; cell magics (``%%bash``)
 skip the whole cell. Findings are mapped back to 1-based cell numbers (counting
 every cell, markdown included, as a notebook UI does) and cell-relative lines.
@@ -34,6 +35,19 @@ NOTEBOOK_SUFFIX = ".ipynb"
 
 _HELP = re.compile(r"^(\?{1,2}[\w.]+|[\w.]+\?{1,2})$")  # ``obj?``, ``??obj``
 _ASSIGNED_MAGIC = re.compile(r"^[\w.\[\], ]+=\s*[%!]")  # ``files = !ls``
+#: IPython's line magics and shell aliases that automagic (on by default) runs without a
+#: ``%``: ``pip install -r requirements.txt``, ``ls /content/checkpoints/``, ``cd ..``.
+_AUTOMAGIC = frozenset({
+    "alias", "autoawait", "autocall", "automagic", "autoreload", "aimport", "bookmark", "cat", "cd", "clear",
+    "colors", "conda", "config", "cp", "debug", "dhist", "dirs", "doctest_mode", "ed", "edit", "env", "gui",
+    "hist", "history", "killbgscripts", "ldir", "less", "lf", "lk", "ll", "load", "load_ext", "loadpy",
+    "logoff", "logon", "logstart", "logstate", "logstop", "ls", "lsmagic", "lx", "macro", "magic", "man",
+    "matplotlib", "mkdir", "more", "mv", "notebook", "page", "pastebin", "pdb", "pdef", "pdoc", "pfile",
+    "pinfo", "pinfo2", "pip", "popd", "pprint", "precision", "prun", "psearch", "psource", "pushd", "pwd",
+    "pycat", "pylab", "quickref", "recall", "rehashx", "reload_ext", "rep", "rerun", "reset",
+    "reset_selective", "rm", "rmdir", "run", "save", "sc", "set_env", "store", "sx", "system", "tb", "time",
+    "timeit", "unalias", "unload_ext", "who", "who_ls", "whos", "xdel", "xmode",
+})
 _PLACEHOLDER = "pass  # synclint-masked-ipython-{}"
 _PLACEHOLDER_LINE = re.compile(r"^[ \t]*pass  # synclint-masked-ipython-(\d+)[ \t]*$")
 _CELL_MARKER_LINE = re.compile("^" + re.escape(CELL_MARKER).replace(re.escape("{}"), r"(\d+)") + "$")
@@ -139,7 +153,7 @@ def mask_ipython(source: str, originals: list[str]) -> str | None:
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.strip()
-        if continued or (_looks_like_ipython(stripped) and _starts_statement("".join(masked))):
+        if continued or ((_looks_like_ipython(stripped) or _automagic(stripped)) and _starts_statement("".join(masked))):
             if not continued:  # a ``\`` continuation keeps its statement's indentation, not its own
                 indent = body[: len(body) - len(body.lstrip())]
             masked.append(indent + _PLACEHOLDER.format(len(originals)) + line[len(body) :])
@@ -155,6 +169,21 @@ def _looks_like_ipython(stripped: str) -> bool:
         return True
     # Help: ``obj?``, ``??obj``, ``x.sum()?`` (a ``?`` in a comment or string is Python).
     return bool(_HELP.match(stripped)) or (stripped.endswith("?") and not any(c in stripped for c in "#'\""))
+
+
+def _automagic(stripped: str) -> bool:
+    """``pip install -r requirements.txt``, ``ls /content/checkpoints/``: a line magic or shell
+    alias without its ``%``, which IPython runs (automagic): a word of :data:`_AUTOMAGIC` and
+    then more, on a line that is no Python statement on its own but leaves no bracket or
+    string open (``time = (`` begins a statement that goes on)."""
+    word, _, rest = stripped.partition(" ")
+    if word not in _AUTOMAGIC or not rest.strip() or not _starts_statement(stripped + "\n"):
+        return False
+    try:
+        ast.parse(stripped)
+    except SyntaxError:
+        return True
+    return False
 
 
 def _starts_statement(prefix: str) -> bool:

@@ -52,6 +52,17 @@ def test_text_output_is_ruff_like(tmp_path: Path):
     assert "Found 1 sync hazard." in result.output
 
 
+def test_the_summary_counts_unreadable_files_and_notebook_cells_apart(tmp_path: Path):
+    # A notebook's cells that do not parse are skipped one by one; the rest of it is checked.
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+             for source in ("bash ./run.sh\n", "x = (\n", "import torch\n")]
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    lines = run("check", "--no-cache", str(tmp_path)).output.splitlines()
+    assert "1 file could not be checked (SL000)." in lines
+    assert "2 notebook cells could not be checked and were skipped (SL000)." in lines
+
+
 def test_exit_codes(tree: Path):
     assert run("check", str(tree / "pkg" / "clean.py")).exit_code == 0
     assert run("check", str(tree / "pkg" / "hazard.py")).exit_code == 1

@@ -55,6 +55,21 @@ def test_line_magics_are_skipped_and_the_rest_of_the_cell_is_checked(line):
     assert positions(text) == [("SL101", 2, 3, 9)]
 
 
+@pytest.mark.parametrize(
+    "line", ["pip install -r requirements.txt", "ls /content/checkpoints/", "cd ..", "time f(x)", "load_ext autoreload"],
+)
+def test_magics_and_shell_aliases_without_percent_are_ipython(line):
+    # IPython's automagic runs them (vissl's tutorial lists its checkpoints with `ls`).
+    text = notebook(code("import torch as T\n"), code(f"{line}\nfor i in r:\n    y = T.nonzero(m)\n"))
+    assert positions(text) == [("SL101", 2, 3, 9)]
+
+
+@pytest.mark.parametrize("source", ["time = (1,\n        2)\n", "ls = [1]\n", "pip.main()\n", "run(x)\n", "cd\n"])
+def test_python_that_begins_with_a_magic_s_name_stays_python(source):
+    originals: list[str] = []
+    assert mask_ipython(source, originals) == source
+
+
 def test_cell_magics_skip_the_whole_cell():
     text = notebook(code("import torch\n"), code("%%bash\necho $((1 + 2))\n"), code(IN_A_FUNCTION))
     assert positions(text) == [("SL101", 3, 2, 12)]

@@ -115,7 +115,14 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
         verb = "silences" if unused == 1 else "silence"
         lines.append(f"{_plural(unused, 'suppression comment')} {verb} nothing ({UNUSED_SUPPRESSION_CODE}).")
     if errors:
-        lines.append(f"{_plural(errors, 'file')} could not be checked ({PARSE_ERROR_CODE}).")
+        # One line per file: a notebook's unreadable cells are skipped, the rest is checked.
+        cells = sum(1 for f in findings if f.code == PARSE_ERROR_CODE and f.cell is not None)
+        whole = len({f.path for f in findings if f.code == PARSE_ERROR_CODE and f.cell is None})
+        if whole:
+            lines.append(f"{_plural(whole, 'file')} could not be checked ({PARSE_ERROR_CODE}).")
+        if cells:
+            lines.append(f"{_plural(cells, 'notebook cell')} could not be checked and {'was' if cells == 1 else 'were'} "
+                         f"skipped ({PARSE_ERROR_CODE}).")
     cold = _cold_flag(findings)
     if options.fixed is None or options.unsafe_fixes:
         # After --fix, safe fixes are gone; what remains fixable needs --unsafe-fixes (or nothing).
