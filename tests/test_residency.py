@@ -1337,3 +1337,32 @@ def test_a_field_of_a_host_batch_by_attribute_is_on_the_host():
         (16, 15),  # moved in place
         (19, 15),  # rebound to the moved batch
     ]
+
+
+FIELDS_OF_A_BATCH_MOVED_IN_AN_EXPRESSION = """
+import torch
+from torch_geometric.loader import DataLoader
+
+
+def evaluate(model, graphs, device):
+    loader = DataLoader(graphs, batch_size=32, pin_memory=True)
+    for data in loader:
+        out = model(data.to(device))
+        print(data.y.cpu())
+    for data in loader:
+        data.apply(lambda t: t.cuda())
+        print(data.y.cpu())
+    for data in loader:
+        setattr(data, "y", data.y.cuda())
+        print(data.y.cpu())
+    for data in loader:
+        out = model(data.x.to(device))
+        print(data.y.cpu())
+"""
+
+
+def test_a_batch_object_moved_anywhere_in_the_loop_has_device_fields():
+    # PyG's ``Data.to``/``cuda``/``apply`` move the batch's own fields and return it:
+    # ``model(data.to(device))`` leaves ``data.y`` on the device, as ``setattr`` does.
+    # A field moved on its own (``data.x.to(device)``) leaves the others on the host.
+    assert _at(FIELDS_OF_A_BATCH_MOVED_IN_AN_EXPRESSION, "SL201") == [(10, 15), (13, 15), (16, 15)]

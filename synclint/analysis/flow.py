@@ -22,7 +22,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
-from synclint.analysis.host_batches import host_batch_names, root_name, string_key
+from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
 from synclint.analysis.host_lists import appended_in, growth, is_empty_list, only_grown_by_appends
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import (
@@ -108,6 +108,11 @@ class Scope:
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
+    #: Loader batches whose loop moves the batch object itself anywhere, not only as a
+    #: statement (``model(data.to(device))``, ``data.apply(...)``, ``setattr(data, ...)``):
+    #: PyG's ``Data`` moves its own fields and returns itself, so its fields read as
+    #: attributes (``data.y``) may be on the device (see ``DeviceInference._attribute_on_host``).
+    moved_objects: set[str] = field(default_factory=set)
     #: Host batches (in ``host``) whose fields at these keys the loop replaced with device
     #: values (``batch["pred"] = model(x)``): see :mod:`synclint.analysis.host_batches`.
     device_keys: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -875,6 +880,8 @@ class FlowState:
         )
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
+        self.scope.moved_objects.difference_update(batches)
+        self.scope.moved_objects.update(objects_moved(node.body, set(batches)))
         for name, keys in batches.items():
             if keys:
                 self.scope.device_keys[name] = keys
@@ -951,6 +958,10 @@ class FlowState:
         scope binding it says (a closure in the loop reads the loop's batch)."""
         scope = self.binding_scope(name)
         return scope.device_keys.get(name, frozenset()) if scope is not None else frozenset()
+
+    def object_moved(self, name: str) -> bool:
+        """The loop over ``name``'s loader moves the batch object itself (see ``Scope.moved_objects``)."""
+        return name in self.scope.moved_objects
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""
