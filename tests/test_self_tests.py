@@ -159,3 +159,65 @@ def test_a_helper_handed_on_as_a_value_keeps_its_loops(tmp_path):
     found = _contexts(tmp_path, {"config.py": config})
     assert found[("pkg/optim.py", 27, "SL201")] == ("hot", "the loop over `loader` in `evaluate`")
     assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+
+
+ENTRY = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def build_model():
+    return torch.nn.Linear(4, 1).cuda()
+
+
+class Trainer:
+    def fit(self, model, opt, loader):
+        for x in loader:
+            loss = model(x.cuda().float()[:, None]).sum()
+            loss.backward()
+            opt.step()
+            print(loss.item())
+
+
+def train(model, opt, loader):
+    for x in loader:
+        loss = model(x.cuda().float()[:, None]).sum()
+        loss.backward()
+        opt.step()
+        print(loss.item())
+
+
+def main():
+    model = build_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, opt, DataLoader(range(100), batch_size=4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("call", ["main()", "Trainer().fit(build_model(), None, [])"])
+def test_a_main_block_that_trains_through_its_modules_functions_is_the_program(tmp_path, call):
+    # `pkg/entry.py` is the training entry point (`python -m pkg.entry`, run by hand), and
+    # `pkg/tune.py` imports a helper from it: its block trains through `main` and `train`
+    # (or a class of the module), so the training loop is a step, not a self-test's pass.
+    found = _contexts(tmp_path, {"pkg/entry.py": ENTRY.replace("    main()\n", f"    {call}\n"),
+                                 "pkg/tune.py": "from pkg.entry import build_model\n"})
+    line = 15 if call != "main()" else 23
+    assert found[("pkg/entry.py", line, "SL201")][0] == "hot"
+
+
+def test_an_import_from_a_test_does_not_make_a_library_module(tmp_path):
+    # Tests import the script they test (`from pkg.optim import _test_adam`): that says
+    # nothing of whether the program imports it.
+    found = _contexts(tmp_path, {"train.py": TRAIN.replace("from pkg.optim import Adam, shared\n", ""),
+                                 "tests/test_optim.py": "from pkg.optim import shared\n"})
+    assert _hot_in_block(found)
+
+
+@pytest.mark.parametrize("guard", ['__name__ != "__main__"', '__name__ == "__main__" or FORCE'])
+def test_a_block_that_runs_on_import_is_no_self_test(tmp_path, guard):
+    found = _contexts(tmp_path, {"pkg/optim.py": OPTIM.replace('if __name__ == "__main__":', f"if {guard}:")})
+    assert found[("pkg/optim.py", 35, "SL101")][0] != "cold"

@@ -16,8 +16,11 @@ A block is a self-test when all of these hold:
 * **Nothing documents running it**: no configuration file, shell script, notebook or
   documentation page spells its path or its dotted name (``python -m pkg.tool``,
   ``python pkg/tool.py``).
-* **The block does not train**: no loop in it draws batches and runs a backward pass
-  (:func:`~synclint.project.summary.trains_on_batches`).
+* **The block does not train**: no loop in it, nor in the module's functions and classes
+  it names (``main()``, and what ``main`` names in turn), draws batches and runs a backward
+  pass (:func:`~synclint.project.summary.trains_on_batches`).
+* **An import by a file that is no test**: tests import the module they test, script or not.
+* **A guard false on import**: ``__name__ == "__main__"``, alone or in an ``and``.
 
 Its lines are cold, loops over batches among them: they are the self-test's passes, not a
 step's. Its calls make nothing hot: the block is one the step never enters (see
@@ -52,10 +55,11 @@ def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> 
     name each dotted module name."""
     # Each imported name by its tails: ``vision.fair.slowfast.tools.train_net`` may import
     # ``tools.train_net`` (the project vendored under a longer package path).
+    # Tests import the module they test, script or library: they are no evidence.
     by_tail: dict[str, set[str]] = {}
     for name, files in importers.items():
         for tail in dotted_tails(name):
-            by_tail.setdefault(tail, set()).update(files)
+            by_tail.setdefault(tail, set()).update(key for key in files if not is_test_file(key))
     candidates: dict[str, list[tuple[int, int]]] = {}
     for key, entry in index.entries.items():
         blocks = entry.summary.main_blocks

@@ -108,7 +108,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 64
+SUMMARY_VERSION = 65
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -494,7 +494,26 @@ def _web_demo(tree: ast.Module) -> str | None:
 def _self_test_blocks(tree: ast.Module) -> tuple[tuple[int, int], ...]:
     """:attr:`FileSummary.main_blocks`: the ``__main__`` blocks that do not train."""
     return tuple((block.body[0].lineno, block.body[-1].end_lineno or block.body[-1].lineno)
-                 for block in main_blocks(tree) if not trains_on_batches(block))
+                 for block in main_blocks(tree) if not _trains_through(tree, block))
+
+
+def _trains_through(tree: ast.Module, block: ast.If) -> bool:
+    """Whether ``block`` trains, in its own loops or in those of the module's top-level
+    functions and classes it names, and those they name in turn: an entry point's block is
+    often just ``main()``, with the training loop in ``main`` or a ``train`` it calls.
+    (Only this module's definitions: the summary is the file's alone.)"""
+    definitions = {statement.name: statement for statement in tree.body
+                   if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    seen: set[str] = set()
+    queue: list[ast.AST] = [block]
+    while queue:
+        node = queue.pop()
+        if trains_on_batches(node):
+            return True
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & definitions.keys() - seen:
+            seen.add(name)
+            queue.append(definitions[name])
+    return False
 
 
 def trains_on_batches(tree: ast.AST) -> bool:
