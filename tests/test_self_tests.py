@@ -221,3 +221,16 @@ def test_an_import_from_a_test_does_not_make_a_library_module(tmp_path):
 def test_a_block_that_runs_on_import_is_no_self_test(tmp_path, guard):
     found = _contexts(tmp_path, {"pkg/optim.py": OPTIM.replace('if __name__ == "__main__":', f"if {guard}:")})
     assert found[("pkg/optim.py", 35, "SL101")][0] != "cold"
+
+
+def test_a_main_block_that_trains_through_another_modules_function_is_the_program(tmp_path):
+    # DeiT's layout in a package: `main` loops over epochs and calls `train_one_epoch`
+    # of `pkg/engine.py`, whose loop draws batches and runs a backward pass.
+    engine = ENTRY.split("\n\n\ndef main", 1)[0]
+    entry = ("import torch\nfrom torch.utils.data import DataLoader\nfrom pkg.engine import build_model, train\n\n\n"
+             "def main():\n    model = build_model()\n    for epoch in range(3):\n"
+             "        train(model, None, DataLoader(range(8)))\n\n\n"
+             'if __name__ == "__main__":\n    main()\n')
+    found = _contexts(tmp_path, {"pkg/engine.py": engine, "pkg/entry.py": entry,
+                                 "pkg/tune.py": "from pkg.entry import main\n"})
+    assert found[("pkg/engine.py", 23, "SL201")][0] == "hot"

@@ -17,7 +17,8 @@ A block is a self-test when all of these hold:
   documentation page spells its path or its dotted name (``python -m pkg.tool``,
   ``python pkg/tool.py``).
 * **The block does not train**: no loop in it, nor in the module's functions and classes
-  it names (``main()``, and what ``main`` names in turn), draws batches and runs a backward
+  it names (``main()``, and what ``main`` names in turn), nor in a project function its
+  calls reach (``engine.train_one_epoch``), draws batches and runs a backward
   pass (:func:`~synclint.project.summary.trains_on_batches`).
 * **An import by a file that is no test**: tests import the module they test, script or not.
 * **A guard false on import**: ``__name__ == "__main__"``, alone or in an ``and``.
@@ -68,7 +69,7 @@ def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> 
         path = Path(key)
         if path.name == "__init__.py" or str(path.parent / "__init__.py") not in index.entries:
             continue  # (a package's own ``__init__``, or a script beside the others)
-        if by_tail.get(entry.name, set()) - {key}:
+        if by_tail.get(entry.name, set()) - {key} and not _reaches_training(index, key, blocks):
             candidates[key] = list(blocks)
     if not candidates:
         return {}
@@ -85,3 +86,24 @@ def _spellings(index: ProjectIndex, key: str) -> set[str]:
     """How a text would name the module to run it: its dotted name (``-m pkg.tool``) and its
     path in the project (``pkg/tool.py``)."""
     return {index.entries[key].name, "/".join(index.relative_parts(key))}
+
+
+def _reaches_training(index: ProjectIndex, key: str, blocks: tuple[tuple[int, int], ...]) -> bool:
+    """Whether a block's calls reach, through the project's functions, one that trains
+    (``main()`` that calls ``engine.train_one_epoch``): the module is then the program's
+    entry point, however many files import a helper from it. (The summary already asked
+    this of the module's own functions and classes the block names.)"""
+    calls = index.resolved_calls()
+    queue = [callee for call, callee in calls.get((key, "<module>"), ())
+             if any(first <= call.line <= last for first, last in blocks)]
+    seen: set[FunctionId] = set(queue)
+    while queue:
+        fid = queue.pop()
+        function = index.function(fid)
+        if function is not None and function.trains:
+            return True
+        for _call, callee in calls.get(fid, ()):
+            if callee not in seen:
+                seen.add(callee)
+                queue.append(callee)
+    return False

@@ -277,6 +277,9 @@ class FunctionSummary:
     #: a method's ``self`` (a receiver only if the project binds its name so), also when
     #: read through ``opt = self.opt``.
     flag_guards: tuple[ParamGuard, ...] = ()
+    #: A loop of its body draws batches and runs a backward pass (:func:`trains_on_batches`):
+    #: a ``__main__`` block that reaches it trains (see :mod:`synclint.project.self_tests`).
+    trains: bool = False
 
 
 @dataclass
@@ -378,6 +381,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
+    if "backward" in source:  # (a cheap test first: most modules run no backward pass)
+        _mark_training_functions(tree, builder.functions.values())
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
                        frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
                        frozenset(builder.unspelled_calls),
@@ -495,6 +500,27 @@ def _self_test_blocks(tree: ast.Module) -> tuple[tuple[int, int], ...]:
     """:attr:`FileSummary.main_blocks`: the ``__main__`` blocks that do not train."""
     return tuple((block.body[0].lineno, block.body[-1].end_lineno or block.body[-1].lineno)
                  for block in main_blocks(tree) if not _trains_through(tree, block))
+
+
+def _mark_training_functions(tree: ast.Module, functions: Iterable[FunctionSummary]) -> None:
+    """Set :attr:`FunctionSummary.trains` of the functions that hold a training loop (one
+    walk of the module, not one per function)."""
+    nodes = list(ast.walk(tree))
+    backward = [node.lineno for node in nodes if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute) and node.func.attr in BACKWARD_METHODS]
+    if not backward:
+        return  # (most modules: no loop of theirs can train)
+    lines = [loop.lineno for loop in nodes
+             if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+             and any(loop.lineno <= line <= (loop.end_lineno or loop.lineno) for line in backward) and _trains(loop)]
+    if lines:
+        for function in functions:
+            if function.qualname != "<module>":
+                function.trains = any(function.line <= line <= function.end_line for line in lines)
+
+
+def _trains(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    return _backpropagates(loop) and bool(step_loop(loop, set())[1])
 
 
 def _trains_through(tree: ast.Module, block: ast.If) -> bool:
