@@ -234,3 +234,30 @@ def test_a_main_block_that_trains_through_another_modules_function_is_the_progra
     found = _contexts(tmp_path, {"pkg/engine.py": engine, "pkg/entry.py": entry,
                                  "pkg/tune.py": "from pkg.entry import main\n"})
     assert found[("pkg/engine.py", 23, "SL201")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pkg/optim.py": '"""Check the optimizer: python -m pkg.optim"""\n' + OPTIM},
+        {"launch.py": 'import subprocess\nimport sys\n\nsubprocess.run([sys.executable, "-m", "pkg.optim"])\n'},
+        {"launch.py": 'import os\n\nos.system("python pkg/optim.py --steps 10")\n'},
+    ],
+    ids=["own-docstring", "launcher-module", "launcher-path"],
+)
+def test_a_module_a_python_file_says_to_run_keeps_its_main_block(tmp_path, files):
+    # Its own usage line, or a launcher that runs it as a process: the block is how it runs.
+    found = _contexts(tmp_path, files)
+    line = 36 if "pkg/optim.py" in files else 35
+    assert found[("pkg/optim.py", line, "SL101")][0] == "hot"
+
+
+def test_an_import_or_a_test_spelling_the_module_does_not_document_running_it(tmp_path):
+    found = _contexts(tmp_path, {"tests/test_optim.py": 'import subprocess\n\nsubprocess.run(["python", "-m", "pkg.optim"])\n'})
+    assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+
+
+def test_code_that_uses_the_module_by_its_dotted_name_does_not_document_running_it(tmp_path):
+    train = TRAIN.replace("from pkg.optim import Adam, shared", "import pkg.optim").replace("Adam(", "pkg.optim.Adam(")
+    found = _contexts(tmp_path, {"train.py": train})
+    assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)

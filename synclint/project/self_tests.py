@@ -15,7 +15,8 @@ A block is a self-test when all of these hold:
   (``from train import parse_args``) while it stays the training script.
 * **Nothing documents running it**: no configuration file, shell script, notebook or
   documentation page spells its path or its dotted name (``python -m pkg.tool``,
-  ``python pkg/tool.py``).
+  ``python pkg/tool.py``), nor a string or comment of a Python file, its own (a docstring)
+  or another's (a launcher's ``subprocess.run``), a test's aside.
 * **The block does not train**: no loop in it, nor in the module's functions and classes
   it names (``main()``, and what ``main`` names in turn), nor in a project function its
   calls reach (``engine.train_one_epoch``), draws batches and runs a backward
@@ -42,8 +43,9 @@ from pathlib import Path
 from synclint.project.cold_reasons import SELF_TEST
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.layout import dotted_tails
-from synclint.project.mentions import spelled_in
+from synclint.project.mentions import python_text_of, spelled_in, spelled_names
 from synclint.project.summary import is_test_file
+from synclint.project.unimported_modules import _strings_of  # (strings and comments, as it reads them)
 
 #: (first line, last line, why) of the blocks of one function (as
 #: :data:`synclint.project.step_branches.SkippedBlocks`).
@@ -75,11 +77,33 @@ def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> 
         return {}
     spellings = {key: _spellings(index, key) for key in candidates}
     spelled = spelled_in(index.naming_files, set().union(*spellings.values()))
+    spelled |= _spelled_in_python(index, {key: forms - spelled for key, forms in spellings.items() if forms.isdisjoint(spelled)})
     return {
         (key, "<module>"): tuple((first, last, SELF_TEST) for first, last in blocks)
         for key, blocks in sorted(candidates.items())
         if spellings[key].isdisjoint(spelled)
     }
+
+
+def _spelled_in_python(index: ProjectIndex, own: Mapping[str, set[str]]) -> set[str]:
+    """Those of the candidates' spellings (``own``: file key -> its module's spellings) that
+    a Python file's strings or comments spell: the module's own (a docstring's ``python -m
+    pkg.evaluate``) or another's (a launcher's ``subprocess.run([sys.executable, "-m",
+    "pkg.evaluate"])``). Not code (``pkg.optim.Adam`` after ``import pkg.optim`` uses the
+    module, as an import does), nor a test's: it runs the module as a check. A byte search
+    first: only files that hold a spelling are parsed."""
+    forms = set().union(*own.values()) if own else set()
+    spelled: set[str] = set()
+    for key in index.entries:
+        if not forms - spelled or is_test_file(key):
+            continue
+        if not spelled_in([key], forms - spelled):
+            continue
+        text = python_text_of(key)
+        if text is None:
+            continue
+        spelled |= spelled_names(_strings_of(text), forms - spelled, {})[0]
+    return spelled
 
 
 def _spellings(index: ProjectIndex, key: str) -> set[str]:
