@@ -261,3 +261,39 @@ def test_code_that_uses_the_module_by_its_dotted_name_does_not_document_running_
     train = TRAIN.replace("from pkg.optim import Adam, shared", "import pkg.optim").replace("Adam(", "pkg.optim.Adam(")
     found = _contexts(tmp_path, {"train.py": train})
     assert found[("pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+
+
+METRICS = """\
+import torch
+
+
+def accuracy(logits, labels):
+    return (logits.argmax(-1) == labels).float().mean().item()
+
+
+if __name__ == "__main__":
+    print(accuracy(torch.randn(4, 3).cuda(), torch.zeros(4).cuda()))
+"""
+
+ENGINE = """\
+from pkg.metrics import accuracy
+
+
+class Engine:
+    def run_batch(self, model, x, y):
+        return accuracy(model(x), y)
+"""
+
+
+def test_a_self_tests_call_does_not_make_what_the_program_also_calls_cold(tmp_path):
+    # `Engine.run_batch` (a library's API: no project caller) calls `accuracy` too. The
+    # self-test's call says nothing of it: its context is what it was without the block.
+    library = {"train.py": None, "pkg/optim.py": None, "pkg/metrics.py": METRICS, "pkg/engine.py": ENGINE}
+    found = _contexts(tmp_path, library)
+    without = _contexts(tmp_path, {**library, "pkg/metrics.py": METRICS.split("\n\nif __name__")[0] + "\n"})
+    assert found[("pkg/metrics.py", 5, "SL201")] == without[("pkg/metrics.py", 5, "SL201")]
+    assert found[("pkg/metrics.py", 5, "SL201")][0] == "unknown"
+    # Where every other caller is cold (a test), the self-test's call does not keep it unknown.
+    test = "from pkg.metrics import accuracy\n\n\ndef test_accuracy():\n    accuracy(None, None)\n"
+    found = _contexts(tmp_path, {**library, "pkg/engine.py": None, "tests/test_metrics.py": test})
+    assert found[("pkg/metrics.py", 5, "SL201")][0] == "cold"
