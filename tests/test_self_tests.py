@@ -297,3 +297,36 @@ def test_a_self_tests_call_does_not_make_what_the_program_also_calls_cold(tmp_pa
     test = "from pkg.metrics import accuracy\n\n\ndef test_accuracy():\n    accuracy(None, None)\n"
     found = _contexts(tmp_path, {**library, "pkg/engine.py": None, "tests/test_metrics.py": test})
     assert found[("pkg/metrics.py", 5, "SL201")][0] == "cold"
+
+
+STEP = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def apply_batch(model, opt, x):
+    loss = model(x.cuda().float()[:, None]).sum()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def main():
+    model = torch.nn.Linear(1, 1).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in DataLoader(range(100), batch_size=4):
+        print(apply_batch(model, opt, x))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("block", ["    main()\n", "    for x in DataLoader(range(9)):\n        apply_batch(None, None, x)\n"])
+def test_a_main_block_whose_loop_calls_a_backward_pass_is_the_program(tmp_path, block):
+    # The loop draws batches and a function it calls runs the backward pass (`apply_batch`):
+    # the block trains, though no one loop holds both.
+    source = STEP.replace("    main()\n", block)
+    found = _contexts(tmp_path, {"pkg/step.py": source, "pkg/tune.py": "from pkg.step import apply_batch\n"})
+    assert found[("pkg/step.py", 9, "SL201")][0] == "hot"

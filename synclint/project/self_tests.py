@@ -20,7 +20,8 @@ A block is a self-test when all of these hold:
 * **The block does not train**: no loop in it, nor in the module's functions and classes
   it names (``main()``, and what ``main`` names in turn), nor in a project function its
   calls reach (``engine.train_one_epoch``), draws batches and runs a backward
-  pass (:func:`~synclint.project.summary.trains_on_batches`).
+  pass; nor does the block both reach a loop over batches and a function that runs a
+  backward pass (``for x in loader: update(model, x)``) (:func:`~synclint.project.summary.trains_on_batches`).
 * **An import by a file that is no test**: tests import the module they test, script or not.
 * **A guard false on import**: ``__name__ == "__main__"``, alone or in an ``and``.
 
@@ -41,6 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from synclint.project.cold_reasons import SELF_TEST
+from synclint.project.hotness import HOT
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.layout import dotted_tails
 from synclint.project.mentions import python_text_of, spelled_in, spelled_names
@@ -121,11 +123,23 @@ def _reaches_training(index: ProjectIndex, key: str, blocks: tuple[tuple[int, in
     queue = [callee for call, callee in calls.get((key, "<module>"), ())
              if any(first <= call.line <= last for first, last in blocks)]
     seen: set[FunctionId] = set(queue)
+    module = index.entries[key].summary.functions["<module>"]
+    # A loop over batches (the block's own, or a reached function's) and a backward pass
+    # in a function it reaches: ``for x in loader: update(model, x)`` trains, though no one
+    # loop holds both (the summary's ``trains`` asks that of each loop).
+    draws = any(region.kind == HOT and any(first <= region.start <= last for first, last in blocks)
+                for region in module.regions)
+    backward = False
     while queue:
         fid = queue.pop()
         function = index.function(fid)
-        if function is not None and function.trains:
-            return True
+        if function is not None:
+            if function.trains:
+                return True
+            draws = draws or any(region.kind == HOT for region in function.regions)
+            backward = backward or function.backward
+            if draws and backward:
+                return True
         for _call, callee in calls.get(fid, ()):
             if callee not in seen:
                 seen.add(callee)

@@ -280,6 +280,9 @@ class FunctionSummary:
     #: A loop of its body draws batches and runs a backward pass (:func:`trains_on_batches`):
     #: a ``__main__`` block that reaches it trains (see :mod:`synclint.project.self_tests`).
     trains: bool = False
+    #: It runs a backward pass itself (``loss.backward()``), in a loop or not: a loop over
+    #: batches that calls it trains (see :mod:`synclint.project.self_tests`).
+    backward: bool = False
 
 
 @dataclass
@@ -503,8 +506,9 @@ def _self_test_blocks(tree: ast.Module) -> tuple[tuple[int, int], ...]:
 
 
 def _mark_training_functions(tree: ast.Module, functions: Iterable[FunctionSummary]) -> None:
-    """Set :attr:`FunctionSummary.trains` of the functions that hold a training loop (one
-    walk of the module, not one per function)."""
+    """Set :attr:`FunctionSummary.trains` of the functions that hold a training loop, and
+    :attr:`FunctionSummary.backward` of those that run a backward pass (one walk of the
+    module, not one per function)."""
     nodes = list(ast.walk(tree))
     backward = [node.lineno for node in nodes if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute) and node.func.attr in BACKWARD_METHODS]
@@ -513,10 +517,10 @@ def _mark_training_functions(tree: ast.Module, functions: Iterable[FunctionSumma
     lines = [loop.lineno for loop in nodes
              if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
              and any(loop.lineno <= line <= (loop.end_lineno or loop.lineno) for line in backward) and _trains(loop)]
-    if lines:
-        for function in functions:
-            if function.qualname != "<module>":
-                function.trains = any(function.line <= line <= function.end_line for line in lines)
+    for function in functions:
+        if function.qualname != "<module>":
+            function.trains = any(function.line <= line <= function.end_line for line in lines)
+            function.backward = any(function.line <= line <= function.end_line for line in backward)
 
 
 def _trains(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
