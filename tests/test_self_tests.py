@@ -330,3 +330,14 @@ def test_a_main_block_whose_loop_calls_a_backward_pass_is_the_program(tmp_path, 
     source = STEP.replace("    main()\n", block)
     found = _contexts(tmp_path, {"pkg/step.py": source, "pkg/tune.py": "from pkg.step import apply_batch\n"})
     assert found[("pkg/step.py", 9, "SL201")][0] == "hot"
+
+
+@pytest.mark.parametrize("readme", ["cd code && python pkg/optim.py\n", "cd code && python -m pkg.optim\n"])
+def test_a_document_that_runs_the_module_from_a_folder_below_the_root_keeps_its_main_block(tmp_path, readme):
+    # The project's root holds `pyproject.toml`; its code lies in `code/`, where its
+    # README runs the module: it spells the module's path inside `code/`, not the root.
+    moved = {"pkg/__init__.py": None, "pkg/optim.py": None, "train.py": None, "pyproject.toml": "",
+             "code/pkg/__init__.py": "", "code/pkg/optim.py": OPTIM, "code/train.py": TRAIN}
+    assert _contexts(tmp_path, moved)[("code/pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
+    found = _contexts(tmp_path, {**moved, "README.md": readme})
+    assert found[("code/pkg/optim.py", 35, "SL101")][0] == "hot"

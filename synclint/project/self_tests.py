@@ -110,8 +110,13 @@ def _spelled_in_python(index: ProjectIndex, own: Mapping[str, set[str]]) -> set[
 
 def _spellings(index: ProjectIndex, key: str) -> set[str]:
     """How a text would name the module to run it: its dotted name (``-m pkg.tool``) and its
-    path in the project (``pkg/tool.py``)."""
-    return {index.entries[key].name, "/".join(index.relative_parts(key))}
+    path in the project (``pkg/tool.py``), and each of their tails of two parts or more, run
+    from a folder below the project's root (``cd code && python pkg/tool.py``, where the
+    root holds ``code/pkg/tool.py``)."""
+    dotted = {tail for tail in dotted_tails(index.entries[key].name) if "." in tail}
+    parts = index.relative_parts(key)
+    paths = {"/".join(parts[cut:]) for cut in range(len(parts) - 1)}
+    return dotted | paths | {tail.replace(".", "/") + ".py" for tail in dotted}
 
 
 def _reaches_training(index: ProjectIndex, key: str, blocks: tuple[tuple[int, int], ...]) -> bool:
