@@ -1366,3 +1366,31 @@ def test_a_batch_object_moved_anywhere_in_the_loop_has_device_fields():
     # ``model(data.to(device))`` leaves ``data.y`` on the device, as ``setattr`` does.
     # A field moved on its own (``data.x.to(device)``) leaves the others on the host.
     assert _at(FIELDS_OF_A_BATCH_MOVED_IN_AN_EXPRESSION, "SL201") == [(10, 15), (13, 15), (16, 15)]
+
+
+FIELDS_STORED_BY_A_TUPLE_ASSIGNMENT = """
+import torch
+from torch_geometric.loader import DataLoader
+
+
+def evaluate(model, graphs, device):
+    loader = DataLoader(graphs, batch_size=32, num_workers=4)
+    for data in loader:
+        data.y, data.x = data.y.cuda(), data.x.cuda()
+        print(data.y.cpu())
+    for batch in loader:
+        batch["x"], batch["y"] = batch["x"].cuda(), batch["y"].cuda()
+        print(batch["y"].cpu())
+    for data in loader:
+        (data.y, count) = (data.y.cuda(), 1)
+        print(data.y.cpu())
+    for data in loader:
+        data.w, n = data.w.float(), 2
+        print(data.y.cpu())
+"""
+
+
+def test_fields_stored_on_the_device_by_a_tuple_assignment_are_not_host():
+    # ``data.y, data.x = data.y.cuda(), data.x.cuda()`` stores device values in the batch
+    # as two assignments would; a cast stored so keeps it on the host.
+    assert _at(FIELDS_STORED_BY_A_TUPLE_ASSIGNMENT, "SL201") == [(10, 15), (13, 15), (16, 15)]

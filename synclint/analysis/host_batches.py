@@ -210,6 +210,22 @@ class _BatchUses(cst.CSTVisitor):
             self.elements.update((name.value, batch) for name in target_name_nodes(node.target))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and any(
+            isinstance(element.value, (cst.Subscript, cst.Attribute)) for element in target.elements
+        ):
+            # ``data.y, data.x = data.y.cuda(), data.x.cuda()`` stores in the batch as two
+            # assignments do: element by element where the value is spelled out, else each
+            # element from the whole value.
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+            if len(values) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*values, *target.elements)
+            ):
+                for element, part in zip(target.elements, values):
+                    self._bind(element.value, part.value)
+            else:
+                for element in target.elements:
+                    self._bind(element.value, value)
+            return
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "") or self.elements.get(root or "")
