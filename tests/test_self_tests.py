@@ -341,3 +341,13 @@ def test_a_document_that_runs_the_module_from_a_folder_below_the_root_keeps_its_
     assert _contexts(tmp_path, moved)[("code/pkg/optim.py", 35, "SL101")] == ("cold", SELF_TEST)
     found = _contexts(tmp_path, {**moved, "README.md": readme})
     assert found[("code/pkg/optim.py", 35, "SL101")][0] == "hot"
+
+
+def test_a_self_test_that_backpropagates_on_its_own_pairs_stays_a_self_test(tmp_path):
+    # vall-e's `_test_scaled_adam` runs `loss.backward()` over random (x, y) pairs: a loop
+    # over its own items, not one that draws batches; the block's `evaluate` draws from a
+    # loader but runs no backward pass. Neither trains.
+    optim = OPTIM.replace("            print(loss.item())\n", "            loss.backward()\n            print(loss.item())\n", 1)
+    found = _contexts(tmp_path, {"pkg/optim.py": optim})
+    assert found[("pkg/optim.py", 36, "SL101")] == ("cold", SELF_TEST)
+    assert found[("pkg/optim.py", 19, "SL201")] == ("cold", SELF_TEST_HELPER)

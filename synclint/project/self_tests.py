@@ -20,8 +20,8 @@ A block is a self-test when all of these hold:
 * **The block does not train**: no loop in it, nor in the module's functions and classes
   it names (``main()``, and what ``main`` names in turn), nor in a project function its
   calls reach (``engine.train_one_epoch``), draws batches and runs a backward
-  pass; nor does the block both reach a loop over batches and a function that runs a
-  backward pass (``for x in loader: update(model, x)``) (:func:`~synclint.project.summary.trains_on_batches`).
+  pass; nor does a loop that draws batches, in the block or on the way, call a function
+  that runs one (``for x in loader: update(model, x)``) (:func:`~synclint.project.summary.trains_on_batches`).
 * **An import by a file that is no test**: tests import the module they test, script or not.
 * **A guard false on import**: ``__name__ == "__main__"``, alone or in an ``and``.
 
@@ -42,7 +42,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from synclint.project.cold_reasons import SELF_TEST
-from synclint.project.hotness import HOT
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.layout import dotted_tails
 from synclint.project.mentions import python_text_of, spelled_in, spelled_names
@@ -121,32 +120,32 @@ def _spellings(index: ProjectIndex, key: str) -> set[str]:
 
 def _reaches_training(index: ProjectIndex, key: str, blocks: tuple[tuple[int, int], ...]) -> bool:
     """Whether a block's calls reach, through the project's functions, one that trains
-    (``main()`` that calls ``engine.train_one_epoch``): the module is then the program's
-    entry point, however many files import a helper from it. (The summary already asked
-    this of the module's own functions and classes the block names.)"""
+    (``main()`` that calls ``engine.train_one_epoch``), or a backward pass from inside a
+    loop that draws batches: the module is then the program's entry point, however many
+    files import a helper from it. (The summary already asked whether one loop of the
+    module's own functions and classes the block names does both.)"""
     calls = index.resolved_calls()
-    queue = [callee for call, callee in calls.get((key, "<module>"), ())
-             if any(first <= call.line <= last for first, last in blocks)]
-    seen: set[FunctionId] = set(queue)
-    module = index.entries[key].summary.functions["<module>"]
-    # A loop over batches (the block's own, or a reached function's) and a backward pass
-    # in a function it reaches: ``for x in loader: update(model, x)`` trains, though no one
-    # loop holds both (the summary's ``trains`` asks that of each loop).
-    draws = any(region.kind == HOT and any(first <= region.start <= last for first, last in blocks)
-                for region in module.regions)
-    backward = False
-    while queue:
-        fid = queue.pop()
+    module = (key, "<module>")
+
+    def in_a_drawing_loop(fid: FunctionId, line: int) -> bool:
         function = index.function(fid)
-        if function is not None:
-            if function.trains:
-                return True
-            draws = draws or any(region.kind == HOT for region in function.regions)
-            backward = backward or function.backward
-            if draws and backward:
-                return True
-        for _call, callee in calls.get(fid, ()):
-            if callee not in seen:
-                seen.add(callee)
-                queue.append(callee)
+        return function is not None and any(first <= line <= last for first, last in function.draws)
+
+    # Each function reached, with whether a loop that draws batches (the block's own, or a
+    # caller's on the way) holds the call: a backward pass there trains (``for x in
+    # loader: update(model, x)``), though no one loop holds both; one in a self-test's
+    # loop over its own pairs (vall-e's ``_test_scaled_adam``) does not.
+    queue = [(callee, in_a_drawing_loop(module, call.line)) for call, callee in calls.get(module, ())
+             if any(first <= call.line <= last for first, last in blocks)]
+    seen = set(queue)
+    while queue:
+        fid, drawn = queue.pop()
+        function = index.function(fid)
+        if function is not None and (function.trains or (drawn and function.backward)):
+            return True
+        for call, callee in calls.get(fid, ()):
+            reached = (callee, drawn or in_a_drawing_loop(fid, call.line))
+            if reached not in seen:
+                seen.add(reached)
+                queue.append(reached)
     return False

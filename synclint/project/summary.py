@@ -283,6 +283,10 @@ class FunctionSummary:
     #: It runs a backward pass itself (``loss.backward()``), in a loop or not: a loop over
     #: batches that calls it trains (see :mod:`synclint.project.self_tests`).
     backward: bool = False
+    #: (first line, last line) of its loops that draw batches (:func:`step_loop`), not of
+    #: those over its own items (a self-test's ``for x, y in pairs``): one that calls a
+    #: backward pass trains (see :mod:`synclint.project.self_tests`).
+    draws: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -1303,6 +1307,8 @@ class _CallWalker:
                 self.held[id(built)] = node.targets[0].attr
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             loader, ends_run = step_loop(node, self.loaders)
+            if ends_run:
+                self.owner.draws = (*self.owner.draws, (node.lineno, node.end_lineno or node.lineno))
             if isinstance(node, ast.While):
                 self._expressions([node.test])
             else:
