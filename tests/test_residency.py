@@ -1375,3 +1375,84 @@ def test_a_batch_drawn_by_next_from_a_loader_of_host_batches_is_on_the_host():
         (21, 11),  # an unknown iterable's element
         (23, 11),
     ]
+
+
+FIELDS_OF_A_BATCH_MOVED_IN_AN_EXPRESSION = """
+import torch
+from torch_geometric.loader import DataLoader
+
+
+def evaluate(model, graphs, device):
+    loader = DataLoader(graphs, batch_size=32, pin_memory=True)
+    for data in loader:
+        out = model(data.to(device))
+        print(data.y.cpu())
+    for data in loader:
+        data.apply(lambda t: t.cuda())
+        print(data.y.cpu())
+    for data in loader:
+        setattr(data, "y", data.y.cuda())
+        print(data.y.cpu())
+    for data in loader:
+        out = model(data.x.to(device))
+        print(data.y.cpu())
+"""
+
+
+def test_a_batch_object_moved_anywhere_in_the_loop_has_device_fields():
+    # PyG's ``Data.to``/``cuda``/``apply`` move the batch's own fields and return it:
+    # ``model(data.to(device))`` leaves ``data.y`` on the device, as ``setattr`` does.
+    # A field moved on its own (``data.x.to(device)``) leaves the others on the host.
+    assert _at(FIELDS_OF_A_BATCH_MOVED_IN_AN_EXPRESSION, "SL201") == [(10, 15), (13, 15), (16, 15)]
+
+
+FIELDS_STORED_BY_A_TUPLE_ASSIGNMENT = """
+import torch
+from torch_geometric.loader import DataLoader
+
+
+def evaluate(model, graphs, device):
+    loader = DataLoader(graphs, batch_size=32, num_workers=4)
+    for data in loader:
+        data.y, data.x = data.y.cuda(), data.x.cuda()
+        print(data.y.cpu())
+    for batch in loader:
+        batch["x"], batch["y"] = batch["x"].cuda(), batch["y"].cuda()
+        print(batch["y"].cpu())
+    for data in loader:
+        (data.y, count) = (data.y.cuda(), 1)
+        print(data.y.cpu())
+    for data in loader:
+        data.w, n = data.w.float(), 2
+        print(data.y.cpu())
+"""
+
+
+def test_fields_stored_on_the_device_by_a_tuple_assignment_are_not_host():
+    # ``data.y, data.x = data.y.cuda(), data.x.cuda()`` stores device values in the batch
+    # as two assignments would; a cast stored so keeps it on the host.
+    assert _at(FIELDS_STORED_BY_A_TUPLE_ASSIGNMENT, "SL201") == [(10, 15), (13, 15), (16, 15)]
+
+
+DRAWN_GRAPHS = """
+import torch
+from torch_geometric.loader import DataLoader
+
+
+def train(model, graphs, device, steps):
+    data_iter = iter(DataLoader(graphs, batch_size=32, pin_memory=True))
+    for step in range(steps):
+        data = next(data_iter)
+        out = model(data.to(device))
+        print(data.y.cpu())
+    for step in range(steps):
+        data = next(data_iter)
+        out = model(data.x.to(device, non_blocking=True))
+        print(data.y.cpu())
+"""
+
+
+def test_a_drawn_batch_object_moved_in_the_loop_has_device_fields():
+    # PyG's `Data.to` moves the batch's own fields and returns it: after `model(data.to(device))`
+    # `data.y` may be on the device, as for a `for` loop's batch (d8afcec).
+    assert _at(DRAWN_GRAPHS, "SL201") == [(11, 15)]

@@ -258,7 +258,12 @@ class DeviceInference:
         (``data.y``)."""
         if node.attr.value in _SAME_DEVICE_VIEWS and self.on_host(node.value):
             return True
-        if isinstance(node.value, cst.Name) and self.flow.is_loader_batch(node.value.value) and self.on_host(node.value):
+        if (
+            isinstance(node.value, cst.Name)
+            and self.flow.is_loader_batch(node.value.value)
+            and not self.flow.object_moved(node.value.value)
+            and self.on_host(node.value)
+        ):
             # ``data.y`` of a host batch the loop stores no device value in (PyG's ``Batch``,
             # a named tuple): the loader's collate built its fields, on the host.
             return True

@@ -22,7 +22,7 @@ import libcst as cst
 
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
-from synclint.analysis.host_batches import host_batch_names, root_name, string_key
+from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
 from synclint.analysis.host_lists import appended_in, growth, is_empty_list, only_grown_by_appends
 from synclint.analysis.imports import ImportMap, dotted_name
 from synclint.analysis.devices import (
@@ -108,6 +108,11 @@ class Scope:
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
+    #: Loader batches whose loop moves the batch object itself anywhere, not only as a
+    #: statement (``model(data.to(device))``, ``data.apply(...)``, ``setattr(data, ...)``):
+    #: PyG's ``Data`` moves its own fields and returns itself, so its fields read as
+    #: attributes (``data.y``) may be on the device (see ``DeviceInference._attribute_on_host``).
+    moved_objects: set[str] = field(default_factory=set)
     #: Host batches (in ``host``) whose fields at these keys the loop replaced with device
     #: values (``batch["pred"] = model(x)``): see :mod:`synclint.analysis.host_batches`.
     device_keys: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -875,8 +880,15 @@ class FlowState:
         batches = host_batch_names(
             node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter)
         )
+        self._hold_host_batches(batches, node.body)
+
+    def _hold_host_batches(self, batches: dict[str, frozenset[str]], body: cst.BaseSuite) -> None:
+        """The names of ``batches`` (see :func:`host_batch_names`) hold a loader's host batches in
+        ``body``: their device keys, and whether ``body`` moves the batch object itself."""
         self.scope.host.update(batches)
         self.scope.loader_batches.update(batches)
+        self.scope.moved_objects.difference_update(batches)
+        self.scope.moved_objects.update(objects_moved(body, set(batches)))
         for name, keys in batches.items():
             if keys:
                 self.scope.device_keys[name] = keys
@@ -918,14 +930,7 @@ class FlowState:
         if not isinstance(body, cst.BaseSuite):
             return
         names = {name.value for target in node.targets for name in target_name_nodes(target.target)}
-        batches = host_batch_names(body, names, host_loader=True, drawn_by=node)
-        self.scope.host.update(batches)
-        self.scope.loader_batches.update(batches)
-        for name, keys in batches.items():
-            if keys:
-                self.scope.device_keys[name] = keys
-            else:
-                self.scope.device_keys.pop(name, None)
+        self._hold_host_batches(host_batch_names(body, names, host_loader=True, drawn_by=node), body)
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
@@ -991,6 +996,10 @@ class FlowState:
         scope binding it says (a closure in the loop reads the loop's batch)."""
         scope = self.binding_scope(name)
         return scope.device_keys.get(name, frozenset()) if scope is not None else frozenset()
+
+    def object_moved(self, name: str) -> bool:
+        """The loop over ``name``'s loader moves the batch object itself (see ``Scope.moved_objects``)."""
+        return name in self.scope.moved_objects
 
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""

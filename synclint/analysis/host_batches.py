@@ -67,6 +67,40 @@ def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = F
     return {name: frozenset(device_keys.get(name, ())) for name in names - changed}
 
 
+#: Methods by which an object moves its own fields and returns itself (PyG's ``Data.to``,
+#: ``cuda``, ``apply``; Hugging Face's ``BatchEncoding.to``).
+_OBJECT_MOVES = frozenset({"to", "apply", "cuda", "xpu", "npu", "mps"})
+
+
+def objects_moved(body: cst.CSTNode, names: set[str]) -> set[str]:
+    """The names among ``names`` whose object ``body`` moves wherever the call stands, not
+    only as a statement (``out = model(data.to(device))``, ``data.apply(f)``) or whose
+    attributes it sets by name (``setattr(data, "y", y.cuda())``): fields of such an object
+    read as attributes (``data.y``) may be on the device afterwards."""
+    found: set[str] = set()
+    for node in _calls(body):
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in names:
+            if func.attr.value in _OBJECT_MOVES:
+                found.add(func.value.value)
+        elif isinstance(func, cst.Name) and func.value == "setattr" and node.args:
+            first = node.args[0].value
+            if isinstance(first, cst.Name) and first.value in names:
+                found.add(first.value)
+    return found
+
+
+def _calls(body: cst.CSTNode) -> list[cst.Call]:
+    calls: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    walk(body, _Calls())
+    return calls
+
+
 def _device_value(node: cst.BaseExpression, device_names: set[str]) -> bool:
     """An expression that builds on a device: a move (``x.cuda()``), a call given a device
     (``move(x, device)``) or a name bound to either."""
@@ -181,6 +215,22 @@ class _BatchUses(cst.CSTVisitor):
             self.elements.update((name.value, batch) for name in target_name_nodes(node.target))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and any(
+            isinstance(element.value, (cst.Subscript, cst.Attribute)) for element in target.elements
+        ):
+            # ``data.y, data.x = data.y.cuda(), data.x.cuda()`` stores in the batch as two
+            # assignments do: element by element where the value is spelled out, else each
+            # element from the whole value.
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
+            if len(values) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*values, *target.elements)
+            ):
+                for element, part in zip(target.elements, values):
+                    self._bind(element.value, part.value)
+            else:
+                for element in target.elements:
+                    self._bind(element.value, value)
+            return
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "") or self.elements.get(root or "")

@@ -402,8 +402,15 @@ def compute_contexts(
     # loops and all, unless something may run it unseen (see synclint.project.self_tests).
     self_tests_only = {callee for edges in resolved.values() for callee, quiet in edges if quiet == SELF_TEST}
     self_tests_only -= {callee for edges in resolved.values() for callee, quiet in edges if quiet != SELF_TEST}
+    # A self-test's call says nothing of a function the program calls too: it runs outside
+    # the program, not rarely in it. Its other callers decide (a library API's caller leaves
+    # it unknown), and the self-test counts for none of them.
+    self_test_calls = {(caller, callee) for caller, edges in resolved.items() for callee, quiet in edges if quiet == SELF_TEST}
+    self_test_calls -= {(caller, callee) for caller, edges in resolved.items() for callee, quiet in edges if quiet != SELF_TEST}
     for fid, edges in sorted(resolved.items()):
         for callee, quiet in edges:
+            if quiet == SELF_TEST and callee not in self_tests_only:
+                continue
             if quiet is not None and callee not in contexts:
                 why = f"called only where it runs rarely: {quiet}"
                 if callee in self_tests_only and not index.runs_unseen(callee):
@@ -413,11 +420,12 @@ def compute_contexts(
     while cold_queue:
         fid = cold_queue.popleft()
         for callee, _quiet in resolved.get(fid, ()):
-            if callee not in contexts and all(
-                caller in contexts and contexts[caller].is_cold for caller in callers.get(callee, ())
+            deciding = sorted(caller for caller in callers.get(callee, ()) if (caller, callee) not in self_test_calls)
+            if callee not in contexts and deciding and all(
+                caller in contexts and contexts[caller].is_cold for caller in deciding
             ):
                 why = _called_only_from(
-                    _program_why([contexts[caller].why for caller in sorted(callers[callee])], contexts[fid].why)
+                    _program_why([contexts[caller].why for caller in deciding], contexts[fid].why)
                 )
                 if why == SELF_TEST_HELPER and index.runs_unseen(callee):
                     why = f"called only where it runs rarely: {SELF_TEST}"  # (its loops may be steps)

@@ -80,7 +80,16 @@ def _formats_text(call: ast.Call) -> bool:
 def main_blocks(tree: ast.Module) -> list[ast.If]:
     """The module's top-level ``if __name__ == "__main__":`` statements: what runs only when
     the file is run, not when it is imported."""
-    return [statement for statement in tree.body if isinstance(statement, ast.If) and _main_guard(statement.test)]
+    return [statement for statement in tree.body if isinstance(statement, ast.If) and _only_when_run(statement.test)]
+
+
+def _only_when_run(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``, alone or in an ``and``: a test false whenever the module
+    is imported. Not ``!=`` (true on import) nor an ``or`` (``... or FORCE`` may be true on
+    import), which :func:`_main_guard` accepts as a sign of a script."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(map(_only_when_run, test.values))
+    return _main_guard(test) and isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq)
 
 
 def _main_guard(test: ast.expr) -> bool:

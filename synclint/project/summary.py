@@ -110,7 +110,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 65
+SUMMARY_VERSION = 67
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -279,6 +279,16 @@ class FunctionSummary:
     #: a method's ``self`` (a receiver only if the project binds its name so), also when
     #: read through ``opt = self.opt``.
     flag_guards: tuple[ParamGuard, ...] = ()
+    #: A loop of its body draws batches and runs a backward pass (:func:`trains_on_batches`):
+    #: a ``__main__`` block that reaches it trains (see :mod:`synclint.project.self_tests`).
+    trains: bool = False
+    #: It runs a backward pass itself (``loss.backward()``), in a loop or not: a loop over
+    #: batches that calls it trains (see :mod:`synclint.project.self_tests`).
+    backward: bool = False
+    #: (first line, last line) of its loops that draw batches (:func:`step_loop`), not of
+    #: those over its own items (a self-test's ``for x, y in pairs``): one that calls a
+    #: backward pass trains (see :mod:`synclint.project.self_tests`).
+    draws: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -380,6 +390,8 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
         builder.module(tree)
     except RecursionError:
         return None
+    if "backward" in source:  # (a cheap test first: most modules run no backward pass)
+        _mark_training_functions(tree, builder.functions.values())
     return FileSummary(SUMMARY_VERSION, builder.imports, builder.functions, builder.classes, tuple(builder.redefined),
                        frozenset(builder.passed_as_values), frozenset(builder.handed_attributes),
                        frozenset(builder.unspelled_calls),
@@ -496,7 +508,48 @@ def _web_demo(tree: ast.Module) -> str | None:
 def _self_test_blocks(tree: ast.Module) -> tuple[tuple[int, int], ...]:
     """:attr:`FileSummary.main_blocks`: the ``__main__`` blocks that do not train."""
     return tuple((block.body[0].lineno, block.body[-1].end_lineno or block.body[-1].lineno)
-                 for block in main_blocks(tree) if not trains_on_batches(block))
+                 for block in main_blocks(tree) if not _trains_through(tree, block))
+
+
+def _mark_training_functions(tree: ast.Module, functions: Iterable[FunctionSummary]) -> None:
+    """Set :attr:`FunctionSummary.trains` of the functions that hold a training loop, and
+    :attr:`FunctionSummary.backward` of those that run a backward pass (one walk of the
+    module, not one per function)."""
+    nodes = list(ast.walk(tree))
+    backward = [node.lineno for node in nodes if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute) and node.func.attr in BACKWARD_METHODS]
+    if not backward:
+        return  # (most modules: no loop of theirs can train)
+    lines = [loop.lineno for loop in nodes
+             if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+             and any(loop.lineno <= line <= (loop.end_lineno or loop.lineno) for line in backward) and _trains(loop)]
+    for function in functions:
+        if function.qualname != "<module>":
+            function.trains = any(function.line <= line <= function.end_line for line in lines)
+            function.backward = any(function.line <= line <= function.end_line for line in backward)
+
+
+def _trains(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    return _backpropagates(loop) and bool(step_loop(loop, set())[1])
+
+
+def _trains_through(tree: ast.Module, block: ast.If) -> bool:
+    """Whether ``block`` trains, in its own loops or in those of the module's top-level
+    functions and classes it names, and those they name in turn: an entry point's block is
+    often just ``main()``, with the training loop in ``main`` or a ``train`` it calls.
+    (Only this module's definitions: the summary is the file's alone.)"""
+    definitions = {statement.name: statement for statement in tree.body
+                   if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    seen: set[str] = set()
+    queue: list[ast.AST] = [block]
+    while queue:
+        node = queue.pop()
+        if trains_on_batches(node):
+            return True
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & definitions.keys() - seen:
+            seen.add(name)
+            queue.append(definitions[name])
+    return False
 
 
 def trains_on_batches(tree: ast.AST) -> bool:
@@ -1256,6 +1309,8 @@ class _CallWalker:
                 self.held[id(built)] = node.targets[0].attr
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             loader, ends_run = step_loop(node, self.loaders)
+            if ends_run:
+                self.owner.draws = (*self.owner.draws, (node.lineno, node.end_lineno or node.lineno))
             if isinstance(node, ast.While):
                 self._expressions([node.test])
             else:
