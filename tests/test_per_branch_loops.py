@@ -40,3 +40,26 @@ def _sl301(body: str) -> list[int]:
 def test_branches_are_not_samples(body, flagged):
     assert bool(_sl301(body)) is flagged
 
+
+
+SKIP_CONNECTIONS = """
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def forward(self, x, {name}):
+        x = x.flatten(2).transpose(1, 2).contiguous()
+        for index, i in enumerate({name}):
+            i = i.flatten(2).transpose(1, 2).contiguous()
+            {name}[index] = i
+        return x
+"""
+
+
+@pytest.mark.parametrize(("name", "flagged"), [("skips", False), ("heads", False), ("samples", True)])
+def test_a_list_named_for_pieces_is_walked_piece_by_piece(name, flagged):
+    # nnFormer's decoder flattens each of the encoder's skip connections, one whole-batch
+    # tensor per stage: the list's name says what it holds, the loop's names do not.
+    found = [f.line for f in check_source(SKIP_CONNECTIONS.format(name=name), "m.py", include_cold=True) if f.code == "SL301"]
+    assert bool(found) is flagged

@@ -23,7 +23,9 @@ _IOU_NAME = re.compile(r"iou", re.I)
 #: multi-crop batch (``for layer_index, layer_predictions in enumerate(predictions)``:
 #: a YOLO loss per output layer, each of another grid size).
 _PIECE_NAME = re.compile(
-    r"(^|_)(chunks?|shards?|lvl|levels?|layers?|scales?|stages?|branch(es)?|views?|crops?|resolutions?)(_|$)", re.I
+    r"(^|_)(chunks?|shards?|lvl|levels?|layers?|scales?|stages?|branch(es)?|views?|crops?|resolutions?|skips?"
+    r"|heads?)(_|$)",
+    re.I,
 )
 #: Names of ground truth, by their first or last word: ``flow_gt``, ``targets``,
 #: ``target_masks``, ``gt_boxes`` (not ``max_label_len``, a length).
@@ -186,8 +188,9 @@ class PerSampleLoop(Rule):
     nothing), nor is one whose variables name pieces of every
     sample (`for student_chunk, label_chunk in ...`, `for lvl, (h, w) in
     enumerate(spatial_shapes)`, `for layer_index, layer_out in
-    enumerate(outputs)`: levels, layers, scales, stages, branches, views and
-    crops), nor one that calls what the loop variable picks
+    enumerate(outputs)`: levels, layers, scales, stages, branches, views,
+    crops, skip connections and heads), or whose one list does (`for index, i in
+    enumerate(skips)`, nnFormer's decoder), nor one that calls what the loop variable picks
     (`self.adapt_convs[i](xs[i])`, `getattr(self, f"head{i}")(x)`, also through a
     local: `m = getattr(self, f"stem{i}"); m(x[i])`: each pass
     runs its own weights, a branch of the network rather than a sample), nor
@@ -945,7 +948,9 @@ def _walks_pieces(node: cst.For) -> bool:
     """Every name the loop binds (``enumerate``'s counter aside) names a piece:
     ``for student_chunk, label_chunk in zip(...)``; or ``enumerate``'s counter does
     (``for lvl, (h, w) in enumerate(spatial_shapes)``: it counts levels). One
-    sample-named variable beside a ``chunk_id`` still walks samples."""
+    sample-named variable beside a ``chunk_id`` still walks samples. Or the one list it walks
+    is named for pieces: ``for index, i in enumerate(skips)`` (nnFormer's decoder, over the
+    encoder's skip connections, one whole-batch tensor per stage)."""
     target = node.target
     iterable = node.iter
     if (
@@ -956,6 +961,9 @@ def _walks_pieces(node: cst.For) -> bool:
         if isinstance(counter, cst.Name) and _PIECE_NAME.search(counter.value):
             return True
         target = target.elements[1].value
+        iterable = iterable.args[0].value if iterable.args else iterable
+    if isinstance(iterable, (cst.Name, cst.Attribute)) and _PIECE_NAME.search((dotted_name(iterable) or "").rsplit(".", 1)[-1]):
+        return True
     names = list(_names(target))
     return bool(names) and all(_PIECE_NAME.search(name.value) for name in names)
 
