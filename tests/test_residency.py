@@ -1456,3 +1456,30 @@ def test_a_drawn_batch_object_moved_in_the_loop_has_device_fields():
     # PyG's `Data.to` moves the batch's own fields and returns it: after `model(data.to(device))`
     # `data.y` may be on the device, as for a `for` loop's batch (d8afcec).
     assert _at(DRAWN_GRAPHS, "SL201") == [(11, 15)]
+
+
+REDRAWN_BATCHES = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = next(data_iter, None)
+        if batch is None:
+            data_iter = iter(loader)
+            batch = next(data_iter)
+        move_to(batch, device)
+        loss = model(batch["x"])
+        loss.backward()
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_batch_drawn_again_when_the_loader_runs_out_is_still_changed_in_place():
+    # `batch = next(it, None); if batch is None: it = iter(loader); batch = next(it)`: both
+    # draws bind the loader's batch, which `move_to(batch, device)` then moves in place. The
+    # second draw is no rebinding to something else that would hide the move.
+    assert _at(REDRAWN_BATCHES, "SL201") == [(17, 15)]
