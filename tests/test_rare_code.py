@@ -2433,3 +2433,19 @@ def test_a_block_that_only_warns_of_an_anomaly_is_a_warning_path():
     assert found[(19, "SL201")] == warning
     assert found[(13, "SL202")][0] == "hot"  # the test itself
     assert [found[(line, "SL201")][0] for line in (21, 22, 24, 26)] == ["hot"] * 4
+
+
+def test_a_warning_on_the_line_of_its_test_leaves_the_test_hot():
+    # Contexts are per line: a warning path written on its test's line would make the
+    # test's own sync, which runs every step, cold with it.
+    found = _found("""
+        import logging
+        import torch
+        log = logging.getLogger(__name__)
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                loss = x.sum()
+                if loss.item() > 30: log.warning("High loss")
+                return loss
+        """)
+    assert found[(8, "SL201")][0] == "hot"
