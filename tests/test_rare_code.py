@@ -2449,3 +2449,27 @@ def test_a_warning_on_the_line_of_its_test_leaves_the_test_hot():
                 return loss
         """)
     assert found[(8, "SL201")][0] == "hot"
+
+
+def test_a_warning_under_a_rank_or_flag_check_is_the_step_s():
+    # `logger.warning` serves as the step's log where INFO is hidden: under a check of who
+    # or whether to log (a rank, a flag), not of an anomaly, it runs every step.
+    found = _found("""
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        def train(model, loader, opt, rank, args):
+            for step, batch in enumerate(loader):
+                loss = model(batch.cuda())
+                loss.backward()
+                opt.step()
+                if rank == 0:
+                    logger.warning(f"step {step}: loss {loss.item():.4f}")
+                if is_main_process() and not dist.is_initialized():
+                    logger.warning("loss %s", loss.item())
+                if loss.detach() > 30:
+                    logger.warning("high loss %s", loss.item())
+        """)
+    assert found[(11, "SL201")][0] == "hot"
+    assert found[(13, "SL201")][0] == "hot"
+    assert found[(15, "SL201")] == ("cold", "only when it warns of an anomaly (a warning path)")

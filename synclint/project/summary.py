@@ -77,6 +77,7 @@ from synclint.project.rare_blocks import (
     is_positive_int,
     keeps_finite_elements,
     only_warns,
+    tests_who_or_whether,
     other_backend_check,
     parameter_guards,
     rearmed_flags,
@@ -1456,7 +1457,8 @@ class _CallWalker:
             return NON_FINITE_ONLY
         # (Contexts are per line: a warning on its test's line, ``if loss.item() > 30:
         # log.warning(...)``, would make the test's sync, which runs every step, cold too.)
-        if only_warns(node.body) and node.body[0].lineno > (node.test.end_lineno or node.test.lineno):
+        if (only_warns(node.body) and node.body[0].lineno > (node.test.end_lineno or node.test.lineno)
+                and not tests_who_or_whether(node.test)):
             return WARNING_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
