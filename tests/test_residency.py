@@ -1483,3 +1483,27 @@ def test_a_batch_drawn_again_when_the_loader_runs_out_is_still_changed_in_place(
     # draws bind the loader's batch, which `move_to(batch, device)` then moves in place. The
     # second draw is no rebinding to something else that would hide the move.
     assert _at(REDRAWN_BATCHES, "SL201") == [(17, 15)]
+
+
+REBOUND_ITERATORS = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = next(data_iter)
+        loss = model(batch["x"].to(device))
+        loss.backward()
+        print(batch["y"].sum().item())
+        if step == 0:
+            data_iter = CudaPrefetcher(loader)
+"""
+
+
+def test_a_batch_drawn_from_an_iterator_the_loop_rebinds_to_another_is_not_known():
+    # From the second step on, `data_iter` is the prefetcher, whose batches are on the
+    # device: what `next(data_iter)` draws in the loop is not only the pinned loader's.
+    assert _at(REBOUND_ITERATORS, "SL201") == [(13, 15)]

@@ -929,8 +929,53 @@ class FlowState:
         body = loops[-1].body if loops else getattr(self.scope.node, "body", None)
         if not isinstance(body, cst.BaseSuite):
             return
+        if isinstance(source, cst.Name) and loops and self._rebinds_off_a_host_loader(loops[0], source.value):
+            return  # (``data_iter = CudaPrefetcher(loader)`` later in the loop: the next pass draws from that)
         names = {name.value for target in node.targets for name in target_name_nodes(target.target)}
         self._hold_host_batches(host_batch_names(body, names, host_loader=True, drawn_by=node), body)
+
+    def _rebinds_off_a_host_loader(self, loop: cst.For | cst.While, name: str) -> bool:
+        """``loop`` binds ``name`` (an iterator ``next`` draws from) to anything but an
+        iterator of a loader of host batches, anywhere in it: a later pass may draw from
+        that (``data_iter = CudaPrefetcher(loader)``). ``data_iter = iter(loader)`` where
+        the loader runs out draws the same batches."""
+        found = False
+
+        class _Rebinds(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Assign(inner, node: cst.Assign) -> None:
+                nonlocal found
+                bound = {n.value for target in node.targets for n in target_name_nodes(target.target)}
+                if name in bound and not (
+                    len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                    and self._iterator_of_a_host_loader(node.value)
+                ):
+                    found = True
+
+            def visit_AugAssign(inner, node: cst.AugAssign) -> None:
+                nonlocal found
+                found = found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+            def visit_NamedExpr(inner, node: cst.NamedExpr) -> None:
+                nonlocal found
+                found = found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+            def visit_For(inner, node: cst.For) -> None:
+                nonlocal found
+                found = found or name in {n.value for n in target_name_nodes(node.target)}
+
+            def visit_WithItem(inner, node: cst.WithItem) -> None:
+                nonlocal found
+                if node.asname is not None:
+                    found = found or name in {n.value for n in target_name_nodes(node.asname.name)}
+
+        walk(loop.body, _Rebinds())
+        return found
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the
