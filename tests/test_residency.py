@@ -1507,3 +1507,27 @@ def test_a_batch_drawn_from_an_iterator_the_loop_rebinds_to_another_is_not_known
     # From the second step on, `data_iter` is the prefetcher, whose batches are on the
     # device: what `next(data_iter)` draws in the loop is not only the pinned loader's.
     assert _at(REBOUND_ITERATORS, "SL201") == [(13, 15)]
+
+
+BOUND_BEFORE_THE_DRAW = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = None
+        batch = next(data_iter)
+        move_to(batch, device)
+        loss = model(batch["x"])
+        loss.backward()
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_name_bound_before_its_draw_still_takes_the_batch_there():
+    # `batch = None` above the draw is no rebinding of the drawn batch: `move_to(batch,
+    # device)` after the draw moves it in place.
+    assert _at(BOUND_BEFORE_THE_DRAW, "SL201") == [(15, 15)]

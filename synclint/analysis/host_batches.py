@@ -193,7 +193,12 @@ class _BatchUses(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if node is self.drawn_by or self._draws_again(node):
-            return  # (where the names take the batch: no rebinding of it)
+            # Where the names take the batch: no rebinding of it, and what they held above
+            # (``batch = None``) is no longer what they hold.
+            self.bound_otherwise.difference_update(self.names)
+            for name in self.names:
+                self.fields.pop(name, None)
+            return
         for target in node.targets:
             self._bind(target.target, node.value)
 
