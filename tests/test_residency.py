@@ -1531,3 +1531,25 @@ def test_a_name_bound_before_its_draw_still_takes_the_batch_there():
     # `batch = None` above the draw is no rebinding of the drawn batch: `move_to(batch,
     # device)` after the draw moves it in place.
     assert _at(BOUND_BEFORE_THE_DRAW, "SL201") == [(15, 15)]
+
+
+DRAWN_IN_AN_INNER_LOOP = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    while True:
+        for _ in range(4):
+            batch = next(data_iter)
+            loss = model(batch["x"].cuda())
+        move_to(batch, device)
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_batch_drawn_in_an_inner_loop_is_changed_by_the_outer_loop_too():
+    # The last batch the inner loop draws lives on in the outer loop, which moves it in place.
+    assert _at(DRAWN_IN_AN_INNER_LOOP, "SL201") == [(14, 15)]

@@ -915,8 +915,8 @@ class FlowState:
         """``batch, wid = next(data_iter)`` of ``data_iter = iter(DataLoader(..., pin_memory=True))``
         (pydreamer's training loop draws its batches by hand): a batch of a loader of host
         batches, as a ``for`` loop over the loader would bind it (:meth:`_bind_host_batch`).
-        Its fields stay on the host but where the enclosing loop (or, outside one, the
-        function) stores device values in it or changes it in place."""
+        Its fields stay on the host but where the outermost enclosing loop (or, outside one,
+        the function) stores device values in it or changes it in place."""
         value = node.value
         if not (isinstance(value, cst.Call) and dotted_name(value.func) == "next" and value.args
                 and value.args[0].keyword is None and not value.args[0].star):
@@ -926,7 +926,9 @@ class FlowState:
                 isinstance(source, cst.Name) and source.value in (self.binding_scope(source.value) or self.scope).host_loaders)):
             return
         loops = [loop for loop in self.scope.loops if isinstance(loop, (cst.For, cst.While))]
-        body = loops[-1].body if loops else getattr(self.scope.node, "body", None)
+        # (The outermost loop: a batch drawn in an inner loop lives on in the outer one, which
+        # may move it in place after the inner loop ends.)
+        body = loops[0].body if loops else getattr(self.scope.node, "body", None)
         if not isinstance(body, cst.BaseSuite):
             return
         if isinstance(source, cst.Name) and loops and self._rebinds_off_a_host_loader(loops[0], source.value):
