@@ -3,7 +3,7 @@
 The code cells are joined into one virtual module, so ``import torch`` in the
 first cell resolves names in the fifth, as when the notebook runs top to
 bottom. IPython syntax (``%timeit``, ``!pip``, ``x = !ls``, ``obj?``, and magics and shell
-aliases without their ``%``, ``pip install ...``, ``ls data/``) is masked
+aliases without their ``%`` in a cell of one line, ``pip install ...``, ``ls data/``) is masked
 line by line with a ``pass`` of the same indentation; cell magics (``%%bash``)
 skip the whole cell. Findings are mapped back to 1-based cell numbers (counting
 every cell, markdown included, as a notebook UI does) and cell-relative lines.
@@ -150,10 +150,15 @@ def mask_ipython(source: str, originals: list[str]) -> str | None:
     masked: list[str] = []
     continued = False
     indent = ""
+    # IPython's automagic (``pip install ...`` without ``%``) is a dynamic transformation it
+    # applies to a cell of one line only (``InteractiveShell.transform_cell``): in a longer
+    # cell such a line is a SyntaxError and none of the cell runs. (Blank lines aside.)
+    single_line = sum(1 for line in lines if line.strip()) == 1
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.strip()
-        if continued or ((_looks_like_ipython(stripped) or _automagic(stripped)) and _starts_statement("".join(masked))):
+        magic = _looks_like_ipython(stripped) or (single_line and _automagic(stripped))
+        if continued or (magic and _starts_statement("".join(masked))):
             if not continued:  # a ``\`` continuation keeps its statement's indentation, not its own
                 indent = body[: len(body) - len(body.lstrip())]
             masked.append(indent + _PLACEHOLDER.format(len(originals)) + line[len(body) :])

@@ -60,8 +60,22 @@ def test_line_magics_are_skipped_and_the_rest_of_the_cell_is_checked(line):
 )
 def test_magics_and_shell_aliases_without_percent_are_ipython(line):
     # IPython's automagic runs them (vissl's tutorial lists its checkpoints with `ls`).
-    text = notebook(code("import torch as T\n"), code(f"{line}\nfor i in r:\n    y = T.nonzero(m)\n"))
-    assert positions(text) == [("SL101", 2, 3, 9)]
+    text = notebook(code("import torch as T\n"), code(f"{line}\n\n"), code("for i in r:\n    y = T.nonzero(m)\n"))
+    assert positions(text) == [("SL101", 3, 2, 9)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["pip install -r requirements.txt\nfor i in r:\n    y = T.nonzero(m)\n",
+     "for i in r:\n    ls /content/checkpoints/\n    y = T.nonzero(m)\n",
+     "# checkpoints\nls /content/checkpoints/\nfor i in r:\n    y = T.nonzero(m)\n"],
+)
+def test_magics_without_percent_in_a_cell_of_several_lines_are_no_ipython(source):
+    # IPython applies automagic to a cell of one line only (InteractiveShell.transform_cell:
+    # "only applied for single line commands"): in a longer cell the line is a SyntaxError
+    # and nothing of the cell runs, so its code is not checked as if it did.
+    text = notebook(code("import torch as T\n"), code(source))
+    assert [(code, cell) for code, cell, _line, _column in positions(text)] == [("SL000", 2)]
 
 
 @pytest.mark.parametrize("source", ["time = (1,\n        2)\n", "ls = [1]\n", "pip.main()\n", "run(x)\n", "cd\n"])

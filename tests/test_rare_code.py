@@ -2433,3 +2433,43 @@ def test_a_block_that_only_warns_of_an_anomaly_is_a_warning_path():
     assert found[(19, "SL201")] == warning
     assert found[(13, "SL202")][0] == "hot"  # the test itself
     assert [found[(line, "SL201")][0] for line in (21, 22, 24, 26)] == ["hot"] * 4
+
+
+def test_a_warning_on_the_line_of_its_test_leaves_the_test_hot():
+    # Contexts are per line: a warning path written on its test's line would make the
+    # test's own sync, which runs every step, cold with it.
+    found = _found("""
+        import logging
+        import torch
+        log = logging.getLogger(__name__)
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                loss = x.sum()
+                if loss.item() > 30: log.warning("High loss")
+                return loss
+        """)
+    assert found[(8, "SL201")][0] == "hot"
+
+
+def test_a_warning_under_a_rank_or_flag_check_is_the_step_s():
+    # `logger.warning` serves as the step's log where INFO is hidden: under a check of who
+    # or whether to log (a rank, a flag), not of an anomaly, it runs every step.
+    found = _found("""
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        def train(model, loader, opt, rank, args):
+            for step, batch in enumerate(loader):
+                loss = model(batch.cuda())
+                loss.backward()
+                opt.step()
+                if rank == 0:
+                    logger.warning(f"step {step}: loss {loss.item():.4f}")
+                if is_main_process() and not dist.is_initialized():
+                    logger.warning("loss %s", loss.item())
+                if loss.detach() > 30:
+                    logger.warning("high loss %s", loss.item())
+        """)
+    assert found[(11, "SL201")][0] == "hot"
+    assert found[(13, "SL201")][0] == "hot"
+    assert found[(15, "SL201")] == ("cold", "only when it warns of an anomaly (a warning path)")

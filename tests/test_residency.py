@@ -1456,3 +1456,100 @@ def test_a_drawn_batch_object_moved_in_the_loop_has_device_fields():
     # PyG's `Data.to` moves the batch's own fields and returns it: after `model(data.to(device))`
     # `data.y` may be on the device, as for a `for` loop's batch (d8afcec).
     assert _at(DRAWN_GRAPHS, "SL201") == [(11, 15)]
+
+
+REDRAWN_BATCHES = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = next(data_iter, None)
+        if batch is None:
+            data_iter = iter(loader)
+            batch = next(data_iter)
+        move_to(batch, device)
+        loss = model(batch["x"])
+        loss.backward()
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_batch_drawn_again_when_the_loader_runs_out_is_still_changed_in_place():
+    # `batch = next(it, None); if batch is None: it = iter(loader); batch = next(it)`: both
+    # draws bind the loader's batch, which `move_to(batch, device)` then moves in place. The
+    # second draw is no rebinding to something else that would hide the move.
+    assert _at(REDRAWN_BATCHES, "SL201") == [(17, 15)]
+
+
+REBOUND_ITERATORS = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = next(data_iter)
+        loss = model(batch["x"].to(device))
+        loss.backward()
+        print(batch["y"].sum().item())
+        if step == 0:
+            data_iter = CudaPrefetcher(loader)
+"""
+
+
+def test_a_batch_drawn_from_an_iterator_the_loop_rebinds_to_another_is_not_known():
+    # From the second step on, `data_iter` is the prefetcher, whose batches are on the
+    # device: what `next(data_iter)` draws in the loop is not only the pinned loader's.
+    assert _at(REBOUND_ITERATORS, "SL201") == [(13, 15)]
+
+
+BOUND_BEFORE_THE_DRAW = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    for step in range(steps):
+        batch = None
+        batch = next(data_iter)
+        move_to(batch, device)
+        loss = model(batch["x"])
+        loss.backward()
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_name_bound_before_its_draw_still_takes_the_batch_there():
+    # `batch = None` above the draw is no rebinding of the drawn batch: `move_to(batch,
+    # device)` after the draw moves it in place.
+    assert _at(BOUND_BEFORE_THE_DRAW, "SL201") == [(15, 15)]
+
+
+DRAWN_IN_AN_INNER_LOOP = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, data, device, steps):
+    loader = DataLoader(data, batch_size=8, pin_memory=True)
+    data_iter = iter(loader)
+    while True:
+        for _ in range(4):
+            batch = next(data_iter)
+            loss = model(batch["x"].cuda())
+        move_to(batch, device)
+        print(batch["y"].sum().item())
+"""
+
+
+def test_a_batch_drawn_in_an_inner_loop_is_changed_by_the_outer_loop_too():
+    # The last batch the inner loop draws lives on in the outer loop, which moves it in place.
+    assert _at(DRAWN_IN_AN_INNER_LOOP, "SL201") == [(14, 15)]

@@ -915,8 +915,8 @@ class FlowState:
         """``batch, wid = next(data_iter)`` of ``data_iter = iter(DataLoader(..., pin_memory=True))``
         (pydreamer's training loop draws its batches by hand): a batch of a loader of host
         batches, as a ``for`` loop over the loader would bind it (:meth:`_bind_host_batch`).
-        Its fields stay on the host but where the enclosing loop (or, outside one, the
-        function) stores device values in it or changes it in place."""
+        Its fields stay on the host but where the outermost enclosing loop (or, outside one,
+        the function) stores device values in it or changes it in place."""
         value = node.value
         if not (isinstance(value, cst.Call) and dotted_name(value.func) == "next" and value.args
                 and value.args[0].keyword is None and not value.args[0].star):
@@ -926,11 +926,58 @@ class FlowState:
                 isinstance(source, cst.Name) and source.value in (self.binding_scope(source.value) or self.scope).host_loaders)):
             return
         loops = [loop for loop in self.scope.loops if isinstance(loop, (cst.For, cst.While))]
-        body = loops[-1].body if loops else getattr(self.scope.node, "body", None)
+        # (The outermost loop: a batch drawn in an inner loop lives on in the outer one, which
+        # may move it in place after the inner loop ends.)
+        body = loops[0].body if loops else getattr(self.scope.node, "body", None)
         if not isinstance(body, cst.BaseSuite):
             return
+        if isinstance(source, cst.Name) and loops and self._rebinds_off_a_host_loader(loops[0], source.value):
+            return  # (``data_iter = CudaPrefetcher(loader)`` later in the loop: the next pass draws from that)
         names = {name.value for target in node.targets for name in target_name_nodes(target.target)}
         self._hold_host_batches(host_batch_names(body, names, host_loader=True, drawn_by=node), body)
+
+    def _rebinds_off_a_host_loader(self, loop: cst.For | cst.While, name: str) -> bool:
+        """``loop`` binds ``name`` (an iterator ``next`` draws from) to anything but an
+        iterator of a loader of host batches, anywhere in it: a later pass may draw from
+        that (``data_iter = CudaPrefetcher(loader)``). ``data_iter = iter(loader)`` where
+        the loader runs out draws the same batches."""
+        found = False
+
+        class _Rebinds(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Assign(inner, node: cst.Assign) -> None:
+                nonlocal found
+                bound = {n.value for target in node.targets for n in target_name_nodes(target.target)}
+                if name in bound and not (
+                    len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                    and self._iterator_of_a_host_loader(node.value)
+                ):
+                    found = True
+
+            def visit_AugAssign(inner, node: cst.AugAssign) -> None:
+                nonlocal found
+                found = found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+            def visit_NamedExpr(inner, node: cst.NamedExpr) -> None:
+                nonlocal found
+                found = found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+            def visit_For(inner, node: cst.For) -> None:
+                nonlocal found
+                found = found or name in {n.value for n in target_name_nodes(node.target)}
+
+            def visit_WithItem(inner, node: cst.WithItem) -> None:
+                nonlocal found
+                if node.asname is not None:
+                    found = found or name in {n.value for n in target_name_nodes(node.asname.name)}
+
+        walk(loop.body, _Rebinds())
+        return found
 
     def _iterates_a_host_loader(self, node: cst.BaseExpression) -> bool:
         """``loader``, ``enumerate(loader, 1)`` or ``tqdm(enumerate(loader))`` of a name the

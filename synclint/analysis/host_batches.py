@@ -192,10 +192,28 @@ class _BatchUses(cst.CSTVisitor):
             clause = clause.inner_for_in
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if node is self.drawn_by:
-            return  # (where the names take the batch: no rebinding of it)
+        if node is self.drawn_by or self._draws_again(node):
+            # Where the names take the batch: no rebinding of it, and what they held above
+            # (``batch = None``) is no longer what they hold.
+            self.bound_otherwise.difference_update(self.names)
+            for name in self.names:
+                self.fields.pop(name, None)
+            return
         for target in node.targets:
             self._bind(target.target, node.value)
+
+    def _draws_again(self, node: cst.Assign) -> bool:
+        """Another ``batch = next(...)`` of the drawn names: ``batch = next(it, None); if batch
+        is None: it = iter(loader); batch = next(it)`` draws the loader's batch twice. Taken
+        for a rebinding, it would hide what the body does to the batch after either draw
+        (``move_to(batch, device)``); where it draws from elsewhere, the flow rebinds the
+        names there anyway (an in-place change seen here only makes the batch less host)."""
+        if self.drawn_by is None:
+            return False
+        value = node.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next"):
+            return False
+        return {name.value for target in node.targets for name in target_name_nodes(target.target)} == self.names
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind(node.target, node.value)

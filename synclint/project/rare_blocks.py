@@ -15,7 +15,9 @@ Read from the code's control flow, not from names:
 * **warnings**: a branch that only warns of an anomaly (``if torch.abs(loss) > 30:
   log.warning("High loss value: %.4f", to_scalar(loss))``, sample-factory's learner),
   and sets flags, runs when the step has gone wrong: the values it formats are read
-  then, not every step. The test itself still runs every step;
+  then, not every step. The test itself still runs every step; and a test of who
+  or whether to log (``if rank == 0: logger.warning(f"loss {loss.item()}")``) is
+  no anomaly's: such a warning is the step's log;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
   ``if key not in self.table: self.table[key] = ...``) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
@@ -84,6 +86,26 @@ def only_warns(body: list[ast.stmt]) -> bool:
                 and all(isinstance(t, (ast.Name, ast.Attribute)) for t in _assigned(statement)))):
             return False
     return warns
+
+
+def tests_who_or_whether(test: ast.expr) -> bool:
+    """``rank == 0``, ``args.verbose``, ``is_main_process()``, ``True``: a test of who runs
+    or whether to log, made of names, attributes, constants and calls without arguments
+    under ``not``, ``and``, ``or``, ``==``, ``!=``, ``is``. A warning under one is no
+    warning of an anomaly: ``logger.warning`` serves as the step's log where INFO is
+    hidden. (An anomaly is tested on a value: ``torch.abs(loss) > 30``.)"""
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Constant)):
+        return True
+    if isinstance(test, ast.Call):
+        return not test.args and not test.keywords and isinstance(test.func, (ast.Name, ast.Attribute))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return tests_who_or_whether(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(tests_who_or_whether(value) for value in test.values)
+    if isinstance(test, ast.Compare):
+        return all(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in test.ops) and all(
+            tests_who_or_whether(value) for value in (test.left, *test.comparators))
+    return False
 
 
 def _assigned(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

@@ -77,6 +77,7 @@ from synclint.project.rare_blocks import (
     is_positive_int,
     keeps_finite_elements,
     only_warns,
+    tests_who_or_whether,
     other_backend_check,
     parameter_guards,
     rearmed_flags,
@@ -110,7 +111,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 67
+SUMMARY_VERSION = 68
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1454,7 +1455,10 @@ class _CallWalker:
             return "error path"
         if true_only_on_non_finite(node.test, self.arguments) and not keeps_finite_elements(node.body):
             return NON_FINITE_ONLY
-        if only_warns(node.body):
+        # (Contexts are per line: a warning on its test's line, ``if loss.item() > 30:
+        # log.warning(...)``, would make the test's sync, which runs every step, cold too.)
+        if (only_warns(node.body) and node.body[0].lineno > (node.test.end_lineno or node.test.lineno)
+                and not tests_who_or_whether(node.test)):
             return WARNING_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
             return "once per key (lazy initialisation: a cache filled on a miss)"
