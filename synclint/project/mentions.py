@@ -17,8 +17,11 @@ in any file) serve both questions asked of text: which classes nothing names
 
 from __future__ import annotations
 
+import ast
 import bisect
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Iterator
 
 from synclint.sources import python_text, read_source
@@ -340,3 +343,17 @@ def _spelled_as_word(text: bytes, name: bytes) -> bool:
             return True
         start = text.find(name, start + 1)
     return False
+
+
+def strings_and_comments(text: str) -> str:
+    """The string literals and comments of a module's source (a ``# Usage: python -m
+    pkg.tool`` documents how it runs as a docstring does), one per line (all of it when it
+    does not parse)."""
+    try:
+        tree = ast.parse(text)
+        comments = [token.string for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
+        return text
+    strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    return "\n".join([*strings, *comments])

@@ -44,16 +44,11 @@ from pathlib import Path
 from synclint.project.cold_reasons import SELF_TEST
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.layout import dotted_tails
-from synclint.project.mentions import python_text_of, spelled_in, spelled_names
+from synclint.project.mentions import python_text_of, spelled_in, spelled_names, strings_and_comments
+from synclint.project.step_branches import SkippedBlocks
 from synclint.project.summary import is_test_file
-from synclint.project.unimported_modules import _strings_of  # (strings and comments, as it reads them)
 
-#: (first line, last line, why) of the blocks of one function (as
-#: :data:`synclint.project.step_branches.SkippedBlocks`).
-_Blocks = tuple[tuple[int, int, str], ...]
-
-
-def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> dict[FunctionId, _Blocks]:
+def self_test_blocks(index: ProjectIndex, importers: Mapping[str, set[str]]) -> dict[FunctionId, SkippedBlocks]:
     """The self-test blocks of the project's modules, as blocks of their module code
     (``(file key, "<module>")``). ``importers``: the files (keys) whose import statements
     name each dotted module name."""
@@ -103,7 +98,7 @@ def _spelled_in_python(index: ProjectIndex, own: Mapping[str, set[str]]) -> set[
         text = python_text_of(key)
         if text is None:
             continue
-        spelled |= spelled_names(_strings_of(text), forms - spelled, {})[0]
+        spelled |= spelled_names(strings_and_comments(text), forms - spelled, {})[0]
     return spelled
 
 

@@ -82,10 +82,7 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 
 from __future__ import annotations
 
-import ast
-import io
 import os
-import tokenize
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -93,7 +90,7 @@ from typing import NamedTuple
 from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import dotted_tails, is_installable, natural_root
-from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names
+from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names, strings_and_comments
 from synclint.project.reflection import find_module_loading_in_packages
 
 #: Files that a tool runs or imports by their name, never by an import statement.
@@ -164,22 +161,8 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
         if forms - spelled - itself:
             spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled - itself, {})[0]
         if itself - spelled:
-            spelled |= spelled_names(_strings_of(text), itself - spelled, {})[0]
+            spelled |= spelled_names(strings_and_comments(text), itself - spelled, {})[0]
     return spelled
-
-
-def _strings_of(text: str) -> str:
-    """The string literals and comments of a module's source (a ``# Usage: python -m
-    pkg.tool`` documents how it runs as a docstring does), one per line (all of it when it
-    does not parse)."""
-    try:
-        tree = ast.parse(text)
-        comments = [token.string for token in tokenize.generate_tokens(io.StringIO(text).readline)
-                    if token.type == tokenize.COMMENT]
-    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
-        return text
-    strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
-    return "\n".join([*strings, *comments])
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
