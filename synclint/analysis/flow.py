@@ -922,8 +922,7 @@ class FlowState:
                 and value.args[0].keyword is None and not value.args[0].star):
             return
         source = value.args[0].value  # ``data_iter``, or ``iter(loader)`` itself
-        if not (self._iterator_of_a_host_loader(source) or (
-                isinstance(source, cst.Name) and source.value in (self.binding_scope(source.value) or self.scope).host_loaders)):
+        if not (self._iterator_of_a_host_loader(source) or (isinstance(source, cst.Name) and self._iterates_a_host_loader(source))):
             return
         loops = [loop for loop in self.scope.loops if isinstance(loop, (cst.For, cst.While))]
         # (The outermost loop: a batch drawn in an inner loop lives on in the outer one, which

@@ -138,12 +138,13 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # Blocks a constant never lets run do not depend on what calls them: known first, they
     # tell which classes are built only there.
     closed = blocks_closed_by_constants(index, split, whole_project)
+    importers = _importers(index)  # (asked by the self-tests and by ``imported_elsewhere``)
     # A module nothing imports, or a class nothing names, cannot run, but only a whole
     # project shows that nothing does; nor who imports a module with a self-test.
     unnamed: dict[ClassId, str | None] = {}
     unimported: dict[str, str] = {}
     if whole_project and not split:
-        closed = _with_self_tests(index, closed)
+        closed = _with_self_tests(index, closed, importers)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
@@ -167,22 +168,29 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
                      and not any(map(text_copies_asynchronously, notebooks.values())))
     result: dict[str, FileFacts] = {}
     decided = _decided_by(index, unimported)
-    imported = _imported_elsewhere(index, notebooks)
+    imported = _imported_elsewhere(index, importers, notebooks)
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
                                   unimported.get(key), blocking_only, split, split or key in imported)
     return result
 
 
-def _with_self_tests(index: ProjectIndex, closed: dict[FunctionId, SkippedBlocks]) -> dict[FunctionId, SkippedBlocks]:
-    """``closed`` and the ``__main__`` blocks of modules other files import, which never run
-    in the program (:mod:`synclint.project.self_tests`)."""
-    if not any(entry.summary.main_blocks for entry in index.entries.values()):
-        return closed
+def _importers(index: ProjectIndex) -> dict[str, set[str]]:
+    """Each dotted module name the project's import statements name, with the files (keys)
+    whose statements name it (see :func:`_named_modules`)."""
     importers: dict[str, set[str]] = {}
     for key in index.entries:
         for name in _named_modules(index, key):
             importers.setdefault(name, set()).add(key)
+    return importers
+
+
+def _with_self_tests(index: ProjectIndex, closed: dict[FunctionId, SkippedBlocks],
+                     importers: dict[str, set[str]]) -> dict[FunctionId, SkippedBlocks]:
+    """``closed`` and the ``__main__`` blocks of modules other files import (``importers``:
+    see :func:`_importers`), which never run in the program (:mod:`synclint.project.self_tests`)."""
+    if not any(entry.summary.main_blocks for entry in index.entries.values()):
+        return closed
     found = self_test_blocks(index, importers)
     if not found:
         return closed
@@ -377,21 +385,18 @@ def _notebook_imports(code: str) -> set[str]:
     return named
 
 
-def _imported_elsewhere(index: ProjectIndex, notebooks: dict[str, str]) -> set[str]:
-    """The files that another project file, or a notebook of the project (``notebooks``: path
-    -> its code cells), imports, by their dotted name or a tail of it (``from data import
-    loader`` from a script beside ``data.py``)."""
-    named: dict[str, set[str]] = {}
-    for key in index.entries:
-        for name in _named_modules(index, key):
-            named.setdefault(name, set()).add(key)
+def _imported_elsewhere(index: ProjectIndex, importers: dict[str, set[str]], notebooks: dict[str, str]) -> set[str]:
+    """The files that another project file (``importers``: see :func:`_importers`), or a
+    notebook of the project (``notebooks``: path -> its code cells), imports, by their dotted
+    name or a tail of it (``from data import loader`` from a script beside ``data.py``)."""
+    from_notebooks: dict[str, set[str]] = {}
     for path, code in notebooks.items():
         for name in _notebook_imports(code):
-            named.setdefault(name, set()).add(path)
+            from_notebooks.setdefault(name, set()).add(path)
     found = set()
     for key, entry in index.entries.items():
         for tail in dotted_tails(entry.name):
-            if named.get(tail, set()) - {key}:
+            if (importers.get(tail, set()) | from_notebooks.get(tail, set())) - {key}:
                 found.add(key)
     return found
 

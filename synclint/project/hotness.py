@@ -400,13 +400,16 @@ def compute_contexts(
         cold_queue.append(fid)
     # A function only self-tests call (``_test_scaled_adam`` under ``__main__``) is theirs,
     # loops and all, unless something may run it unseen (see synclint.project.self_tests).
-    self_tests_only = {callee for edges in resolved.values() for callee, quiet in edges if quiet == SELF_TEST}
-    self_tests_only -= {callee for edges in resolved.values() for callee, quiet in edges if quiet != SELF_TEST}
     # A self-test's call says nothing of a function the program calls too: it runs outside
     # the program, not rarely in it. Its other callers decide (a library API's caller leaves
     # it unknown), and the self-test counts for none of them.
-    self_test_calls = {(caller, callee) for caller, edges in resolved.items() for callee, quiet in edges if quiet == SELF_TEST}
-    self_test_calls -= {(caller, callee) for caller, edges in resolved.items() for callee, quiet in edges if quiet != SELF_TEST}
+    self_test_edges: set[tuple[FunctionId, FunctionId]] = set()
+    other_edges: set[tuple[FunctionId, FunctionId]] = set()
+    for caller, edges in resolved.items():
+        for callee, quiet in edges:
+            (self_test_edges if quiet == SELF_TEST else other_edges).add((caller, callee))
+    self_test_calls = self_test_edges - other_edges
+    self_tests_only = {callee for _caller, callee in self_test_edges} - {callee for _caller, callee in other_edges}
     for fid, edges in sorted(resolved.items()):
         for callee, quiet in edges:
             if quiet == SELF_TEST and callee not in self_tests_only:

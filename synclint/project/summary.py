@@ -535,7 +535,8 @@ def _mark_training_functions(tree: ast.Module, functions: Iterable[FunctionSumma
 
 
 def _trains(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
-    return _backpropagates(loop) and bool(step_loop(loop, set())[1])
+    """The loop draws batches and runs a backward pass on every pass: a training loop."""
+    return bool(step_loop(loop, set())[1]) and _backpropagates(loop)
 
 
 def _trains_through(tree: ast.Module, block: ast.If) -> bool:
@@ -564,10 +565,7 @@ def trains_on_batches(tree: ast.AST) -> bool:
     imports Gradio at its top level for an optional UI): not a web demo app (a demo's
     callback may loop over a ``DataLoader`` of one request's items, but does not train on
     them). Such a ``__main__`` block is no self-test (:mod:`synclint.project.self_tests`)."""
-    for loop in ast.walk(tree):
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and step_loop(loop, set())[1] and _backpropagates(loop):
-            return True
-    return False
+    return any(isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and _trains(loop) for loop in ast.walk(tree))
 
 
 def _backpropagates(loop: ast.While | ast.For | ast.AsyncFor) -> bool:

@@ -115,7 +115,8 @@ def summary(findings: Sequence[Finding], options: ReportOptions, style: Style = 
         verb = "silences" if unused == 1 else "silence"
         lines.append(f"{_plural(unused, 'suppression comment')} {verb} nothing ({UNUSED_SUPPRESSION_CODE}).")
     if errors:
-        # One line per file: a notebook's unreadable cells are skipped, the rest is checked.
+        # Files counted once each; a notebook's unreadable cells one by one (each is skipped,
+        # the rest of the notebook is checked).
         cells = sum(1 for f in findings if f.code == PARSE_ERROR_CODE and f.cell is not None)
         whole = len({f.path for f in findings if f.code == PARSE_ERROR_CODE and f.cell is None})
         if whole:
