@@ -76,8 +76,13 @@ def blocks_the_step_skips(
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
             blocks = list(closed.get((key, qualname), ()))
-            if not function.param_guards and not blocks:
+            if not function.param_guards and not function.tensor_fallbacks and not blocks:
                 continue
+            for fallback in function.tensor_fallbacks:
+                if not calls.may_pass_a_non_tensor((key, qualname), function, fallback.params, fallback.defaulted):
+                    why = (f"not on the step's path (it runs only when `{fallback.name}` is not a tensor, "
+                           "and no call from the step passes anything else: a conversion fallback)")
+                    blocks.append((fallback.first, fallback.last, why))
             for guard in function.param_guards:
                 values = calls.values((key, qualname), function, guard)
                 if values is None or any(_may_enter(guard, value) for value in values):
@@ -150,6 +155,79 @@ class _StepCalls:
             else:
                 found.append(value)
         return found
+
+
+    def may_pass_a_non_tensor(self, fid: FunctionId, function: FunctionSummary, params: tuple[str, ...],
+                              defaulted: tuple[str, ...], depth: int = 0) -> bool:
+        """Whether a call of ``fid`` from code that is not cold may pass something other
+        than a tensor for one of ``params`` (see :mod:`synclint.project.tensor_fallbacks`):
+        a constant (``None`` too) or a Python number, nothing for one of ``defaulted``, or a
+        parameter of its own that its callers may pass so. Any other value is taken for a
+        tensor: the block converts what the project's step does not pass. Callers the index
+        cannot see (a step's, a function passed as a value) may leave out a defaulted one.
+        A function that is no step and that no code of the project that runs calls is a
+        library's: its callers, all unseen, may pass anything."""
+        sites = self.callers.get(fid, ())
+        unseen = function.root is not None or function.name in self.passed_as_values or self.index.runs_unseen(fid)
+        if defaulted and (unseen or not sites):
+            return True
+        seen = False
+        names = list(function.params)
+        if function.cls is not None and names[:1] in (["self"], ["cls"]):
+            names = names[1:]
+        for call, plain in sites:
+            if call.quiet is not None or id(call) in self.quiet_calls:
+                continue
+            owner = self.owners[id(call)]
+            if getattr(self.contexts.get(owner), "is_cold", False):
+                continue
+            seen = True
+            for param in params:
+                position = None if param in function.keyword_only or param not in names else names.index(param)
+                value = _argument(call, plain, position, param)
+                if value is _OMITTED:
+                    if param in defaulted:
+                        return True
+                elif value is _NOT_A_TENSOR:
+                    return True
+                elif isinstance(value, _Forwarded):
+                    caller = self.index.function(owner)
+                    if caller is None or depth >= _MAX_FORWARDS:
+                        return True
+                    own_default = (value.param,) if value.param in caller.defaults else ()
+                    if self.may_pass_a_non_tensor(owner, caller, (value.param,), own_default, depth + 1):
+                        return True
+        return not seen and function.root is None
+
+
+#: What a call passes, for :meth:`_StepCalls.may_pass_a_non_tensor`: nothing, or a value
+#: that is no tensor (a constant, a Python number).
+_OMITTED = object()
+_NOT_A_TENSOR = object()
+
+
+def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> object:
+    """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`, a
+    :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or anything else). A
+    call that is not plain (``Cls.method(obj, t)``) may bind its arguments one position
+    later: either position counts."""
+    places = {param}
+    if position is not None:
+        places.update((position,) if plain else (position, position + 1))
+    given = [(where, value) for where, value in call.constants if where in places]
+    if not given:
+        if any(where == "*" for where, _value in call.constants):
+            return _UNKNOWN  # ``*args`` / ``**kwargs`` may pass it
+        return _OMITTED
+    for where, value in given:
+        if value or where in call.number_args:
+            return _NOT_A_TENSOR
+    if plain or len(given) == 1:
+        where = given[0][0]
+        forwarded = next((name for at, name in call.forwarded if at == where), None)
+        if forwarded is not None:
+            return _Forwarded(forwarded)
+    return _UNKNOWN
 
 
 def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset[object]]:

@@ -99,6 +99,7 @@ from synclint.project.scopes import (
     walk_nodes,
 )
 from synclint.project.redefined import redefined_functions
+from synclint.project.tensor_fallbacks import TensorFallback, tensor_fallbacks
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
 from synclint.project.scripts import is_script, main_blocks, registers_itself
 from synclint.project.web_demos import web_demo_library
@@ -111,7 +112,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 68
+SUMMARY_VERSION = 69
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -260,6 +261,9 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
+    #: Blocks run only when a parameter is not a tensor (``if not torch.is_tensor(t): t =
+    #: torch.tensor([t], device=...)``), see :mod:`synclint.project.tensor_fallbacks`.
+    tensor_fallbacks: tuple[TensorFallback, ...] = ()
     #: Parameters only a keyword can pass (after ``*`` or ``*args``): no position binds them.
     keyword_only: frozenset[str] = frozenset()
     #: Parameters only a position can pass (before ``/``): a keyword of their name goes to
@@ -1140,6 +1144,7 @@ class _Builder:
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
         summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
+        summary.tensor_fallbacks = tensor_fallbacks(node, params)
         summary.positional_only = frozenset(arg.arg for arg in args.posonlyargs)
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])

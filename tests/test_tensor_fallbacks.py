@@ -1,0 +1,246 @@
+"""Blocks that run only when a parameter is not a tensor (:mod:`synclint.project.tensor_fallbacks`):
+cold unless a call from the step may pass something else, and found only where the
+tested name still holds what the caller passed."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from synclint.engine import check_source
+from synclint.project.tensor_fallbacks import TensorFallback, tensor_fallbacks
+
+FALLBACK = ("not on the step's path (it runs only when `{}` is not a tensor, and no call from the step "
+            "passes anything else: a conversion fallback)")
+
+#: diffusers' UNet and guided-diffusion's ``normal_kl``; ``{call}``: what a model's ``forward`` returns.
+DIFFUSION = """
+    import torch
+    from torch import nn
+
+
+    class UNet(nn.Module):
+        def forward(self, sample, timestep):
+            timesteps = timestep
+            if not torch.is_tensor(timesteps):
+                timesteps = torch.tensor([timesteps], dtype=torch.long, device=sample.device)
+            return sample * timesteps
+
+
+    def normal_kl(mean1, logvar1, mean2, logvar2):
+        logvar1, logvar2 = [
+            x if isinstance(x, torch.Tensor) else torch.tensor(x).to(mean1)
+            for x in (logvar1, logvar2)
+        ]
+        return logvar1 - logvar2
+
+
+    class Diffusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.unet = UNet()
+
+        def forward(self, x):
+            t = torch.randint(0, 1000, (x.shape[0],), device=x.device)
+            return {call}
+"""
+UPLOAD_LINE, KL_LINE = 10, 16
+
+
+def _found(source: str) -> dict[tuple[int, str], tuple[str, str]]:
+    findings = check_source(textwrap.dedent(source), "example.py", include_cold=True)
+    return {(f.line, f.code): (f.context, f.why) for f in findings}
+
+
+def test_the_step_passing_tensors_never_runs_the_conversion():
+    found = _found(DIFFUSION.format(call="self.unet(x, t).mean() + normal_kl(x, x, x, x).mean()"))
+    assert found[(UPLOAD_LINE, "SL403")] == ("cold", FALLBACK.format("timesteps"))
+    assert found[(KL_LINE, "SL403")] == ("cold", FALLBACK.format("x"))
+    shown = check_source(textwrap.dedent(DIFFUSION.format(call="self.unet(x, t).mean() + normal_kl(x, x, x, x).mean()")),
+                         "example.py")
+    assert [f for f in shown if f.code == "SL403"] == []
+
+
+@pytest.mark.parametrize(
+    ("call", "line"),
+    [
+        ("self.unet(x, 500).mean()", UPLOAD_LINE),  # a Python number every step: the upload is the step's
+        ("self.unet(x, timestep=None).mean()", UPLOAD_LINE),  # a constant by keyword
+        ("self.unet(x, x.shape[0]).mean()", UPLOAD_LINE),  # a Python number read from a shape
+        ("normal_kl(x, x, x, 0.0).mean()", KL_LINE),  # one of the comprehension's parameters
+        ("normal_kl(x, 1.0, x, x).mean()", KL_LINE),
+    ],
+    ids=["constant", "keyword", "shape", "second of the tuple", "first of the tuple"],
+)
+def test_a_step_that_passes_a_python_value_runs_it(call: str, line: int):
+    found = _found(DIFFUSION.format(call=call))
+    assert found[(line, "SL403")][0] == "hot"
+
+
+def test_a_default_the_step_leaves_in_place_runs_it():
+    # sam2's ``sample_box_points(masks, noise=0.1, noise_bound=20)``: every call omits it.
+    found = _found("""
+        import torch
+
+        def sample_box_points(masks, noise=0.1, noise_bound=20):
+            if not isinstance(noise_bound, torch.Tensor):
+                noise_bound = torch.tensor(noise_bound, device=masks.device)
+            return masks * noise_bound
+
+        def train(model, loader):
+            for masks in loader:
+                model(sample_box_points(masks.cuda())).backward()
+    """)
+    assert found[(6, "SL403")][0] == "hot"
+
+
+def test_a_forwarded_parameter_takes_what_its_callers_pass():
+    source = """
+        import torch
+
+        def to_tensor(value, like):
+            if torch.is_tensor(value):
+                return value
+            else:
+                return torch.tensor(value, device=like.device)
+
+        def scaled(x, scale):
+            return x * to_tensor(scale, x)
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                scaled(x, {scale}).sum().backward()
+    """
+    assert _found(source.format(scale="x.std()"))[(8, "SL403")] == ("cold", FALLBACK.format("value"))
+    assert _found(source.format(scale="0.5"))[(8, "SL403")][0] == "hot"
+
+
+def test_only_calls_from_code_that_runs_decide():
+    # ``__init__`` passes a number once; the step passes tensors.
+    found = _found("""
+        import torch
+        from torch import nn
+
+        def as_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value).to(like)
+            return value
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.offset = as_tensor(1.0, torch.zeros(1))
+
+            def forward(self, x):
+                return as_tensor(x.mean(), x) + x
+    """)
+    assert found[(7, "SL403")] == ("cold", FALLBACK.format("value"))
+
+
+def _fallbacks(source: str) -> tuple[TensorFallback, ...]:
+    function = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    return tensor_fallbacks(function, tuple(arg.arg for arg in function.args.args))
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("""
+         def f(t, d=None):
+             if not torch.is_tensor(t):
+                 t = torch.tensor(t)
+         """, [TensorFallback(4, 4, ("t",), "t")]),
+        ("""
+         def f(t=0):
+             if isinstance(t, (torch.Tensor, np.ndarray)):
+                 pass
+             else:
+                 t = torch.tensor(t)
+         """, [TensorFallback(6, 6, ("t",), "t", ("t",))]),
+        ("""
+         def f(a, b):
+             return [x if isinstance(x, Tensor) else torch.tensor(x) for x in (a, b)]
+         """, [TensorFallback(3, 3, ("a", "b"), "x")]),
+        ("""
+         def f(t):
+             t = t if torch.is_tensor(t) else torch.tensor(t)
+         """, [TensorFallback(3, 3, ("t",), "t")]),
+    ],
+    ids=["if not", "else of a tuple test", "comprehension", "conditional expression"],
+)
+def test_fallbacks_found(source: str, expected: list[TensorFallback]):
+    assert list(_fallbacks(source)) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # stored before the test: no longer what the caller passed
+        """
+        def f(t):
+            t = t * 2
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        # in a loop: a later pass tests what the block stored
+        """
+        def f(t):
+            for _ in range(3):
+                if not torch.is_tensor(t):
+                    t = torch.tensor(t)
+        """,
+        # an alias bound twice before the test
+        """
+        def f(timestep):
+            timesteps = timestep
+            timesteps = timesteps + 1
+            if not torch.is_tensor(timesteps):
+                timesteps = torch.tensor([timesteps])
+        """,
+        # a nested function rebinds the parameter
+        """
+        def f(t):
+            def g():
+                nonlocal t
+                t = 0
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        # the arm shares its line with a call that runs for tensors too
+        """
+        def f(t):
+            y = t.item() if torch.is_tensor(t) else torch.tensor(t)
+        """,
+        # a comprehension over something other than a literal tuple of parameters
+        """
+        def f(values):
+            return [x if isinstance(x, Tensor) else torch.tensor(x) for x in values]
+        """,
+        # a test of something else
+        """
+        def f(t):
+            if not isinstance(t, Module):
+                t = torch.tensor(t)
+        """,
+    ],
+    ids=["stored before", "in a loop", "alias rebound", "closure rebinds", "shared line", "iterable", "not Tensor"],
+)
+def test_no_fallback_where_the_name_may_not_hold_the_argument(source: str):
+    assert _fallbacks(source) == ()
+
+
+def test_a_library_function_no_running_code_calls_keeps_its_fallback():
+    # Nothing in the project calls it: its callers, all outside, may pass Python values.
+    source = """
+        import torch
+
+        def as_device_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+    """
+    assert _found(source)[(6, "SL403")] == ("unknown", "")
