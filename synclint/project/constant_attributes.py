@@ -31,12 +31,27 @@ All collection works on CPython ``ast`` nodes the summary already walks.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from synclint.project.rare_blocks import constant_value
 from synclint.project.scopes import own_nodes
 
-#: A store of a name with a value the summary cannot tell: ``()``; a constant: ``(value,)``.
+class ConstructorArgument(NamedTuple):
+    """``self.flag = flag`` in ``cls.__init__`` (``flag`` never rebound): the attribute
+    holds what the constructions of ``cls`` pass for the parameter (at ``position`` among
+    those after ``self``, None when only a keyword passes it), or its constant ``default``
+    (``()``: none). See :mod:`synclint.project.constructor_arguments`."""
+
+    cls: str
+    param: str
+    position: int | None
+    default: tuple[()] | tuple[object]
+
+
+#: A store of a name with a value the summary cannot tell: ``()``; a constant: ``(value,)``;
+#: an argument of the constructor: ``(ConstructorArgument(...),)``.
 StoredValue = tuple[()] | tuple[object]
 UNKNOWN_VALUE: StoredValue = ()
 
@@ -61,11 +76,14 @@ SET_BY_FRAMEWORKS = frozenset({"training", "gradient_checkpointing"})
 STORE_NO_FLAG = frozenset({"torch", "abc", "typing", "typing_extensions", "enum", "collections", "dataclasses"})
 
 
-def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str, list[StoredValue]], int]:
+def attribute_stores(nodes: Iterable[ast.AST], in_init: bool, arguments: Mapping[str, ConstructorArgument] | None = None,
+                     ) -> tuple[dict[str, list[StoredValue]], int]:
     """The attribute stores among a scope's own ``nodes`` (parents before their children):
     name -> the values stored (constants of ``self.name = <constant>`` in an ``__init__``
-    when ``in_init``, else unknown); and what the scope stores by a computed name
-    (:data:`NO_COMPUTED_STORE`, :data:`COMPUTED_STORE_ON_SELF` or :data:`COMPUTED_STORE`)."""
+    when ``in_init``, and ``self.name = param`` of its ``arguments``, else unknown); and
+    what the scope stores by a computed name (:data:`NO_COMPUTED_STORE`,
+    :data:`COMPUTED_STORE_ON_SELF` or :data:`COMPUTED_STORE`)."""
+    arguments = arguments or {}
     stores: dict[str, list[StoredValue]] = {}
     dynamic = NO_COMPUTED_STORE
     called: set[int] = set()  # the ``func`` of each call seen: ``setattr`` named elsewhere is a value
@@ -76,9 +94,10 @@ def attribute_stores(nodes: Iterable[ast.AST], in_init: bool) -> tuple[dict[str,
         if kind is ast.Assign:
             for target in node.targets:
                 value = node.value if in_init and len(node.targets) == 1 else None
-                dynamic = max(_targets(target, value, stores), dynamic)
+                dynamic = max(_targets(target, value, stores, arguments), dynamic)
         elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            dynamic = max(_targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores), dynamic)
+            dynamic = max(_targets(node.target, node.value if in_init and kind is ast.AnnAssign else None, stores,
+                                   arguments), dynamic)
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
             dynamic = max(_targets(node.target, None, stores), dynamic)
         elif kind is ast.withitem and node.optional_vars is not None:
@@ -99,6 +118,22 @@ def _on(owner: ast.AST | None) -> int:
     return COMPUTED_STORE_ON_SELF if isinstance(owner, ast.Name) and owner.id == "self" else COMPUTED_STORE
 
 
+def constructor_arguments(init: ast.FunctionDef | ast.AsyncFunctionDef, cls: str,
+                          kept: frozenset[str]) -> dict[str, ConstructorArgument]:
+    """The parameters of ``cls``'s ``init`` after ``self`` that its body never rebinds
+    (``kept``), each as the :class:`ConstructorArgument` a ``self.name = param`` stores."""
+    arguments = init.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(zip([arg.arg for arg in positional[len(positional) - len(arguments.defaults):]], arguments.defaults))
+    defaults.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default)
+    found = {}
+    for position, arg in [*enumerate(positional[1:]), *((None, arg) for arg in arguments.kwonlyargs)]:
+        if arg.arg in kept:
+            default = defaults.get(arg.arg)
+            found[arg.arg] = ConstructorArgument(cls, arg.arg, position, constant_value(default) if default else ())
+    return found
+
+
 def lambda_nodes(scopes: Iterable[ast.AST]) -> list[ast.AST]:
     """Every node of the lambdas among ``scopes`` (a scope's nested scopes), parents first:
     no function summary walks them (``model.apply(lambda m: setattr(m, "fused", True))``)."""
@@ -109,7 +144,8 @@ def lambda_nodes(scopes: Iterable[ast.AST]) -> list[ast.AST]:
     return found
 
 
-def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]]) -> int:
+def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[StoredValue]],
+             arguments: Mapping[str, ConstructorArgument] = MappingProxyType({})) -> int:
     """Record the attributes ``target`` stores; what it stores by a computed name."""
     if isinstance(target, (ast.Tuple, ast.List)):
         return max([_targets(element, None, stores) for element in target.elts], default=NO_COMPUTED_STORE)
@@ -118,6 +154,8 @@ def _targets(target: ast.AST, value: ast.expr | None, stores: dict[str, list[Sto
     if isinstance(target, ast.Attribute):
         own = isinstance(target.value, ast.Name) and target.value.id == "self"
         stored = constant_value(value) if own and value is not None else UNKNOWN_VALUE
+        if own and not stored and isinstance(value, ast.Name) and value.id in arguments:
+            stored = (arguments[value.id],)
         stores.setdefault(target.attr, []).append(stored or UNKNOWN_VALUE)
     elif isinstance(target, ast.Subscript) and _is_instance_dict(target.value):
         # ``x.__dict__["name"] = v``
@@ -193,17 +231,24 @@ def class_body_names(body: list[ast.stmt]) -> list[str]:
 
 
 def constant_attributes(
-    stores: Iterable[dict[str, tuple[StoredValue, ...]]], function_names: set[str]
+    stores: Iterable[tuple[str, dict[str, tuple[StoredValue, ...]]]], function_names: set[str],
+    resolve: Callable[[str, ConstructorArgument], list[StoredValue]] | None = None,
 ) -> dict[str, frozenset[object]]:
-    """name -> the constants it ever holds, over the project's ``stores`` (per file, see
-    :func:`attribute_stores`), for names only ever stored as constants in an ``__init__``
-    and not defined as functions (``function_names``)."""
+    """name -> the constants it ever holds, over the project's ``stores`` (file key, its
+    stores: see :func:`attribute_stores`), for names only ever stored as constants in an
+    ``__init__`` and not defined as functions (``function_names``). A constructor's
+    argument is what ``resolve`` (file key, argument) says its constructions pass, and
+    unknown without it."""
     values: dict[str, set[object]] = {}
     unknown: set[str] = set(SET_BY_FRAMEWORKS) | function_names
-    for file_stores in stores:
+    for key, file_stores in stores:
         for name, stored in file_stores.items():
             if name in unknown:
                 continue
+            if any(value and isinstance(value[0], ConstructorArgument) for value in stored):
+                stored = [resolved for value in stored for resolved in (
+                    ([UNKNOWN_VALUE] if resolve is None else resolve(key, value[0]))
+                    if value and isinstance(value[0], ConstructorArgument) else [value])]
             if any(value == UNKNOWN_VALUE for value in stored):
                 unknown.add(name)
                 values.pop(name, None)

@@ -646,7 +646,8 @@ class ProjectIndex:
                 self._constant_attributes = {}
             else:
                 names = {function.name for summary in summaries for function in summary.functions.values()}
-                self._constant_attributes = constant_attributes((summary.attribute_stores for summary in summaries), names)
+                self._constant_attributes = constant_attributes(
+                    ((key, summary.attribute_stores) for key, summary in zip(self.entries, summaries)), names)
         return self._constant_attributes
 
     def passed_as_values(self) -> frozenset[str]:

@@ -36,10 +36,11 @@ calls pass, each function on the way under the same rules.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import NamedTuple, TypeVar
 
 from synclint.project.cold_reasons import outside_the_program
+from synclint.project.constructor_arguments import constants_with_constructor_arguments
 from synclint.project.command_flags import ConstantFlag, given_a_constant_in, options_spelled_in, unpassed_flags
 from synclint.project.index import FunctionId, ProjectIndex
 from synclint.project.rare_blocks import ParamGuard
@@ -230,13 +231,18 @@ def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> 
     return _UNKNOWN
 
 
-def constant_attributes(index: ProjectIndex, split: bool) -> dict[str, frozenset[object]]:
+def constant_attributes(index: ProjectIndex, split: bool, whole_project: bool = False) -> dict[str, frozenset[object]]:
     """The attributes that hold only the constants an ``__init__`` stores in them (see
-    :mod:`synclint.project.constant_attributes`): none in one piece of a ``split`` project,
+    :mod:`synclint.project.constant_attributes`), or, in a ``whole_project``, that every
+    construction of their class passes (:mod:`synclint.project.constructor_arguments`): none in one piece of a ``split`` project,
     whose other pieces may store any; none a notebook of the project names, whose cells
     (never indexed) may store it; none at all when a notebook may store one by a computed
     name."""
-    return _unspelled_in_notebooks(index, {} if split else index.constant_attributes(is_test_file))
+    if split:
+        return {}
+    if whole_project:
+        return _unspelled_in_notebooks(index, constants_with_constructor_arguments(index, is_test_file))
+    return _unspelled_in_notebooks(index, index.constant_attributes(is_test_file))
 
 
 def _unspelled_in_notebooks(index: ProjectIndex, named: dict[str, _Named]) -> dict[str, _Named]:
@@ -258,7 +264,7 @@ def blocks_closed_by_constants(
     """Per function, the blocks that a test of a constant never lets run, whoever calls
     it: of an attribute only ever set to one constant (:func:`constant_attributes`), of a
     command-line flag no one passes (:func:`constant_flags`, asked only of a ``whole_project``)."""
-    constants = constant_attributes(index, split)
+    constants = constant_attributes(index, split, whole_project)
     flags = constant_flags(index) if whole_project and not split else {}
     found: dict[FunctionId, SkippedBlocks] = {}
     if not constants and not flags:
@@ -266,9 +272,12 @@ def blocks_closed_by_constants(
     # (``def build(args):`` reads a flag on ``args`` when the project binds ``args`` from ``parse_args``.)
     receivers = set().union(*(entry.summary.command_line.parsed_names for entry in index.entries.values()))
     named = values_named_in_documents(index, flags)
+    # (Constant only through what every construction passes: said so in the why.)
+    stored = index.constant_attributes(is_test_file)
+    constructed = {name for name, values in constants.items() if stored.get(name) != values}
     for key, entry in index.entries.items():
         for qualname, function in entry.summary.functions.items():
-            blocks = _closed_by_constants(index, (key, qualname), function, constants)
+            blocks = _closed_by_constants(index, (key, qualname), function, constants, constructed)
             blocks += _closed_by_flags(function, flags, receivers, named)
             if blocks:
                 found[(key, qualname)] = tuple(blocks)
@@ -312,18 +321,24 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 
 
 def _closed_by_constants(
-    index: ProjectIndex, fid: FunctionId, function: FunctionSummary, constants: Mapping[str, frozenset[object]]
+    index: ProjectIndex, fid: FunctionId, function: FunctionSummary, constants: Mapping[str, frozenset[object]],
+    constructed: Collection[str] = (),
 ) -> list[tuple[int, int, str]]:
     """The blocks of method ``fid`` that a test of a constant attribute never lets run
     (``if self.stratified:`` where ``__init__`` sets it to ``False`` and nothing else sets
-    it), unless a library's base class, whose methods may store it, is among its class's."""
+    it), unless a library's base class, whose methods may store it, is among its class's.
+    ``constructed``: the attributes constant only through what their class's constructions
+    pass (see :mod:`synclint.project.constructor_arguments`)."""
     blocks = []
     for guard in function.attribute_guards:
-        values = constants.get(guard.param.removeprefix("self."))
+        name = guard.param.removeprefix("self.")
+        values = constants.get(name)
         if values and not any(guard.entered(value) for value in values):
             shown = " or ".join(sorted(map(repr, values)))
+            source = ("what every construction of its class passes to `__init__`" if name in constructed
+                      else "what `__init__` stores")
             blocks.append((guard.first, guard.last,
-                           f"never runs: `{guard.param}` is only ever {shown} (what `__init__` stores; nothing sets it again)"))
+                           f"never runs: `{guard.param}` is only ever {shown} ({source}; nothing sets it again)"))
     if blocks and index.derives_from_a_library((fid[0], fid[1].rpartition(".")[0])):
         return []
     return blocks

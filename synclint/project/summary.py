@@ -38,9 +38,11 @@ from synclint.project.constant_attributes import (
     COMPUTED_STORE,
     NO_COMPUTED_STORE,
     UNKNOWN_VALUE,
+    ConstructorArgument,
     StoredValue,
     attribute_stores,
     class_body_names,
+    constructor_arguments,
     lambda_nodes,
 )
 from synclint.project.host_returns import HostCondition, host_condition
@@ -1047,8 +1049,8 @@ class _Builder:
         top.regions += [Region(first, last, "cold", why) for first, last, why in redefined_functions(tree.body)]
         top.once_spans = tuple(straight_line_spans(tree.body, _apart_lines(own, nested)))
 
-    def record_attribute_stores(self, nodes, in_init: bool) -> None:
-        stores, dynamic = attribute_stores(nodes, in_init)
+    def record_attribute_stores(self, nodes, in_init: bool, arguments: dict[str, ConstructorArgument] | None = None) -> None:
+        stores, dynamic = attribute_stores(nodes, in_init, arguments)
         for name, values in stores.items():
             self.attribute_stores.setdefault(name, []).extend(values)
         self.stores_by_computed_name = self.stores_by_computed_name or dynamic != NO_COMPUTED_STORE
@@ -1113,8 +1115,9 @@ class _Builder:
         summary.resident_params = summary.kept_params | kept_in_place(node, frozenset(params) & rebound)
         self.passed_as_values.update(names_passed_as_values(function_nodes(node), nested_scopes(node)))
         # (A lambda holds no ``self.name = <constant>`` statement: ``in_init`` is moot for it.)
-        self.record_attribute_stores([*function_nodes(node), *lambda_nodes(nested_scopes(node))],
-                                     in_init=cls is not None and node.name == "__init__")
+        in_init = cls is not None and node.name == "__init__"
+        self.record_attribute_stores([*function_nodes(node), *lambda_nodes(nested_scopes(node))], in_init=in_init,
+                                     arguments=constructor_arguments(node, cls.name, summary.kept_params) if in_init and cls else None)
         if node.name == "__setattr__":
             self.stores_by_computed_name = True
         if cls is not None:

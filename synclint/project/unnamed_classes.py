@@ -299,11 +299,11 @@ def _unnamed_in_python(
         if text is None:
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
         if not decided(key):
-            reached = _reflection(index, key, text)
+            reached = reflection_reach(index, key, text)
             if reached is None:
                 return set(), [], set()
             # ``models.__dict__[args.arch]``: what that module holds may be built, nothing else.
-            left = {(owner, name) for owner, name in left if not _holds(index, reached, owner, name)}
+            left = {(owner, name) for owner, name in left if not module_holds(index, reached, owner, name)}
         # ``globals()[name]``: the file builds from its own namespace, its classes and what
         # it imports (so its imports name what they bring in, re-exports or not); so does
         # ``torch.hub`` from ``hubconf.py``'s.
@@ -460,7 +460,7 @@ def _offers_its_namespace(path: str) -> bool:
 
 
 
-def _reflection(index: ProjectIndex, key: str, text: str) -> set[str] | None:
+def reflection_reach(index: ProjectIndex, key: str, text: str) -> set[str] | None:
     """The project modules (file keys) whose members the program's file ``key`` lists or
     fetches by a computed name (``s2m_resnet.__dict__[backbone_name]``, ``getattr(models,
     cfg.arch)``, ``getattr(import_module("models." + arch), name)``: every module of
@@ -528,7 +528,7 @@ def _modules_under(index: ProjectIndex, package: str) -> set[str]:
     return {key for key, entry in index.entries.items() if wanted in f".{entry.name}."}
 
 
-def _holds(index: ProjectIndex, modules: set[str], owner: str, name: str) -> bool:
+def module_holds(index: ProjectIndex, modules: set[str], owner: str, name: str) -> bool:
     """Whether one of ``modules`` (file keys) holds the class or function ``name`` of file
     ``owner``: it defines it, or imports it (or, a package, the submodule that defines it).
     A lookup there by a computed name may build it."""

@@ -42,13 +42,16 @@ _CONTAINERS = frozenset({ast.List, ast.Tuple, ast.Set})
 
 def names_passed_as_values(nodes: Iterable[ast.AST], nested: Iterable[ast.AST]) -> set[str]:
     """The last part of every name or attribute that a scope's own ``nodes`` pass as an
-    argument, assign, return or put in a container, and of every function a lambda among
-    its ``nested`` scopes calls. (The nodes the summary already holds: no walk of its own.)"""
+    argument (not to ``super``), assign, return or put in a container, and of every
+    function a lambda among its ``nested`` scopes calls. (The nodes the summary already
+    holds: no walk of its own.)"""
     found: set[str] = set()
     for node in nodes:
         kind = type(node)  # (one lookup per node: every node of the file passes here)
         if kind is ast.Call:
-            _add(found, node.args)
+            # (``super(GNN, self)`` names its class to find the next one: nothing builds or calls it.)
+            if not (type(node.func) is ast.Name and node.func.id == "super"):
+                _add(found, node.args)
             _add(found, [keyword.value for keyword in node.keywords])
         elif kind in _VALUE_HOLDERS:
             _add(found, (node.value,))

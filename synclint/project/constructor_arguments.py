@@ -1,0 +1,170 @@
+"""Attributes that hold what every construction of their class passes to its constructor.
+
+GRAN's ``GNN.__init__(..., has_graph_output=False)`` stores ``self.has_graph_output =
+has_graph_output``, and the project's one ``GNN(...)`` leaves the default: ``if
+self.has_graph_output:`` in ``GNN.forward`` never runs, nor the uploads in its block. An
+attribute stored so (:class:`~synclint.project.constant_attributes.ConstructorArgument`)
+holds the constants the constructions pass, or leave to the default, when the project
+shows every construction of the class:
+
+* **Nobody installs the project.** An installed package's users build its classes with
+  any arguments (see :func:`synclint.project.layout.is_installable`).
+* **The class is built only where a call spells it.** A top-level class that no
+  decorator registers, that the project never passes as a value (``{"gnn": GNN}``,
+  ``partial(GNN, ...)``), that no project class derives from (a subclass's
+  ``super().__init__(...)`` passes its own arguments), that no configuration file, script,
+  notebook or document spells (a Hydra ``_target_`` builds it with the file's keys), and
+  that no program file can build by a computed name (``getattr(models, cfg.arch)(**cfg)``,
+  ``globals()[name]`` in its own file; see
+  :func:`synclint.project.unnamed_classes.reflection_reach`).
+* **Every construction in the program's code (tests aside) tells the value**: a
+  constant, by position or keyword; nothing, where the parameter has a constant default;
+  or the argument of an enclosing ``__init__`` that passes on its own parameter unchanged
+  (votenet's ``PointnetSAModuleVotes(sample_uniformly=False)`` building
+  ``QueryAndGroup(..., sample_uniformly=sample_uniformly)``), which takes what that class's
+  constructions pass, under the same rules. ``*args``/``**kwargs`` may pass anything. At
+  least one construction must be seen.
+
+The attribute is then constant as any other (see
+:mod:`synclint.project.constant_attributes`): every store of its name in the project must
+be a constant or such an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from synclint.project.constant_attributes import UNKNOWN_VALUE, ConstructorArgument, StoredValue, constant_attributes
+from synclint.project.index import ClassId, ProjectIndex
+from synclint.project.layout import is_installable, natural_root
+from synclint.project.mentions import python_text_of, spelled_in
+from synclint.project.reflection import builds_its_own_classes
+from synclint.project.summary import CallSite
+from synclint.project.unnamed_classes import module_holds, reflection_reach
+
+#: How many enclosing constructors an argument may be passed on through.
+_MAX_FORWARDS = 3
+
+
+def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[[str], bool]) -> dict[str, frozenset[object]]:
+    """:meth:`ProjectIndex.constant_attributes`, where a ``self.flag = flag`` store holds
+    what the constructions of its class pass (see the module docstring). ``ignored``:
+    files whose code is no part of the program (tests): their constructions do not count,
+    nor do they make anything unknown by a computed store."""
+    summaries = [(key, entry.summary) for key, entry in index.entries.items()]
+    # (Only attributes some ``if self.flag:`` tests matter: no other class's constructions are read.)
+    tested = {guard.param.partition(".")[2] for _key, summary in summaries for function in summary.functions.values()
+              for guard in function.attribute_guards}
+    arguments = [(key, value[0]) for key, summary in summaries for name, stored in summary.attribute_stores.items()
+                 if name in tested for value in stored if value and isinstance(value[0], ConstructorArgument)]
+    if not arguments or is_installable(natural_root(index.root)):
+        return index.constant_attributes(ignored)
+    if any(summary.stores_by_computed_name for key, summary in summaries if not ignored(key)):
+        return {}
+    constructions = _Constructions(index, ignored, {(key, argument.cls) for key, argument in arguments})
+    names = {function.name for _key, summary in summaries for function in summary.functions.values()}
+    return constant_attributes(((key, summary.attribute_stores) for key, summary in summaries), names,
+                               constructions.values)
+
+
+class _Constructions:
+    """What the program's constructions of some classes pass to their constructors."""
+
+    def __init__(self, index: ProjectIndex, ignored: Callable[[str], bool], classes: set[ClassId]) -> None:
+        self.index = index
+        self.ignored = ignored
+        self.sites: dict[ClassId, list[tuple[CallSite, tuple[str, str]]]] = {}
+        for key, entry in index.entries.items():
+            for qualname, function in entry.summary.functions.items():
+                for call in function.calls:
+                    kind, found, built = index.resolve_dotted(key, qualname, call.target)
+                    if kind == "class" and found is not None and built is not None:
+                        self.sites.setdefault((found, built), []).append((call, (key, qualname)))
+        self._reflection_cache: list[tuple[str, set[str], bool]] | None | bool = False
+        self.asked = set(classes)
+        self.seen = self._built_only_where_spelled(classes)
+
+    def _built_only_where_spelled(self, classes: set[ClassId]) -> set[ClassId]:
+        """Those of ``classes`` only a call spelling their name can build (see the module docstring)."""
+        index = self.index
+        passed = index.passed_as_values()
+        left = set()
+        for cid in classes:
+            klass = index.klass(cid)
+            if klass is not None and "." not in cid[1] and not klass.decorated and cid[1] not in passed \
+                    and not index.subclasses(cid):
+                left.add(cid)
+        if left:
+            spelled = spelled_in(list(index.naming_files), {name for _key, name in left})
+            left = {cid for cid in left if cid[1] not in spelled}
+        reflections = self._reflections() if left else []
+        if reflections is None:
+            return set()
+        for key, reached, own in reflections:
+            left = {(owner, name) for owner, name in left
+                    if not module_holds(index, reached, owner, name) and not (own and owner == key)}
+        return left
+
+    def _reflections(self) -> list[tuple[str, set[str], bool]] | None:
+        """Per program file: the project modules it looks members up in by a computed name,
+        and whether it builds from its own namespace; None when it could build any class
+        (each file read once, when some class is asked about)."""
+        if self._reflection_cache is False:
+            found: list[tuple[str, set[str], bool]] | None = []
+            for key in self.index.entries:
+                if self.ignored(key):
+                    continue
+                text = python_text_of(key)
+                reached = None if text is None else reflection_reach(self.index, key, text)
+                if reached is None:
+                    found = None
+                    break
+                found.append((key, reached, builds_its_own_classes(text)))
+            self._reflection_cache = found
+        return self._reflection_cache
+
+    def values(self, key: str, argument: ConstructorArgument, depth: int = 0) -> list[StoredValue]:
+        """The values the constructions of ``argument``'s class (in file ``key``) pass for
+        it: constants, or ``[UNKNOWN_VALUE]``."""
+        cid = (key, argument.cls)
+        sites = [(call, owner) for call, owner in self.sites.get(cid, ()) if not self.ignored(owner[0])]
+        if cid not in self.seen or not sites:
+            return [UNKNOWN_VALUE]
+        found: list[StoredValue] = []
+        for call, owner in sites:
+            places = {argument.param} if argument.position is None else {argument.param, argument.position}
+            given = [(where, value) for where, value in call.constants if where in places]
+            if given:
+                where, value = given[0]
+                if value:
+                    found.append(value)
+                    continue
+                forwarded = next((param for at, param in call.forwarded if at == where), None)
+                passed_on = self._passed_on(owner, forwarded, depth) if forwarded is not None else None
+                if passed_on is None:
+                    return [UNKNOWN_VALUE]
+                found += passed_on
+            elif argument.default and not any(where == "*" for where, _value in call.constants):
+                found.append(argument.default)
+            else:
+                return [UNKNOWN_VALUE]  # (``**kwargs`` may pass it; without a constant default, anything)
+        return found
+
+    def _passed_on(self, owner: tuple[str, str], param: str, depth: int) -> list[StoredValue] | None:
+        """What the constructions of the class whose ``__init__`` is ``owner`` pass for its
+        parameter ``param``, which it passes on; None when that is not known."""
+        key, qualname = owner
+        cls, _, name = qualname.rpartition(".")
+        function = self.index.function(owner)
+        if name != "__init__" or not cls or function is None or depth >= _MAX_FORWARDS:
+            return None
+        params = list(function.params)[1:]
+        if param not in params:
+            return None
+        position = None if param in function.keyword_only else params.index(param)
+        default = (function.defaults[param],) if param in function.defaults else ()
+        if (key, cls) not in self.asked:
+            self.asked.add((key, cls))
+            self.seen |= self._built_only_where_spelled({(key, cls)})
+        values = self.values(key, ConstructorArgument(cls, param, position, default), depth + 1)
+        return None if UNKNOWN_VALUE in values else values

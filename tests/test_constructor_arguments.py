@@ -1,0 +1,118 @@
+"""``self.flag = flag`` in ``__init__``: the attribute holds what every construction of
+the class passes (:mod:`synclint.project.constructor_arguments`), so ``if self.flag:``
+never runs when every construction leaves the default (GRAN's ``has_graph_output``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint.config import Settings
+from synclint.runner import RunOptions, lint_paths
+
+GNN = """
+    import torch
+    from torch import nn
+
+
+    class GNN(nn.Module):
+        def __init__(self, dim, has_graph_output=False, scale=1.0):
+            super(GNN, self).__init__()
+            self.dim = dim
+            self.has_graph_output = has_graph_output
+            self.scale = scale
+
+        def forward(self, x):
+            if self.has_graph_output:
+                return x.sum().item()
+            return x * self.scale
+"""
+SYNC_LINE = 14
+
+TRAIN = """
+    import torch
+    from torch import nn
+    from model import GNN
+
+
+    class Net(nn.Module):
+        def __init__(self, {init_params}):
+            super().__init__()
+            self.gnn = {construction}
+
+        def forward(self, x):
+            return self.gnn(x)
+
+
+    def train(loader):
+        net = Net({net_args})
+        for x in loader:
+            net(x.cuda()).sum().backward()
+"""
+NEVER = ("never runs: `self.has_graph_output` is only ever False (what every construction of its class passes to "
+         "`__init__`; nothing sets it again)")
+
+
+def _context(tmp_path: Path, construction: str = "GNN(4)", init_params: str = "dim=4", net_args: str = "",
+             extra: dict[str, str] | None = None) -> tuple[str, str]:
+    files = {"model.py": GNN, "train.py": TRAIN.format(construction=construction, init_params=init_params,
+                                                       net_args=net_args), **(extra or {})}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = {(Path(f.path).name, f.line): (f.context, f.why) for f in findings if f.code == "SL201"}
+    return found["model.py", SYNC_LINE]
+
+
+@pytest.mark.parametrize(
+    ("construction", "init_params", "net_args"),
+    [
+        ("GNN(4)", "dim=4", ""),  # the default, left in place (and ``super(GNN, self)`` builds nothing)
+        ("GNN(dim, False)", "dim=4", ""),  # a constant by position
+        ("GNN(dim, has_graph_output=False, scale=2.0)", "dim=4", ""),  # by keyword
+        ("GNN(dim, has_graph_output=graph)", "dim=4, graph=False", ""),  # passed on: Net's default
+        ("GNN(dim, has_graph_output=graph)", "dim=4, graph=True", "graph=False"),  # passed on: Net's construction
+    ],
+    ids=["default", "position", "keyword", "passed on, default", "passed on, constant"],
+)
+def test_every_construction_leaving_the_flag_off_closes_its_block(tmp_path: Path, construction: str, init_params: str,
+                                                                  net_args: str):
+    assert _context(tmp_path, construction, init_params, net_args) == ("cold", NEVER)
+
+
+@pytest.mark.parametrize(
+    ("construction", "init_params", "net_args", "extra"),
+    [
+        ("GNN(dim, has_graph_output=True)", "dim=4", "", None),
+        ("GNN(dim, True)", "dim=4", "", None),
+        ("GNN(dim, has_graph_output=graph)", "dim=4, graph=False", "graph=True", None),  # Net's construction turns it on
+        ("GNN(dim, has_graph_output=graph)", "dim=4, graph=False", "", {"run.py": "from train import Net\nNet(graph=cfg.graph)\n"}),
+        ("GNN(dim, has_graph_output=cfg.graph)", "dim=4, cfg=None", "", None),  # a value the index cannot tell
+        ("GNN(dim, **options)", "dim=4, options=None", "", None),  # ``**kwargs`` may pass it
+        # A configuration file may build it with any keys (Hydra's ``_target_: model.GNN``).
+        ("GNN(4)", "dim=4", "", {"conf/model.yaml": "gnn:\n  _target_: model.GNN\n  has_graph_output: true\n"}),
+        # A computed name may build it with any arguments.
+        ("GNN(4)", "dim=4", "", {"build.py": "import model\ndef build(name, **kw):\n    return getattr(model, name)(**kw)\n"}),
+        # A subclass's ``super().__init__(...)`` passes its own arguments.
+        ("GNN(4)", "dim=4", "", {"sub.py": "from model import GNN\nclass Big(GNN):\n    def __init__(self):\n"
+                                           "        super().__init__(8, True)\n"}),
+        # Users of an installed package build its classes with any arguments.
+        ("GNN(4)", "dim=4", "", {"pyproject.toml": "[project]\nname = 'gnn'\n"}),
+        # Passed as a value: built where no call spells it.
+        ("GNN(4)", "dim=4", "", {"registry.py": "from model import GNN\nMODELS = {'gnn': GNN}\n"}),
+    ],
+    ids=["keyword", "position", "passed on, turned on", "passed on, unknown", "unknown value", "kwargs",
+         "config", "reflection", "subclass", "installable", "passed as a value"],
+)
+def test_a_construction_that_may_turn_the_flag_on_keeps_its_block(tmp_path: Path, construction: str, init_params: str,
+                                                                   net_args: str, extra: dict[str, str] | None):
+    assert _context(tmp_path, construction, init_params, net_args, extra)[0] == "hot"
+
+
+def test_constructions_in_tests_do_not_count(tmp_path: Path):
+    extra = {"tests/test_gnn.py": "from model import GNN\ndef test_graph_output():\n    GNN(4, has_graph_output=True)\n"}
+    assert _context(tmp_path, extra=extra) == ("cold", NEVER)
