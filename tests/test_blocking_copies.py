@@ -975,3 +975,33 @@ def test_a_call_that_may_not_run_the_function_s_code_with_the_loader_is_not_foll
     if call is not None:
         source = source.replace("        train_one_epoch(model, train_loader, \"cuda\")", f"        {call}")
     assert [line for line, *_ in _sl402_of(source) if line in (8, 9)] == []
+
+
+FIELDS = """\
+import torch
+from torch.utils.data import DataLoader
+def train(model, ds, gpu):
+    loader = DataLoader(ds, batch_size=4{pin}, num_workers=4)
+    for sample in loader:
+        ref_imgs = sample["ref_img"]
+        labels = sample["meta"]["label"]
+        ref_imgs = ref_imgs.cuda(gpu, non_blocking=True)
+        labels = labels.cuda(gpu)
+        extra = torch.ones(3)
+        extra = extra.cuda(gpu)
+        model(ref_imgs, labels, extra).backward()
+"""
+
+
+def test_a_name_bound_to_a_batch_field_is_the_loader_s_to_copy():
+    # aot-benchmark's ``ref_imgs = sample["ref_img"]`` then ``ref_imgs.cuda(gpu, non_blocking=True)``
+    # from a pinned loader: an asynchronous copy of the batch, no tensor built on the host
+    # (SL403); its blocking twin is a blocking copy of the batch (SL401, with its fix).
+    pinned = check_source(FIELDS.format(pin=", pin_memory=True"), "train.py", include_cold=True)
+    assert sorted((f.line, f.code) for f in pinned) == [(9, "SL401"), (11, "SL403")]
+    fixed = fix_source(FIELDS.format(pin=", pin_memory=True"), "train.py")
+    assert "labels = labels.cuda(gpu, non_blocking=True)" in fixed
+    # Unpinned, the asynchronous copy waits while the host stages it: SL402 says so there.
+    unpinned = check_source(FIELDS.format(pin=""), "train.py", include_cold=True)
+    assert (8, "SL402") in {(f.line, f.code) for f in unpinned}
+    assert (8, "SL403") not in {(f.line, f.code) for f in unpinned}

@@ -412,6 +412,7 @@ def test_a_batch_the_loop_changes_in_place_may_hold_device_tensors():
         (29, 15, "SL201"),
         (29, 36, "SL401"),
         (33, 18, "SL401"),
+        (38, 25, "SL401"),  # a field of the batch (`inputs = batch["inputs"]`), copied blocking
         (39, 15, "SL201"),  # a nested dictionary changed through a name bound to it
         (42, 18, "SL401"),
         (44, 18, "SL401"),  # the GPU helper gets the copy, not the batch: line 43 is no sync
@@ -1553,3 +1554,24 @@ def train(model, data, device, steps):
 def test_a_batch_drawn_in_an_inner_loop_is_changed_by_the_outer_loop_too():
     # The last batch the inner loop draws lives on in the outer loop, which moves it in place.
     assert _at(DRAWN_IN_AN_INNER_LOOP, "SL201") == [(14, 15)]
+
+
+def test_the_fields_of_a_host_reduction_are_on_the_host():
+    # nougat's ``logits = torch.stack(scores, 1).cpu().max(-1)``: ``.values``/``.indices`` of
+    # the result live where its input did; the same on a device tensor still sync.
+    source = textwrap.dedent("""
+        import torch
+        def infer(model, loader):
+            for x in loader:
+                out = model(x.cuda(non_blocking=True))
+                logits = torch.stack(out, 1).cpu().max(-1)
+                values, indices = logits.values, logits.indices
+                on_device = out[0].max(-1).indices
+                for b in range(4):
+                    mask = indices[b] != 0
+                    n = mask.sum().item()
+                    v = values[b, mask]
+                    m = on_device[b].item()
+    """)
+    found = sorted((f.line, f.code) for f in check_source(source, "example.py", include_cold=True))
+    assert found == [(6, "SL201"), (13, "SL201")]

@@ -356,8 +356,10 @@ class DeviceInference:
         return False
 
 
-#: Tensor attributes that are tensors on the device of their owner.
-_SAME_DEVICE_VIEWS = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
+#: Tensor attributes that are tensors on the device of their owner, and the fields of what
+#: a reduction over a dimension returns (``x.cpu().max(-1).indices``: ``torch.return_types``
+#: tuples hold tensors where the input was).
+_SAME_DEVICE_VIEWS = frozenset({"data", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
 
 
 #: The torch functions that take two Python numbers (anything else must be a tensor,

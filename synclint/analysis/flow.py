@@ -703,6 +703,9 @@ class FlowState:
             empty = on_host and empty_construction(node.value, self.imports.qualify)
             host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method) or (
                 self._iterator_of_a_host_loader(node.value))
+            # ``ref_imgs = sample["ref_img"]``: a field of a host batch is the loader's too (its
+            # copy to the device is the loop's business, SL401/SL402's), not a tensor built here.
+            batch_field = on_host and self._batch_field(node.value)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -713,7 +716,7 @@ class FlowState:
                     (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
-                    self.scope.loader_batches.discard(target.target.value)
+                    (self.scope.loader_batches.add if batch_field else self.scope.loader_batches.discard)(target.target.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
             self._bind_drawn_host_batch(node)

@@ -15,7 +15,8 @@ class BlockingTransfer(Rule):
     ## What it does
     Finds `.to(device)` and `.cuda()` calls on the values a `for` loop takes
     from a data loader (`for x, y in train_loader:`, `for step, batch in
-    enumerate(loader):`) that do not pass `non_blocking=True` (by keyword, or
+    enumerate(loader):`), or on a name bound to a field of one (`labels =
+    batch["label"]`), that do not pass `non_blocking=True` (by keyword, or
     by position: `x.cuda(0, True)`, `x.to(device, dtype, True)`). A `.to()` whose
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
     is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
@@ -167,8 +168,16 @@ class BlockingTransfer(Rule):
         accelerator.gather_for_metrics((outputs, batch_y))``, Time-LLM: it gathers device
         tensors); and a batch rebound to its fields' device copies (``batch = {k: v.cuda()
         for k, v in batch.items()}``: a later walk of ``batch.items()`` copies nothing).
-        (``x = x.float()`` keeps the loader's host tensor: its later move is still a copy.)"""
-        if not self._batch_names or not (_moves_to_a_device(node.value) or self._collective(node.value)):
+        (``x = x.float()`` keeps the loader's host tensor: its later move is still a copy.)
+        A name bound to a field of a batch (``labels = sample["label"]``) holds the loader's
+        host tensor too: its move is a copy of the batch."""
+        if not self._batch_names:
+            return
+        if isinstance(node.value, cst.Subscript) and root_name(node.value) in set().union(*self._batch_names):
+            self._batch_names[-1].update(name for target in node.targets if isinstance(target.target, cst.Name)
+                                         for name in target_names(target.target))
+            return
+        if not (_moves_to_a_device(node.value) or self._collective(node.value)):
             return
         for target in node.targets:
             for name in target_names(target.target):
