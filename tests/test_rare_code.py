@@ -1121,7 +1121,9 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              # a model's visual encoder, not a visualization module
              "pkg/visual_encoder.py",
              # Cutie's interactive GUI and the click model only it runs; a GUI-less word
-             "gui/ritm/model/is_model.py", "tools/run_gui.py", "pkg/guidance.py")
+             "gui/ritm/model/is_model.py", "tools/run_gui.py", "pkg/guidance.py",
+             # skrl's docs/source/snippets/ (literalinclude), beside a module named for docs
+             "docs/source/snippets/model.py", "pkg/docstring_utils.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
@@ -1132,10 +1134,12 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("ddpm_demo/model.py", "SL201", "hot", "`Head.forward`"),
         ("demo/predictor.py", "SL201", "cold", "demo code"),
         ("demo_video/visualizer.py", "SL201", "cold", "demo code"),
+        ("docs/source/snippets/model.py", "SL201", "cold", "documentation code (its snippets and examples)"),
         ("gui/ritm/model/is_model.py", "SL201", "cold", "demo code"),
         ("notebooks/StyleTTS2_Demo_LJSpeech.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
+        ("pkg/docstring_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/guidance.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/utils/exporting.py", "SL201", "hot", "`Head.forward`"),  # a word, not an export module's name

@@ -24,6 +24,9 @@ DEMO_CODE = "demo code"
 TEMPLATE_CODE = "a template to generate code from (`{{...}}` in its path)"
 #: ``tools/visualization.py``, ``plotting.py``.
 PLOTTING_CODE = "plotting or visualization code"
+#: ``docs/source/snippets/model.py``: code the documentation shows (``literalinclude``) or
+#: runs to build itself, not the program.
+DOCUMENTATION_CODE = "documentation code (its snippets and examples)"
 #: The ``__main__`` block of a module other files import (see :mod:`synclint.project.self_tests`).
 SELF_TEST = "a self-test or demo (the `__main__` block of a module that other files of the project import)"
 #: A function that only such blocks call, and no file hands on as a value.
@@ -70,7 +73,8 @@ _NO_SCRIPT = " and is no script"
 #: program, which runs once but builds what every step uses.
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
-     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, PLOTTING_CODE, TEMPLATE_CODE, _root_reason(SELF_TEST)}
+     _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, DOCUMENTATION_CODE, PLOTTING_CODE, TEMPLATE_CODE,
+     _root_reason(SELF_TEST)}
 )
 
 

@@ -26,6 +26,7 @@ from types import MappingProxyType
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
     CONVERSION_TOOL,
     DEMO_CODE,
+    DOCUMENTATION_CODE,
     PLOTTING_CODE,
     SELF_TEST,
     SELF_TEST_HELPER,
@@ -94,6 +95,8 @@ def is_hidden(kind: str | None, why: str) -> bool:
 
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittests", "unit_tests", "benchmarks", "benchmark"})
 _EXPORT_DIRS = frozenset({"onnx", "export", "_export", "exporters", "tracing"})
+#: ``docs/source/snippets/``: what the documentation shows or runs to build itself.
+_DOC_DIRS = frozenset({"docs", "doc"})
 #: Export modules by their own name. Not ``tracing.py``: it holds the checks eager code
 #: calls every step (detectron2's ``assert_fx_safe``, skipped only under a tracer).
 _EXPORT_MODULES = _EXPORT_DIRS - {"tracing"}
@@ -154,7 +157,7 @@ def _weakly_cold(name: str, why: str) -> bool:
 
 
 def path_context(parts: tuple[str, ...]) -> str | None:
-    """Templates (``{{...}}`` in a path), test, benchmark, export and demo code by the directories it lives in (inside the
+    """Templates (``{{...}}`` in a path), test, benchmark, export, documentation and demo code by the directories it lives in (inside the
     project), and export, conversion and demo modules by their own name (``utils/onnx.py``,
     ``export_onnx_model.py``, ``demo.py``): why a file is outside the program by its path
     alone, or None. Also asked for a notebook, whose cells the index never reads (see
@@ -166,6 +169,8 @@ def path_context(parts: tuple[str, ...]) -> str | None:
             return "test or benchmark code"
         if part in _EXPORT_DIRS:
             return "export code"
+        if part in _DOC_DIRS:
+            return DOCUMENTATION_CODE
         if _DEMO_DIR.match(part):
             return DEMO_CODE
         if _PLOTTING_DIR.match(part):
