@@ -2477,3 +2477,47 @@ def test_a_warning_under_a_rank_or_flag_check_is_the_step_s():
     assert found[(11, "SL201")][0] == "hot"
     assert found[(13, "SL201")][0] == "hot"
     assert found[(15, "SL201")] == ("cold", "only when it warns of an anomaly (a warning path)")
+
+
+def test_what_follows_an_early_return_on_a_cache_hit_runs_once():
+    # nnDetection's ``set_cell_anchors``: ``if self.cell_anchors is not None: return``, then
+    # the anchors are built and stored: the build runs on the first call only. Not where the
+    # hit also needs evaluation mode (``or self.training`` misses every training step), nor
+    # where what follows stores nothing the test reads.
+    found = _found("""
+        import torch
+        from torch import nn
+        class Anchors(nn.Module):
+            def set_cell_anchors(self, device):
+                if self.cell_anchors is not None:
+                    return
+                sizes = torch.as_tensor([1.0, 2.0], device=device)
+                self.cell_anchors = sizes
+
+            def get(self, x, key):
+                if key in self.table and hasattr(self, "scale"):
+                    return self.table[key]
+                self.table[key] = torch.as_tensor([3.0], device=x.device)
+                self.scale = 1.0
+                return self.table[key]
+
+            def eval_cached(self, x):
+                if self.cached is not None and not self.training:
+                    return self.cached
+                self.cached = torch.as_tensor([3.0], device=x.device)
+                return self.cached
+
+            def other(self, x):
+                if self.cached is not None:
+                    return self.cached
+                return torch.as_tensor([3.0], device=x.device)
+
+            def forward(self, x):
+                self.set_cell_anchors(x.device)
+                return x + self.get(x, 0) + self.eval_cached(x) + self.other(x)
+    """)
+    lazy = "once per key (lazy initialisation: a cache filled on a miss)"
+    assert found[(8, "SL403")] == ("cold", lazy)
+    assert found[(14, "SL403")] == ("cold", lazy)
+    assert found[(21, "SL403")][0] == "hot"
+    assert found[(27, "SL403")][0] == "hot"

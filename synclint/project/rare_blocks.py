@@ -19,7 +19,8 @@ Read from the code's control flow, not from names:
   or whether to log (``if rank == 0: logger.warning(f"loss {loss.item()}")``) is
   no anomaly's: such a warning is the step's log;
 * **lazy initialisation**: ``if self.cache is None: self.cache = build()`` (or
-  ``if key not in self.table: self.table[key] = ...``) stores what it builds in
+  ``if key not in self.table: self.table[key] = ...``, or ``if self.cache is not None:
+  return`` followed by the build) stores what it builds in
   state that outlives the call, so the block runs once (per key, per shape), not
   every step. A *local* default (``if mask is None: mask = torch.ones(...)``)
   is not lazy initialisation: it runs on every call that passes no mask.
@@ -290,6 +291,37 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
         elif is_or and missing is None and not _is_staleness_check(condition):
             return False
     return filled
+
+
+def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set[str]) -> bool:
+    """``if self.cell_anchors is not None: return`` (nnDetection's anchor generator), then
+    the rest of the block computes and stores ``self.cell_anchors``: what follows the early
+    return runs only on a miss, as the body of ``if self.cell_anchors is None:`` would
+    (:func:`is_lazy_initialisation`, asked of the test's negation)."""
+    if not (isinstance(statement, ast.If) and not statement.orelse and statement.body
+            and isinstance(statement.body[-1], ast.Return) and rest):
+        return False
+    missed = _negated(statement.test)
+    return missed is not None and is_lazy_initialisation(missed, rest, persistent)
+
+
+def _negated(test: ast.AST) -> ast.AST | None:
+    """The test that holds exactly when ``test`` fails, for the hits :func:`_missing_entry`
+    reads the other way round (``self.x is not None``, ``key in d``, ``hasattr(self, "x")``,
+    ``self.x``; ``and`` of them, by De Morgan), or None."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        parts = [_negated(value) for value in test.values]
+        return None if any(part is None for part in parts) else ast.BoolOp(op=ast.Or(), values=parts)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op = test.ops[0]
+        if isinstance(op, ast.IsNot):
+            return ast.Compare(left=test.left, ops=[ast.Is()], comparators=test.comparators)
+        if isinstance(op, ast.In):
+            return ast.Compare(left=test.left, ops=[ast.NotIn()], comparators=test.comparators)
+        return None
+    if isinstance(test, (ast.Attribute, ast.Call)):
+        return ast.UnaryOp(op=ast.Not(), operand=test)
+    return None
 
 
 def clears_its_flag(test: ast.AST, body: list[ast.stmt], persistent: set[str]) -> bool:

@@ -75,6 +75,7 @@ from synclint.project.rare_blocks import (
     fills_loop_local,
     handles_invalid_data,
     incremented,
+    fills_after_a_hit,
     is_lazy_initialisation,
     is_positive_int,
     keeps_finite_elements,
@@ -113,8 +114,11 @@ from synclint.project.value_references import (
     self_attributes_handed_on,
 )
 
+#: Why a block that fills a cache on a miss runs rarely (see :mod:`synclint.project.rare_blocks`).
+_LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
+
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 69
+SUMMARY_VERSION = 70
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1064,8 +1068,7 @@ class _Builder:
         that functions nested in it rebind (``nonlocal``); ``numbers``: its locals that
         only ever hold Python numbers. Returns the walker (the loaders it found)."""
         walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers)
-        for statement in statements:
-            walker.statement(statement)
+        walker.statements(statements)
         return walker
 
     def import_from(self, node: ast.ImportFrom) -> None:
@@ -1338,30 +1341,30 @@ class _CallWalker:
                 self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "hot",
                                                  f"the loop over `{loader}`"))
                 self.batch_loops.append(loader)
-                self._statements(node.body, depth + 1)
+                self.statements(node.body, depth + 1)
                 self.batch_loops.pop()
                 # Only a loop that draws its batches ends the run: one that just
                 # backpropagates may be an inner loop of a step function (see batch_source).
                 if depth == 0 and ends_run and not accumulates:
                     self.rest_cold = "after the loop over batches (a summary that runs once)"
             else:
-                self._statements(node.body, depth + 1)
+                self.statements(node.body, depth + 1)
             self.loops.pop()
-            self._statements(node.orelse, depth + 1)
+            self.statements(node.orelse, depth + 1)
             return
         if isinstance(node, ast.If):
             self._expressions([node.test])
             if depth == 0 and _exits_unless_periodic(node):
-                self._statements(node.body, depth + 1)
+                self.statements(node.body, depth + 1)
                 self.rest_cold = "periodic (after an early return when not logging)"
                 return
             if _is_state_initialisation(node.test):
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
-                self._statements(node.orelse, depth + 1)
+                self.statements(node.orelse, depth + 1)
                 return
             if _is_first_batch_only(node.test, self.loops):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
-                self._statements(node.orelse, depth + 1)
+                self.statements(node.orelse, depth + 1)
                 return
             if (
                 _is_periodic_guard(node.test, _batch_counters(self.loops))
@@ -1386,18 +1389,18 @@ class _CallWalker:
         if isinstance(node, TRY_STATEMENTS):
             # An except clause runs only when the body raised: an error path (a diagnostic
             # that re-raises, a fallback); the body, ``else`` and ``finally`` run as usual.
-            self._statements(node.body, depth + 1)
+            self.statements(node.body, depth + 1)
             for handler in node.handlers:
                 self._expressions([handler.type])
                 self._quiet_block(handler.body, "error path (an exception handler)", depth)
-            self._statements(node.orelse, depth + 1)
-            self._statements(node.finalbody, depth + 1)
+            self.statements(node.orelse, depth + 1)
+            self.statements(node.finalbody, depth + 1)
             return
         if isinstance(node, (ast.With, ast.AsyncWith)):
             self._expressions([part for item in node.items for part in (item.context_expr, item.optional_vars)])
             # A ``with`` body runs straight through, like the statements around it: a loop
             # over batches inside ``with autocast():`` ends the step as one outside would.
-            self._statements(node.body, depth)
+            self.statements(node.body, depth)
             return
         if isinstance(node, ast.Raise):
             self.quiet.append("error path")
@@ -1443,7 +1446,7 @@ class _CallWalker:
         for value in field_values(node):
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
-                    self._statements(value, depth + 1)
+                    self.statements(value, depth + 1)
                 else:
                     self._expressions([v for v in value if isinstance(v, ast.AST)])
             elif isinstance(value, ast.AST):
@@ -1471,7 +1474,7 @@ class _CallWalker:
                 and not tests_who_or_whether(node.test)):
             return WARNING_ONLY
         if is_lazy_initialisation(node.test, node.body, self.persistent):
-            return "once per key (lazy initialisation: a cache filled on a miss)"
+            return _LAZY_INITIALISATION
         if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
             return "once (a one-shot flag the block clears)"
         # Once per loop is once per step unless the loop is the one over batches (a mask
@@ -1491,7 +1494,7 @@ class _CallWalker:
 
     def _branch(self, body, why: str | None, depth: int) -> None:
         if why is None:
-            self._statements(body, depth + 1)
+            self.statements(body, depth + 1)
         else:
             self._quiet_block(body, why, depth)
 
@@ -1499,15 +1502,22 @@ class _CallWalker:
         if body:
             self.owner.regions.append(Region(body[0].lineno, body[-1].end_lineno or body[-1].lineno, "cold", why))
         self.quiet.append(why)
-        self._statements(body, depth + 1)
+        self.statements(body, depth + 1)
         self.quiet.pop()
 
     def _region_cold(self, node: ast.stmt, why: str) -> None:
         self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", why))
 
-    def _statements(self, statements, depth: int) -> None:
-        for statement in statements:
+    def statements(self, statements, depth: int = 0) -> None:
+        """Walk a block's ``statements``; what follows an early return on a cache hit
+        (``if self.anchors is not None: return``) runs only on a miss (see
+        :func:`~synclint.project.rare_blocks.fills_after_a_hit`)."""
+        for position, statement in enumerate(statements):
             self.statement(statement, depth)
+            rest = statements[position + 1:]
+            if isinstance(statement, ast.If) and rest and fills_after_a_hit(statement, rest, self.persistent):
+                self._quiet_block(rest, _LAZY_INITIALISATION, depth - 1)
+                return
 
     def _expressions(self, nodes) -> None:
         stack = [n for n in nodes if n is not None]
