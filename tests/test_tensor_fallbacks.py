@@ -244,3 +244,74 @@ def test_a_library_function_no_running_code_calls_keeps_its_fallback():
             return value
     """
     assert _found(source)[(6, "SL403")] == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # names bound by other statements than an assignment: no longer what the caller passed
+        """
+        def f(t):
+            try:
+                pass
+            except Exception as t:
+                pass
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t, cfg):
+            match cfg:
+                case {"t": t}:
+                    pass
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t):
+            import numpy as t
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t):
+            def t():
+                return 0
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+    ],
+    ids=["except as", "match capture", "import as", "def"],
+)
+def test_no_fallback_where_another_statement_rebinds_the_name(source: str):
+    assert _fallbacks(source) == ()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # another statement on the arm's line: contexts are per line
+        """
+        def f(t, x):
+            t = t if torch.is_tensor(t) else torch.tensor(t); y = x.item()
+        """,
+        """
+        def f(t, x):
+            t = (t if torch.is_tensor(t)
+                 else torch.tensor(t)); y = x.item()
+        """,
+        # the header of a one-line compound statement
+        """
+        def f(t, x):
+            if x.item() > 0: t = t if torch.is_tensor(t) else torch.tensor(t)
+        """,
+        # a lambda on the arm's line
+        """
+        def f(t, x):
+            t = t if torch.is_tensor(t) else torch.tensor(t); g = lambda: x.item()
+        """,
+    ],
+    ids=["semicolon", "semicolon, multi-line", "one-line if", "lambda"],
+)
+def test_no_fallback_where_the_arm_shares_its_line_with_another_statement(source: str):
+    assert _fallbacks(source) == ()

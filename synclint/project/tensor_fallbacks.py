@@ -38,7 +38,14 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from synclint.project.scopes import COMPREHENSIONS, NESTED_SCOPES, function_nodes
+from synclint.project.scopes import (
+    BINDERS_OTHER_THAN_NAMES,
+    COMPREHENSIONS,
+    NESTED_SCOPES,
+    function_nodes,
+    names_bound_by,
+    nested_scopes,
+)
 from synclint.project.residency import closure_rebound_names
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -68,10 +75,17 @@ def tensor_fallbacks(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple
     for current in own:
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             stores.setdefault(current.id, []).append(current.lineno)
+        elif type(current) in BINDERS_OTHER_THAN_NAMES:  # ``except ... as t``, ``case {"t": t}``, ``import x as t``
+            for bound in names_bound_by(current):
+                stores.setdefault(bound, []).append(getattr(current, "lineno", 0))
+    nested = nested_scopes(node)
+    for scope in nested:  # ``def t():`` / ``class t:`` in the body rebinds ``t``
+        for bound in names_bound_by(scope):
+            stores.setdefault(bound, []).append(scope.lineno)
     held = frozenset(params) - closure_rebound_names(node)
     aliases = _aliases(node.body, held, stores)
     found: list[TensorFallback] = []
-    _visit(node.body, False, held, aliases, stores, found)
+    _visit(node.body, False, held, aliases, stores, found, (*own, *nested))
     arguments = node.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaulted = {arg.arg for arg in positional[len(positional) - len(arguments.defaults):]}
@@ -96,23 +110,24 @@ def _aliases(body: list[ast.stmt], held: frozenset[str], stores: dict[str, list[
 
 
 def _visit(body: list[ast.stmt], in_loop: bool, held: frozenset[str], aliases: dict[str, tuple[str, int]],
-           stores: dict[str, list[int]], found: list[TensorFallback]) -> None:
+           stores: dict[str, list[int]], found: list[TensorFallback], everything: tuple[ast.AST, ...]) -> None:
+    """``everything``: the function's own nodes and the scopes it opens (what may share an arm's lines)."""
     for statement in body:
         if isinstance(statement, NESTED_SCOPES):
             continue
         if not in_loop:
             if isinstance(statement, ast.If):
                 _if_fallback(statement, held, aliases, stores, found)
-            _expression_fallbacks(statement, held, aliases, stores, found)
+            _expression_fallbacks(statement, held, aliases, stores, found, everything)
         inner_loop = in_loop or isinstance(statement, _LOOPS)
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(statement, field, None)
             if isinstance(block, list) and block:
                 if isinstance(block[0], ast.stmt):
-                    _visit(block, inner_loop, held, aliases, stores, found)
+                    _visit(block, inner_loop, held, aliases, stores, found, everything)
                 else:  # except handlers, match cases
                     for part in block:
-                        _visit(part.body, inner_loop, held, aliases, stores, found)
+                        _visit(part.body, inner_loop, held, aliases, stores, found, everything)
 
 
 def _if_fallback(statement: ast.If, held: frozenset[str], aliases: dict[str, tuple[str, int]],
@@ -128,7 +143,8 @@ def _if_fallback(statement: ast.If, held: frozenset[str], aliases: dict[str, tup
 
 
 def _expression_fallbacks(statement: ast.stmt, held: frozenset[str], aliases: dict[str, tuple[str, int]],
-                          stores: dict[str, list[int]], found: list[TensorFallback]) -> None:
+                          stores: dict[str, list[int]], found: list[TensorFallback],
+                          everything: tuple[ast.AST, ...]) -> None:
     """``x if isinstance(x, Tensor) else torch.tensor(x)`` in ``statement`` (not in the
     blocks of a compound statement, which :func:`_visit` reaches on their own)."""
     if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
@@ -150,7 +166,7 @@ def _expression_fallbacks(statement: ast.stmt, held: frozenset[str], aliases: di
         params = _comprehension_params(current, name, parents, statement.lineno, held, stores)
         if params is None:
             params = _passed_params(name, statement.lineno, held, {}, stores)
-        if params and _alone_on_its_lines(statement, arm, current.test, parents):
+        if params and _alone_on_its_lines(arm, current.test, everything):
             found.append(TensorFallback(arm.lineno, arm.end_lineno or arm.lineno, params, name))
 
 
@@ -196,12 +212,14 @@ def _passed_params(name: str, line: int, held: frozenset[str], aliases: dict[str
     return ()
 
 
-def _alone_on_its_lines(statement: ast.stmt, arm: ast.expr, test: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
+def _alone_on_its_lines(arm: ast.expr, test: ast.expr, everything: tuple[ast.AST, ...]) -> bool:
     """Nothing outside ``arm`` and ``test`` that sits wholly on ``arm``'s lines could hold a
-    finding."""
+    finding: of the arm's statement, of another statement after a ``;``, of the header of a
+    one-line compound statement (``if x.item(): t = ...``), or a lambda's (``everything``:
+    the function's own nodes and the scopes it opens)."""
     first, last = arm.lineno, arm.end_lineno or arm.lineno
     apart = {id(node) for top in (arm, test) for node in ast.walk(top)}
-    for node in [statement, *parents]:
+    for node in everything:
         if id(node) in apart or not hasattr(node, "lineno"):
             continue
         if node.lineno >= first and (node.end_lineno or node.lineno) <= last and not isinstance(node, _INERT):
