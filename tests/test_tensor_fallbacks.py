@@ -315,3 +315,46 @@ def test_no_fallback_where_another_statement_rebinds_the_name(source: str):
 )
 def test_no_fallback_where_the_arm_shares_its_line_with_another_statement(source: str):
     assert _fallbacks(source) == ()
+
+
+@pytest.mark.parametrize(
+    ("call", "line"),
+    [
+        ("self.unet(x, [500]).mean()", UPLOAD_LINE),  # a list is no tensor
+        ("self.unet(x, timestep=(500,)).mean()", UPLOAD_LINE),  # nor a tuple
+        ("normal_kl(x, x, x, [0.0, 1.0]).mean()", KL_LINE),
+        ("normal_kl(x, {'a': 1}, x, x).mean()", KL_LINE),  # nor a dict
+        ("normal_kl(x, [v for v in (1.0, 2.0)], x, x).mean()", KL_LINE),  # nor a comprehension's list
+    ],
+    ids=["list", "tuple by keyword", "list of numbers", "dict", "list comprehension"],
+)
+def test_a_step_that_passes_a_literal_container_runs_it(call: str, line: int):
+    found = _found(DIFFUSION.format(call=call))
+    assert found[(line, "SL403")][0] == "hot"
+
+
+def test_a_forwarded_parameter_left_to_a_default_that_is_no_constant_runs_it():
+    # ``scale=SCALE``: the default is a Python value too, constant or not.
+    source = """
+        import torch
+
+        SCALE = 0.5
+
+        def to_tensor(value, like):
+            if torch.is_tensor(value):
+                return value
+            else:
+                return torch.tensor(value, device=like.device)
+
+        def scaled(x, scale={default}):
+            return x * to_tensor(scale, x)
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                scaled(x).sum().backward()
+                scaled(x, x.std()).sum().backward()
+    """
+    assert _found(source.format(default="SCALE"))[(10, "SL403")][0] == "hot"
+    assert _found(source.format(default="1 / 3"))[(10, "SL403")][0] == "hot"
+    assert _found(source.format(default="0.5"))[(10, "SL403")][0] == "hot"

@@ -162,7 +162,8 @@ class _StepCalls:
                               defaulted: tuple[str, ...], depth: int = 0) -> bool:
         """Whether a call of ``fid`` from code that is not cold may pass something other
         than a tensor for one of ``params`` (see :mod:`synclint.project.tensor_fallbacks`):
-        a constant (``None`` too) or a Python number, nothing for one of ``defaulted``, or a
+        a constant (``None`` too), a Python number or a literal container (``[0.5, 0.5]``),
+        nothing for one of ``defaulted`` (a default of any kind), or a
         parameter of its own that its callers may pass so. Any other value is taken for a
         tensor: the block converts what the project's step does not pass. Callers the index
         cannot see (a step's, a function passed as a value) may leave out a defaulted one.
@@ -195,7 +196,7 @@ class _StepCalls:
                     caller = self.index.function(owner)
                     if caller is None or depth >= _MAX_FORWARDS:
                         return True
-                    own_default = (value.param,) if value.param in caller.defaults else ()
+                    own_default = (value.param,) if value.param in caller.defaulted else ()
                     if self.may_pass_a_non_tensor(owner, caller, (value.param,), own_default, depth + 1):
                         return True
         return not seen and function.root is None
@@ -221,7 +222,7 @@ def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> 
             return _UNKNOWN  # ``*args`` / ``**kwargs`` may pass it
         return _OMITTED
     for where, value in given:
-        if value or where in call.number_args:
+        if value or where in call.number_args or where in call.literal_args:
             return _NOT_A_TENSOR
     if plain or len(given) == 1:
         where = given[0][0]

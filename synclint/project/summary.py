@@ -114,7 +114,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 69
+SUMMARY_VERSION = 70
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -213,6 +213,15 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: ``Head(...) if flag else None``), else "": when it builds the module the index takes
     #: ``self.attr`` for, the index resolves the instance's calls.
     held_by: str = ""
+    #: Arguments that are visibly no tensor for another reason than being a number or a
+    #: string: a literal container or comprehension (``[0.5, 0.5]``, ``(t,)``, ``{...}``), a
+    #: constant of any kind, a lambda (see :mod:`synclint.project.tensor_fallbacks`).
+    literal_args: tuple[int | str, ...] = ()
+
+
+#: What :attr:`CallSite.literal_args` lists.
+_LITERAL_ARGUMENTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                      ast.JoinedStr, ast.Constant, ast.Lambda)
 
 
 class Region(NamedTuple):
@@ -263,6 +272,8 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
+    #: Parameters with a default of any kind (``scale=SCALE`` too).
+    defaulted: frozenset[str] = frozenset()
     #: Blocks run only when a parameter is not a tensor (``if not torch.is_tensor(t): t =
     #: torch.tensor([t], device=...)``), see :mod:`synclint.project.tensor_fallbacks`.
     tensor_fallbacks: tuple[TensorFallback, ...] = ()
@@ -1147,6 +1158,10 @@ class _Builder:
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
         summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
+        positional = [*args.posonlyargs, *args.args]
+        summary.defaulted = frozenset(
+            [arg.arg for arg in positional[len(positional) - len(args.defaults):]]
+            + [arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None])
         summary.tensor_fallbacks = tensor_fallbacks(node, params)
         summary.positional_only = frozenset(arg.arg for arg in args.posonlyargs)
         if qualname in self.functions:
@@ -1557,8 +1572,9 @@ class _CallWalker:
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
+        literals = tuple(where for where, arg in arguments if isinstance(arg, _LITERAL_ARGUMENTS))
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
-                                         attributes, self.held.get(id(node), "")))
+                                         attributes, self.held.get(id(node), ""), literals))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
