@@ -56,8 +56,8 @@ NEVER = ("never runs: `self.has_graph_output` is only ever False (what every con
 
 
 def _context(tmp_path: Path, construction: str = "GNN(4)", init_params: str = "dim=4", net_args: str = "",
-             extra: dict[str, str] | None = None) -> tuple[str, str]:
-    files = {"model.py": GNN, "train.py": TRAIN.format(construction=construction, init_params=init_params,
+             extra: dict[str, str] | None = None, model: str = GNN) -> tuple[str, str]:
+    files = {"model.py": model, "train.py": TRAIN.format(construction=construction, init_params=init_params,
                                                        net_args=net_args), **(extra or {})}
     for name, text in files.items():
         path = tmp_path / name
@@ -116,3 +116,33 @@ def test_a_construction_that_may_turn_the_flag_on_keeps_its_block(tmp_path: Path
 def test_constructions_in_tests_do_not_count(tmp_path: Path):
     extra = {"tests/test_gnn.py": "from model import GNN\ndef test_graph_output():\n    GNN(4, has_graph_output=True)\n"}
     assert _context(tmp_path, extra=extra) == ("cold", NEVER)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "@classmethod\ndef from_config(cls, cfg):\n    return cls(cfg.dim, has_graph_output=cfg.graph)",
+        "def with_graph(self):\n    return type(self)(self.dim, True)",
+        "def with_graph(self):\n    return self.__class__(self.dim, True)",
+    ],
+    ids=["cls", "type(self)", "self.__class__"],
+)
+def test_a_construction_by_the_class_itself_keeps_its_block(tmp_path: Path, method: str):
+    # (``GNN.from_config(cfg)`` and ``gnn.with_graph()`` build it where no call spells its name.)
+    model = GNN + textwrap.indent("\n" + method + "\n", " " * 8)
+    run = "from model import GNN\ndef main(cfg, loader):\n    m = GNN.from_config(cfg) if cfg else GNN(4).with_graph()\n"
+    assert _context(tmp_path, model=model, extra={"run.py": run})[0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "import importlib\ndef main():\n    return importlib.import_module('model').GNN(4, True)\n",
+        "import importlib\ndef main():\n    module = importlib.import_module('model')\n    return module.GNN(4, True)\n",
+        "from model import GNN\nclass Holder:\n    gnn = GNN(4, True)\n",
+        "from model import GNN\ndef main(gnn=GNN(4, True)):\n    return gnn\n",
+    ],
+    ids=["import_module", "import_module, bound", "class body", "default"],
+)
+def test_a_construction_the_index_does_not_resolve_keeps_its_block(tmp_path: Path, run: str):
+    assert _context(tmp_path, extra={"run.py": run})[0] == "hot"

@@ -32,6 +32,7 @@ be a constant or such an argument.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from synclint.project.constant_attributes import UNKNOWN_VALUE, ConstructorArgument, StoredValue, constant_attributes
@@ -44,6 +45,8 @@ from synclint.project.unnamed_classes import module_holds, reflection_reach
 
 #: How many enclosing constructors an argument may be passed on through.
 _MAX_FORWARDS = 3
+#: A class body building its own class (or a subclass) where no call spells its name.
+_SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
 def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[[str], bool]) -> dict[str, frozenset[object]]:
@@ -74,12 +77,17 @@ class _Constructions:
         self.index = index
         self.ignored = ignored
         self.sites: dict[ClassId, list[tuple[CallSite, tuple[str, str]]]] = {}
+        #: (file key, last part of the call's name) -> how many constructions the index resolves there.
+        self._resolved: dict[tuple[str, str], int] = {}
+        self._texts: dict[str, str | None] = {}
         for key, entry in index.entries.items():
             for qualname, function in entry.summary.functions.items():
                 for call in function.calls:
                     kind, found, built = index.resolve_dotted(key, qualname, call.target)
                     if kind == "class" and found is not None and built is not None:
                         self.sites.setdefault((found, built), []).append((call, (key, qualname)))
+                        spelled = (key, call.target.rpartition(".")[2])
+                        self._resolved[spelled] = self._resolved.get(spelled, 0) + 1
         self._reflection_cache: list[tuple[str, set[str], bool]] | None | bool = False
         self.asked = set(classes)
         self.seen = self._built_only_where_spelled(classes)
@@ -96,7 +104,7 @@ class _Constructions:
                 left.add(cid)
         if left:
             spelled = spelled_in(list(index.naming_files), {name for _key, name in left})
-            left = {cid for cid in left if cid[1] not in spelled}
+            left = {cid for cid in left if cid[1] not in spelled and not self._built_unresolved(cid)}
         reflections = self._reflections() if left else []
         if reflections is None:
             return set()
@@ -104,6 +112,36 @@ class _Constructions:
             left = {(owner, name) for owner, name in left
                     if not module_holds(index, reached, owner, name) and not (own and owner == key)}
         return left
+
+    def _text(self, key: str) -> str | None:
+        if key not in self._texts:
+            self._texts[key] = python_text_of(key)
+        return self._texts[key]
+
+    def _built_unresolved(self, cid: ClassId) -> bool:
+        """Whether code the index does not read as a construction of ``cid`` may build it:
+        the class or a project base builds its own class (``cls(...)`` in a classmethod,
+        ``type(self)(...)``, ``self.__class__(...)``), or a program file spells a call of
+        its name more often than the constructions the index resolves there (a class body's
+        ``gnn = GNN(4, True)``, a default, ``importlib.import_module("model").GNN(...)``)."""
+        for key, name in self.index.class_bases(cid):
+            klass = self.index.klass((key, name))
+            text = self._text(key)
+            if klass is None or text is None:
+                return True
+            if _SELF_CONSTRUCTION.search("\n".join(text.splitlines()[klass.line - 1:klass.end_line])):
+                return True
+        name = cid[1]
+        call = re.compile(rf"(?<!class )(?<!def )\b{re.escape(name)}\s*\(")
+        for key in self.index.entries:
+            if self.ignored(key):
+                continue
+            text = self._text(key)
+            if text is None:
+                return True
+            if name in text and len(call.findall(text)) > self._resolved.get((key, name), 0):
+                return True
+        return False
 
     def _reflections(self) -> list[tuple[str, set[str], bool]] | None:
         """Per program file: the project modules it looks members up in by a computed name,
