@@ -141,8 +141,18 @@ def test_a_construction_by_the_class_itself_keeps_its_block(tmp_path: Path, meth
         "import importlib\ndef main():\n    module = importlib.import_module('model')\n    return module.GNN(4, True)\n",
         "from model import GNN\nclass Holder:\n    gnn = GNN(4, True)\n",
         "from model import GNN\ndef main(gnn=GNN(4, True)):\n    return gnn\n",
+        # A string naming it: a lookup by that name builds it with any arguments.
+        "import model\ndef main():\n    return getattr(model, 'GNN')(4, True)\n",
+        "from hydra.utils import instantiate\ndef main():\n"
+        "    return instantiate({'_target_': 'model.GNN', 'dim': 4, 'has_graph_output': True})\n",
+        "import pydoc\ndef main():\n    return pydoc.locate('model.GNN')(4, True)\n",
     ],
-    ids=["import_module", "import_module, bound", "class body", "default"],
+    ids=["import_module", "import_module, bound", "class body", "default", "getattr", "instantiate", "locate"],
 )
 def test_a_construction_the_index_does_not_resolve_keeps_its_block(tmp_path: Path, run: str):
     assert _context(tmp_path, extra={"run.py": run})[0] == "hot"
+
+
+def test_a_name_only_in_all_does_not_count(tmp_path: Path):
+    # ``__all__ = ["GNN"]`` passes the name on: nothing is built by it.
+    assert _context(tmp_path, extra={"api/__init__.py": "from model import GNN\n__all__ = ['GNN']\n"}) == ("cold", NEVER)

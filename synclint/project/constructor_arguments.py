@@ -16,7 +16,11 @@ shows every construction of the class:
   notebook or document spells (a Hydra ``_target_`` builds it with the file's keys), and
   that no program file can build by a computed name (``getattr(models, cfg.arch)(**cfg)``,
   ``globals()[name]`` in its own file; see
-  :func:`synclint.project.unnamed_classes.reflection_reach`).
+  :func:`synclint.project.unnamed_classes.reflection_reach`), by a string naming it
+  (``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``; ``__all__`` aside), or by a
+  call the index does not resolve: the class or a project base building its own class
+  (``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``), a call spelling its name in
+  a class body, a default or after ``importlib.import_module(...)``.
 * **Every construction in the program's code (tests aside) tells the value**: a
   constant, by position or keyword; nothing, where the parameter has a constant default;
   or the argument of an enclosing ``__init__`` that passes on its own parameter unchanged
@@ -32,6 +36,7 @@ be a constant or such an argument.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 
@@ -68,6 +73,28 @@ def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[
     names = {function.name for _key, summary in summaries for function in summary.functions.values()}
     return constant_attributes(((key, summary.attribute_stores) for key, summary in summaries), names,
                                constructions.values)
+
+
+def _named_by_a_string(text: str, name: str) -> bool:
+    """Whether Python ``text`` holds a string that names class ``name`` (``getattr(model,
+    "GNN")``, ``{"_target_": "model.GNN"}``, ``locate("model.GNN")``, ``"model:GNN"``),
+    outside ``__all__``, which only passes the name on. Text that does not parse may."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    listed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+            isinstance(target, ast.Name) and target.id == "__all__"
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        ):
+            listed.update(id(part) for part in ast.walk(node))
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in listed
+        and (node.value == name or node.value.endswith(("." + name, ":" + name)))
+        for node in ast.walk(tree)
+    )
 
 
 class _Constructions:
@@ -123,7 +150,8 @@ class _Constructions:
         the class or a project base builds its own class (``cls(...)`` in a classmethod,
         ``type(self)(...)``, ``self.__class__(...)``), or a program file spells a call of
         its name more often than the constructions the index resolves there (a class body's
-        ``gnn = GNN(4, True)``, a default, ``importlib.import_module("model").GNN(...)``)."""
+        ``gnn = GNN(4, True)``, a default, ``importlib.import_module("model").GNN(...)``), or
+        holds a string naming it (:func:`_named_by_a_string`)."""
         for key, name in self.index.class_bases(cid):
             klass = self.index.klass((key, name))
             text = self._text(key)
@@ -139,7 +167,8 @@ class _Constructions:
             text = self._text(key)
             if text is None:
                 return True
-            if name in text and len(call.findall(text)) > self._resolved.get((key, name), 0):
+            if name in text and (len(call.findall(text)) > self._resolved.get((key, name), 0)
+                                 or _named_by_a_string(text, name)):
                 return True
         return False
 
