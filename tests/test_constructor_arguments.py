@@ -156,3 +156,27 @@ def test_a_construction_the_index_does_not_resolve_keeps_its_block(tmp_path: Pat
 def test_a_name_only_in_all_does_not_count(tmp_path: Path):
     # ``__all__ = ["GNN"]`` passes the name on: nothing is built by it.
     assert _context(tmp_path, extra={"api/__init__.py": "from model import GNN\n__all__ = ['GNN']\n"}) == ("cold", NEVER)
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "match dim:\n    case {'graph': has_graph_output}:\n        pass",
+        "try:\n    dim = int(dim)\nexcept ValueError as has_graph_output:\n    pass",
+        "import os as has_graph_output",
+        "def has_graph_output():\n    return True",
+    ],
+    ids=["match capture", "except as", "import as", "def"],
+)
+def test_a_parameter_rebound_before_the_store_keeps_its_block(tmp_path: Path, rebinding: str):
+    # ``self.has_graph_output = has_graph_output`` no longer stores what the construction passed.
+    model = GNN.replace("            self.has_graph_output = has_graph_output\n",
+                        textwrap.indent(rebinding + "\nself.has_graph_output = has_graph_output\n", " " * 12))
+    files = {"model.py": model, "train.py": TRAIN.format(construction="GNN(4)", init_params="dim=4", net_args="")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    line = next(number for number, text in enumerate((tmp_path / "model.py").read_text().splitlines(), 1)
+                if "x.sum().item()" in text)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = {(Path(f.path).name, f.line): f.why for f in findings if f.code == "SL201"}
+    assert found[("model.py", line)] != NEVER
