@@ -358,3 +358,23 @@ def test_a_forwarded_parameter_left_to_a_default_that_is_no_constant_runs_it():
     assert _found(source.format(default="SCALE"))[(10, "SL403")][0] == "hot"
     assert _found(source.format(default="1 / 3"))[(10, "SL403")][0] == "hot"
     assert _found(source.format(default="0.5"))[(10, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize("call", ["sample_box_points(masks.cuda(), **options)", "sample_box_points(*args)"],
+                         ids=["**kwargs", "*args"])
+def test_a_default_that_unpacked_arguments_may_leave_in_place_runs_it(call: str):
+    # ``**options`` may not hold ``noise_bound``: the call then runs with the default, no tensor.
+    found = _found(f"""
+        import torch
+
+        def sample_box_points(masks, noise=0.1, noise_bound=20):
+            if not isinstance(noise_bound, torch.Tensor):
+                noise_bound = torch.tensor(noise_bound, device=masks.device)
+            return masks * noise_bound
+
+        def train(model, loader, options, args):
+            for masks in loader:
+                model(sample_box_points(masks.cuda(), noise_bound=masks.std())).backward()
+                model({call}).backward()
+    """)
+    assert found[(6, "SL403")][0] == "hot"

@@ -187,9 +187,9 @@ class _StepCalls:
             for param in params:
                 position = None if param in function.keyword_only or param not in names else names.index(param)
                 value = _argument(call, plain, position, param)
-                if value is _OMITTED:
+                if value is _OMITTED or value is _UNPACKED:
                     if param in defaulted:
-                        return True
+                        return True  # (``*args``/``**kwargs`` may leave it to its default too)
                 elif value is _NOT_A_TENSOR:
                     return True
                 elif isinstance(value, _Forwarded):
@@ -206,11 +206,14 @@ class _StepCalls:
 #: that is no tensor (a constant, a Python number).
 _OMITTED = object()
 _NOT_A_TENSOR = object()
+#: Not given by name or position where ``*args``/``**kwargs`` pass more: anything, or nothing.
+_UNPACKED = object()
 
 
 def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> object:
-    """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`, a
-    :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or anything else). A
+    """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`,
+    :data:`_UNPACKED`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or
+    anything else). A
     call that is not plain (``Cls.method(obj, t)``) may bind its arguments one position
     later: either position counts."""
     places = {param}
@@ -219,7 +222,7 @@ def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> 
     given = [(where, value) for where, value in call.constants if where in places]
     if not given:
         if any(where == "*" for where, _value in call.constants):
-            return _UNKNOWN  # ``*args`` / ``**kwargs`` may pass it
+            return _UNPACKED  # ``*args`` / ``**kwargs`` may pass it, or leave it out
         return _OMITTED
     for where, value in given:
         if value or where in call.number_args or where in call.literal_args:
