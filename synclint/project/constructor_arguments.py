@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from synclint.project.constant_attributes import UNKNOWN_VALUE, ConstructorArgument, StoredValue, constant_attributes
@@ -51,6 +52,8 @@ from synclint.project.unnamed_classes import module_holds, reflection_reach
 #: How many enclosing constructors an argument may be passed on through.
 _MAX_FORWARDS = 3
 #: A class body building its own class (or a subclass) where no call spells its name.
+#: A call of a name, as text (not the ``class GNN(`` or ``def f(`` that defines it).
+_CALL = re.compile(r"(?<!class )(?<!def )\b([A-Za-z_]\w*)\s*\(")
 _SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
@@ -75,14 +78,18 @@ def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[
                                constructions.values)
 
 
-def _named_by_a_string(text: str, name: str) -> bool:
-    """Whether Python ``text`` holds a string that names class ``name`` (``getattr(model,
-    "GNN")``, ``{"_target_": "model.GNN"}``, ``locate("model.GNN")``, ``"model:GNN"``),
-    outside ``__all__``, which only passes the name on. Text that does not parse may."""
+def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
+    """What Python ``text`` spells of classes: how many times it calls each name (``GNN(``,
+    ``module.GNN(``; not ``class GNN(``), and the names its strings give (``"GNN"``,
+    ``"model.GNN"``, ``"model:GNN"``: ``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``),
+    outside ``__all__``, which only passes a name on; every word of text that does not
+    parse. None for text that cannot be read: it may spell anything."""
+    if text is None:
+        return None
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return True
+        return Counter(_CALL.findall(text)), frozenset(re.findall(r"[A-Za-z_]\w*", text))
     listed: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
@@ -90,11 +97,10 @@ def _named_by_a_string(text: str, name: str) -> bool:
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
         ):
             listed.update(id(part) for part in ast.walk(node))
-    return any(
-        isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in listed
-        and (node.value == name or node.value.endswith(("." + name, ":" + name)))
-        for node in ast.walk(tree)
-    )
+    named = {part for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in listed
+             for part in (node.value, node.value.rpartition(".")[2], node.value.rpartition(":")[2])}
+    return Counter(_CALL.findall(text)), frozenset(named)
 
 
 class _Constructions:
@@ -106,7 +112,7 @@ class _Constructions:
         self.sites: dict[ClassId, list[tuple[CallSite, tuple[str, str]]]] = {}
         #: (file key, last part of the call's name) -> how many constructions the index resolves there.
         self._resolved: dict[tuple[str, str], int] = {}
-        self._texts: dict[str, str | None] = {}
+        self._spelled: dict[str, tuple[Counter[str], frozenset[str]] | None] = {}
         for key, entry in index.entries.items():
             for qualname, function in entry.summary.functions.items():
                 for call in function.calls:
@@ -140,10 +146,11 @@ class _Constructions:
                     if not module_holds(index, reached, owner, name) and not (own and owner == key)}
         return left
 
-    def _text(self, key: str) -> str | None:
-        if key not in self._texts:
-            self._texts[key] = python_text_of(key)
-        return self._texts[key]
+    def _spellings(self, key: str) -> tuple[Counter[str], frozenset[str]] | None:
+        """:func:`_spellings` of program file ``key``, read once."""
+        if key not in self._spelled:
+            self._spelled[key] = _spellings(python_text_of(key))
+        return self._spelled[key]
 
     def _built_unresolved(self, cid: ClassId) -> bool:
         """Whether code the index does not read as a construction of ``cid`` may build it:
@@ -151,24 +158,23 @@ class _Constructions:
         ``type(self)(...)``, ``self.__class__(...)``), or a program file spells a call of
         its name more often than the constructions the index resolves there (a class body's
         ``gnn = GNN(4, True)``, a default, ``importlib.import_module("model").GNN(...)``), or
-        holds a string naming it (:func:`_named_by_a_string`)."""
+        holds a string naming it (see :func:`_spellings`)."""
         for key, name in self.index.class_bases(cid):
             klass = self.index.klass((key, name))
-            text = self._text(key)
+            text = python_text_of(key)
             if klass is None or text is None:
                 return True
             if _SELF_CONSTRUCTION.search("\n".join(text.splitlines()[klass.line - 1:klass.end_line])):
                 return True
         name = cid[1]
-        call = re.compile(rf"(?<!class )(?<!def )\b{re.escape(name)}\s*\(")
         for key in self.index.entries:
             if self.ignored(key):
                 continue
-            text = self._text(key)
-            if text is None:
+            spelled = self._spellings(key)
+            if spelled is None:
                 return True
-            if name in text and (len(call.findall(text)) > self._resolved.get((key, name), 0)
-                                 or _named_by_a_string(text, name)):
+            calls, named = spelled
+            if calls[name] > self._resolved.get((key, name), 0) or name in named:
                 return True
         return False
 
