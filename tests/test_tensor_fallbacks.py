@@ -310,8 +310,19 @@ def test_no_fallback_where_another_statement_rebinds_the_name(source: str):
         def f(t, x):
             t = t if torch.is_tensor(t) else torch.tensor(t); g = lambda: x.item()
         """,
+        # a call that starts on the arm's line (its finding's line) and ends after it
+        """
+        def f(t, x):
+            idx = torch.nonzero(torch.tensor(t) if not torch.is_tensor(t) else t,
+                                as_tuple=False)
+        """,
+        """
+        def f(t, x):
+            y = (x.sum() + (t if torch.is_tensor(t)
+                            else torch.tensor(t))).item()
+        """,
     ],
-    ids=["semicolon", "semicolon, multi-line", "one-line if", "lambda"],
+    ids=["semicolon", "semicolon, multi-line", "one-line if", "lambda", "enclosing call", "enclosing chain"],
 )
 def test_no_fallback_where_the_arm_shares_its_line_with_another_statement(source: str):
     assert _fallbacks(source) == ()

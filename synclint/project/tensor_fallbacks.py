@@ -54,6 +54,11 @@ _INERT = (ast.Name, ast.Constant, ast.Tuple, ast.List, ast.Starred, ast.IfExp, a
           ast.Return, *COMPREHENSIONS)
 
 
+#: Statements with blocks: what may share an arm's lines is in their headers' own nodes.
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+             *((ast.TryStar,) if hasattr(ast, "TryStar") else ()), ast.ExceptHandler)
+
+
 class TensorFallback(NamedTuple):
     """Lines ``first``..``last`` run only when one of ``params`` is not a tensor; ``name``
     is the name the test reads (``timesteps``); ``defaulted``: those of ``params`` that
@@ -213,16 +218,17 @@ def _passed_params(name: str, line: int, held: frozenset[str], aliases: dict[str
 
 
 def _alone_on_its_lines(arm: ast.expr, test: ast.expr, everything: tuple[ast.AST, ...]) -> bool:
-    """Nothing outside ``arm`` and ``test`` that sits wholly on ``arm``'s lines could hold a
+    """Nothing outside ``arm`` and ``test`` that reaches ``arm``'s lines could hold a
     finding: of the arm's statement, of another statement after a ``;``, of the header of a
     one-line compound statement (``if x.item(): t = ...``), or a lambda's (``everything``:
     the function's own nodes and the scopes it opens)."""
     first, last = arm.lineno, arm.end_lineno or arm.lineno
     apart = {id(node) for top in (arm, test) for node in ast.walk(top)}
     for node in everything:
-        if id(node) in apart or not hasattr(node, "lineno"):
-            continue
-        if node.lineno >= first and (node.end_lineno or node.lineno) <= last and not isinstance(node, _INERT):
+        if id(node) in apart or not hasattr(node, "lineno") or isinstance(node, _COMPOUND):
+            continue  # (a compound statement's header expressions are nodes of their own)
+        # Any line of the node may be its finding's (``torch.nonzero(<arm>,\n as_tuple=False)``).
+        if node.lineno <= last and (node.end_lineno or node.lineno) >= first and not isinstance(node, _INERT):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 continue  # ``th.Tensor``, ``self.device``: reads nothing from a device
             return False
