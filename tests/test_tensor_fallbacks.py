@@ -389,3 +389,29 @@ def test_a_default_that_unpacked_arguments_may_leave_in_place_runs_it(call: str)
                 model({call}).backward()
     """)
     assert found[(6, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "argument",
+    ["x.tolist()", "x.cpu().numpy()", "np.array([0.5])", "random.random()", "math.sqrt(2)", "list(range(3))"],
+)
+def test_a_call_that_returns_no_tensor_runs_it(argument: str):
+    # What these calls return is visibly no tensor: the conversion runs every step.
+    found = _found(f"""
+        import math
+        import random
+
+        import numpy as np
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                (to_tensor(x.std(), x) * to_tensor({argument}, x)).sum().backward()
+    """)
+    assert found[(10, "SL403")][0] == "hot"

@@ -114,7 +114,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 70
+SUMMARY_VERSION = 71
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -215,13 +215,37 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     held_by: str = ""
     #: Arguments that are visibly no tensor for another reason than being a number or a
     #: string: a literal container or comprehension (``[0.5, 0.5]``, ``(t,)``, ``{...}``), a
-    #: constant of any kind, a lambda (see :mod:`synclint.project.tensor_fallbacks`).
+    #: constant of any kind, a lambda, ``x.tolist()``, ``np.array(...)`` (see
+    #: :mod:`synclint.project.tensor_fallbacks`).
     literal_args: tuple[int | str, ...] = ()
 
 
-#: What :attr:`CallSite.literal_args` lists.
+#: What :attr:`CallSite.literal_args` lists: these, and :func:`_returns_no_tensor` calls.
 _LITERAL_ARGUMENTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
                       ast.JoinedStr, ast.Constant, ast.Lambda)
+#: Methods of a tensor that return host values; builtins that build Python containers;
+#: modules whose functions return no tensor (NumPy's arrays, Python's numbers).
+_HOST_METHODS = frozenset({"tolist", "numpy"})
+_CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "range", "sorted", "repr"})
+_HOST_MODULES = frozenset({"np", "numpy", "math", "random"})
+
+
+def _returns_no_tensor(node: ast.AST) -> bool:
+    """``x.tolist()``, ``x.cpu().numpy()``, ``list(...)``, ``np.array(...)``, ``random.random()``:
+    a call whose value is visibly no tensor."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in _CONTAINER_BUILTINS
+    if isinstance(func, ast.Attribute):
+        if func.attr in _HOST_METHODS:
+            return True
+        base = func.value
+        while isinstance(base, ast.Attribute):  # ``np.random.rand(...)``
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in _HOST_MODULES
+    return False
 
 
 class Region(NamedTuple):
@@ -1572,7 +1596,7 @@ class _CallWalker:
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
-        literals = tuple(where for where, arg in arguments if isinstance(arg, _LITERAL_ARGUMENTS))
+        literals = tuple(where for where, arg in arguments if isinstance(arg, _LITERAL_ARGUMENTS) or _returns_no_tensor(arg))
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
                                          attributes, self.held.get(id(node), ""), literals))
 
