@@ -415,3 +415,49 @@ def test_a_call_that_returns_no_tensor_runs_it(argument: str):
                 (to_tensor(x.std(), x) * to_tensor({argument}, x)).sum().backward()
     """)
     assert found[(10, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["value = np.random.randint(0, 1000)", "value = None", "value = [0.5, 0.5]",
+     "for value in (0.5, 1.0):\n    pass", "value = x.tolist() if x.dim() else [x.item()]"],
+    ids=["numpy", "None", "list", "loop over a literal", "either arm"],
+)
+def test_a_local_that_holds_no_tensor_runs_it(binding: str):
+    # Every binding of the local passed is visibly no tensor.
+    body = textwrap.indent(binding, " " * 16)
+    found = _found(f"""
+        import numpy as np
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+{body}
+                (to_tensor(x.std(), x) * to_tensor(value, x)).sum().backward()
+    """)
+    assert found[(7, "SL403")][0] == "hot"
+
+
+def test_a_local_that_may_hold_a_tensor_does_not():
+    found = _found("""
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                value = None
+                value = x.std()
+                (to_tensor(x.std(), x) * to_tensor(value, x)).sum().backward()
+    """)
+    assert found[(6, "SL403")] == ("cold", FALLBACK.format("value"))

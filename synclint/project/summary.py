@@ -49,7 +49,7 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.interactive import INTERACTIVE, plots_block, waits_for_a_person
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.notebook_cells import is_notebook_module
-from synclint.project.numbers import is_number, is_text, number_names
+from synclint.project.numbers import is_number, is_text, no_tensor_names, number_names, visibly_no_tensor
 from synclint.project.residency import (
     IN_PLACE_ATTRIBUTES,
     IN_PLACE_METHODS,
@@ -114,7 +114,7 @@ from synclint.project.value_references import (
 )
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 71
+SUMMARY_VERSION = 72
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -218,34 +218,6 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: constant of any kind, a lambda, ``x.tolist()``, ``np.array(...)`` (see
     #: :mod:`synclint.project.tensor_fallbacks`).
     literal_args: tuple[int | str, ...] = ()
-
-
-#: What :attr:`CallSite.literal_args` lists: these, and :func:`_returns_no_tensor` calls.
-_LITERAL_ARGUMENTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-                      ast.JoinedStr, ast.Constant, ast.Lambda)
-#: Methods of a tensor that return host values; builtins that build Python containers;
-#: modules whose functions return no tensor (NumPy's arrays, Python's numbers).
-_HOST_METHODS = frozenset({"tolist", "numpy"})
-_CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "range", "sorted", "repr"})
-_HOST_MODULES = frozenset({"np", "numpy", "math", "random"})
-
-
-def _returns_no_tensor(node: ast.AST) -> bool:
-    """``x.tolist()``, ``x.cpu().numpy()``, ``list(...)``, ``np.array(...)``, ``random.random()``:
-    a call whose value is visibly no tensor."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    if isinstance(func, ast.Name):
-        return func.id in _CONTAINER_BUILTINS
-    if isinstance(func, ast.Attribute):
-        if func.attr in _HOST_METHODS:
-            return True
-        base = func.value
-        while isinstance(base, ast.Attribute):  # ``np.random.rand(...)``
-            base = base.value
-        return isinstance(base, ast.Name) and base.id in _HOST_MODULES
-    return False
 
 
 class Region(NamedTuple):
@@ -1093,12 +1065,13 @@ class _Builder:
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
-              numbers: frozenset[str] = frozenset()) -> _CallWalker:
+              numbers: frozenset[str] = frozenset(), no_tensors: frozenset[str] = frozenset()) -> _CallWalker:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
         ``arguments``: its parameters that the body never rebinds; ``rearmed``: its locals
         that functions nested in it rebind (``nonlocal``); ``numbers``: its locals that
-        only ever hold Python numbers. Returns the walker (the loaders it found)."""
-        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers)
+        only ever hold Python numbers; ``no_tensors``: those that only ever hold what is visibly
+        no tensor. Returns the walker (the loaders it found)."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers, no_tensors)
         for statement in statements:
             walker.statement(statement)
         return walker
@@ -1192,8 +1165,9 @@ class _Builder:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
         rearmed = frozenset(closure_rebound_names(node))
+        numbers = number_names(node) - rearmed
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
-                   rearmed=rearmed, numbers=number_names(node) - rearmed)
+                   rearmed=rearmed, numbers=numbers, no_tensors=no_tensor_names(node, numbers) - rearmed)
         if summary.root is None and summary.data_root is None:
             # A step or the data pipeline never takes its callers' context (a function cold by
             # a name hot code may break, ``setup_*``, may: unknown when unknown code calls it).
@@ -1288,11 +1262,13 @@ class _CallWalker:
 
     def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
                  arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
-                 numbers: frozenset[str] = frozenset()) -> None:
+                 numbers: frozenset[str] = frozenset(), no_tensors: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.arguments = arguments
         #: Locals that only ever hold Python numbers (see :mod:`synclint.project.numbers`).
         self.numbers = numbers
+        #: Locals that only ever hold what is visibly no tensor (numbers, ``None``, lists, arrays).
+        self.no_tensors = no_tensors | numbers
         #: The calls that are the value of a ``self.attr = ...`` statement (by identity): ``attr``.
         self.held: dict[int, str] = {}
         #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
@@ -1596,7 +1572,7 @@ class _CallWalker:
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
-        literals = tuple(where for where, arg in arguments if isinstance(arg, _LITERAL_ARGUMENTS) or _returns_no_tensor(arg))
+        literals = tuple(where for where, arg in arguments if visibly_no_tensor(arg, self.no_tensors))
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
                                          attributes, self.held.get(id(node), ""), literals))
 
