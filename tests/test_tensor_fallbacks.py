@@ -280,8 +280,19 @@ def test_a_library_function_no_running_code_calls_keeps_its_fallback():
             if not torch.is_tensor(t):
                 t = torch.tensor(t)
         """,
+        # a nested function rebinds the alias
+        """
+        def f(timestep):
+            timesteps = timestep
+            def g():
+                nonlocal timesteps
+                timesteps = 5
+            g()
+            if not torch.is_tensor(timesteps):
+                timesteps = torch.tensor([timesteps])
+        """,
     ],
-    ids=["except as", "match capture", "import as", "def"],
+    ids=["except as", "match capture", "import as", "def", "closure rebinds the alias"],
 )
 def test_no_fallback_where_another_statement_rebinds_the_name(source: str):
     assert _fallbacks(source) == ()

@@ -87,8 +87,9 @@ def tensor_fallbacks(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple
     for scope in nested:  # ``def t():`` / ``class t:`` in the body rebinds ``t``
         for bound in names_bound_by(scope):
             stores.setdefault(bound, []).append(scope.lineno)
-    held = frozenset(params) - closure_rebound_names(node)
-    aliases = _aliases(node.body, held, stores)
+    rearmed = closure_rebound_names(node)  # (``nonlocal``: a call of the nested function may rebind them)
+    held = frozenset(params) - rearmed
+    aliases = {alias: bound for alias, bound in _aliases(node.body, held, stores).items() if alias not in rearmed}
     found: list[TensorFallback] = []
     _visit(node.body, False, held, aliases, stores, found, (*own, *nested))
     arguments = node.args
