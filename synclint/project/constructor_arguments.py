@@ -36,7 +36,6 @@ be a constant or such an argument.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -54,6 +53,10 @@ _MAX_FORWARDS = 3
 #: A class body building its own class (or a subclass) where no call spells its name.
 #: A call of a name, as text (not the ``class GNN(`` or ``def f(`` that defines it).
 _CALL = re.compile(r"(?<!class )(?<!def )\b([A-Za-z_]\w*)\s*\(")
+#: A quoted name, dotted or not (``"GNN"``, ``'model.GNN'``, ``"model:GNN"``).
+_QUOTED = re.compile(r"""["']([\w.:]+)["']""")
+#: ``__all__ = [...]`` (or ``+=``, a tuple): names passed on, not built.
+_ALL = re.compile(r"__all__\s*\+?=\s*[\[(][^\])]*[\])]")
 _SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
@@ -82,24 +85,13 @@ def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
     """What Python ``text`` spells of classes: how many times it calls each name (``GNN(``,
     ``module.GNN(``; not ``class GNN(``), and the names its strings give (``"GNN"``,
     ``"model.GNN"``, ``"model:GNN"``: ``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``),
-    outside ``__all__``, which only passes a name on; every word of text that does not
-    parse. None for text that cannot be read: it may spell anything."""
+    outside ``__all__``, which only passes a name on. Read from the text, not parsed (every
+    program file passes here): a string in a comment counts too. None for text that
+    cannot be read: it may spell anything."""
     if text is None:
         return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return Counter(_CALL.findall(text)), frozenset(re.findall(r"[A-Za-z_]\w*", text))
-    listed: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
-            isinstance(target, ast.Name) and target.id == "__all__"
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        ):
-            listed.update(id(part) for part in ast.walk(node))
-    named = {part for node in ast.walk(tree)
-             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in listed
-             for part in (node.value, node.value.rpartition(".")[2], node.value.rpartition(":")[2])}
+    strings = _QUOTED.findall(_ALL.sub("", text))
+    named = {part for string in strings for part in (string, string.rpartition(".")[2], string.rpartition(":")[2])}
     return Counter(_CALL.findall(text)), frozenset(named)
 
 
