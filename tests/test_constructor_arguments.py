@@ -146,8 +146,13 @@ def test_a_construction_by_the_class_itself_keeps_its_block(tmp_path: Path, meth
         "from hydra.utils import instantiate\ndef main():\n"
         "    return instantiate({'_target_': 'model.GNN', 'dim': 4, 'has_graph_output': True})\n",
         "import pydoc\ndef main():\n    return pydoc.locate('model.GNN')(4, True)\n",
+        # A subclass the index does not resolve (``from model import *``) passes its own arguments.
+        "from model import *\nclass Big(GNN):\n    def __init__(self):\n        super().__init__(8, True)\n",
+        # So does an explicit ``GNN.__init__(self, ...)``.
+        "from model import GNN\nclass Mix:\n    def __init__(self):\n        GNN.__init__(self, 8, True)\n",
     ],
-    ids=["import_module", "import_module, bound", "class body", "default", "getattr", "instantiate", "locate"],
+    ids=["import_module", "import_module, bound", "class body", "default", "getattr", "instantiate", "locate",
+         "star-imported base", "explicit __init__"],
 )
 def test_a_construction_the_index_does_not_resolve_keeps_its_block(tmp_path: Path, run: str):
     assert _context(tmp_path, extra={"run.py": run})[0] == "hot"

@@ -57,6 +57,9 @@ _CALL = re.compile(r"(?<!class )(?<!def )\b([A-Za-z_]\w*)\s*\(")
 _QUOTED = re.compile(r"""["']([\w.:]+)["']""")
 #: ``__all__ = [...]`` (or ``+=``, a tuple): names passed on, not built.
 _ALL = re.compile(r"__all__\s*\+?=\s*[\[(][^\])]*[\])]")
+_BASES = re.compile(r"\bclass\s+\w+\s*\(([^)]*)\)")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_EXPLICIT_INIT = re.compile(r"\b(\w+)\s*\.\s*__init__\s*\(")
 _SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
@@ -85,13 +88,18 @@ def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
     """What Python ``text`` spells of classes: how many times it calls each name (``GNN(``,
     ``module.GNN(``; not ``class GNN(``), and the names its strings give (``"GNN"``,
     ``"model.GNN"``, ``"model:GNN"``: ``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``),
-    outside ``__all__``, which only passes a name on. Read from the text, not parsed (every
+    outside ``__all__``, which only passes a name on, or that a class header lists among its
+    bases, or whose ``__init__`` it calls (``GNN.__init__(self, ...)``). Read from the text, not parsed (every
     program file passes here): a string in a comment counts too. None for text that
     cannot be read: it may spell anything."""
     if text is None:
         return None
     strings = _QUOTED.findall(_ALL.sub("", text))
     named = {part for string in strings for part in (string, string.rpartition(".")[2], string.rpartition(":")[2])}
+    # A base of a class (``class Big(GNN):``, ``class Big(model.GNN):``: a subclass the index
+    # may not resolve, ``from model import *``), an explicit ``GNN.__init__(self, ...)``.
+    named.update(base.rpartition(".")[2] for bases in _BASES.findall(text) for base in _DOTTED.findall(bases))
+    named.update(_EXPLICIT_INIT.findall(text))
     return Counter(_CALL.findall(text)), frozenset(named)
 
 
