@@ -185,3 +185,10 @@ def test_a_parameter_rebound_before_the_store_keeps_its_block(tmp_path: Path, re
     findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
     found = {(Path(f.path).name, f.line): f.why for f in findings if f.code == "SL201"}
     assert found[("model.py", line)] != NEVER
+
+
+def test_a_script_named_like_a_test_that_holds_no_test_counts(tmp_path: Path):
+    # ``test_net.py``: research code's evaluation entry point, not a test module.
+    extra = {"test_net.py": "from model import GNN\ndef main(loader):\n    gnn = GNN(4, has_graph_output=True)\n"
+                            "    for x in loader:\n        gnn(x.cuda())\n\nif __name__ == '__main__':\n    main([])\n"}
+    assert _context(tmp_path, extra=extra)[0] == "hot"

@@ -21,7 +21,8 @@ shows every construction of the class:
   call the index does not resolve: the class or a project base building its own class
   (``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``), a call spelling its name in
   a class body, a default or after ``importlib.import_module(...)``.
-* **Every construction in the program's code (tests aside) tells the value**: a
+* **Every construction in the program's code (tests aside: a ``test_net.py`` that holds no
+  test, an evaluation script, is program code) tells the value**: a
   constant, by position or keyword; nothing, where the parameter has a constant default;
   or the argument of an enclosing ``__init__`` that passes on its own parameter unchanged
   (votenet's ``PointnetSAModuleVotes(sample_uniformly=False)`` building
@@ -76,9 +77,13 @@ def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[
                  if name in tested for value in stored if value and isinstance(value[0], ConstructorArgument)]
     if not arguments or is_installable(natural_root(index.root)):
         return index.constant_attributes(ignored)
-    if any(summary.stores_by_computed_name for key, summary in summaries if not ignored(key)):
+    # A file named like a test that holds no test (``test_net.py``, an evaluation script) is program code.
+    def tests(key: str) -> bool:
+        return ignored(key) and _holds_tests(index, key)
+
+    if any(summary.stores_by_computed_name for key, summary in summaries if not tests(key)):
         return {}
-    constructions = _Constructions(index, ignored, {(key, argument.cls) for key, argument in arguments})
+    constructions = _Constructions(index, tests, {(key, argument.cls) for key, argument in arguments})
     names = {function.name for _key, summary in summaries for function in summary.functions.values()}
     return constant_attributes(((key, summary.attribute_stores) for key, summary in summaries), names,
                                constructions.values)
@@ -101,6 +106,17 @@ def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
     named.update(base.rpartition(".")[2] for bases in _BASES.findall(text) for base in _DOTTED.findall(bases))
     named.update(_EXPLICIT_INIT.findall(text))
     return Counter(_CALL.findall(text)), frozenset(named)
+
+
+def _holds_tests(index: ProjectIndex, key: str) -> bool:
+    """Whether file ``key`` holds tests: a ``test*`` function or method, a ``Test*`` class,
+    or an import of ``pytest``/``unittest``; ``conftest.py`` always."""
+    summary = index.entries[key].summary
+    if key.replace("\\", "/").rsplit("/", 1)[-1] == "conftest.py":
+        return True
+    return (any(function.name.startswith("test") for function in summary.functions.values())
+            or any(name.rpartition(".")[2].startswith("Test") for name in summary.classes)
+            or any(module.partition(".")[0] in ("pytest", "unittest") for _level, module, _name in summary.imports.values()))
 
 
 class _Constructions:
