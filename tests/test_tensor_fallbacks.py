@@ -472,3 +472,30 @@ def test_a_local_that_may_hold_a_tensor_does_not():
                 (to_tensor(x.std(), x) * to_tensor(value, x)).sum().backward()
     """)
     assert found[(6, "SL403")] == ("cold", FALLBACK.format("value"))
+
+
+@pytest.mark.parametrize(
+    "unseen",
+    ["functools.partial(to_tensor, 0.5)(like=x)", "list(map(to_tensor, [0.5, 1.0], [x, x]))",
+     "(lambda v: to_tensor(v, x))(0.5)"],
+    ids=["partial", "map", "lambda"],
+)
+def test_a_function_passed_as_a_value_keeps_its_fallback(unseen: str):
+    # Whoever calls it as a value passes what no call the index reads shows (here, numbers).
+    found = _found(f"""
+        import functools
+
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                to_tensor(x.std(), x).backward()
+                {unseen}
+    """)
+    assert found[(8, "SL403")][0] != "cold"

@@ -166,11 +166,15 @@ class _StepCalls:
         nothing for one of ``defaulted`` (a default of any kind), or a
         parameter of its own that its callers may pass so. Any other value is taken for a
         tensor: the block converts what the project's step does not pass. Callers the index
-        cannot see (a step's, a function passed as a value) may leave out a defaulted one.
+        cannot see may leave out a defaulted one: a step's; a function passed as a value
+        (that is no step) may be called with anything.
         A function that is no step and that no code of the project that runs calls is a
         library's: its callers, all unseen, may pass anything."""
         sites = self.callers.get(fid, ())
-        unseen = function.root is not None or function.name in self.passed_as_values or self.index.runs_unseen(fid)
+        passed = function.name in self.passed_as_values or self.index.runs_unseen(fid)
+        if function.root is None and passed:
+            return True  # (``partial(to_tensor, 0.5)``, ``map(to_tensor, [0.5, 1.0])``: called with what no call shows)
+        unseen = function.root is not None or passed
         if defaulted and (unseen or not sites):
             return True
         seen = False
