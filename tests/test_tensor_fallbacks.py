@@ -499,3 +499,12 @@ def test_a_function_passed_as_a_value_keeps_its_fallback(unseen: str):
                 {unseen}
     """)
     assert found[(8, "SL403")][0] != "cold"
+
+
+def test_an_attribute_that_only_holds_a_constant_runs_it():
+    # ``self.t_max = 999`` in ``__init__``, nothing else stores it: a Python number every step.
+    source = DIFFUSION.replace("            self.unet = UNet()\n", "            self.unet = UNet()\n            self.t_max = 999\n")
+    found = _found(source.format(call="self.unet(x, t).mean() + self.unet(x, self.t_max).mean()"))
+    assert found[(UPLOAD_LINE, "SL403")][0] == "hot"
+    found = _found(source.format(call="self.unet(x, t).mean() + self.unet(x, self.unet).mean()"))
+    assert found[(UPLOAD_LINE, "SL403")][0] == "cold"

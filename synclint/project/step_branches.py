@@ -106,6 +106,14 @@ class _StepCalls:
         self.callers = index.callers()
         self.owners = index.call_owners()
         self.passed_as_values = index.passed_as_values()
+        self._python_attributes: frozenset[str] | None = None
+
+    @property
+    def python_attributes(self) -> frozenset[str]:
+        """Attributes of ``self`` that only ever hold constants (``self.t_max = 999``): no tensor."""
+        if self._python_attributes is None:
+            self._python_attributes = frozenset(self.index.constant_attributes(is_test_file))
+        return self._python_attributes
 
     def values(self, fid: FunctionId, function: FunctionSummary, guard: ParamGuard, param: str | None = None,
                depth: int = 0) -> list[object] | None:
@@ -190,7 +198,7 @@ class _StepCalls:
             seen = True
             for param in params:
                 position = None if param in function.keyword_only or param not in names else names.index(param)
-                value = _argument(call, plain, position, param)
+                value = _argument(call, plain, position, param, self.python_attributes)
                 if value is _OMITTED or value is _UNPACKED:
                     if param in defaulted:
                         return True  # (``*args``/``**kwargs`` may leave it to its default too)
@@ -214,7 +222,8 @@ _NOT_A_TENSOR = object()
 _UNPACKED = object()
 
 
-def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> object:
+def _argument(call: CallSite, plain: bool, position: int | None, param: str,
+              python_attributes: frozenset[str] = frozenset()) -> object:
     """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`,
     :data:`_UNPACKED`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or
     anything else). A
@@ -229,7 +238,8 @@ def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> 
             return _UNPACKED  # ``*args`` / ``**kwargs`` may pass it, or leave it out
         return _OMITTED
     for where, value in given:
-        if value or where in call.number_args or where in call.literal_args:
+        if value or where in call.number_args or where in call.literal_args or any(
+                at == where and name in python_attributes for at, name in call.attribute_args):
             return _NOT_A_TENSOR
     if plain or len(given) == 1:
         where = given[0][0]
