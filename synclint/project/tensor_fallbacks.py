@@ -29,8 +29,12 @@ of them the step enters is decided from the project's calls in
 * the test is in no loop of the function (a store later in the loop would change what the
   next pass tests);
 * for a conditional expression, whose arm shares lines with the rest of its statement:
-  nothing else on the arm's lines can hold a finding (no call, subscript, comparison or
-  operator outside the arm and the test), since contexts are per line.
+  nothing else that reaches the arm's lines can hold a finding (no call, subscript,
+  comparison or operator outside the arm and the test, of its statement, of another after
+  a ``;``, of a one-line compound statement's header, nor a lambda), since contexts are
+  per line and a node spanning several lines may be reported on any of them.
+* the tested name is bound no other way before the test (``except ... as``, a ``match``
+  capture, an import, a nested ``def``), and no nested function rebinds an alias.
 """
 
 from __future__ import annotations
