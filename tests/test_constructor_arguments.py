@@ -192,3 +192,10 @@ def test_a_script_named_like_a_test_that_holds_no_test_counts(tmp_path: Path):
     extra = {"test_net.py": "from model import GNN\ndef main(loader):\n    gnn = GNN(4, has_graph_output=True)\n"
                             "    for x in loader:\n        gnn(x.cuda())\n\nif __name__ == '__main__':\n    main([])\n"}
     assert _context(tmp_path, extra=extra)[0] == "hot"
+
+
+def test_an_evaluation_script_with_a_test_function_counts(tmp_path: Path):
+    # ``def test(model, loader)`` run from a ``__main__`` block: an evaluation, not a pytest test.
+    extra = {"test_net.py": "from model import GNN\ndef test(gnn, loader):\n    for x in loader:\n        gnn(x.cuda())\n\n"
+                            "if __name__ == '__main__':\n    test(GNN(4, has_graph_output=True), [])\n"}
+    assert _context(tmp_path, extra=extra)[0] == "hot"

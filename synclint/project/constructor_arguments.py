@@ -109,14 +109,17 @@ def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
 
 
 def _holds_tests(index: ProjectIndex, key: str) -> bool:
-    """Whether file ``key`` holds tests: a ``test*`` function or method, a ``Test*`` class,
-    or an import of ``pytest``/``unittest``; ``conftest.py`` always."""
+    """Whether file ``key`` holds tests: it imports ``pytest``/``unittest``, or, run as no
+    script (no ``__main__`` block: ``def test(model, loader)`` an evaluation script runs is
+    no test), defines a ``test*`` function or method or a ``Test*`` class; ``conftest.py`` always."""
     summary = index.entries[key].summary
     if key.replace("\\", "/").rsplit("/", 1)[-1] == "conftest.py":
         return True
-    return (any(function.name.startswith("test") for function in summary.functions.values())
-            or any(name.rpartition(".")[2].startswith("Test") for name in summary.classes)
-            or any(module.partition(".")[0] in ("pytest", "unittest") for _level, module, _name in summary.imports.values()))
+    if any(module.partition(".")[0] in ("pytest", "unittest") for _level, module, _name in summary.imports.values()):
+        return True
+    return not summary.is_script and (
+        any(function.name.startswith("test") for function in summary.functions.values())
+        or any(name.rpartition(".")[2].startswith("Test") for name in summary.classes))
 
 
 class _Constructions:
