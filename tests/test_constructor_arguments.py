@@ -56,8 +56,8 @@ NEVER = ("never runs: `self.has_graph_output` is only ever False (what every con
 
 
 def _context(tmp_path: Path, construction: str = "GNN(4)", init_params: str = "dim=4", net_args: str = "",
-             extra: dict[str, str] | None = None) -> tuple[str, str]:
-    files = {"model.py": GNN, "train.py": TRAIN.format(construction=construction, init_params=init_params,
+             extra: dict[str, str] | None = None, model: str = GNN) -> tuple[str, str]:
+    files = {"model.py": model, "train.py": TRAIN.format(construction=construction, init_params=init_params,
                                                        net_args=net_args), **(extra or {})}
     for name, text in files.items():
         path = tmp_path / name
@@ -116,3 +116,86 @@ def test_a_construction_that_may_turn_the_flag_on_keeps_its_block(tmp_path: Path
 def test_constructions_in_tests_do_not_count(tmp_path: Path):
     extra = {"tests/test_gnn.py": "from model import GNN\ndef test_graph_output():\n    GNN(4, has_graph_output=True)\n"}
     assert _context(tmp_path, extra=extra) == ("cold", NEVER)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "@classmethod\ndef from_config(cls, cfg):\n    return cls(cfg.dim, has_graph_output=cfg.graph)",
+        "def with_graph(self):\n    return type(self)(self.dim, True)",
+        "def with_graph(self):\n    return self.__class__(self.dim, True)",
+    ],
+    ids=["cls", "type(self)", "self.__class__"],
+)
+def test_a_construction_by_the_class_itself_keeps_its_block(tmp_path: Path, method: str):
+    # (``GNN.from_config(cfg)`` and ``gnn.with_graph()`` build it where no call spells its name.)
+    model = GNN + textwrap.indent("\n" + method + "\n", " " * 8)
+    run = "from model import GNN\ndef main(cfg, loader):\n    m = GNN.from_config(cfg) if cfg else GNN(4).with_graph()\n"
+    assert _context(tmp_path, model=model, extra={"run.py": run})[0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "import importlib\ndef main():\n    return importlib.import_module('model').GNN(4, True)\n",
+        "import importlib\ndef main():\n    module = importlib.import_module('model')\n    return module.GNN(4, True)\n",
+        "from model import GNN\nclass Holder:\n    gnn = GNN(4, True)\n",
+        "from model import GNN\ndef main(gnn=GNN(4, True)):\n    return gnn\n",
+        # A string naming it: a lookup by that name builds it with any arguments.
+        "import model\ndef main():\n    return getattr(model, 'GNN')(4, True)\n",
+        "from hydra.utils import instantiate\ndef main():\n"
+        "    return instantiate({'_target_': 'model.GNN', 'dim': 4, 'has_graph_output': True})\n",
+        "import pydoc\ndef main():\n    return pydoc.locate('model.GNN')(4, True)\n",
+        # A subclass the index does not resolve (``from model import *``) passes its own arguments.
+        "from model import *\nclass Big(GNN):\n    def __init__(self):\n        super().__init__(8, True)\n",
+        # So does an explicit ``GNN.__init__(self, ...)``.
+        "from model import GNN\nclass Mix:\n    def __init__(self):\n        GNN.__init__(self, 8, True)\n",
+    ],
+    ids=["import_module", "import_module, bound", "class body", "default", "getattr", "instantiate", "locate",
+         "star-imported base", "explicit __init__"],
+)
+def test_a_construction_the_index_does_not_resolve_keeps_its_block(tmp_path: Path, run: str):
+    assert _context(tmp_path, extra={"run.py": run})[0] == "hot"
+
+
+def test_a_name_only_in_all_does_not_count(tmp_path: Path):
+    # ``__all__ = ["GNN"]`` passes the name on: nothing is built by it.
+    assert _context(tmp_path, extra={"api/__init__.py": "from model import GNN\n__all__ = ['GNN']\n"}) == ("cold", NEVER)
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "match dim:\n    case {'graph': has_graph_output}:\n        pass",
+        "try:\n    dim = int(dim)\nexcept ValueError as has_graph_output:\n    pass",
+        "import os as has_graph_output",
+        "def has_graph_output():\n    return True",
+    ],
+    ids=["match capture", "except as", "import as", "def"],
+)
+def test_a_parameter_rebound_before_the_store_keeps_its_block(tmp_path: Path, rebinding: str):
+    # ``self.has_graph_output = has_graph_output`` no longer stores what the construction passed.
+    model = GNN.replace("            self.has_graph_output = has_graph_output\n",
+                        textwrap.indent(rebinding + "\nself.has_graph_output = has_graph_output\n", " " * 12))
+    files = {"model.py": model, "train.py": TRAIN.format(construction="GNN(4)", init_params="dim=4", net_args="")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    line = next(number for number, text in enumerate((tmp_path / "model.py").read_text().splitlines(), 1)
+                if "x.sum().item()" in text)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    found = {(Path(f.path).name, f.line): f.why for f in findings if f.code == "SL201"}
+    assert found[("model.py", line)] != NEVER
+
+
+def test_a_script_named_like_a_test_that_holds_no_test_counts(tmp_path: Path):
+    # ``test_net.py``: research code's evaluation entry point, not a test module.
+    extra = {"test_net.py": "from model import GNN\ndef main(loader):\n    gnn = GNN(4, has_graph_output=True)\n"
+                            "    for x in loader:\n        gnn(x.cuda())\n\nif __name__ == '__main__':\n    main([])\n"}
+    assert _context(tmp_path, extra=extra)[0] == "hot"
+
+
+def test_an_evaluation_script_with_a_test_function_counts(tmp_path: Path):
+    # ``def test(model, loader)`` run from a ``__main__`` block: an evaluation, not a pytest test.
+    extra = {"test_net.py": "from model import GNN\ndef test(gnn, loader):\n    for x in loader:\n        gnn(x.cuda())\n\n"
+                            "if __name__ == '__main__':\n    test(GNN(4, has_graph_output=True), [])\n"}
+    assert _context(tmp_path, extra=extra)[0] == "hot"

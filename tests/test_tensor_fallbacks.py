@@ -244,3 +244,267 @@ def test_a_library_function_no_running_code_calls_keeps_its_fallback():
             return value
     """
     assert _found(source)[(6, "SL403")] == ("unknown", "")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # names bound by other statements than an assignment: no longer what the caller passed
+        """
+        def f(t):
+            try:
+                pass
+            except Exception as t:
+                pass
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t, cfg):
+            match cfg:
+                case {"t": t}:
+                    pass
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t):
+            import numpy as t
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        """
+        def f(t):
+            def t():
+                return 0
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+        """,
+        # a nested function rebinds the alias
+        """
+        def f(timestep):
+            timesteps = timestep
+            def g():
+                nonlocal timesteps
+                timesteps = 5
+            g()
+            if not torch.is_tensor(timesteps):
+                timesteps = torch.tensor([timesteps])
+        """,
+    ],
+    ids=["except as", "match capture", "import as", "def", "closure rebinds the alias"],
+)
+def test_no_fallback_where_another_statement_rebinds_the_name(source: str):
+    assert _fallbacks(source) == ()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # another statement on the arm's line: contexts are per line
+        """
+        def f(t, x):
+            t = t if torch.is_tensor(t) else torch.tensor(t); y = x.item()
+        """,
+        """
+        def f(t, x):
+            t = (t if torch.is_tensor(t)
+                 else torch.tensor(t)); y = x.item()
+        """,
+        # the header of a one-line compound statement
+        """
+        def f(t, x):
+            if x.item() > 0: t = t if torch.is_tensor(t) else torch.tensor(t)
+        """,
+        # a lambda on the arm's line
+        """
+        def f(t, x):
+            t = t if torch.is_tensor(t) else torch.tensor(t); g = lambda: x.item()
+        """,
+        # a call that starts on the arm's line (its finding's line) and ends after it
+        """
+        def f(t, x):
+            idx = torch.nonzero(torch.tensor(t) if not torch.is_tensor(t) else t,
+                                as_tuple=False)
+        """,
+        """
+        def f(t, x):
+            y = (x.sum() + (t if torch.is_tensor(t)
+                            else torch.tensor(t))).item()
+        """,
+    ],
+    ids=["semicolon", "semicolon, multi-line", "one-line if", "lambda", "enclosing call", "enclosing chain"],
+)
+def test_no_fallback_where_the_arm_shares_its_line_with_another_statement(source: str):
+    assert _fallbacks(source) == ()
+
+
+@pytest.mark.parametrize(
+    ("call", "line"),
+    [
+        ("self.unet(x, [500]).mean()", UPLOAD_LINE),  # a list is no tensor
+        ("self.unet(x, timestep=(500,)).mean()", UPLOAD_LINE),  # nor a tuple
+        ("normal_kl(x, x, x, [0.0, 1.0]).mean()", KL_LINE),
+        ("normal_kl(x, {'a': 1}, x, x).mean()", KL_LINE),  # nor a dict
+        ("normal_kl(x, [v for v in (1.0, 2.0)], x, x).mean()", KL_LINE),  # nor a comprehension's list
+    ],
+    ids=["list", "tuple by keyword", "list of numbers", "dict", "list comprehension"],
+)
+def test_a_step_that_passes_a_literal_container_runs_it(call: str, line: int):
+    found = _found(DIFFUSION.format(call=call))
+    assert found[(line, "SL403")][0] == "hot"
+
+
+def test_a_forwarded_parameter_left_to_a_default_that_is_no_constant_runs_it():
+    # ``scale=SCALE``: the default is a Python value too, constant or not.
+    source = """
+        import torch
+
+        SCALE = 0.5
+
+        def to_tensor(value, like):
+            if torch.is_tensor(value):
+                return value
+            else:
+                return torch.tensor(value, device=like.device)
+
+        def scaled(x, scale={default}):
+            return x * to_tensor(scale, x)
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                scaled(x).sum().backward()
+                scaled(x, x.std()).sum().backward()
+    """
+    assert _found(source.format(default="SCALE"))[(10, "SL403")][0] == "hot"
+    assert _found(source.format(default="1 / 3"))[(10, "SL403")][0] == "hot"
+    assert _found(source.format(default="0.5"))[(10, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize("call", ["sample_box_points(masks.cuda(), **options)", "sample_box_points(*args)"],
+                         ids=["**kwargs", "*args"])
+def test_a_default_that_unpacked_arguments_may_leave_in_place_runs_it(call: str):
+    # ``**options`` may not hold ``noise_bound``: the call then runs with the default, no tensor.
+    found = _found(f"""
+        import torch
+
+        def sample_box_points(masks, noise=0.1, noise_bound=20):
+            if not isinstance(noise_bound, torch.Tensor):
+                noise_bound = torch.tensor(noise_bound, device=masks.device)
+            return masks * noise_bound
+
+        def train(model, loader, options, args):
+            for masks in loader:
+                model(sample_box_points(masks.cuda(), noise_bound=masks.std())).backward()
+                model({call}).backward()
+    """)
+    assert found[(6, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "argument",
+    ["x.tolist()", "x.cpu().numpy()", "np.array([0.5])", "random.random()", "math.sqrt(2)", "list(range(3))"],
+)
+def test_a_call_that_returns_no_tensor_runs_it(argument: str):
+    # What these calls return is visibly no tensor: the conversion runs every step.
+    found = _found(f"""
+        import math
+        import random
+
+        import numpy as np
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                (to_tensor(x.std(), x) * to_tensor({argument}, x)).sum().backward()
+    """)
+    assert found[(10, "SL403")][0] == "hot"
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["value = np.random.randint(0, 1000)", "value = None", "value = [0.5, 0.5]",
+     "for value in (0.5, 1.0):\n    pass", "value = x.tolist() if x.dim() else [x.item()]"],
+    ids=["numpy", "None", "list", "loop over a literal", "either arm"],
+)
+def test_a_local_that_holds_no_tensor_runs_it(binding: str):
+    # Every binding of the local passed is visibly no tensor.
+    body = textwrap.indent(binding, " " * 16)
+    found = _found(f"""
+        import numpy as np
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+{body}
+                (to_tensor(x.std(), x) * to_tensor(value, x)).sum().backward()
+    """)
+    assert found[(7, "SL403")][0] == "hot"
+
+
+def test_a_local_that_may_hold_a_tensor_does_not():
+    found = _found("""
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                value = None
+                value = x.std()
+                (to_tensor(x.std(), x) * to_tensor(value, x)).sum().backward()
+    """)
+    assert found[(6, "SL403")] == ("cold", FALLBACK.format("value"))
+
+
+@pytest.mark.parametrize(
+    "unseen",
+    ["functools.partial(to_tensor, 0.5)(like=x)", "list(map(to_tensor, [0.5, 1.0], [x, x]))",
+     "(lambda v: to_tensor(v, x))(0.5)"],
+    ids=["partial", "map", "lambda"],
+)
+def test_a_function_passed_as_a_value_keeps_its_fallback(unseen: str):
+    # Whoever calls it as a value passes what no call the index reads shows (here, numbers).
+    found = _found(f"""
+        import functools
+
+        import torch
+
+        def to_tensor(value, like):
+            if not torch.is_tensor(value):
+                value = torch.tensor(value, device=like.device)
+            return value
+
+        def train(loader):
+            for x in loader:
+                x = x.cuda()
+                to_tensor(x.std(), x).backward()
+                {unseen}
+    """)
+    assert found[(8, "SL403")][0] != "cold"
+
+
+def test_an_attribute_that_only_holds_a_constant_runs_it():
+    # ``self.t_max = 999`` in ``__init__``, nothing else stores it: a Python number every step.
+    source = DIFFUSION.replace("            self.unet = UNet()\n", "            self.unet = UNet()\n            self.t_max = 999\n")
+    found = _found(source.format(call="self.unet(x, t).mean() + self.unet(x, self.t_max).mean()"))
+    assert found[(UPLOAD_LINE, "SL403")][0] == "hot"
+    found = _found(source.format(call="self.unet(x, t).mean() + self.unet(x, self.unet).mean()"))
+    assert found[(UPLOAD_LINE, "SL403")][0] == "cold"

@@ -16,8 +16,13 @@ shows every construction of the class:
   notebook or document spells (a Hydra ``_target_`` builds it with the file's keys), and
   that no program file can build by a computed name (``getattr(models, cfg.arch)(**cfg)``,
   ``globals()[name]`` in its own file; see
-  :func:`synclint.project.unnamed_classes.reflection_reach`).
-* **Every construction in the program's code (tests aside) tells the value**: a
+  :func:`synclint.project.unnamed_classes.reflection_reach`), by a string naming it
+  (``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``; ``__all__`` aside), or by a
+  call the index does not resolve: the class or a project base building its own class
+  (``cls(...)``, ``type(self)(...)``, ``self.__class__(...)``), a call spelling its name in
+  a class body, a default or after ``importlib.import_module(...)``.
+* **Every construction in the program's code (tests aside: a ``test_net.py`` that holds no
+  test, an evaluation script, is program code) tells the value**: a
   constant, by position or keyword; nothing, where the parameter has a constant default;
   or the argument of an enclosing ``__init__`` that passes on its own parameter unchanged
   (votenet's ``PointnetSAModuleVotes(sample_uniformly=False)`` building
@@ -32,6 +37,8 @@ be a constant or such an argument.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 
 from synclint.project.constant_attributes import UNKNOWN_VALUE, ConstructorArgument, StoredValue, constant_attributes
@@ -44,6 +51,17 @@ from synclint.project.unnamed_classes import module_holds, reflection_reach
 
 #: How many enclosing constructors an argument may be passed on through.
 _MAX_FORWARDS = 3
+#: A class body building its own class (or a subclass) where no call spells its name.
+#: A call of a name, as text (not the ``class GNN(`` or ``def f(`` that defines it).
+_CALL = re.compile(r"(?<!class )(?<!def )\b([A-Za-z_]\w*)\s*\(")
+#: A quoted name, dotted or not (``"GNN"``, ``'model.GNN'``, ``"model:GNN"``).
+_QUOTED = re.compile(r"""["']([\w.:]+)["']""")
+#: ``__all__ = [...]`` (or ``+=``, a tuple): names passed on, not built.
+_ALL = re.compile(r"__all__\s*\+?=\s*[\[(][^\])]*[\])]")
+_BASES = re.compile(r"\bclass\s+\w+\s*\(([^)]*)\)")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_EXPLICIT_INIT = re.compile(r"\b(\w+)\s*\.\s*__init__\s*\(")
+_SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
 def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[[str], bool]) -> dict[str, frozenset[object]]:
@@ -59,12 +77,49 @@ def constants_with_constructor_arguments(index: ProjectIndex, ignored: Callable[
                  if name in tested for value in stored if value and isinstance(value[0], ConstructorArgument)]
     if not arguments or is_installable(natural_root(index.root)):
         return index.constant_attributes(ignored)
-    if any(summary.stores_by_computed_name for key, summary in summaries if not ignored(key)):
+    # A file named like a test that holds no test (``test_net.py``, an evaluation script) is program code.
+    def tests(key: str) -> bool:
+        return ignored(key) and _holds_tests(index, key)
+
+    if any(summary.stores_by_computed_name for key, summary in summaries if not tests(key)):
         return {}
-    constructions = _Constructions(index, ignored, {(key, argument.cls) for key, argument in arguments})
+    constructions = _Constructions(index, tests, {(key, argument.cls) for key, argument in arguments})
     names = {function.name for _key, summary in summaries for function in summary.functions.values()}
     return constant_attributes(((key, summary.attribute_stores) for key, summary in summaries), names,
                                constructions.values)
+
+
+def _spellings(text: str | None) -> tuple[Counter[str], frozenset[str]] | None:
+    """What Python ``text`` spells of classes: how many times it calls each name (``GNN(``,
+    ``module.GNN(``; not ``class GNN(``), and the names its strings give (``"GNN"``,
+    ``"model.GNN"``, ``"model:GNN"``: ``getattr(model, "GNN")``, ``{"_target_": "model.GNN"}``),
+    outside ``__all__``, which only passes a name on, or that a class header lists among its
+    bases, or whose ``__init__`` it calls (``GNN.__init__(self, ...)``). Read from the text, not parsed (every
+    program file passes here): a string in a comment counts too. None for text that
+    cannot be read: it may spell anything."""
+    if text is None:
+        return None
+    strings = _QUOTED.findall(_ALL.sub("", text))
+    named = {part for string in strings for part in (string, string.rpartition(".")[2], string.rpartition(":")[2])}
+    # A base of a class (``class Big(GNN):``, ``class Big(model.GNN):``: a subclass the index
+    # may not resolve, ``from model import *``), an explicit ``GNN.__init__(self, ...)``.
+    named.update(base.rpartition(".")[2] for bases in _BASES.findall(text) for base in _DOTTED.findall(bases))
+    named.update(_EXPLICIT_INIT.findall(text))
+    return Counter(_CALL.findall(text)), frozenset(named)
+
+
+def _holds_tests(index: ProjectIndex, key: str) -> bool:
+    """Whether file ``key`` holds tests: it imports ``pytest``/``unittest``, or, run as no
+    script (no ``__main__`` block: ``def test(model, loader)`` an evaluation script runs is
+    no test), defines a ``test*`` function or method or a ``Test*`` class; ``conftest.py`` always."""
+    summary = index.entries[key].summary
+    if key.replace("\\", "/").rsplit("/", 1)[-1] == "conftest.py":
+        return True
+    if any(module.partition(".")[0] in ("pytest", "unittest") for _level, module, _name in summary.imports.values()):
+        return True
+    return not summary.is_script and (
+        any(function.name.startswith("test") for function in summary.functions.values())
+        or any(name.rpartition(".")[2].startswith("Test") for name in summary.classes))
 
 
 class _Constructions:
@@ -74,12 +129,17 @@ class _Constructions:
         self.index = index
         self.ignored = ignored
         self.sites: dict[ClassId, list[tuple[CallSite, tuple[str, str]]]] = {}
+        #: (file key, last part of the call's name) -> how many constructions the index resolves there.
+        self._resolved: dict[tuple[str, str], int] = {}
+        self._spelled: dict[str, tuple[Counter[str], frozenset[str]] | None] = {}
         for key, entry in index.entries.items():
             for qualname, function in entry.summary.functions.items():
                 for call in function.calls:
                     kind, found, built = index.resolve_dotted(key, qualname, call.target)
                     if kind == "class" and found is not None and built is not None:
                         self.sites.setdefault((found, built), []).append((call, (key, qualname)))
+                        spelled = (key, call.target.rpartition(".")[2])
+                        self._resolved[spelled] = self._resolved.get(spelled, 0) + 1
         self._reflection_cache: list[tuple[str, set[str], bool]] | None | bool = False
         self.asked = set(classes)
         self.seen = self._built_only_where_spelled(classes)
@@ -96,7 +156,7 @@ class _Constructions:
                 left.add(cid)
         if left:
             spelled = spelled_in(list(index.naming_files), {name for _key, name in left})
-            left = {cid for cid in left if cid[1] not in spelled}
+            left = {cid for cid in left if cid[1] not in spelled and not self._built_unresolved(cid)}
         reflections = self._reflections() if left else []
         if reflections is None:
             return set()
@@ -104,6 +164,38 @@ class _Constructions:
             left = {(owner, name) for owner, name in left
                     if not module_holds(index, reached, owner, name) and not (own and owner == key)}
         return left
+
+    def _spellings(self, key: str) -> tuple[Counter[str], frozenset[str]] | None:
+        """:func:`_spellings` of program file ``key``, read once."""
+        if key not in self._spelled:
+            self._spelled[key] = _spellings(python_text_of(key))
+        return self._spelled[key]
+
+    def _built_unresolved(self, cid: ClassId) -> bool:
+        """Whether code the index does not read as a construction of ``cid`` may build it:
+        the class or a project base builds its own class (``cls(...)`` in a classmethod,
+        ``type(self)(...)``, ``self.__class__(...)``), or a program file spells a call of
+        its name more often than the constructions the index resolves there (a class body's
+        ``gnn = GNN(4, True)``, a default, ``importlib.import_module("model").GNN(...)``), or
+        holds a string naming it (see :func:`_spellings`)."""
+        for key, name in self.index.class_bases(cid):
+            klass = self.index.klass((key, name))
+            text = python_text_of(key)
+            if klass is None or text is None:
+                return True
+            if _SELF_CONSTRUCTION.search("\n".join(text.splitlines()[klass.line - 1:klass.end_line])):
+                return True
+        name = cid[1]
+        for key in self.index.entries:
+            if self.ignored(key):
+                continue
+            spelled = self._spellings(key)
+            if spelled is None:
+                return True
+            calls, named = spelled
+            if calls[name] > self._resolved.get((key, name), 0) or name in named:
+                return True
+        return False
 
     def _reflections(self) -> list[tuple[str, set[str], bool]] | None:
         """Per program file: the project modules it looks members up in by a computed name,

@@ -193,3 +193,90 @@ def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
                 numbers.discard(name)
                 changed = True
     return frozenset(numbers)
+
+
+#: Expressions that are no tensor (:func:`visibly_no_tensor`).
+_LITERAL_ARGUMENTS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                      ast.JoinedStr, ast.Constant, ast.Lambda)
+#: Methods of a tensor that return host values; builtins that build Python containers;
+#: modules whose functions return no tensor (NumPy's arrays, Python's numbers).
+_HOST_METHODS = frozenset({"tolist", "numpy"})
+_CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "range", "sorted", "repr"})
+_HOST_MODULES = frozenset({"np", "numpy", "math", "random"})
+
+
+def _returns_no_tensor(node: ast.AST) -> bool:
+    """``x.tolist()``, ``x.cpu().numpy()``, ``list(...)``, ``np.array(...)``, ``random.random()``:
+    a call whose value is visibly no tensor."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in _CONTAINER_BUILTINS
+    if isinstance(func, ast.Attribute):
+        if func.attr in _HOST_METHODS:
+            return True
+        base = func.value
+        while isinstance(base, ast.Attribute):  # ``np.random.rand(...)``
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in _HOST_MODULES
+    return False
+
+
+def visibly_no_tensor(node: ast.AST | None, names: Collection[str]) -> bool:
+    """Whether ``node`` is visibly no tensor (``names``: locals known to hold none): a
+    literal, a container or comprehension, a lambda, a Python number or string, a
+    :func:`_returns_no_tensor` call, a conditional expression both arms of which are."""
+    if isinstance(node, _LITERAL_ARGUMENTS) or is_text(node):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.IfExp):
+        return visibly_no_tensor(node.body, names) and visibly_no_tensor(node.orelse, names)
+    return is_number(node, names) or _returns_no_tensor(node)
+
+
+def no_tensor_names(function: ast.FunctionDef | ast.AsyncFunctionDef, numbers: Collection[str]) -> frozenset[str]:
+    """Names every binding of which in ``function``'s own code is visibly no tensor (see
+    :func:`visibly_no_tensor`; ``numbers``: see :func:`number_names`): ``t =
+    np.random.randint(...)``, ``v = None``, ``for v in (0.5, 1.0)``. Parameters,
+    ``global``/``nonlocal`` names and names bound any other way are not."""
+    values: list[tuple[str, ast.AST]] = []
+    stores: dict[str, int] = {}
+    excluded: set[str] = set()
+    for node in function_nodes(function):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                stores[node.id] = stores.get(node.id, 0) + 1
+        elif kind is ast.Assign:
+            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                values.append((node.targets[0].id, node.value))
+        elif kind in (ast.For, ast.AsyncFor):
+            # ``for v in (0.5, 1.0)``: each element in turn.
+            if type(node.target) is ast.Name and type(node.iter) in (ast.Tuple, ast.List):
+                values += [(node.target.id, element) for element in node.iter.elts] or [(node.target.id, node.iter)]
+                stores[node.target.id] = stores.get(node.target.id, 0) + max(len(node.iter.elts), 1) - 1
+        elif kind in (ast.Global, ast.Nonlocal):
+            excluded.update(node.names)
+        elif kind in BINDERS_OTHER_THAN_NAMES:
+            for name in names_bound_by(node):
+                stores[name] = stores.get(name, 0) + 1
+    if not values:
+        return frozenset()
+    args = function.args
+    excluded.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a)
+    by_name: dict[str, int] = {}
+    for name, _value in values:
+        by_name[name] = by_name.get(name, 0) + 1
+    found = {name for name, count in by_name.items() if stores.get(name) == count and name not in excluded}
+    known = set(found) | set(numbers)
+    changed = True
+    while changed:  # drop, to a fixpoint, the names one of whose values may be a tensor
+        changed = False
+        for name, value in values:
+            if name in found and not visibly_no_tensor(value, known):
+                found.discard(name)
+                known.discard(name)
+                changed = True
+    return frozenset(found)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Collection
 
-from synclint.project.scopes import function_nodes, nested_scopes, walk_nodes
+from synclint.project.scopes import BINDERS_OTHER_THAN_NAMES, function_nodes, names_bound_by, nested_scopes, walk_nodes
 
 #: Field of a ``PackedSequence`` (a named tuple) that always lives on the host, and its position.
 _HOST_FIELD = "batch_sizes"
@@ -126,12 +126,18 @@ def _record(target, value, packed, host_expression, verdicts) -> None:
 
 
 def rebound_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names the body assigns, or a function nested in it rebinds (``nonlocal flag``): a
+    """Names the body assigns (``except ... as``, a ``match`` capture, an import, a nested
+    ``def``/``class`` too), or a function nested in it rebinds (``nonlocal flag``): a
     parameter among them no longer holds what the caller passed."""
     found = closure_rebound_names(node)
     for current in function_nodes(node):
-        if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
-            found.add(current.id)
+        if isinstance(current, ast.Name):
+            if isinstance(current.ctx, (ast.Store, ast.Del)):
+                found.add(current.id)
+        elif type(current) in BINDERS_OTHER_THAN_NAMES:
+            found.update(names_bound_by(current))
+    for scope in nested_scopes(node):
+        found.update(names_bound_by(scope))
     return found
 
 

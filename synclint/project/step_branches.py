@@ -106,6 +106,14 @@ class _StepCalls:
         self.callers = index.callers()
         self.owners = index.call_owners()
         self.passed_as_values = index.passed_as_values()
+        self._python_attributes: frozenset[str] | None = None
+
+    @property
+    def python_attributes(self) -> frozenset[str]:
+        """Attributes of ``self`` that only ever hold constants (``self.t_max = 999``): no tensor."""
+        if self._python_attributes is None:
+            self._python_attributes = frozenset(self.index.constant_attributes(is_test_file))
+        return self._python_attributes
 
     def values(self, fid: FunctionId, function: FunctionSummary, guard: ParamGuard, param: str | None = None,
                depth: int = 0) -> list[object] | None:
@@ -162,14 +170,19 @@ class _StepCalls:
                               defaulted: tuple[str, ...], depth: int = 0) -> bool:
         """Whether a call of ``fid`` from code that is not cold may pass something other
         than a tensor for one of ``params`` (see :mod:`synclint.project.tensor_fallbacks`):
-        a constant (``None`` too) or a Python number, nothing for one of ``defaulted``, or a
+        a constant (``None`` too), a Python number or a literal container (``[0.5, 0.5]``),
+        nothing for one of ``defaulted`` (a default of any kind), or a
         parameter of its own that its callers may pass so. Any other value is taken for a
         tensor: the block converts what the project's step does not pass. Callers the index
-        cannot see (a step's, a function passed as a value) may leave out a defaulted one.
+        cannot see may leave out a defaulted one: a step's; a function passed as a value
+        (that is no step) may be called with anything.
         A function that is no step and that no code of the project that runs calls is a
         library's: its callers, all unseen, may pass anything."""
         sites = self.callers.get(fid, ())
-        unseen = function.root is not None or function.name in self.passed_as_values or self.index.runs_unseen(fid)
+        passed = function.name in self.passed_as_values or self.index.runs_unseen(fid)
+        if function.root is None and passed:
+            return True  # (``partial(to_tensor, 0.5)``, ``map(to_tensor, [0.5, 1.0])``: called with what no call shows)
+        unseen = function.root is not None or passed
         if defaulted and (unseen or not sites):
             return True
         seen = False
@@ -185,17 +198,17 @@ class _StepCalls:
             seen = True
             for param in params:
                 position = None if param in function.keyword_only or param not in names else names.index(param)
-                value = _argument(call, plain, position, param)
-                if value is _OMITTED:
+                value = _argument(call, plain, position, param, self.python_attributes)
+                if value is _OMITTED or value is _UNPACKED:
                     if param in defaulted:
-                        return True
+                        return True  # (``*args``/``**kwargs`` may leave it to its default too)
                 elif value is _NOT_A_TENSOR:
                     return True
                 elif isinstance(value, _Forwarded):
                     caller = self.index.function(owner)
                     if caller is None or depth >= _MAX_FORWARDS:
                         return True
-                    own_default = (value.param,) if value.param in caller.defaults else ()
+                    own_default = (value.param,) if value.param in caller.defaulted else ()
                     if self.may_pass_a_non_tensor(owner, caller, (value.param,), own_default, depth + 1):
                         return True
         return not seen and function.root is None
@@ -205,11 +218,15 @@ class _StepCalls:
 #: that is no tensor (a constant, a Python number).
 _OMITTED = object()
 _NOT_A_TENSOR = object()
+#: Not given by name or position where ``*args``/``**kwargs`` pass more: anything, or nothing.
+_UNPACKED = object()
 
 
-def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> object:
-    """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`, a
-    :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or anything else). A
+def _argument(call: CallSite, plain: bool, position: int | None, param: str,
+              python_attributes: frozenset[str] = frozenset()) -> object:
+    """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`,
+    :data:`_UNPACKED`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or
+    anything else). A
     call that is not plain (``Cls.method(obj, t)``) may bind its arguments one position
     later: either position counts."""
     places = {param}
@@ -218,10 +235,11 @@ def _argument(call: CallSite, plain: bool, position: int | None, param: str) -> 
     given = [(where, value) for where, value in call.constants if where in places]
     if not given:
         if any(where == "*" for where, _value in call.constants):
-            return _UNKNOWN  # ``*args`` / ``**kwargs`` may pass it
+            return _UNPACKED  # ``*args`` / ``**kwargs`` may pass it, or leave it out
         return _OMITTED
     for where, value in given:
-        if value or where in call.number_args:
+        if value or where in call.number_args or where in call.literal_args or any(
+                at == where and name in python_attributes for at, name in call.attribute_args):
             return _NOT_A_TENSOR
     if plain or len(given) == 1:
         where = given[0][0]

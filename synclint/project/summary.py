@@ -49,7 +49,7 @@ from synclint.project.host_returns import HostCondition, host_condition
 from synclint.project.interactive import INTERACTIVE, plots_block, waits_for_a_person
 from synclint.project.loss_names import is_loss_class, is_loss_function
 from synclint.project.notebook_cells import is_notebook_module
-from synclint.project.numbers import is_number, is_text, number_names
+from synclint.project.numbers import is_number, is_text, no_tensor_names, number_names, visibly_no_tensor
 from synclint.project.residency import (
     IN_PLACE_ATTRIBUTES,
     IN_PLACE_METHODS,
@@ -118,7 +118,7 @@ from synclint.project.value_references import (
 _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 70
+SUMMARY_VERSION = 73
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -217,6 +217,11 @@ class CallSite(NamedTuple):  # a tuple: there are hundreds of thousands in a big
     #: ``Head(...) if flag else None``), else "": when it builds the module the index takes
     #: ``self.attr`` for, the index resolves the instance's calls.
     held_by: str = ""
+    #: Arguments that are visibly no tensor for another reason than being a number or a
+    #: string: a literal container or comprehension (``[0.5, 0.5]``, ``(t,)``, ``{...}``), a
+    #: constant of any kind, a lambda, ``x.tolist()``, ``np.array(...)`` (see
+    #: :mod:`synclint.project.tensor_fallbacks`).
+    literal_args: tuple[int | str, ...] = ()
 
 
 class Region(NamedTuple):
@@ -267,6 +272,8 @@ class FunctionSummary:
     param_guards: tuple[ParamGuard, ...] = ()
     #: Parameters' constant defaults (``mode="gpu"``).
     defaults: dict[str, object] = field(default_factory=dict)
+    #: Parameters with a default of any kind (``scale=SCALE`` too).
+    defaulted: frozenset[str] = frozenset()
     #: Blocks run only when a parameter is not a tensor (``if not torch.is_tensor(t): t =
     #: torch.tensor([t], device=...)``), see :mod:`synclint.project.tensor_fallbacks`.
     tensor_fallbacks: tuple[TensorFallback, ...] = ()
@@ -1062,12 +1069,13 @@ class _Builder:
 
     def _body(self, statements, owner: FunctionSummary, prefix: str, cls: ClassSummary | None, loaders: set[str],
               arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
-              numbers: frozenset[str] = frozenset()) -> _CallWalker:
+              numbers: frozenset[str] = frozenset(), no_tensors: frozenset[str] = frozenset()) -> _CallWalker:
         """Walk ``statements`` of ``owner`` (a function, or ``<module>``), recording calls;
         ``arguments``: its parameters that the body never rebinds; ``rearmed``: its locals
         that functions nested in it rebind (``nonlocal``); ``numbers``: its locals that
-        only ever hold Python numbers. Returns the walker (the loaders it found)."""
-        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers)
+        only ever hold Python numbers; ``no_tensors``: those that only ever hold what is visibly
+        no tensor. Returns the walker (the loaders it found)."""
+        walker = _CallWalker(self, owner, prefix, loaders, arguments, rearmed, numbers, no_tensors)
         walker.statements(statements)
         return walker
 
@@ -1150,14 +1158,19 @@ class _Builder:
                      *zip(args.kwonlyargs, args.kw_defaults)]
             summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
         summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
+        positional = [*args.posonlyargs, *args.args]
+        summary.defaulted = frozenset(
+            [arg.arg for arg in positional[len(positional) - len(args.defaults):]]
+            + [arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None])
         summary.tensor_fallbacks = tensor_fallbacks(node, params)
         summary.positional_only = frozenset(arg.arg for arg in args.posonlyargs)
         if qualname in self.functions:
             self.redefined.append(self.functions[qualname])
         self.functions[qualname] = summary
         rearmed = frozenset(closure_rebound_names(node))
+        numbers = number_names(node) - rearmed
         self._body(node.body, summary, prefix=f"{qualname}.", cls=cls, loaders=set(), arguments=stable_parameters(node),
-                   rearmed=rearmed, numbers=number_names(node) - rearmed)
+                   rearmed=rearmed, numbers=numbers, no_tensors=no_tensor_names(node, numbers) - rearmed)
         if summary.root is None and summary.data_root is None:
             # A step or the data pipeline never takes its callers' context (a function cold by
             # a name hot code may break, ``setup_*``, may: unknown when unknown code calls it).
@@ -1252,11 +1265,13 @@ class _CallWalker:
 
     def __init__(self, builder: _Builder, owner: FunctionSummary, prefix: str, loaders: set[str],
                  arguments: frozenset[str] = frozenset(), rearmed: frozenset[str] = frozenset(),
-                 numbers: frozenset[str] = frozenset()) -> None:
+                 numbers: frozenset[str] = frozenset(), no_tensors: frozenset[str] = frozenset()) -> None:
         self.builder = builder
         self.arguments = arguments
         #: Locals that only ever hold Python numbers (see :mod:`synclint.project.numbers`).
         self.numbers = numbers
+        #: Locals that only ever hold what is visibly no tensor (numbers, ``None``, lists, arrays).
+        self.no_tensors = no_tensors | numbers
         #: The calls that are the value of a ``self.attr = ...`` statement (by identity): ``attr``.
         self.held: dict[int, str] = {}
         #: Locals a nested function rebinds (``nonlocal``): a call of it may set them again.
@@ -1567,8 +1582,9 @@ class _CallWalker:
         constants = tuple((where, constant_value(arg)) for where, arg in arguments)
         if len(arguments) < len(node.args) + len(node.keywords):
             constants += (("*", ()),)  # ``*args`` / ``**kwargs``: what is passed is unknown
+        literals = tuple(where for where, arg in arguments if visibly_no_tensor(arg, self.no_tensors))
         self.owner.calls.append(CallSite(target, node.lineno, quiet, loop, tuple(tensors), host, forwarded, constants, numbers,
-                                         attributes, self.held.get(id(node), "")))
+                                         attributes, self.held.get(id(node), ""), literals))
 
     def _is_host(self, node: ast.AST) -> bool:
         """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""

@@ -29,8 +29,12 @@ of them the step enters is decided from the project's calls in
 * the test is in no loop of the function (a store later in the loop would change what the
   next pass tests);
 * for a conditional expression, whose arm shares lines with the rest of its statement:
-  nothing else on the arm's lines can hold a finding (no call, subscript, comparison or
-  operator outside the arm and the test), since contexts are per line.
+  nothing else that reaches the arm's lines can hold a finding (no call, subscript,
+  comparison or operator outside the arm and the test, of its statement, of another after
+  a ``;``, of a one-line compound statement's header, nor a lambda), since contexts are
+  per line and a node spanning several lines may be reported on any of them.
+* the tested name is bound no other way before the test (``except ... as``, a ``match``
+  capture, an import, a nested ``def``), and no nested function rebinds an alias.
 """
 
 from __future__ import annotations
@@ -38,13 +42,25 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from synclint.project.scopes import COMPREHENSIONS, NESTED_SCOPES, function_nodes
+from synclint.project.scopes import (
+    BINDERS_OTHER_THAN_NAMES,
+    COMPREHENSIONS,
+    NESTED_SCOPES,
+    function_nodes,
+    names_bound_by,
+    nested_scopes,
+)
 from synclint.project.residency import closure_rebound_names
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: Nodes that cannot hold a finding: what may share an arm's lines (see the module docstring).
 _INERT = (ast.Name, ast.Constant, ast.Tuple, ast.List, ast.Starred, ast.IfExp, ast.Assign, ast.AnnAssign,
           ast.Return, *COMPREHENSIONS)
+
+
+#: Statements with blocks: what may share an arm's lines is in their headers' own nodes.
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+             *((ast.TryStar,) if hasattr(ast, "TryStar") else ()), ast.ExceptHandler)
 
 
 class TensorFallback(NamedTuple):
@@ -68,10 +84,18 @@ def tensor_fallbacks(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple
     for current in own:
         if isinstance(current, ast.Name) and isinstance(current.ctx, (ast.Store, ast.Del)):
             stores.setdefault(current.id, []).append(current.lineno)
-    held = frozenset(params) - closure_rebound_names(node)
-    aliases = _aliases(node.body, held, stores)
+        elif type(current) in BINDERS_OTHER_THAN_NAMES:  # ``except ... as t``, ``case {"t": t}``, ``import x as t``
+            for bound in names_bound_by(current):
+                stores.setdefault(bound, []).append(getattr(current, "lineno", 0))
+    nested = nested_scopes(node)
+    for scope in nested:  # ``def t():`` / ``class t:`` in the body rebinds ``t``
+        for bound in names_bound_by(scope):
+            stores.setdefault(bound, []).append(scope.lineno)
+    rearmed = closure_rebound_names(node)  # (``nonlocal``: a call of the nested function may rebind them)
+    held = frozenset(params) - rearmed
+    aliases = {alias: bound for alias, bound in _aliases(node.body, held, stores).items() if alias not in rearmed}
     found: list[TensorFallback] = []
-    _visit(node.body, False, held, aliases, stores, found)
+    _visit(node.body, False, held, aliases, stores, found, (*own, *nested))
     arguments = node.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaulted = {arg.arg for arg in positional[len(positional) - len(arguments.defaults):]}
@@ -96,23 +120,24 @@ def _aliases(body: list[ast.stmt], held: frozenset[str], stores: dict[str, list[
 
 
 def _visit(body: list[ast.stmt], in_loop: bool, held: frozenset[str], aliases: dict[str, tuple[str, int]],
-           stores: dict[str, list[int]], found: list[TensorFallback]) -> None:
+           stores: dict[str, list[int]], found: list[TensorFallback], everything: tuple[ast.AST, ...]) -> None:
+    """``everything``: the function's own nodes and the scopes it opens (what may share an arm's lines)."""
     for statement in body:
         if isinstance(statement, NESTED_SCOPES):
             continue
         if not in_loop:
             if isinstance(statement, ast.If):
                 _if_fallback(statement, held, aliases, stores, found)
-            _expression_fallbacks(statement, held, aliases, stores, found)
+            _expression_fallbacks(statement, held, aliases, stores, found, everything)
         inner_loop = in_loop or isinstance(statement, _LOOPS)
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(statement, field, None)
             if isinstance(block, list) and block:
                 if isinstance(block[0], ast.stmt):
-                    _visit(block, inner_loop, held, aliases, stores, found)
+                    _visit(block, inner_loop, held, aliases, stores, found, everything)
                 else:  # except handlers, match cases
                     for part in block:
-                        _visit(part.body, inner_loop, held, aliases, stores, found)
+                        _visit(part.body, inner_loop, held, aliases, stores, found, everything)
 
 
 def _if_fallback(statement: ast.If, held: frozenset[str], aliases: dict[str, tuple[str, int]],
@@ -128,7 +153,8 @@ def _if_fallback(statement: ast.If, held: frozenset[str], aliases: dict[str, tup
 
 
 def _expression_fallbacks(statement: ast.stmt, held: frozenset[str], aliases: dict[str, tuple[str, int]],
-                          stores: dict[str, list[int]], found: list[TensorFallback]) -> None:
+                          stores: dict[str, list[int]], found: list[TensorFallback],
+                          everything: tuple[ast.AST, ...]) -> None:
     """``x if isinstance(x, Tensor) else torch.tensor(x)`` in ``statement`` (not in the
     blocks of a compound statement, which :func:`_visit` reaches on their own)."""
     if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
@@ -150,7 +176,7 @@ def _expression_fallbacks(statement: ast.stmt, held: frozenset[str], aliases: di
         params = _comprehension_params(current, name, parents, statement.lineno, held, stores)
         if params is None:
             params = _passed_params(name, statement.lineno, held, {}, stores)
-        if params and _alone_on_its_lines(statement, arm, current.test, parents):
+        if params and _alone_on_its_lines(arm, current.test, everything):
             found.append(TensorFallback(arm.lineno, arm.end_lineno or arm.lineno, params, name))
 
 
@@ -196,15 +222,18 @@ def _passed_params(name: str, line: int, held: frozenset[str], aliases: dict[str
     return ()
 
 
-def _alone_on_its_lines(statement: ast.stmt, arm: ast.expr, test: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
-    """Nothing outside ``arm`` and ``test`` that sits wholly on ``arm``'s lines could hold a
-    finding."""
+def _alone_on_its_lines(arm: ast.expr, test: ast.expr, everything: tuple[ast.AST, ...]) -> bool:
+    """Nothing outside ``arm`` and ``test`` that reaches ``arm``'s lines could hold a
+    finding: of the arm's statement, of another statement after a ``;``, of the header of a
+    one-line compound statement (``if x.item(): t = ...``), or a lambda's (``everything``:
+    the function's own nodes and the scopes it opens)."""
     first, last = arm.lineno, arm.end_lineno or arm.lineno
     apart = {id(node) for top in (arm, test) for node in ast.walk(top)}
-    for node in [statement, *parents]:
-        if id(node) in apart or not hasattr(node, "lineno"):
-            continue
-        if node.lineno >= first and (node.end_lineno or node.lineno) <= last and not isinstance(node, _INERT):
+    for node in everything:
+        if id(node) in apart or not hasattr(node, "lineno") or isinstance(node, _COMPOUND):
+            continue  # (a compound statement's header expressions are nodes of their own)
+        # Any line of the node may be its finding's (``torch.nonzero(<arm>,\n as_tuple=False)``).
+        if node.lineno <= last and (node.end_lineno or node.lineno) >= first and not isinstance(node, _INERT):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 continue  # ``th.Tensor``, ``self.device``: reads nothing from a device
             return False
