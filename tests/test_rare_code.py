@@ -2521,3 +2521,58 @@ def test_what_follows_an_early_return_on_a_cache_hit_runs_once():
     assert found[(14, "SL403")] == ("cold", lazy)
     assert found[(21, "SL403")][0] == "hot"
     assert found[(27, "SL403")][0] == "hot"
+
+
+def test_an_early_return_on_a_hit_whose_miss_may_not_fill_stays_hot():
+    # What follows ``if self.cached is not None: return self.cached`` runs once only if every
+    # miss fills the cache: not where the fill is conditional (``if not self.training:``: every
+    # training step misses), where the miss may return before filling, nor where the hit also
+    # needs a flag the rest never sets (``and self.use_cache``: off, every call misses).
+    found = _found("""
+        import torch
+        from torch import nn
+        class Head(nn.Module):
+            def conditional(self, x):
+                if self.cached is not None:
+                    return self.cached
+                out = self.net(x)
+                n = out.sum().item()
+                if not self.training:
+                    self.cached = out
+                return out * n
+
+            def flagged(self, x):
+                if self.cached2 is not None and self.use_cache:
+                    return self.cached2
+                out = self.net(x)
+                n = out.sum().item()
+                self.cached2 = out
+                return out * n
+
+            def returns_first(self, x):
+                if self.cached3 is not None:
+                    return self.cached3
+                out = self.net(x)
+                n = out.sum().item()
+                if n > 0:
+                    return out
+                self.cached3 = out
+                return out
+
+            def always(self, x):
+                if self.cached4 is not None:
+                    return self.cached4
+                out = self.net(x)
+                n = out.sum().item()
+                self.cached4 = out
+                return out * n
+
+        class Model(nn.Module):
+            def forward(self, x):
+                h = self.head
+                return h.conditional(x) + h.flagged(x) + h.returns_first(x) + h.always(x)
+    """)
+    assert found[(9, "SL201")][0] == "hot"
+    assert found[(18, "SL201")][0] == "hot"
+    assert found[(26, "SL201")][0] == "hot"
+    assert found[(36, "SL201")] == ("cold", "once per key (lazy initialisation: a cache filled on a miss)")
