@@ -123,6 +123,7 @@ class BlockingTransfer(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._batch_names: list[set[str]] = []
+        self._fields: list[set[str]] = []  # the names bound to a field of a batch (``labels = batch["label"]``)
 
     def visit_For(self, node: cst.For) -> None:
         iterable = node.iter
@@ -130,9 +131,13 @@ class BlockingTransfer(Rule):
             iterable = iterable.args[0].value
         walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
         self._batch_names.append(set(target_names(node.target)) if walks else set())
+        for fields in self._fields:
+            fields.difference_update(target_names(node.target))
+        self._fields.append(set())
 
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
+        self._fields.pop()
 
     # The fields of a batch walked one by one are the loader's host tensors too: contriever's
     # ``{key: value.cuda() for key, value in batch.items()}``, pvcnn's ``for k, v in
@@ -145,9 +150,11 @@ class BlockingTransfer(Rule):
                 names.update(target_names(clause.target))
             clause = clause.inner_for_in
         self._batch_names.append(names)
+        self._fields.append(set())
 
     def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
         self._batch_names.pop()
+        self._fields.pop()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
@@ -173,10 +180,23 @@ class BlockingTransfer(Rule):
         host tensor too: its move is a copy of the batch."""
         if not self._batch_names:
             return
-        if isinstance(node.value, cst.Subscript) and root_name(node.value) in set().union(*self._batch_names):
-            self._batch_names[-1].update(name for target in node.targets if isinstance(target.target, cst.Name)
-                                         for name in target_names(target.target))
+        batches = set().union(*self._batch_names)
+        if isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
+            if self.context.flow.device_field(node.value):
+                return  # ``batch["x"] = batch["x"].cuda()`` earlier: the field is a device copy
+            names = {name for target in node.targets if isinstance(target.target, cst.Name)
+                     for name in target_names(target.target)}
+            self._batch_names[-1].update(names)
+            self._fields[-1].update(names)
             return
+        # A name bound to a field holds it through casts of itself (``labels = labels.float()``);
+        # rebound to anything else (``labels = torch.tensor(...)``, ``out = model(out)``) it
+        # holds no batch field.
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value in set().union(*self._fields) \
+                    and _chain_root(node.value) not in batches:
+                for names in self._batch_names + self._fields:
+                    names.discard(target.target.value)
         if not (_moves_to_a_device(node.value) or self._collective(node.value)):
             return
         for target in node.targets:
@@ -222,6 +242,19 @@ _COLLECTIVES = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"
 #: Imported modules whose functions of those names are collectives (``torch.gather``,
 #: ``functools.reduce``, ``einops.reduce`` are not).
 _COLLECTIVE_MODULES = ("torch.distributed.", "torch_xla.", "horovod.", "accelerate.")
+
+
+def _chain_root(value: cst.BaseExpression) -> str | None:
+    """The name a chain of method calls, attributes and subscripts starts from: ``labels``
+    for ``labels.long().view(-1)``; None for a call of a function (``torch.tensor(...)``)."""
+    while True:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, (cst.Attribute, cst.Subscript)):
+            value = value.value
+        else:
+            break
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
