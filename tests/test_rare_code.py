@@ -2576,3 +2576,31 @@ def test_an_early_return_on_a_hit_whose_miss_may_not_fill_stays_hot():
     assert found[(18, "SL201")][0] == "hot"
     assert found[(26, "SL201")][0] == "hot"
     assert found[(36, "SL201")] == ("cold", "once per key (lazy initialisation: a cache filled on a miss)")
+
+
+def test_a_package_named_doc_is_program_code(tmp_path):
+    # A document-understanding model's ``pkg/doc/`` package (an ``__init__.py``: the program
+    # imports it) is no documentation folder; Sphinx's ``docs/`` holds no package.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    model = textwrap.dedent("""
+        import torch
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x.max().item()
+    """)
+    (tmp_path / "pyproject.toml").write_text("[project]\\nname = 'pkg'\\n")
+    for name in ("pkg/__init__.py", "pkg/doc/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    for name in ("pkg/doc/encoder.py", "docs/source/snippets/model.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(model)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.context, f.why) for f in findings] == [
+        ("docs/source/snippets/model.py", "cold", "documentation code (its snippets and examples)"),
+        ("pkg/doc/encoder.py", "hot", "`Head.forward`"),
+    ]
