@@ -2604,3 +2604,36 @@ def test_a_package_named_doc_is_program_code(tmp_path):
         ("docs/source/snippets/model.py", "cold", "documentation code (its snippets and examples)"),
         ("pkg/doc/encoder.py", "hot", "`Head.forward`"),
     ]
+
+
+def test_a_training_loop_after_an_early_return_on_a_hit_stays_hot():
+    # ``if self.trained is not None: return self.trained`` at the top of ``fit``, then the
+    # loop over batches and ``self.trained = model``: ``fit`` trains once, but every pass of
+    # its loop is a step (the ``.item()`` in it syncs every step).
+    found = _found("""
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def fit(self, model, ds, opt):
+                if self.trained is not None:
+                    return self.trained
+                loader = DataLoader(ds, batch_size=8)
+                for x, y in loader:
+                    loss = model(x.cuda(non_blocking=True)).mean()
+                    loss.backward()
+                    opt.step()
+                    print(loss.item())
+                self.trained = model
+                return model
+
+
+        def main():
+            Trainer().fit(None, None, None)
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    assert found[(15, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")
