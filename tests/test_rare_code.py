@@ -2637,3 +2637,34 @@ def test_a_training_loop_after_an_early_return_on_a_hit_stays_hot():
             main()
     """)
     assert found[(15, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")
+
+
+def test_a_training_loop_in_a_lazy_initialisation_block_stays_hot():
+    # ``if self.trained is None:`` around the loop over batches that fills ``self.trained``:
+    # the block runs once, every pass of its loop is a step.
+    found = _found("""
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def fit(self, model, ds, opt):
+                if self.trained is None:
+                    loader = DataLoader(ds, batch_size=8)
+                    for x, y in loader:
+                        loss = model(x.cuda(non_blocking=True)).mean()
+                        loss.backward()
+                        opt.step()
+                        print(loss.item())
+                    self.trained = model
+                return self.trained
+
+
+        def main():
+            Trainer().fit(None, None, None)
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    assert found[(14, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")

@@ -1488,7 +1488,7 @@ class _CallWalker:
         if (only_warns(node.body) and node.body[0].lineno > (node.test.end_lineno or node.test.lineno)
                 and not tests_who_or_whether(node.test)):
             return WARNING_ONLY
-        if is_lazy_initialisation(node.test, node.body, self.persistent):
+        if is_lazy_initialisation(node.test, node.body, self.persistent) and not self._holds_a_step_loop(node.body):
             return _LAZY_INITIALISATION
         if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
             return "once (a one-shot flag the block clears)"
