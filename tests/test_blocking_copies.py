@@ -1036,3 +1036,24 @@ def test_a_field_name_rebound_to_something_else_is_no_batch():
     found = sorted((f.line, f.code) for f in check_source(REBOUND_FIELDS, "train.py", include_cold=True))
     assert [line for line, code in found if code == "SL401"] == [12]
     assert (6, "SL403") in found
+
+
+def test_a_field_moved_before_the_loop_stores_its_copy_is_still_a_copy():
+    # ``x = batch["x"]; x = x.cuda(); batch["x"] = x``: the loop stores the device copy back
+    # *after* the move, which copies the loader's host tensor (blocking); only a read after
+    # the store (``y = batch["y"]`` below an inner loop storing ``batch[key] = ...cuda()``) gets
+    # the device copy.
+    source = textwrap.dedent("""\
+        import torch
+        def train(model, loader, device):
+            for batch in loader:
+                x = batch["x"]
+                x = x.cuda()
+                batch["x"] = x
+                for key in ("y", "z"):
+                    batch[key] = batch[key].cuda(non_blocking=True)
+                y = batch["y"]
+                y = y.cuda()
+                model(batch, y)
+    """)
+    assert [(f.line, f.code) for f in check_source(source, "train.py", include_cold=True)] == [(5, "SL401")]
