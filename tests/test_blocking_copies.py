@@ -1036,6 +1036,11 @@ def test_a_field_name_rebound_to_something_else_is_no_batch():
     found = sorted((f.line, f.code) for f in check_source(REBOUND_FIELDS, "train.py", include_cold=True))
     assert [line for line, code in found if code == "SL401"] == [12]
     assert (6, "SL403") in found
+    # The loop's own batch rebound to its field stays the loop's: kept through a helper's
+    # result, as the loop's targets are (``x, y = augment(x, y)``).
+    source = ("import torch\nfor batch in loader:\n    batch = batch['net_input']\n"
+              "    batch = prepare(batch)\n    batch = batch.to(device)\n")
+    assert [(f.line, f.code) for f in check_source(source, "train.py", include_cold=True)] == [(5, "SL401")]
 
 
 def test_a_field_moved_before_the_loop_stores_its_copy_is_still_a_copy():

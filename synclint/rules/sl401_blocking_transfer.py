@@ -203,7 +203,7 @@ class BlockingTransfer(Rule):
             names = {name for target in node.targets if isinstance(target.target, cst.Name)
                      for name in target_names(target.target)}
             self._batch_names[-1].update(names)
-            self._fields[-1].update(names)
+            self._fields[-1].update(names - batches)  # (``batch = batch["net_input"]``: still the loop's)
             return
         # A name bound to a field holds it through casts of itself (``labels = labels.float()``);
         # rebound to anything else (``labels = torch.tensor(...)``, ``out = model(out)``) it
