@@ -2668,3 +2668,20 @@ def test_a_training_loop_in_a_lazy_initialisation_block_stays_hot():
             main()
     """)
     assert found[(14, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")
+
+
+def test_an_early_return_on_a_hit_whose_miss_stores_none_stays_hot():
+    # ``self.pending = None`` after ``if self.pending is not None: return ...`` fills nothing:
+    # the next call misses again, so what follows runs every call.
+    found = _found("""
+        import torch
+        from torch import nn
+        class Head(nn.Module):
+            def forward(self, x):
+                if self.pending is not None:
+                    return self.pending
+                n = x.sum().item()
+                self.pending = None
+                return x * n
+    """)
+    assert found[(8, "SL201")][0] == "hot"

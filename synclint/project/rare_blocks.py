@@ -307,7 +307,9 @@ def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set
     # Only what every miss stores counts (not ``if not self.training: self.cache = out``, nor a
     # store after ``if n > 0: return out``), and it must store all the hit reads (``and
     # self.use_cache``: a flag the rest never sets misses on every call while it is off).
-    pairs = _assignments(_run_on_every_miss(rest))
+    # (``self.cache = None`` fills nothing: the next call misses too.)
+    pairs = [(target, value) for target, value in _assignments(_run_on_every_miss(rest))
+             if not (isinstance(value, ast.Constant) and value.value is None)]
     kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
     missing = [_missing_entry(condition) for condition in _conditions(missed)]
     return bool(kept) and all(entry is not None and _fills(entry, pairs, kept, persistent) for entry in missing)

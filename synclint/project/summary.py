@@ -118,7 +118,7 @@ from synclint.project.value_references import (
 _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 76
+SUMMARY_VERSION = 77
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
