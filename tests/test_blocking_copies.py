@@ -1005,3 +1005,60 @@ def test_a_name_bound_to_a_batch_field_is_the_loader_s_to_copy():
     unpinned = check_source(FIELDS.format(pin=""), "train.py", include_cold=True)
     assert (8, "SL402") in {(f.line, f.code) for f in unpinned}
     assert (8, "SL403") not in {(f.line, f.code) for f in unpinned}
+
+
+REBOUND_FIELDS = """\
+import torch
+def train(model, loader, device):
+    for batch in loader:
+        labels = batch["label"]
+        labels = torch.tensor([int(l) for l in labels])
+        labels = labels.cuda()
+        out = batch["img"]
+        out = model(out.cuda(non_blocking=True))
+        out = out.cuda()
+        kept = batch["kept"]
+        kept = kept.float()
+        kept = kept.cuda()
+        batch["x"] = batch["x"].cuda(non_blocking=True)
+        x = batch["x"]
+        x = x.to(device)
+        model(labels, out, kept, x)
+"""
+
+
+def test_a_field_name_rebound_to_something_else_is_no_batch():
+    # ``labels = batch["label"]`` then ``labels = torch.tensor(...)``: the name holds a tensor
+    # built here (SL403's, not a second SL401 on the same copy); rebound to the model's output
+    # it holds a device tensor (no copy); a cast keeps the field (its move still copies). A
+    # field the loop already replaced with its device copy (``batch["x"] = batch["x"].cuda()``)
+    # copies nothing when moved again.
+    found = sorted((f.line, f.code) for f in check_source(REBOUND_FIELDS, "train.py", include_cold=True))
+    assert [line for line, code in found if code == "SL401"] == [12]
+    assert (6, "SL403") in found
+    # The loop's own batch rebound to its field stays the loop's: kept through a helper's
+    # result, as the loop's targets are (``x, y = augment(x, y)``).
+    source = ("import torch\nfor batch in loader:\n    batch = batch['net_input']\n"
+              "    batch = prepare(batch)\n    batch = batch.to(device)\n")
+    assert [(f.line, f.code) for f in check_source(source, "train.py", include_cold=True)] == [(5, "SL401")]
+
+
+def test_a_field_moved_before_the_loop_stores_its_copy_is_still_a_copy():
+    # ``x = batch["x"]; x = x.cuda(); batch["x"] = x``: the loop stores the device copy back
+    # *after* the move, which copies the loader's host tensor (blocking); only a read after
+    # the store (``y = batch["y"]`` below an inner loop storing ``batch[key] = ...cuda()``) gets
+    # the device copy.
+    source = textwrap.dedent("""\
+        import torch
+        def train(model, loader, device):
+            for batch in loader:
+                x = batch["x"]
+                x = x.cuda()
+                batch["x"] = x
+                for key in ("y", "z"):
+                    batch[key] = batch[key].cuda(non_blocking=True)
+                y = batch["y"]
+                y = y.cuda()
+                model(batch, y)
+    """)
+    assert [(f.line, f.code) for f in check_source(source, "train.py", include_cold=True)] == [(5, "SL401")]

@@ -2521,3 +2521,167 @@ def test_what_follows_an_early_return_on_a_cache_hit_runs_once():
     assert found[(14, "SL403")] == ("cold", lazy)
     assert found[(21, "SL403")][0] == "hot"
     assert found[(27, "SL403")][0] == "hot"
+
+
+def test_an_early_return_on_a_hit_whose_miss_may_not_fill_stays_hot():
+    # What follows ``if self.cached is not None: return self.cached`` runs once only if every
+    # miss fills the cache: not where the fill is conditional (``if not self.training:``: every
+    # training step misses), where the miss may return before filling, nor where the hit also
+    # needs a flag the rest never sets (``and self.use_cache``: off, every call misses).
+    found = _found("""
+        import torch
+        from torch import nn
+        class Head(nn.Module):
+            def conditional(self, x):
+                if self.cached is not None:
+                    return self.cached
+                out = self.net(x)
+                n = out.sum().item()
+                if not self.training:
+                    self.cached = out
+                return out * n
+
+            def flagged(self, x):
+                if self.cached2 is not None and self.use_cache:
+                    return self.cached2
+                out = self.net(x)
+                n = out.sum().item()
+                self.cached2 = out
+                return out * n
+
+            def returns_first(self, x):
+                if self.cached3 is not None:
+                    return self.cached3
+                out = self.net(x)
+                n = out.sum().item()
+                if n > 0:
+                    return out
+                self.cached3 = out
+                return out
+
+            def always(self, x):
+                if self.cached4 is not None:
+                    return self.cached4
+                out = self.net(x)
+                n = out.sum().item()
+                self.cached4 = out
+                return out * n
+
+        class Model(nn.Module):
+            def forward(self, x):
+                h = self.head
+                return h.conditional(x) + h.flagged(x) + h.returns_first(x) + h.always(x)
+    """)
+    assert found[(9, "SL201")][0] == "hot"
+    assert found[(18, "SL201")][0] == "hot"
+    assert found[(26, "SL201")][0] == "hot"
+    assert found[(36, "SL201")] == ("cold", "once per key (lazy initialisation: a cache filled on a miss)")
+
+
+def test_a_package_named_doc_is_program_code(tmp_path):
+    # A document-understanding model's ``pkg/doc/`` package (an ``__init__.py``: the program
+    # imports it) is no documentation folder; Sphinx's ``docs/`` holds no package.
+    from pathlib import Path
+
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    model = textwrap.dedent("""
+        import torch
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x.max().item()
+    """)
+    (tmp_path / "pyproject.toml").write_text("[project]\\nname = 'pkg'\\n")
+    for name in ("pkg/__init__.py", "pkg/doc/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    for name in ("pkg/doc/encoder.py", "docs/source/snippets/model.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(model)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.context, f.why) for f in findings] == [
+        ("docs/source/snippets/model.py", "cold", "documentation code (its snippets and examples)"),
+        ("pkg/doc/encoder.py", "hot", "`Head.forward`"),
+    ]
+
+
+def test_a_training_loop_after_an_early_return_on_a_hit_stays_hot():
+    # ``if self.trained is not None: return self.trained`` at the top of ``fit``, then the
+    # loop over batches and ``self.trained = model``: ``fit`` trains once, but every pass of
+    # its loop is a step (the ``.item()`` in it syncs every step).
+    found = _found("""
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def fit(self, model, ds, opt):
+                if self.trained is not None:
+                    return self.trained
+                loader = DataLoader(ds, batch_size=8)
+                for x, y in loader:
+                    loss = model(x.cuda(non_blocking=True)).mean()
+                    loss.backward()
+                    opt.step()
+                    print(loss.item())
+                self.trained = model
+                return model
+
+
+        def main():
+            Trainer().fit(None, None, None)
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    assert found[(15, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")
+
+
+def test_a_training_loop_in_a_lazy_initialisation_block_stays_hot():
+    # ``if self.trained is None:`` around the loop over batches that fills ``self.trained``:
+    # the block runs once, every pass of its loop is a step.
+    found = _found("""
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def fit(self, model, ds, opt):
+                if self.trained is None:
+                    loader = DataLoader(ds, batch_size=8)
+                    for x, y in loader:
+                        loss = model(x.cuda(non_blocking=True)).mean()
+                        loss.backward()
+                        opt.step()
+                        print(loss.item())
+                    self.trained = model
+                return self.trained
+
+
+        def main():
+            Trainer().fit(None, None, None)
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    assert found[(14, "SL201")] == ("hot", "the loop over `loader` in `Trainer.fit`")
+
+
+def test_an_early_return_on_a_hit_whose_miss_stores_none_stays_hot():
+    # ``self.pending = None`` after ``if self.pending is not None: return ...`` fills nothing:
+    # the next call misses again, so what follows runs every call.
+    found = _found("""
+        import torch
+        from torch import nn
+        class Head(nn.Module):
+            def forward(self, x):
+                if self.pending is not None:
+                    return self.pending
+                n = x.sum().item()
+                self.pending = None
+                return x * n
+    """)
+    assert found[(8, "SL201")][0] == "hot"

@@ -1575,3 +1575,32 @@ def test_the_fields_of_a_host_reduction_are_on_the_host():
     """)
     found = sorted((f.line, f.code) for f in check_source(source, "example.py", include_cold=True))
     assert found == [(6, "SL201"), (13, "SL201")]
+
+
+def test_a_field_of_a_batch_drawn_once_is_copied_by_the_step():
+    # ``fixed = next(iter(loader))["img"]`` before the loop, moved on every pass of a loop
+    # over steps: the same host tensor copied every step (SL403's, as before), not a loop's
+    # batch (no loop over the loader moves it); nor is a field of a batch drawn by ``next``
+    # in the step loop one SL401 sees. A field of the loop's own batch stays the loader's.
+    source = textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+        def train(model, ds, steps):
+            loader = DataLoader(ds, batch_size=4, pin_memory=True)
+            sample = next(iter(loader))
+            fixed = sample["img"]
+            for step in range(steps):
+                out = model(fixed.cuda())
+                out.backward()
+            it = iter(loader)
+            for step in range(steps):
+                batch = next(it)
+                x = batch["img"]
+                model(x.cuda()).backward()
+            for batch in loader:
+                meta = batch["meta"]
+                boxes = meta["boxes"]
+                model(boxes.cuda(non_blocking=True)).backward()
+    """)
+    found = sorted((f.line, f.code) for f in check_source(source, "train.py", include_cold=True))
+    assert found == [(9, "SL403"), (15, "SL403")]

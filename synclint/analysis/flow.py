@@ -248,6 +248,9 @@ class FlowState:
         #: id(scope node) -> the names its code binds (asked of names imports bind to modules).
         self._scope_bound: dict[int, set[str]] = {}
         self._try_depths: list[int] = []
+        #: (id(scope node), name): names bound to a field of a batch an enclosing ``for``
+        #: loop draws (see :meth:`_field_of_a_drawn_batch`).
+        self._drawn_fields: set[tuple[int, str]] = set()
         #: ``if x is not None:`` bodies -> ``x``: on the other path ``x`` is None, so what
         #: the body binds it to (``x = x.to(device)``) holds after the branch for any use.
         self._none_guards: dict[int, str] = {}
@@ -705,7 +708,9 @@ class FlowState:
                 self._iterator_of_a_host_loader(node.value))
             # ``ref_imgs = sample["ref_img"]``: a field of a host batch is the loader's too (its
             # copy to the device is the loop's business, SL401/SL402's), not a tensor built here.
-            batch_field = on_host and self._batch_field(node.value)
+            # (Only of a batch an enclosing ``for`` loop draws: a field of one drawn once,
+            # ``fixed = next(iter(loader))["img"]``, moved every step, is SL403's copy.)
+            batch_field = on_host and self._batch_field(node.value) and self._field_of_a_drawn_batch(node.value)
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -717,6 +722,8 @@ class FlowState:
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
                     (self.scope.loader_batches.add if batch_field else self.scope.loader_batches.discard)(target.target.value)
+                    (self._drawn_fields.add if batch_field else self._drawn_fields.discard)(
+                        (id(self.scope.node), target.target.value))
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
             self._bind_drawn_host_batch(node)
@@ -1025,6 +1032,24 @@ class FlowState:
             return bool(values) and all(self._batch_field(v) for v in values)
         batch, indexed = root_name(node, cst.Subscript)
         return indexed and batch is not None and self.is_loader_batch(batch) and not self.device_field(node)
+
+    def _field_of_a_drawn_batch(self, node: cst.BaseExpression) -> bool:
+        """``batch["img"]`` (or a field of such a field) of a batch an enclosing ``for``
+        loop of this scope draws (``for batch in loader:``): its move is that loop's copy
+        (SL401's). Not of a batch drawn once (``sample = next(iter(loader))``) or by ``next``
+        in a loop over steps."""
+        if isinstance(node, cst.IfExp):
+            values = values_but_none(node)
+            return bool(values) and all(self._field_of_a_drawn_batch(v) for v in values)
+        batch, _indexed = root_name(node, cst.Subscript)
+        if batch is None:
+            return False
+        if (id(self.scope.node), batch) in self._drawn_fields:
+            return True
+        return any(
+            isinstance(loop, cst.For) and batch in {name.value for name in target_name_nodes(loop.target)}
+            for loop in self.scope.loops
+        )
 
     def device_field(self, node: cst.BaseExpression) -> bool:
         """``batch["pred"]`` (or ``batch["pred"][0]``, ``batch[k]``) of a host batch whose

@@ -21,6 +21,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
@@ -187,6 +188,21 @@ def path_context(parts: tuple[str, ...]) -> str | None:
     return None
 
 
+def _packages_named_doc_unnamed(key: str, parts: tuple[str, ...]) -> tuple[str, ...]:
+    """``parts`` with every ``doc``/``docs`` folder that is a package (an ``__init__.py``:
+    a document model's ``pkg/doc/``, which the program imports) renamed to nothing, so that
+    only documentation folders (Sphinx's ``docs/source/snippets/``) make code documentation."""
+    if not any(part in _DOC_DIRS for part in parts[:-1]):
+        return parts
+    folders = Path(key).parents  # parts[i] is the folder parents[len(parts) - 2 - i]
+    renamed = list(parts)
+    for i, part in enumerate(parts[:-1]):
+        at = len(parts) - 2 - i
+        if part in _DOC_DIRS and at < len(folders) and folders[at].name == part and (folders[at] / "__init__.py").is_file():
+            renamed[i] = ""
+    return tuple(renamed)
+
+
 def is_type_stub(path: str) -> bool:
     return path.endswith(".pyi")
 
@@ -209,7 +225,7 @@ def file_context(index: ProjectIndex, key: str) -> str | None:
         other = sorted(imported & _OTHER_FRAMEWORKS)
         if other and "torch" not in imported:
             return f"another framework's code (it imports {other[0]}, not torch)"
-    why = path_context(index.relative_parts(key))
+    why = path_context(_packages_named_doc_unnamed(key, index.relative_parts(key)))
     if why is None and entry is not None and entry.summary.web_demo is not None:
         why = f"{DEMO_CODE} (a {entry.summary.web_demo.capitalize()} app)"
     if why is not None and (why == PLOTTING_CODE or why.startswith(f"{DEMO_CODE} (")) and entry is not None and any(

@@ -302,7 +302,41 @@ def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set
             and isinstance(statement.body[-1], ast.Return) and rest):
         return False
     missed = _negated(statement.test)
-    return missed is not None and is_lazy_initialisation(missed, rest, persistent)
+    if missed is None:
+        return False
+    # Only what every miss stores counts (not ``if not self.training: self.cache = out``, nor a
+    # store after ``if n > 0: return out``), and it must store all the hit reads (``and
+    # self.use_cache``: a flag the rest never sets misses on every call while it is off).
+    # (``self.cache = None`` fills nothing: the next call misses too.)
+    pairs = [(target, value) for target, value in _assignments(_run_on_every_miss(rest))
+             if not (isinstance(value, ast.Constant) and value.value is None)]
+    kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
+    missing = [_missing_entry(condition) for condition in _conditions(missed)]
+    return bool(kept) and all(entry is not None and _fills(entry, pairs, kept, persistent) for entry in missing)
+
+
+def _run_on_every_miss(rest: list[ast.stmt]) -> list[ast.stmt]:
+    """The simple statements of ``rest`` that run whenever it does: those before anything
+    that may leave the block (``return``, ``break``, ``continue``, or a compound statement
+    holding one), outside branches and loops (``with`` bodies run straight through)."""
+    kept: list[ast.stmt] = []
+    for statement in rest:
+        if isinstance(statement, (ast.Return, ast.Break, ast.Continue)):
+            break
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            inner = _run_on_every_miss(statement.body)
+            kept.extend(inner)
+            if any(isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in own_nodes(statement.body)):
+                break
+            continue
+        if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)) or (
+            hasattr(ast, "TryStar") and isinstance(statement, ast.TryStar)
+        ):
+            if any(isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in own_nodes([statement])):
+                break
+            continue
+        kept.append(statement)
+    return kept
 
 
 def _negated(test: ast.AST) -> ast.AST | None:

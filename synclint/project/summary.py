@@ -118,7 +118,7 @@ from synclint.project.value_references import (
 _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 73
+SUMMARY_VERSION = 77
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1488,7 +1488,7 @@ class _CallWalker:
         if (only_warns(node.body) and node.body[0].lineno > (node.test.end_lineno or node.test.lineno)
                 and not tests_who_or_whether(node.test)):
             return WARNING_ONLY
-        if is_lazy_initialisation(node.test, node.body, self.persistent):
+        if is_lazy_initialisation(node.test, node.body, self.persistent) and not self._holds_a_step_loop(node.body):
             return _LAZY_INITIALISATION
         if clears_its_flag(node.test, node.body, self.persistent) and node.test.attr not in self.builder.rearmed_flags():
             return "once (a one-shot flag the block clears)"
@@ -1530,9 +1530,26 @@ class _CallWalker:
         for position, statement in enumerate(statements):
             self.statement(statement, depth)
             rest = statements[position + 1:]
-            if isinstance(statement, ast.If) and rest and fills_after_a_hit(statement, rest, self.persistent):
+            if isinstance(statement, ast.If) and rest and fills_after_a_hit(statement, rest, self.persistent) \
+                    and not self._holds_a_step_loop(rest):
                 self._quiet_block(rest, _LAZY_INITIALISATION, depth - 1)
                 return
+
+    def _holds_a_step_loop(self, body: list[ast.stmt]) -> bool:
+        """``body`` runs a loop whose passes are steps (over batches, or backpropagating on
+        every pass: :func:`step_loop`): however rarely ``body`` runs (``if self.trained is
+        not None: return``, then the training loop that fills ``self.trained``), each pass
+        of that loop is a step. (Loaders ``body`` binds itself count: ``loader =
+        DataLoader(...)``.)"""
+        nodes = own_nodes(body)
+        loops = [node for node in nodes if isinstance(node, (ast.For, ast.AsyncFor, ast.While))]
+        if not loops:
+            return False
+        loaders = set(self.loaders)
+        for node in nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and is_batch_iterable(node.value, loaders):
+                loaders.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        return any(step_loop(loop, loaders)[0] for loop in loops)
 
     def _expressions(self, nodes) -> None:
         stack = [n for n in nodes if n is not None]

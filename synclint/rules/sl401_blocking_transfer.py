@@ -123,6 +123,10 @@ class BlockingTransfer(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._batch_names: list[set[str]] = []
+        self._fields: list[set[str]] = []  # the names bound to a field of a batch (``labels = batch["label"]``)
+        #: (batch, key) of the fields the loop stored so far (``batch["x"] = x.cuda()``), the
+        #: key None where not a string (``batch[k] = ...``: any field).
+        self._stored: list[set[tuple[str | None, str | None]]] = []
 
     def visit_For(self, node: cst.For) -> None:
         iterable = node.iter
@@ -130,9 +134,18 @@ class BlockingTransfer(Rule):
             iterable = iterable.args[0].value
         walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
         self._batch_names.append(set(target_names(node.target)) if walks else set())
+        for fields in self._fields:
+            fields.difference_update(target_names(node.target))
+        self._fields.append(set())
+        self._stored.append(set())
 
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
+        self._fields.pop()
+        self._stored.pop()
+
+    def _stored_keys(self, batch: str | None) -> set[str | None]:
+        return {key for stored in self._stored for name, key in stored if name == batch}
 
     # The fields of a batch walked one by one are the loader's host tensors too: contriever's
     # ``{key: value.cuda() for key, value in batch.items()}``, pvcnn's ``for k, v in
@@ -145,9 +158,13 @@ class BlockingTransfer(Rule):
                 names.update(target_names(clause.target))
             clause = clause.inner_for_in
         self._batch_names.append(names)
+        self._fields.append(set())
+        self._stored.append(set())
 
     def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
         self._batch_names.pop()
+        self._fields.pop()
+        self._stored.pop()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
@@ -173,10 +190,29 @@ class BlockingTransfer(Rule):
         host tensor too: its move is a copy of the batch."""
         if not self._batch_names:
             return
-        if isinstance(node.value, cst.Subscript) and root_name(node.value) in set().union(*self._batch_names):
-            self._batch_names[-1].update(name for target in node.targets if isinstance(target.target, cst.Name)
-                                         for name in target_names(target.target))
+        batches = set().union(*self._batch_names)
+        for target in node.targets:
+            batch = root_name(target.target) if isinstance(target.target, cst.Subscript) else None
+            if batch in batches:  # (noted at the loop that binds the batch: it outlives inner loops)
+                level = max(i for i, names in enumerate(self._batch_names) if batch in names)
+                self._stored[level].add((batch, _field_key(target.target)))
+        if isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
+            stored = self._stored_keys(root_name(node.value))
+            if None in stored or _field_key(node.value) in stored:
+                return  # ``batch["x"] = batch["x"].cuda()`` earlier on this pass: a device copy
+            names = {name for target in node.targets if isinstance(target.target, cst.Name)
+                     for name in target_names(target.target)}
+            self._batch_names[-1].update(names)
+            self._fields[-1].update(names - batches)  # (``batch = batch["net_input"]``: still the loop's)
             return
+        # A name bound to a field holds it through casts of itself (``labels = labels.float()``);
+        # rebound to anything else (``labels = torch.tensor(...)``, ``out = model(out)``) it
+        # holds no batch field.
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value in set().union(*self._fields) \
+                    and _chain_root(node.value) not in batches:
+                for names in self._batch_names + self._fields:
+                    names.discard(target.target.value)
         if not (_moves_to_a_device(node.value) or self._collective(node.value)):
             return
         for target in node.targets:
@@ -222,6 +258,31 @@ _COLLECTIVES = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"
 #: Imported modules whose functions of those names are collectives (``torch.gather``,
 #: ``functools.reduce``, ``einops.reduce`` are not).
 _COLLECTIVE_MODULES = ("torch.distributed.", "torch_xla.", "horovod.", "accelerate.")
+
+
+def _field_key(node: cst.Subscript) -> str | None:
+    """The string key at which a subscript reads its batch name (``"x"`` of ``batch["x"]``
+    and of ``batch["x"][0]``), or None (``batch[k]``, ``batch[0]``)."""
+    while isinstance(node.value, cst.Subscript):
+        node = node.value
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        value = index.value.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _chain_root(value: cst.BaseExpression) -> str | None:
+    """The name a chain of method calls, attributes and subscripts starts from: ``labels``
+    for ``labels.long().view(-1)``; None for a call of a function (``torch.tensor(...)``)."""
+    while True:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, (cst.Attribute, cst.Subscript)):
+            value = value.value
+        else:
+            break
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
