@@ -160,7 +160,7 @@ def _fallbacks(source: str) -> tuple[TensorFallback, ...]:
                  pass
              else:
                  t = torch.tensor(t)
-         """, [TensorFallback(6, 6, ("t",), "t", ("t",))]),
+         """, [TensorFallback(6, 6, ("t",), "t")]),
         ("""
          def f(a, b):
              return [x if isinstance(x, Tensor) else torch.tensor(x) for x in (a, b)]
@@ -508,3 +508,17 @@ def test_an_attribute_that_only_holds_a_constant_runs_it():
     assert found[(UPLOAD_LINE, "SL403")][0] == "hot"
     found = _found(source.format(call="self.unet(x, t).mean() + self.unet(x, self.unet).mean()"))
     assert found[(UPLOAD_LINE, "SL403")][0] == "cold"
+
+
+def test_the_summary_knows_which_tested_parameters_have_a_default():
+    # What a call that leaves a tested parameter out passes (see may_pass_a_non_tensor).
+    from synclint.project.summary import summarize
+
+    function = summarize(textwrap.dedent("""
+        def f(a, t=0, *rest, k=SCALE, m):
+            if not torch.is_tensor(t):
+                t = torch.tensor(t)
+    """)).functions["f"]
+    assert function.defaulted == frozenset({"t", "k"})
+    assert function.defaults == {"t": 0}
+    assert function.tensor_fallbacks == (TensorFallback(4, 4, ("t",), "t"),)

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from synclint.project.rare_blocks import constant_value
-from synclint.project.scopes import own_nodes
+from synclint.project.scopes import own_nodes, parameter_defaults
 
 class ConstructorArgument(NamedTuple):
     """``self.flag = flag`` in ``cls.__init__`` (``flag`` never rebound): the attribute
@@ -124,8 +124,7 @@ def constructor_arguments(init: ast.FunctionDef | ast.AsyncFunctionDef, cls: str
     (``kept``), each as the :class:`ConstructorArgument` a ``self.name = param`` stores."""
     arguments = init.args
     positional = [*arguments.posonlyargs, *arguments.args]
-    defaults = dict(zip([arg.arg for arg in positional[len(positional) - len(arguments.defaults):]], arguments.defaults))
-    defaults.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default)
+    defaults = parameter_defaults(arguments)
     found = {}
     for position, arg in [*enumerate(positional[1:]), *((None, arg) for arg in arguments.kwonlyargs)]:
         if arg.arg in kept:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from synclint.project.scopes import NESTED_SCOPES, child_nodes, walk_nodes
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, parameter_defaults, walk_nodes
 
 #: Factories that build a tensor from Python data: host without ``device=``.
 _FACTORIES = frozenset(
@@ -94,15 +94,7 @@ def _python_annotation(annotation: ast.AST | None) -> bool:
 
 def _host_defaults(args: ast.arguments) -> set[str]:
     """Parameters whose default is ``None`` or a constant (a host device, a Python number)."""
-    positional = [*args.posonlyargs, *args.args]
-    found = set()
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-        if isinstance(default, ast.Constant):
-            found.add(arg.arg)
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if isinstance(default, ast.Constant):
-            found.add(arg.arg)
-    return found
+    return {param for param, default in parameter_defaults(args).items() if isinstance(default, ast.Constant)}
 
 
 class _Walker:

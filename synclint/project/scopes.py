@@ -119,6 +119,16 @@ def names_bound_by(node: ast.AST) -> Iterator[str]:
         yield node.rest
 
 
+def parameter_defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
+    """Each parameter that has a default, with its default's expression (positional ones
+    take the last defaults, in order; keyword-only ones their own)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    found = dict(zip([arg.arg for arg in positional[len(positional) - len(arguments.defaults):]], arguments.defaults))
+    found.update((arg.arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                 if default is not None)
+    return found
+
+
 def field_values(node: ast.AST) -> list[object]:
     """The values of ``node``'s fields that can hold nodes, in ``ast.iter_fields`` order
     (names, strings and numbers left out)."""

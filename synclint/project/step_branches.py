@@ -80,7 +80,9 @@ def blocks_the_step_skips(
             if not function.param_guards and not function.tensor_fallbacks and not blocks:
                 continue
             for fallback in function.tensor_fallbacks:
-                if not calls.may_pass_a_non_tensor((key, qualname), function, fallback.params, fallback.defaulted):
+                # (A parameter with a default of any kind: a call that leaves it out passes no tensor.)
+                defaulted = tuple(param for param in fallback.params if param in function.defaulted)
+                if not calls.may_pass_a_non_tensor((key, qualname), function, fallback.params, defaulted):
                     why = (f"not on the step's path (it runs only when `{fallback.name}` is not a tensor, "
                            "and no call from the step passes anything else: a conversion fallback)")
                     blocks.append((fallback.first, fallback.last, why))

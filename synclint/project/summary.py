@@ -98,6 +98,7 @@ from synclint.project.scopes import (
     function_nodes,
     nested_scopes,
     own_nodes,
+    parameter_defaults,
     runs_at_most_once,
     walk_nodes,
 )
@@ -118,7 +119,7 @@ from synclint.project.value_references import (
 _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 77
+SUMMARY_VERSION = 78
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1152,16 +1153,10 @@ class _Builder:
                                          if guard.param.startswith("self.") and guard.param.count(".") == 1 and cls is not None)
         summary.flag_guards = tuple(guard for guard in guards if "." in guard.param and not (
             guard.param.startswith("self.") and (guard.param.count(".") == 1 or cls is None)))
-        if args.defaults or args.kw_defaults:  # (also of functions that pass a flag on to a guard)
-            positional = [*args.posonlyargs, *args.args]
-            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-                     *zip(args.kwonlyargs, args.kw_defaults)]
-            summary.defaults = {arg.arg: value[0] for arg, default in pairs if (value := constant_value(default))}
+        defaults = parameter_defaults(args)  # (also of functions that pass a flag on to a guard)
+        summary.defaults = {param: value[0] for param, default in defaults.items() if (value := constant_value(default))}
+        summary.defaulted = frozenset(defaults)
         summary.keyword_only = frozenset(arg.arg for arg in args.kwonlyargs)
-        positional = [*args.posonlyargs, *args.args]
-        summary.defaulted = frozenset(
-            [arg.arg for arg in positional[len(positional) - len(args.defaults):]]
-            + [arg.arg for arg, default in zip(args.kwonlyargs, args.kw_defaults) if default is not None])
         summary.tensor_fallbacks = tensor_fallbacks(node, params)
         summary.positional_only = frozenset(arg.arg for arg in args.posonlyargs)
         if qualname in self.functions:

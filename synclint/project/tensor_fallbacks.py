@@ -65,14 +65,12 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 
 class TensorFallback(NamedTuple):
     """Lines ``first``..``last`` run only when one of ``params`` is not a tensor; ``name``
-    is the name the test reads (``timesteps``); ``defaulted``: those of ``params`` that
-    have a default (a call that leaves one out passes no tensor, as far as anyone knows)."""
+    is the name the test reads (``timesteps``)."""
 
     first: int
     last: int
     params: tuple[str, ...]
     name: str
-    defaulted: tuple[str, ...] = ()
 
 
 def tensor_fallbacks(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple[str, ...]) -> tuple[TensorFallback, ...]:
@@ -96,12 +94,7 @@ def tensor_fallbacks(node: ast.FunctionDef | ast.AsyncFunctionDef, params: tuple
     aliases = {alias: bound for alias, bound in _aliases(node.body, held, stores).items() if alias not in rearmed}
     found: list[TensorFallback] = []
     _visit(node.body, False, held, aliases, stores, found, (*own, *nested))
-    arguments = node.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    defaulted = {arg.arg for arg in positional[len(positional) - len(arguments.defaults):]}
-    defaulted.update(arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)
-    return tuple(fallback._replace(defaulted=tuple(param for param in fallback.params if param in defaulted))
-                 for fallback in found)
+    return tuple(found)
 
 
 def _aliases(body: list[ast.stmt], held: frozenset[str], stores: dict[str, list[int]]) -> dict[str, tuple[str, int]]:
