@@ -577,9 +577,7 @@ class ProjectIndex:
             function = self.function(callee)
             if function is None or not sites or not all(plain for _call, plain in sites):
                 continue
-            params = list(function.params)
-            if function.cls is not None and params[:1] in (["self"], ["cls"]):
-                params = params[1:]
+            params = function.call_params
             # A host tensor stays on the host through views and casts of itself (``labels =
             # labels.reshape(n, -1)``); a number through nothing.
             kept = function.resident_params if field == "host_args" else function.kept_params

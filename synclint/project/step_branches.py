@@ -108,14 +108,6 @@ class _StepCalls:
         self.callers = index.callers()
         self.owners = index.call_owners()
         self.passed_as_values = index.passed_as_values()
-        self._python_attributes: frozenset[str] | None = None
-
-    @property
-    def python_attributes(self) -> frozenset[str]:
-        """Attributes of ``self`` that only ever hold constants (``self.t_max = 999``): no tensor."""
-        if self._python_attributes is None:
-            self._python_attributes = frozenset(self.index.constant_attributes(is_test_file))
-        return self._python_attributes
 
     def values(self, fid: FunctionId, function: FunctionSummary, guard: ParamGuard, param: str | None = None,
                depth: int = 0) -> list[object] | None:
@@ -128,9 +120,7 @@ class _StepCalls:
         if function.root is not None or function.name in self.passed_as_values:
             return None
         param = param or guard.param
-        params = list(function.params)
-        if function.cls is not None and params[:1] in (["self"], ["cls"]):
-            params = params[1:]
+        params = function.call_params
         if param not in params or param not in function.kept_params:
             return None
         # A keyword-only parameter has no position: ``f(x, 0, check=True)`` passes ``0`` to ``*sizes``.
@@ -173,13 +163,13 @@ class _StepCalls:
         """Whether a call of ``fid`` from code that is not cold may pass something other
         than a tensor for one of ``params`` (see :mod:`synclint.project.tensor_fallbacks`):
         a constant (``None`` too), a Python number or a literal container (``[0.5, 0.5]``),
-        nothing for one of ``defaulted`` (a default of any kind), or a
-        parameter of its own that its callers may pass so. Any other value is taken for a
-        tensor: the block converts what the project's step does not pass. Callers the index
-        cannot see may leave out a defaulted one: a step's; a function passed as a value
-        (that is no step) may be called with anything.
-        A function that is no step and that no code of the project that runs calls is a
-        library's: its callers, all unseen, may pass anything."""
+        nothing for one of ``defaulted`` (a default of any kind), or a parameter of its own
+        that its callers may pass so. Any other value is taken for a tensor: the block
+        converts what the project's step does not pass. Callers the index cannot see may
+        leave out a defaulted one (a step's), and a function passed as a value (that is no
+        step) may be called with anything. A function that is no step and that no code of
+        the project that runs calls is a library's: its callers, all unseen, may pass
+        anything."""
         sites = self.callers.get(fid, ())
         passed = function.name in self.passed_as_values or self.index.runs_unseen(fid)
         if function.root is None and passed:
@@ -188,9 +178,8 @@ class _StepCalls:
         if defaulted and (unseen or not sites):
             return True
         seen = False
-        names = list(function.params)
-        if function.cls is not None and names[:1] in (["self"], ["cls"]):
-            names = names[1:]
+        names = function.call_params
+        python_attributes = self.index.constant_attributes(is_test_file)  # (cached by the index)
         for call, plain in sites:
             if call.quiet is not None or id(call) in self.quiet_calls:
                 continue
@@ -200,7 +189,7 @@ class _StepCalls:
             seen = True
             for param in params:
                 position = None if param in function.keyword_only or param not in names else names.index(param)
-                value = _argument(call, plain, position, param, self.python_attributes)
+                value = _argument(call, plain, position, param, python_attributes)
                 if value is _OMITTED or value is _UNPACKED:
                     if param in defaulted:
                         return True  # (``*args``/``**kwargs`` may leave it to its default too)
@@ -225,12 +214,13 @@ _UNPACKED = object()
 
 
 def _argument(call: CallSite, plain: bool, position: int | None, param: str,
-              python_attributes: frozenset[str] = frozenset()) -> object:
+              python_attributes: Collection[str] = ()) -> object:
     """What ``call`` passes for the parameter: :data:`_OMITTED`, :data:`_NOT_A_TENSOR`,
     :data:`_UNPACKED`, a :class:`_Forwarded` parameter, or :data:`_UNKNOWN` (a tensor, or
-    anything else). A
-    call that is not plain (``Cls.method(obj, t)``) may bind its arguments one position
-    later: either position counts."""
+    anything else). ``python_attributes``: attributes of ``self`` that only ever hold
+    constants (``self.t_max = 999``), no tensor. A call that is not plain
+    (``Cls.method(obj, t)``) may bind its arguments one position later: either position
+    counts."""
     places = {param}
     if position is not None:
         places.update((position,) if plain else (position, position + 1))
@@ -260,9 +250,9 @@ def constant_attributes(index: ProjectIndex, split: bool, whole_project: bool = 
     name."""
     if split:
         return {}
-    if whole_project:
-        return _unspelled_in_notebooks(index, constants_with_constructor_arguments(index, is_test_file))
-    return _unspelled_in_notebooks(index, index.constant_attributes(is_test_file))
+    named = (constants_with_constructor_arguments(index, is_test_file) if whole_project
+             else index.constant_attributes(is_test_file))
+    return _unspelled_in_notebooks(index, named)
 
 
 def _unspelled_in_notebooks(index: ProjectIndex, named: dict[str, _Named]) -> dict[str, _Named]:

@@ -309,6 +309,14 @@ class FunctionSummary:
     #: backward pass trains (see :mod:`synclint.project.self_tests`).
     draws: tuple[tuple[int, int], ...] = ()
 
+    @property
+    def call_params(self) -> tuple[str, ...]:
+        """The parameters a call's arguments bind, in order: a method's without its
+        ``self``/``cls`` (``self.head(x)``: ``x`` is the first)."""
+        if self.cls is not None and self.params[:1] in (("self",), ("cls",)):
+            return self.params[1:]
+        return self.params
+
 
 @dataclass
 class ClassSummary:
