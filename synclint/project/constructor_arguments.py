@@ -46,21 +46,22 @@ from synclint.project.index import ClassId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.mentions import python_text_of, spelled_in
 from synclint.project.reflection import builds_its_own_classes
-from synclint.project.summary import CallSite
 from synclint.project.unnamed_classes import module_holds, reflection_reach
 
 #: How many enclosing constructors an argument may be passed on through.
 _MAX_FORWARDS = 3
-#: A class body building its own class (or a subclass) where no call spells its name.
 #: A call of a name, as text (not the ``class GNN(`` or ``def f(`` that defines it).
 _CALL = re.compile(r"(?<!class )(?<!def )\b([A-Za-z_]\w*)\s*\(")
 #: A quoted name, dotted or not (``"GNN"``, ``'model.GNN'``, ``"model:GNN"``).
 _QUOTED = re.compile(r"""["']([\w.:]+)["']""")
 #: ``__all__ = [...]`` (or ``+=``, a tuple): names passed on, not built.
 _ALL = re.compile(r"__all__\s*\+?=\s*[\[(][^\])]*[\])]")
+#: A class header's bases (``class Big(model.GNN):``), and each dotted name among them.
 _BASES = re.compile(r"\bclass\s+\w+\s*\(([^)]*)\)")
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+#: ``GNN.__init__(self, ...)``: a class's constructor called by name.
 _EXPLICIT_INIT = re.compile(r"\b(\w+)\s*\.\s*__init__\s*\(")
+#: A class body building its own class (or a subclass) where no call spells its name.
 _SELF_CONSTRUCTION = re.compile(r"\bcls\s*\(|\btype\s*\(\s*self\s*\)\s*\(|__class__\s*\(")
 
 
@@ -128,18 +129,12 @@ class _Constructions:
     def __init__(self, index: ProjectIndex, ignored: Callable[[str], bool], classes: set[ClassId]) -> None:
         self.index = index
         self.ignored = ignored
-        self.sites: dict[ClassId, list[tuple[CallSite, tuple[str, str]]]] = {}
+        self.sites = index.constructions()
         #: (file key, last part of the call's name) -> how many constructions the index resolves there.
-        self._resolved: dict[tuple[str, str], int] = {}
+        self._resolved = Counter((owner[0], call.target.rpartition(".")[2])
+                                 for sites in self.sites.values() for call, owner in sites)
         self._spelled: dict[str, tuple[Counter[str], frozenset[str]] | None] = {}
-        for key, entry in index.entries.items():
-            for qualname, function in entry.summary.functions.items():
-                for call in function.calls:
-                    kind, found, built = index.resolve_dotted(key, qualname, call.target)
-                    if kind == "class" and found is not None and built is not None:
-                        self.sites.setdefault((found, built), []).append((call, (key, qualname)))
-                        spelled = (key, call.target.rpartition(".")[2])
-                        self._resolved[spelled] = self._resolved.get(spelled, 0) + 1
+        self._texts: dict[str, str | None] = {}
         self._reflection_cache: list[tuple[str, set[str], bool]] | None | bool = False
         self.asked = set(classes)
         self.seen = self._built_only_where_spelled(classes)
@@ -165,10 +160,17 @@ class _Constructions:
                     if not module_holds(index, reached, owner, name) and not (own and owner == key)}
         return left
 
+    def _text(self, key: str) -> str | None:
+        """The text of Python file ``key``, read once (the spellings, the reflection and a
+        class's own code all ask)."""
+        if key not in self._texts:
+            self._texts[key] = python_text_of(key)
+        return self._texts[key]
+
     def _spellings(self, key: str) -> tuple[Counter[str], frozenset[str]] | None:
         """:func:`_spellings` of program file ``key``, read once."""
         if key not in self._spelled:
-            self._spelled[key] = _spellings(python_text_of(key))
+            self._spelled[key] = _spellings(self._text(key))
         return self._spelled[key]
 
     def _built_unresolved(self, cid: ClassId) -> bool:
@@ -180,7 +182,7 @@ class _Constructions:
         holds a string naming it (see :func:`_spellings`)."""
         for key, name in self.index.class_bases(cid):
             klass = self.index.klass((key, name))
-            text = python_text_of(key)
+            text = self._text(key)
             if klass is None or text is None:
                 return True
             if _SELF_CONSTRUCTION.search("\n".join(text.splitlines()[klass.line - 1:klass.end_line])):
@@ -206,7 +208,7 @@ class _Constructions:
             for key in self.index.entries:
                 if self.ignored(key):
                     continue
-                text = python_text_of(key)
+                text = self._text(key)
                 reached = None if text is None else reflection_reach(self.index, key, text)
                 if reached is None:
                     found = None

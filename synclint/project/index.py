@@ -88,6 +88,7 @@ class ProjectIndex:
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._number_parameters: frozenset[tuple[FunctionId, str]] | None = None
         self._loose_classes: frozenset[ClassId] | None = None
+        self._constructions: dict[ClassId, list[tuple[CallSite, FunctionId]]] | None = None
         self._handed_attributes: frozenset[str] | None = None
         self._constant_attributes: dict[str, frozenset[object]] | None = None
         self._owners: dict[int, FunctionId] | None = None
@@ -545,20 +546,32 @@ class ProjectIndex:
                         if held is not None:
                             loose.add(held)
                 for function in entry.summary.functions.values():
-                    for call in function.calls:
-                        kind, found, qualname = self.resolve_dotted(key, function.qualname, call.target)
-                        if kind != "class" or found is None or qualname is None:
-                            continue
-                        built = (found, qualname)
-                        held = call.held_by and function.cls is not None and (
-                            self.module_attr_class(key, function.cls, call.held_by) == built
-                        )
-                        if not held:
-                            loose.add(built)
                     if function.cls is not None:
                         loose.update(self._attributes_held_otherwise(key, function.cls, function.calls))
+            for built, sites in self.constructions().items():
+                for call, (key, qualname) in sites:
+                    function = self.function((key, qualname))
+                    held = call.held_by and function is not None and function.cls is not None and (
+                        self.module_attr_class(key, function.cls, call.held_by) == built
+                    )
+                    if not held:
+                        loose.add(built)
             self._loose_classes = frozenset(loose)
         return not any(built in self._loose_classes for built in [cid, *self.subclasses(cid)])
+
+    def constructions(self) -> dict[ClassId, list[tuple[CallSite, FunctionId]]]:
+        """Per project class, the calls that build it (``Head(4)``, ``model.Head(4)``), each
+        with the function it sits in, in the index's order; resolved once."""
+        if self._constructions is None:
+            found: dict[ClassId, list[tuple[CallSite, FunctionId]]] = {}
+            for key, entry in self.entries.items():
+                for qualname, function in entry.summary.functions.items():
+                    for call in function.calls:
+                        kind, owner, built = self.resolve_dotted(key, qualname, call.target)
+                        if kind == "class" and owner is not None and built is not None:
+                            found.setdefault((owner, built), []).append((call, (key, qualname)))
+            self._constructions = found
+        return self._constructions
 
     def _parameters_every_call_passes(
         self, field: str, ignored: Callable[[str], bool], attributes: frozenset[str] = frozenset()
