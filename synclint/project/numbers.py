@@ -172,13 +172,8 @@ def number_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[
                 stores[name] = stores.get(name, 0) + 1
     if not assignments:
         return frozenset()
-    args = function.args
-    excluded.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a)
-    by_name: dict[str, int] = {}
-    for name, *_ in assignments:
-        by_name[name] = by_name.get(name, 0) + 1
     # Every binding of the name is one of the assignments above, or the name is out.
-    numbers = {name for name, count in by_name.items() if stores.get(name) == count and name not in excluded}
+    numbers = _bound_only_by([name for name, *_ in assignments], stores, excluded, function)
     changed = True
     while changed:  # drop, to a fixpoint, the names one of whose values is not a number
         changed = False
@@ -223,6 +218,20 @@ def _returns_no_tensor(node: ast.AST) -> bool:
     return False
 
 
+def _bound_only_by(recorded: list[str], stores: dict[str, int], excluded: set[str],
+                   function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names of ``recorded`` (one entry per binding seen) that nothing else binds:
+    ``stores`` counts every binding of each name in ``function``'s own code; parameters
+    and ``excluded`` names (``global``/``nonlocal``) are out."""
+    args = function.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    by_name: dict[str, int] = {}
+    for name in recorded:
+        by_name[name] = by_name.get(name, 0) + 1
+    return {name for name, count in by_name.items()
+            if stores.get(name) == count and name not in excluded and name not in params}
+
+
 def visibly_no_tensor(node: ast.AST | None, names: Collection[str]) -> bool:
     """Whether ``node`` is visibly no tensor (``names``: locals known to hold none): a
     literal, a container or comprehension, a lambda, a Python number or string, a
@@ -264,12 +273,7 @@ def no_tensor_names(function: ast.FunctionDef | ast.AsyncFunctionDef, numbers: C
                 stores[name] = stores.get(name, 0) + 1
     if not values:
         return frozenset()
-    args = function.args
-    excluded.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a)
-    by_name: dict[str, int] = {}
-    for name, _value in values:
-        by_name[name] = by_name.get(name, 0) + 1
-    found = {name for name, count in by_name.items() if stores.get(name) == count and name not in excluded}
+    found = _bound_only_by([name for name, _value in values], stores, excluded, function)
     known = set(found) | set(numbers)
     changed = True
     while changed:  # drop, to a fixpoint, the names one of whose values may be a tensor

@@ -150,7 +150,7 @@ def _expression_fallbacks(statement: ast.stmt, held: frozenset[str], aliases: di
                           everything: tuple[ast.AST, ...]) -> None:
     """``x if isinstance(x, Tensor) else torch.tensor(x)`` in ``statement`` (not in the
     blocks of a compound statement, which :func:`_visit` reaches on their own)."""
-    if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+    if isinstance(statement, _COMPOUND):
         return
     parents: dict[ast.AST, ast.AST] = {}
     for parent in ast.walk(statement):
