@@ -1107,7 +1107,9 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
                 return x.max().item()
     """)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    for name in ("pkg/__init__.py", "pkg/utils/__init__.py"):
+    # A document-understanding model's ``pkg/doc/`` package (an ``__init__.py``: the program
+    # imports it) is no documentation folder; Sphinx's ``docs/`` holds no package.
+    for name in ("pkg/__init__.py", "pkg/utils/__init__.py", "pkg/doc/__init__.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     names = ("pkg/model.py", "pkg/utils/onnx.py", "pkg/utils/model_export.py", "pkg/utils/exporting.py",
@@ -1123,7 +1125,7 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
              # Cutie's interactive GUI and the click model only it runs; a GUI-less word
              "gui/ritm/model/is_model.py", "tools/run_gui.py", "pkg/guidance.py",
              # skrl's docs/source/snippets/ (literalinclude), beside a module named for docs
-             "docs/source/snippets/model.py", "pkg/docstring_utils.py")
+             "docs/source/snippets/model.py", "pkg/docstring_utils.py", "pkg/doc/encoder.py")
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(model)
@@ -1139,6 +1141,7 @@ def test_export_conversion_and_demo_modules_are_cold_by_their_own_name(tmp_path)
         ("notebooks/StyleTTS2_Demo_LJSpeech.py", "SL201", "cold", "demo code"),
         ("pkg/convert_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/democratic.py", "SL201", "hot", "`Head.forward`"),  # a word, not a demo
+        ("pkg/doc/encoder.py", "SL201", "hot", "`Head.forward`"),  # a package named doc
         ("pkg/docstring_utils.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/guidance.py", "SL201", "hot", "`Head.forward`"),
         ("pkg/model.py", "SL201", "hot", "`Head.forward`"),
@@ -2576,34 +2579,6 @@ def test_an_early_return_on_a_hit_whose_miss_may_not_fill_stays_hot():
     assert found[(18, "SL201")][0] == "hot"
     assert found[(26, "SL201")][0] == "hot"
     assert found[(36, "SL201")] == ("cold", "once per key (lazy initialisation: a cache filled on a miss)")
-
-
-def test_a_package_named_doc_is_program_code(tmp_path):
-    # A document-understanding model's ``pkg/doc/`` package (an ``__init__.py``: the program
-    # imports it) is no documentation folder; Sphinx's ``docs/`` holds no package.
-    from pathlib import Path
-
-    from synclint.config import Settings
-    from synclint.runner import RunOptions, lint_paths
-
-    model = textwrap.dedent("""
-        import torch
-        class Head(torch.nn.Module):
-            def forward(self, x):
-                return x.max().item()
-    """)
-    (tmp_path / "pyproject.toml").write_text("[project]\\nname = 'pkg'\\n")
-    for name in ("pkg/__init__.py", "pkg/doc/__init__.py"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("")
-    for name in ("pkg/doc/encoder.py", "docs/source/snippets/model.py"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(model)
-    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
-    assert [(Path(f.path).relative_to(tmp_path).as_posix(), f.context, f.why) for f in findings] == [
-        ("docs/source/snippets/model.py", "cold", "documentation code (its snippets and examples)"),
-        ("pkg/doc/encoder.py", "hot", "`Head.forward`"),
-    ]
 
 
 def test_a_training_loop_after_an_early_return_on_a_hit_stays_hot():
