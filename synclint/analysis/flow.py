@@ -724,6 +724,11 @@ class FlowState:
                     (self.scope.loader_batches.add if batch_field else self.scope.loader_batches.discard)(target.target.value)
                     (self._drawn_fields.add if batch_field else self._drawn_fields.discard)(
                         (id(self.scope.node), target.target.value))
+                    if batch_field and kind is Kind.UNKNOWN:
+                        # Like the loop's own targets: what the loader yields may be any object
+                        # (a custom batch whose ``.cuda()`` takes no ``non_blocking``), so
+                        # function-wide evidence (a ``.cuda()`` call) does not make it a tensor.
+                        self.scope.opaque.add(target.target.value)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
             self._bind_drawn_host_batch(node)
