@@ -303,12 +303,15 @@ def gen_padded_batch(rng: random.Random) -> Program:
 def gen_non_blocking(rng: random.Random) -> Program:
     annotate = rng.choice(["        x: torch.Tensor\n", ""])
     call = rng.choice(["x.to(device)", "x.to(device, torch.float64)", "x.to(device, torch.float64, False)", "x.cuda() if False else x.to(device)", "x.to(device, non_blocking=False)"])
-    source = H + f"def f(loader, device):\n    out = []\n    for x, y in loader:\n{annotate}        x = {call}\n        out.append(x.sum() if not hasattr(x, 'tensor') else x.tensor.sum())\n    return out\n"
+    # The loop's own target, or a name bound to a field of its batch (``x = batch["x"]``).
+    field = rng.random() < 0.5
+    head = "    for batch in loader:\n        x = batch['x']\n" if field else "    for x, y in loader:\n"
+    source = H + f"def f(loader, device):\n    out = []\n{head}{annotate}        x = {call}\n        out.append(x.sum() if not hasattr(x, 'tensor') else x.tensor.sum())\n    return out\n"
 
     def inputs(r):
         t = tensor(r, shape=(3,), dtype=torch.float32, grad=False)
         batch = Obj(t) if not annotate and r.random() < 0.5 else t  # an annotation is evidence
-        return [(batch, None)], "cpu"
+        return [({"x": batch} if field else (batch, None))], "cpu"
 
     return Program(source, inputs)
 
