@@ -599,3 +599,103 @@ def test_the_names_a_file_spells_are_its_words():
     # Inside its own definition, and after a digit, a name is not named outside itself.
     assert spelled_names(source, names, {"Loss": (1, 2)}) == ({"Loss", "LossV2"}, frozenset())
     assert spelled_names(source + "y = Loss\n", names, {"Loss": (1, 2)})[1] == {"Loss"}
+
+
+#: A base module whose ``forward`` calls ``self.prepare``, which a subclass replaces with a
+#: sync (conditional-flow-matching's ``CFMLitModule.step`` and ``SplineCFMLitModule``).
+_VARIANTS = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return self.prepare(x)
+
+    def prepare(self, x):
+        return x
+
+
+class Sparse(Model):
+    def prepare(self, x):
+        return x.nonzero()
+{more}"""
+_BUILDS_MODEL = """\
+from model import Model
+
+
+def train(loader):
+    net = {built}()
+    for batch in loader:
+        net(batch)
+"""
+VIA_BASE = "`Model.forward` -> `Sparse.prepare`"
+
+
+def _variants(tmp_path: Path, more: str = "", built: str = "Model", **files: str) -> list:
+    program = {"model.py": _VARIANTS.format(more=more),
+               "train.py": _BUILDS_MODEL.format(built=built).replace("import Model", f"import {built}"), **files}
+    return [row[1:] for row in _findings(tmp_path, program, installable=False)]
+
+
+def test_an_override_in_a_subclass_nothing_builds_is_not_reached_from_its_base(tmp_path: Path):
+    # The base's `self.prepare(x)` runs `Sparse.prepare` only on a `Sparse`, which nothing names.
+    unreached = "not reached from any step of the project: nothing in the project names `Sparse`"
+    assert _variants(tmp_path) == [(14, 16, "SL101", "unknown", unreached)]
+
+
+def test_an_override_in_a_subclass_the_project_builds_is_reached_from_its_base(tmp_path: Path):
+    assert _variants(tmp_path, built="Sparse") == [(14, 16, "SL101", "hot", "`Model.forward` -> `Sparse.prepare`")]
+    # Named in a configuration file (Hydra's `_target_`): it may be built.
+    config = {"conf.yaml": "model:\n  _target_: model.Sparse\n"}
+    assert _variants(tmp_path / "config", **config) == [(14, 16, "SL101", "hot", VIA_BASE)]
+
+
+def test_an_override_a_built_subclass_inherits_is_reached(tmp_path: Path):
+    # `Sparse` itself is named only as the base of `Sparser`, which keeps its `prepare`.
+    more = "\n\nclass Sparser(Sparse):\n    def extra(self, x):\n        return x\n"
+    assert _variants(tmp_path, more, built="Sparser") == [(14, 16, "SL101", "hot", VIA_BASE)]
+
+
+def test_an_override_of_a_class_named_as_a_base_stays_reached(tmp_path: Path):
+    # `Sparser` replaces `prepare`, so a `Sparser` never runs `Sparse.prepare`; but a base is
+    # named by its subclasses, so `Sparse` may be built too (a conservative answer).
+    more = "\n\nclass Sparser(Sparse):\n    def prepare(self, x):\n        return x.unique()\n"
+    assert _variants(tmp_path, more, built="Sparser") == [
+        (14, 16, "SL101", "hot", VIA_BASE),
+        (19, 16, "SL102", "hot", "`Model.forward` -> `Sparser.prepare`"),
+    ]
+
+
+_LOGGED = """\
+import torch
+
+
+def summary(x):
+    return x.nonzero()
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return self.prepare(x)
+
+    def prepare(self, x):
+        return x
+
+
+class Sparse(Model):
+    def prepare(self, x):
+        return summary(x)
+
+
+class Logged(Model):
+    def on_train_epoch_end(self):
+        summary(self.weight)
+"""
+
+
+def test_a_helper_that_only_cold_code_and_unbuilt_classes_call_is_cold(tmp_path: Path):
+    # `Sparse.prepare` never runs (nothing builds a `Sparse`): its call of `summary` decides
+    # nothing, and the epoch hook that also calls it leaves it cold, not unreached.
+    program = {"model.py": _LOGGED, "train.py": _BUILDS_MODEL.format(built="Logged").replace("import Model", "import Logged")}
+    rows = _findings(tmp_path, program, installable=False)
+    assert [row[1:] for row in rows] == [(5, 12, "SL101", "cold", "called only from epoch or phase hook code")]

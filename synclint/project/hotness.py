@@ -340,6 +340,8 @@ def compute_contexts(
                 data_roots.append((fid, function.data_root))
             edges = []
             for call, callee in calls.get(fid, ()):
+                if unnamed and index.dispatched(call, callee) and not _inherited_by_a_built_class(index, callee, unnamed):
+                    continue  # (no instance runs that override: nothing builds a class that has it)
                 quiet = call.quiet or quiet_calls.get(id(call))
                 edges.append((callee, quiet))
                 rare = quiet is not None or within_spans(call.line, function.once_spans)
@@ -444,7 +446,9 @@ def compute_contexts(
     while cold_queue:
         fid = cold_queue.popleft()
         for callee, _quiet in resolved.get(fid, ()):
-            deciding = sorted(caller for caller in callers.get(callee, ()) if (caller, callee) not in self_test_calls)
+            # (A method of a class nothing builds, which no call reached, never runs: its calls decide nothing.)
+            deciding = sorted(caller for caller in callers.get(callee, ())
+                              if (caller, callee) not in self_test_calls and not (caller in inert and caller not in contexts))
             if callee not in contexts and deciding and all(
                 caller in contexts and contexts[caller].is_cold for caller in deciding
             ):
@@ -461,6 +465,21 @@ def compute_contexts(
             built_only = never_named(owner)
         contexts.setdefault(fid, Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only))
     return contexts
+
+
+def _inherited_by_a_built_class(index: ProjectIndex, override: FunctionId, unnamed: Unnamed) -> bool:
+    """Some class that has ``override`` (a subclass's method, which a base class's
+    ``self.method(...)`` reaches) as its method may be built: the subclass that defines it,
+    or one of its own subclasses that does not replace it, is not among the ``unnamed``
+    classes nothing builds. conditional-flow-matching's ``CFMLitModule.step`` calls
+    ``self.preprocess_batch``, which ``SplineCFMLitModule`` overrides; nothing names that
+    class (its configs build the others), so its override never runs."""
+    key, qualname = override
+    class_name, _dot, name = qualname.rpartition(".")
+    for cid in [(key, class_name), *index.subclasses((key, class_name))]:
+        if (cid[0], cid[1].split(".", 1)[0]) not in unnamed and index.method(cid[0], cid[1], name) == override:
+            return True
+    return False
 
 
 def _named_step_called_rarely(index: ProjectIndex, fid: FunctionId, chain: list[str],

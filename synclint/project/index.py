@@ -83,6 +83,9 @@ class ProjectIndex:
         self._method_owners: dict[str, list[FunctionId]] | None = None
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
+        #: (call by identity, callee) of the calls that reach a subclass's override (see
+        #: :meth:`resolved_calls`), and of no other call.
+        self._dispatched: set[tuple[int, FunctionId]] = set()
         self._callers: dict[FunctionId, list[tuple[CallSite, bool]]] | None = None
         self._fanout: dict[int, int] | None = None
         self._host_parameters: frozenset[tuple[FunctionId, str]] | None = None
@@ -347,9 +350,17 @@ class ProjectIndex:
                             for override in self.overrides(key, function.cls, call.target[5:]):
                                 if override != callee:
                                     found.append((call, override))
+                                    self._dispatched.add((id(call), override))
                     calls[(key, qualname)] = found
             self._calls = calls
         return self._calls
+
+    def dispatched(self, call: CallSite, callee: FunctionId) -> bool:
+        """``callee`` is what ``call`` reaches only as a subclass's override of the method it
+        names (``self.preprocess_batch(x)`` in a base class: ``Sub.preprocess_batch``), which
+        runs only on an instance of that subclass (see :meth:`resolved_calls`)."""
+        self.resolved_calls()
+        return (id(call), callee) in self._dispatched
 
     def subclasses(self, cid: ClassId) -> list[ClassId]:
         """The project subclasses of a class (transitively)."""

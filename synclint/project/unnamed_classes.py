@@ -60,7 +60,13 @@ A top-level class is *unnamed* when all of these hold:
   ``hubconf.py``, whose every public callable, imported or defined, ``torch.hub``
   offers as an entry point (``torch.hub.load(repo, "RankLoss")``).
 * **Nothing could register it.** It has no decorator.
-* **It holds a root** (a method that is one, or a function nested in one).
+* **It holds a root** (a method that is one, or a function nested in one), **or it
+  replaces a method of a project base class**: the base's own ``self.method(...)`` runs
+  that override only on an instance of it (conditional-flow-matching's
+  ``CFMLitModule.step`` calls ``self.preprocess_batch``, which ``SplineCFMLitModule``,
+  named nowhere, replaces). Such a call reaches the override only while some class that
+  has it (the subclass, or one of its own subclasses that keeps it) may be built
+  (:func:`synclint.project.hotness.compute_contexts`).
 
 and the project allows the question at all:
 
@@ -234,9 +240,10 @@ def _named_in_closed_blocks(closed_lines: dict[str, list[tuple[int, int, str]]],
 
 
 def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[ClassId]:
-    """Undecorated top-level classes that hold a root, and top-level functions that are
-    roots by their name (a loss: CenterNet's ``_slow_neg_loss``, which nothing calls)
-    and that their file hands to nothing (a decorator, a registry call)."""
+    """Undecorated top-level classes that hold a root or replace a method of a project base
+    class, and top-level functions that are roots by their name (a loss: CenterNet's
+    ``_slow_neg_loss``, which nothing calls) and that their file hands to nothing (a
+    decorator, a registry call)."""
     found = set()
     # A public function that loops over batches is its users' to call in a package they
     # install, or in a project of modules only (a library, like detkit's ``train``): only
@@ -248,6 +255,7 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
         if decided(key):
             continue
         undecorated = {name for name, klass in summary.classes.items() if "." not in name and not klass.decorated}
+        found.update((key, name) for name in undecorated if _overrides_a_base(index, (key, name)))
         for qualname, function in summary.functions.items():
             owner = qualname.split(".", 1)[0]
             if owner in undecorated and owner != qualname and function.root is not None:
@@ -260,6 +268,24 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
             ):
                 found.add((key, qualname))
     return found
+
+
+def _overrides_a_base(index: ProjectIndex, cid: ClassId) -> bool:
+    """The class replaces a method of one of its project base classes, which the base's own
+    code may call as ``self.method(...)``: that call runs the override only on an instance
+    of this class (or of a subclass that keeps it)."""
+    klass = index.klass(cid)
+    if klass is None:
+        return False
+    bases = index.class_bases(cid)[1:]
+    if not bases:
+        return False
+    inherited = set()
+    for base in bases:
+        base_class = index.klass(base)
+        if base_class is not None:
+            inherited.update(base_class.methods)
+    return any(name in inherited for name in klass.methods if name != "__init__")
 
 
 def _loops_over_batches(function: FunctionSummary) -> bool:
