@@ -33,7 +33,8 @@ def _sl403(source: str) -> list[tuple[int, str, str]]:
 @pytest.mark.parametrize(
     "test",
     ["device_type == 'cuda'", "'cuda' == device.type", "'cuda' in str(device)", "'cuda' in device", "args.device.type == 'cuda'",
-     "torch.cuda.is_available()", "device_type == 'cuda' or 'cuda' in str(device)"],
+     "torch.cuda.is_available()", "device_type == 'cuda' or 'cuda' in str(device)",
+     "torch.cuda.is_available() and device_type == 'cuda'"],
 )
 def test_the_else_of_a_cuda_check_is_another_backend(test):
     # nanoGPT's get_batch: pinned non-blocking copies on CUDA, a plain `.to(device)` on the
@@ -100,3 +101,49 @@ def test_an_else_that_copies_rows_of_the_checked_tensor_stays_hot():
     )
     found = [(f.line, f.code, f.context) for f in check_source(source, "t.py", include_cold=True)]
     assert (10, "SL201", "hot") in found
+
+
+CUDA_FIRST = """\
+import torch
+
+
+def decode(scores, anchors):
+    if {test}:
+{body}
+    keep = (scores > 0.05).nonzero()
+    return scores[keep], anchors.to(scores.device)
+
+
+def train(model, loader, anchors):
+    for batch in loader:
+        decode(model(batch.cuda()), anchors)
+"""
+
+
+def _decode_findings(test: str, body: str = "        return decode_cuda(scores, anchors)") -> list[tuple]:
+    """The findings in ``decode`` (the loop's blocking upload at line 13 aside)."""
+    source = CUDA_FIRST.format(test=test, body=body)
+    return [(f.line, f.code, f.context, f.why) for f in check_source(source, "t.py", include_cold=True) if f.line < 13]
+
+
+@pytest.mark.parametrize("test", ["torch.cuda.is_available()", "torch.cuda.is_available() and scores.is_cuda"])
+def test_what_follows_a_return_on_cuda_runs_off_cuda(test):
+    # retinanet-examples' `decode` and `nms`: `if torch.cuda.is_available(): return
+    # decode_cuda(...)`, then a Python fallback that runs only where there is no CUDA device.
+    assert _decode_findings(test) == [(7, "SL101", "cold", "another backend only (not a CUDA device)")]
+
+
+def test_a_return_on_a_tensor_s_own_check_leaves_that_tensor_on_the_host():
+    # (The analysis narrows `scores` to the host below `if scores.is_cuda: return ...`.)
+    assert _decode_findings("scores.is_cuda") == []
+
+
+def test_a_check_whose_block_may_fall_through_leaves_what_follows_hot():
+    found = _decode_findings("torch.cuda.is_available()", "        scores = scores.float()")
+    assert [(line, code, context) for line, code, context, _ in found] == [(7, "SL101", "hot")]
+
+
+def test_a_return_on_a_tensor_check_before_a_copy_of_that_tensor_leaves_what_follows_hot():
+    # `anchors` is checked and then copied: on a CUDA machine, host anchors reach the copy.
+    found = _decode_findings("anchors.is_cuda")
+    assert [(line, code, context) for line, code, context, _ in found] == [(7, "SL101", "hot"), (8, "SL403", "hot")]

@@ -2482,6 +2482,31 @@ def test_a_warning_under_a_rank_or_flag_check_is_the_step_s():
     assert found[(15, "SL201")] == ("cold", "only when it warns of an anomaly (a warning path)")
 
 
+def test_a_warning_under_a_value_read_off_a_tensor_is_a_warning_path():
+    # CnOCR's `OcrModel.forward`: `if torch.any(input_lengths < 1).item(): logger.error(...)`.
+    # A call without arguments tests who runs (`is_main_process()`), unless it reads a
+    # tensor's values: then the block logs an anomaly. The test itself runs every step.
+    found = _found("""
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        class Net(torch.nn.Module):
+            def forward(self, x, lengths):
+                if torch.any(lengths < 1).item():
+                    logger.error(f"lengths min: {lengths.min()}")
+                if (lengths > 9).any():
+                    logger.error(f"lengths max: {lengths.max()}")
+                if self.checker.enabled():
+                    logger.error(f"lengths: {lengths.max()}")
+                return self.head(x)
+        """)
+    warning = ("cold", "only when it warns of an anomaly (a warning path)")
+    assert found[(7, "SL201")][0] == "hot"
+    assert found[(8, "SL201")] == warning
+    assert found[(10, "SL201")] == warning
+    assert found[(12, "SL201")][0] == "hot"
+
+
 def test_what_follows_an_early_return_on_a_cache_hit_runs_once():
     # nnDetection's ``set_cell_anchors``: ``if self.cell_anchors is not None: return``, then
     # the anchors are built and stored: the build runs on the first call only. Not where the

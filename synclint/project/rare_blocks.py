@@ -98,7 +98,10 @@ def tests_who_or_whether(test: ast.expr) -> bool:
     if isinstance(test, (ast.Name, ast.Attribute, ast.Constant)):
         return True
     if isinstance(test, ast.Call):
-        return not test.args and not test.keywords and isinstance(test.func, (ast.Name, ast.Attribute))
+        # ``is_main_process()``, ``dist.is_initialized()``; not a value read off a computed
+        # tensor: ``torch.any(lengths < 1).item()`` tests an anomaly (CnOCR's error log).
+        return (not test.args and not test.keywords and bool(_dotted_text(test.func))
+                and not (isinstance(test.func, ast.Attribute) and test.func.attr in _VALUE_READS))
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return tests_who_or_whether(test.operand)
     if isinstance(test, ast.BoolOp):
@@ -107,6 +110,12 @@ def tests_who_or_whether(test: ast.expr) -> bool:
         return all(isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) for op in test.ops) and all(
             tests_who_or_whether(value) for value in (test.left, *test.comparators))
     return False
+
+
+#: Methods that read a tensor's values (``found.item()``, ``mask.any()``): a test made of
+#: one is a test of values, not of who runs or whether to log.
+_VALUE_READS = frozenset({"item", "tolist", "any", "all", "sum", "max", "min", "mean", "numel", "count_nonzero",
+                          "isnan", "isinf", "isfinite"})
 
 
 def _assigned(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
@@ -291,6 +300,17 @@ def is_lazy_initialisation(test: ast.AST, body: list[ast.stmt], persistent: set[
         elif is_or and missing is None and not _is_staleness_check(condition):
             return False
     return filled
+
+
+def returns_on_cuda(statement: ast.stmt, rest: list[ast.stmt]) -> bool:
+    """``if torch.cuda.is_available(): return decode_cuda(...)`` (retinanet-examples'
+    ``decode`` and ``nms``), or any :func:`cuda_only_check` whose block, with no ``else``,
+    always returns or raises: the statements after it (``rest``) run only off a CUDA device,
+    the Python fallback."""
+    return (isinstance(statement, ast.If) and not statement.orelse and bool(statement.body)
+            and isinstance(statement.body[-1], (ast.Return, ast.Raise))
+            and not any(isinstance(node, (ast.Break, ast.Continue)) for node in statement.body)
+            and cuda_only_check(statement.test, rest))
 
 
 def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set[str]) -> bool:
@@ -880,9 +900,10 @@ def other_backend_check(test: ast.AST, flags: set[str]) -> bool:
 def cuda_only_check(test: ast.AST, orelse: list[ast.stmt] | None = None) -> bool:
     """``if device_type == "cuda":`` (nanoGPT's ``get_batch``), ``if x.is_cuda:``, ``if
     x.device.type == "cuda":``, ``if "cuda" in str(device):``, ``if torch.cuda.is_available():``
-    (or an ``or`` of such checks): the ``else`` block runs only off a CUDA device (``x.to(device)``
-    on the CPU or MPS), where nothing waits for a CUDA stream. Not an ``and``: ``if
-    device.type == "cuda" and amp:`` leaves CUDA steps without ``amp`` to its ``else``.
+    (or an ``or`` or ``and`` of such checks): the ``else`` block runs only off a CUDA device
+    (``x.to(device)`` on the CPU or MPS), where nothing waits for a CUDA stream. Not an
+    ``and`` with another test: ``if device.type == "cuda" and amp:`` leaves CUDA steps
+    without ``amp`` to its ``else``.
 
     A tensor's own check (``x.is_cuda``, ``x.device.type``) says where that tensor is, not
     what the machine has: an ``else`` that copies ``x`` to a device (``x = x.to(device)``)
@@ -890,7 +911,10 @@ def cuda_only_check(test: ast.AST, orelse: list[ast.stmt] | None = None) -> bool
     ``torch.device`` and for ``"cuda:0"``, and ``device.type is "cuda"`` for a string built at
     run time, so those (and ``"cuda" in device_ids``, a collection) do not count."""
     if isinstance(test, ast.BoolOp):
-        return isinstance(test.op, ast.Or) and all(cuda_only_check(value, orelse) for value in test.values)
+        # (An ``and`` of such checks too: ``if torch.cuda.is_available() and value.is_cuda:``
+        # (detrex's deformable attention) leaves to its ``else`` only what one of them
+        # rules off CUDA.)
+        return all(cuda_only_check(value, orelse) for value in test.values)
     if isinstance(test, ast.Attribute):
         return test.attr == "is_cuda" and not _copies(orelse, test.value)
     if isinstance(test, ast.Call):

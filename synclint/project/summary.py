@@ -85,6 +85,7 @@ from synclint.project.rare_blocks import (
     parameter_guards,
     rearmed_flags,
     refills_in_else,
+    returns_on_cuda,
     root_name,
     tracing_only,
     true_on_finite,
@@ -117,9 +118,11 @@ from synclint.project.value_references import (
 
 #: Why a block that fills a cache on a miss runs rarely (see :mod:`synclint.project.rare_blocks`).
 _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a miss)"
+#: A block that runs only where no CUDA device is (or for tensors off it): nothing waits for a CUDA stream.
+_OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 78
+SUMMARY_VERSION = 79
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -1400,7 +1403,7 @@ class _CallWalker:
             elif refills_in_else(node, self.persistent):
                 self._branch(node.orelse, "once per size (a cache rebuilt when missing or too small)", depth)
             elif cuda_only_check(node.test, node.orelse):
-                self._branch(node.orelse, "another backend only (not a CUDA device)", depth)
+                self._branch(node.orelse, _OFF_CUDA, depth)
             else:
                 self._branch(node.orelse, None, depth)
             return
@@ -1505,7 +1508,7 @@ class _CallWalker:
         if batch_loop is not None and (bound := bounded_by_counter(node, batch_loop, self.rearmed)) is not None:
             return f"at most {bound} times per pass over the batches (a counter the block increments)"
         if other_backend_check(node.test, self.backend_flags):
-            return "another backend only (not a CUDA device)"
+            return _OFF_CUDA
         if tracing_only(node.test):
             return TRACING_ONLY
         return None
@@ -1536,6 +1539,9 @@ class _CallWalker:
             if isinstance(statement, ast.If) and rest and fills_after_a_hit(statement, rest, self.persistent) \
                     and not self._holds_a_step_loop(rest):
                 self._quiet_block(rest, _LAZY_INITIALISATION, depth - 1)
+                return
+            if rest and returns_on_cuda(statement, rest):
+                self._quiet_block(rest, _OFF_CUDA, depth - 1)
                 return
 
     def _holds_a_step_loop(self, body: list[ast.stmt]) -> bool:
