@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.devices import is_device_argument
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import non_blocking_argument
 from synclint.rules.base import Invalid, Rule
@@ -22,7 +23,10 @@ class BlockingTransfer(Rule):
     is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
     a name the body already bound to its own device copy (`y = y.float().to(device)`
     then `y[:, -n:].to(device)`: nothing left to copy), or to what a collective
-    returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors).
+    returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
+    to what a helper given the batch and a device returns (`batch = batch_to(batch,
+    device)`), or, outside a branch, to a list of its elements' device copies
+    (`data = [t.cuda() for t in data]`, then `data[2].cuda()`).
 
     ## Why is this bad?
     A blocking copy makes the host wait until the copy is done — and a copy
@@ -84,6 +88,11 @@ class BlockingTransfer(Rule):
         "    inputs = {k: v.to(device) for k, v in batch.items() if k != 'label'}\n",
         # A cast of a batch already on the device (named as a dtype).
         "import torch\nfor x, y in loader:\n    x = x.to(device, non_blocking=True).to(self.img_dtype)\n",
+        # The batch rebound to its elements' device copies, or to what a helper given a
+        # device returns: a field of it is on the device already (TransMorph, DeBERTa).
+        "import torch\nfor data in loader:\n    data = [t.cuda(non_blocking=True) for t in data]\n"
+        "    seg = data[2]\n    seg = seg.cuda().float()\n",
+        "import torch\nfor batch in loader:\n    batch = batch_to(batch, device)\n    labels = batch['labels'].to(device)\n",
     )
     INVALID = (
         # A list of the batch's elements moved in one branch leaves the other branch's batch
@@ -127,6 +136,16 @@ class BlockingTransfer(Rule):
         #: (batch, key) of the fields the loop stored so far (``batch["x"] = x.cuda()``), the
         #: key None where not a string (``batch[k] = ...``: any field).
         self._stored: list[set[tuple[str | None, str | None]]] = []
+        #: Per loop (or comprehension), how many ``if`` blocks of its body enclose the node.
+        self._branches: list[int] = []
+
+    def visit_If(self, node: cst.If) -> None:
+        if self._branches:
+            self._branches[-1] += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        if self._branches:
+            self._branches[-1] -= 1
 
     def visit_For(self, node: cst.For) -> None:
         iterable = node.iter
@@ -138,11 +157,13 @@ class BlockingTransfer(Rule):
             fields.difference_update(target_names(node.target))
         self._fields.append(set())
         self._stored.append(set())
+        self._branches.append(0)
 
     def leave_For(self, node: cst.For) -> None:
         self._batch_names.pop()
         self._fields.pop()
         self._stored.pop()
+        self._branches.pop()
 
     def _stored_keys(self, batch: str | None) -> set[str | None]:
         return {key for stored in self._stored for name, key in stored if name == batch}
@@ -160,11 +181,13 @@ class BlockingTransfer(Rule):
         self._batch_names.append(names)
         self._fields.append(set())
         self._stored.append(set())
+        self._branches.append(0)
 
     def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
         self._batch_names.pop()
         self._fields.pop()
         self._stored.pop()
+        self._branches.pop()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
@@ -213,7 +236,9 @@ class BlockingTransfer(Rule):
                     and _chain_root(node.value) not in batches:
                 for names in self._batch_names + self._fields:
                     names.discard(target.target.value)
-        if not (_moves_to_a_device(node.value) or self._collective(node.value)):
+        if not (_moves_to_a_device(node.value) or self._collective(node.value)
+                or _hands_to_a_device(node.value, batches)
+                or (not self._branches[-1] and _moves_its_elements(node.value))):
             return
         for target in node.targets:
             for name in target_names(target.target):
@@ -283,6 +308,29 @@ def _chain_root(value: cst.BaseExpression) -> str | None:
         else:
             break
     return value.value if isinstance(value, cst.Name) else None
+
+
+def _hands_to_a_device(value: cst.BaseExpression, batches: set[str]) -> bool:
+    """``batch = batch_to(batch, device)`` (DeBERTa's ``run_eval``), ``x, y =
+    to_device(x, y, device=dev)``: a helper (no method of the batch) given the batch and a
+    device returns the batch moved there (see
+    :func:`~synclint.analysis.host_batches.host_batch_names`), so a later move of a field
+    copies nothing."""
+    if not isinstance(value, cst.Call) or _chain_root(value) in batches:
+        return False
+    arguments = [argument.value for argument in value.args]
+    return any(is_device_argument(argument) for argument in arguments) and any(
+        _chain_root(argument) in batches for argument in arguments if not isinstance(argument, cst.Call))
+
+
+def _moves_its_elements(value: cst.BaseExpression) -> bool:
+    """``data = [t.cuda() for t in data]`` (TransMorph's ``infer_*.py``): a list of the
+    elements moved, bound outside any branch of the loop's body, so that a later
+    ``data[2].cuda()`` copies nothing. (In a branch, AlphaPose's ``if isinstance(inps,
+    list): inps = [inp.cuda() for inp in inps] else: inps = inps.cuda()``, the other
+    branch still holds the loader's batch: this rule reads statements in order, not
+    branches.)"""
+    return isinstance(value, (cst.ListComp, cst.GeneratorExp)) and _moves_to_a_device(value.elt)
 
 
 def _moves_to_a_device(value: cst.BaseExpression) -> bool:
