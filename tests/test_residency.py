@@ -1604,3 +1604,53 @@ def test_a_field_of_a_batch_drawn_once_is_copied_by_the_step():
     """)
     found = sorted((f.line, f.code) for f in check_source(source, "train.py", include_cold=True))
     assert found == [(9, "SL403"), (15, "SL403")]
+
+
+UNPACKED_FIELDS = """
+import torch
+def evaluate(model, val_loader):
+    for im, seg, gt in val_loader:
+        im, seg, gt = im, seg, gt
+        out = model(im.cuda())
+        if seg.sum() < 2:
+            out = out * 0
+        print(out.cpu())
+def train(model, loader):
+    for batch in loader:
+        images, labels = batch["x"], batch["y"]
+        out = model(images.cuda())
+        if labels.sum() > 0:
+            print(out.cpu())
+        sample = batch
+        if sample["z"].sum() > 0:
+            print(out.cpu())
+def swap(model, loader):
+    for x, y in loader:
+        x, y = y.cuda(), x
+        if x.sum() > 0:
+            print(y.sum() > 0)
+"""
+
+
+def test_names_unpacked_from_a_host_batch_hold_what_each_element_holds():
+    # CascadePSP's eval.py rebinds `im, seg, gt = im, seg, gt`; `images, labels =
+    # batch["x"], batch["y"]` binds two fields; `sample = batch` is the batch. Each keeps the
+    # loader's host tensor (the loops move a field, so the loader yields host tensors): its
+    # tests read no device. A name unpacked from a device copy is on the device.
+    assert _in_order(UNPACKED_FIELDS, "evaluate.py") == [
+        (6, 21, "SL401"),
+        (9, 15, "SL201"),  # the model's output
+        (15, 19, "SL201"),
+        (18, 19, "SL201"),
+        (21, 16, "SL401"),
+        (22, 12, "SL202"),  # `x` now holds the device copy of `y`; `y` holds the host `x`
+    ]
+    # (SL401 does not follow fields unpacked from a tuple: `images.cuda()` at line 13 is
+    # not reported.)
+
+
+def test_arithmetic_on_a_field_of_a_host_batch_stays_on_the_host():
+    # CascadePSP: `(seg[b] + 1).sum() < 2`, `seg` a field the loader's collate built.
+    source = ("import torch\ndef evaluate(model, loader):\n    for im, seg in loader:\n        out = model(im.cuda())\n"
+              "        for b in range(seg.shape[0]):\n            if (seg[b] + 1).sum() < 2:\n                out[b] = 0\n")
+    assert _in_order(source, "evaluate.py") == [(4, 21, "SL401")]

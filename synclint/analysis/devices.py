@@ -100,7 +100,12 @@ class DeviceInference:
                 node.left, *(c.comparator for c in node.comparisons)
             ]
             tensors = [o for o in operands if self.flow.kind_of(o).is_tensor]
-            return bool(tensors) and all(self.on_host(o) for o in tensors)
+            if tensors:
+                return all(self.on_host(o) for o in tensors)
+            # (Without a known tensor, an operand of unknown kind on the host: ``seg[b] + 1``
+            # of a field of a host batch, whose kind the loader leaves unknown.)
+            unknown = [o for o in operands if self.flow.kind_of(o) is Kind.UNKNOWN]
+            return bool(unknown) and all(self.on_host(o) for o in unknown)
         if isinstance(node, cst.UnaryOperation):
             return self.on_host(node.expression)
         if isinstance(node, cst.IfExp):  # ``batch["H"] if "H" in batch else None``

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -711,6 +712,12 @@ class FlowState:
             # (Only of a batch an enclosing ``for`` loop draws: a field of one drawn once,
             # ``fixed = next(iter(loader))["img"]``, moved every step, is SL403's copy.)
             batch_field = on_host and self._batch_field(node.value) and self._field_of_a_drawn_batch(node.value)
+            # ``images, labels = batch[0], batch[1]``, ``im, seg = im, seg``: each name takes
+            # what its own value holds, read before any of them is bound.
+            unpacked = self._element_states(node.value, node.targets)
+            alias = self._alias_of_a_batch(node.value)  # ``sample = batch``: still the loader's
+            if alias is not None:
+                on_host, batch_field = alias.host, True
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -724,11 +731,15 @@ class FlowState:
                     (self.scope.loader_batches.add if batch_field else self.scope.loader_batches.discard)(target.target.value)
                     (self._drawn_fields.add if batch_field else self._drawn_fields.discard)(
                         (id(self.scope.node), target.target.value))
-                    if batch_field and kind is Kind.UNKNOWN:
+                    if batch_field and kind is Kind.UNKNOWN and (alias is None or alias.opaque):
                         # Like the loop's own targets: what the loader yields may be any object
                         # (a custom batch whose ``.cuda()`` takes no ``non_blocking``), so
                         # function-wide evidence (a ``.cuda()`` call) does not make it a tensor.
                         self.scope.opaque.add(target.target.value)
+                    if alias is not None and alias.device_keys:
+                        self.scope.device_keys[target.target.value] = alias.device_keys
+                elif unpacked is not None:
+                    self._hold_element_states(target.target, unpacked)
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
             self._bind_drawn_host_batch(node)
@@ -827,6 +838,54 @@ class FlowState:
                 self.bind(element, element_kind)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, Kind.TENSOR_SEQUENCE if kind.is_tensor else Kind.UNKNOWN)
+
+    def _alias_of_a_batch(self, value: cst.BaseExpression) -> _ElementState | None:
+        """What a name bound to ``value`` holds when ``value`` is a name that holds a loader's
+        batch drawn by an enclosing loop (``sample = batch``); else None."""
+        if not (isinstance(value, cst.Name) and self.is_loader_batch(value.value)
+                and self._field_of_a_drawn_batch(value)):
+            return None
+        name = value.value
+        return _ElementState(name in self.scope.host, True, name in self.scope.opaque,
+                             self.scope.device_keys.get(name, frozenset()))
+
+    def _element_states(self, value: cst.BaseExpression, targets) -> list[_ElementState] | None:
+        """For ``a, b = x, y`` (one target, a tuple or list of names, and a value of as many
+        elements, no starred one): what each element holds, as :meth:`leave` reads a value
+        bound to one name; None for any other assignment."""
+        if len(targets) != 1 or not isinstance(targets[0].target, (cst.Tuple, cst.List)):
+            return None
+        names = targets[0].target.elements
+        if not (isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names)):
+            return None
+        if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in names) or any(
+                isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        states = []
+        for element in value.elements:
+            item = element.value
+            alias = self._alias_of_a_batch(item)
+            if alias is not None:
+                states.append(alias)
+                continue
+            kind = self.kind_of(item)
+            host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(item))
+                    ) and self.devices.on_host(item)
+            field = host and self._batch_field(item) and self._field_of_a_drawn_batch(item)
+            states.append(_ElementState(host, field, field and kind is Kind.UNKNOWN, frozenset()))
+        return states
+
+    def _hold_element_states(self, target: cst.Tuple | cst.List, states: list[_ElementState]) -> None:
+        """Bind each name of ``target`` to what :meth:`_element_states` read of its value."""
+        for element, state in zip(target.elements, states):
+            name = element.value.value  # type: ignore[attr-defined]  (names only: see _element_states)
+            (self.scope.host.add if state.host else self.scope.host.discard)(name)
+            (self.scope.loader_batches.add if state.batch else self.scope.loader_batches.discard)(name)
+            (self._drawn_fields.add if state.batch else self._drawn_fields.discard)((id(self.scope.node), name))
+            if state.opaque:
+                self.scope.opaque.add(name)
+            if state.device_keys:
+                self.scope.device_keys[name] = state.device_keys
 
     def _track_unpacked_host(self, target: cst.BaseExpression, value: cst.BaseExpression, on_host: bool) -> None:
         """``a, b = x[0], x[1]`` (each name as its value) and ``a, b = host_tensor`` (all on the host)."""
@@ -1512,6 +1571,15 @@ def _places_batches(call: cst.Call) -> bool:
         and arg.value.value == "False"
         for arg in call.args
     )
+
+
+class _ElementState(NamedTuple):
+    """What a name bound to one element of an unpacked tuple holds (see ``FlowState._element_states``)."""
+
+    host: bool  # a host tensor (or a field of a host batch)
+    batch: bool  # a loader's batch, or a field of one, drawn by an enclosing loop
+    opaque: bool  # of unknown kind, as the loader yields it: no function-wide evidence makes it a tensor
+    device_keys: frozenset[str]  # the keys at which the loop stored device values in it
 
 
 def _feeds_a_device(node: cst.BaseExpression, fed: set[str]) -> bool:

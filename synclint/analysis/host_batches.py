@@ -233,22 +233,22 @@ class _BatchUses(cst.CSTVisitor):
             self.elements.update((name.value, batch) for name in target_name_nodes(node.target))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and any(
-            isinstance(element.value, (cst.Subscript, cst.Attribute)) for element in target.elements
-        ):
+        if isinstance(target, (cst.Tuple, cst.List)):
             # ``data.y, data.x = data.y.cuda(), data.x.cuda()`` stores in the batch as two
-            # assignments do: element by element where the value is spelled out, else each
-            # element from the whole value.
+            # assignments do, and ``images, labels = batch[0], batch[1]`` binds two fields:
+            # element by element where the value is spelled out; else each stored element
+            # from the whole value.
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()
             if len(values) == len(target.elements) and not any(
                 isinstance(element, cst.StarredElement) for element in (*values, *target.elements)
             ):
                 for element, part in zip(target.elements, values):
                     self._bind(element.value, part.value)
-            else:
+                return
+            if any(isinstance(element.value, (cst.Subscript, cst.Attribute)) for element in target.elements):
                 for element in target.elements:
                     self._bind(element.value, value)
-            return
+                return
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "") or self.elements.get(root or "")
@@ -258,7 +258,8 @@ class _BatchUses(cst.CSTVisitor):
                 self.stores.append((batch, key, value))
             return
         root, nested = root_name(value, cst.Subscript)
-        if nested and root in self.names and isinstance(target, cst.Name):
+        if isinstance(target, cst.Name) and root in self.names and (nested or target.value != root):
+            # (A field, ``images = batch[0]``, or the batch itself, ``sample = batch``.)
             self.fields[target.value] = root
         else:
             self.bound_otherwise.update(name.value for name in target_name_nodes(target))
