@@ -253,6 +253,27 @@ def test_data_transforms_are_data_pipeline_not_module_steps():
     assert found[(12, "SL101")][0] == "hot"  # a class *named* like a transform is model code
 
 
+def test_collate_functions_written_as_modules_are_data_pipeline():
+    # lightly's `VICRegLCollateFunction(nn.Module).forward` loops over the samples of a
+    # batch in the loader's workers; a module merely *collating* features is no such class.
+    source = """
+        import torch
+        class VICRegLCollateFunction(torch.nn.Module):
+            def forward(self, batch):
+                return [self.transform(img).nonzero() for img, _ in batch]
+        class PadCollator:
+            def __call__(self, samples):
+                return torch.stack(samples).nonzero()
+        class FeatureMixer(torch.nn.Module):
+            def forward(self, x):
+                return x.nonzero()
+        """
+    found = _found(source)
+    assert found[(5, "SL101")] == ("cold", "data pipeline (reached from `VICRegLCollateFunction.forward` (a collate function))")
+    assert found[(8, "SL101")][0] == "cold"
+    assert found[(11, "SL101")][0] == "hot"
+
+
 def test_debug_dumps_are_cold():
     source = """
         import torch

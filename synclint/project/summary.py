@@ -122,7 +122,7 @@ _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a m
 _OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 79
+SUMMARY_VERSION = 80
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -173,6 +173,9 @@ _PROCESSOR_CLASS = re.compile(r"(ImageProcessor|ImageProcessorFast|FeatureExtrac
 #: A base *named* like a transform, not a class: ``Box2BoxTransform`` codes boxes in the model.
 _TRANSFORM_BASE = re.compile(r"(^|\.)\w*Transform$")
 _TRANSFORM_METHODS = frozenset({"forward", "__call__"})
+#: A collate function written as a class (``MultiViewCollate``, ``VICRegLCollateFunction``,
+#: ``PadCollator``): the loader calls it on samples, whatever it derives from.
+_COLLATE_CLASS = re.compile(r"Collat(e|or)")
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: Why a block under ``if batch_idx == 0:`` is quiet.
@@ -1222,6 +1225,8 @@ class _Builder:
             data = f"`{label}`"  # every method of an image processor or feature extractor
         elif cls is not None and name in _TRANSFORM_METHODS and any(_TRANSFORM_BASE.search(b) for b in cls.bases):
             data = f"`{label}` (a data transform)"
+        elif cls is not None and name in _TRANSFORM_METHODS and _COLLATE_CLASS.search(cls_name):
+            data = f"`{label}` (a collate function)"  # lightly's ``VICRegLCollateFunction(nn.Module).forward``
         if re.search(r"collate", name, re.I):
             data = f"`{label}`"
         root = None
