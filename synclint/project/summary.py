@@ -122,7 +122,7 @@ _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a m
 _OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 81
+SUMMARY_VERSION = 82
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
