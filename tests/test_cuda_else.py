@@ -147,3 +147,34 @@ def test_a_return_on_a_tensor_check_before_a_copy_of_that_tensor_leaves_what_fol
     # `anchors` is checked and then copied: on a CUDA machine, host anchors reach the copy.
     found = _decode_findings("anchors.is_cuda")
     assert [(line, code, context) for line, code, context, _ in found] == [(7, "SL101", "hot"), (8, "SL403", "hot")]
+
+
+ALREADY_ON_THE_GPU = """\
+import torch
+
+
+def to_gpu(batch):
+    if {test}:
+        return batch
+    batch = {move}
+    n = int(batch[1].sum().item())
+    return batch[0][:n]
+
+
+def main(model, loader):
+    for batch in loader:
+        model(to_gpu(batch))
+"""
+
+
+@pytest.mark.parametrize("test, move", [
+    ("batch[0].is_cuda", "[t.cuda(non_blocking=True) for t in batch]"),
+    ("batch['x'].is_cuda", "{k: v.cuda(non_blocking=True) for k, v in batch.items()}"),
+    ("batch[0].device.type == 'cuda'", "[t.to('cuda', non_blocking=True) for t in batch]"),
+])
+def test_a_return_on_an_element_s_check_before_a_copy_of_its_container_leaves_what_follows_hot(test, move):
+    # "Already on the GPU? Then return; else move it": on a CUDA machine the loader's host
+    # batch reaches the copy every step, and the `.item()` after it reads a device value.
+    source = ALREADY_ON_THE_GPU.format(test=test, move=move)
+    found = [(f.line, f.code, f.context) for f in check_source(source, "t.py", include_cold=True)]
+    assert (8, "SL201", "hot") in found

@@ -274,6 +274,24 @@ def test_collate_functions_written_as_modules_are_data_pipeline():
     assert found[(11, "SL101")][0] == "hot"
 
 
+def test_a_module_named_like_a_collator_is_model_code():
+    # A layer of the model named `...Collator` (built into an `nn.Sequential`, so no call
+    # reaches its `forward`) runs every step on device tensors: its `forward` is a module
+    # step, not a collate function (those modules are named `...CollateFunction`: lightly's).
+    source = """
+        import torch
+        class TokenCollator(torch.nn.Module):
+            def forward(self, x):
+                return x.nonzero()
+        class SimCLRCollateFn(torch.nn.Module):
+            def forward(self, batch):
+                return torch.stack(batch).nonzero()
+        """
+    found = _found(source)
+    assert found[(5, "SL101")][0] == "hot"
+    assert found[(8, "SL101")][0] == "cold"
+
+
 def test_debug_dumps_are_cold():
     source = """
         import torch

@@ -959,12 +959,21 @@ def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
     """Whether ``body`` copies ``subject`` to a device: ``subject.to(...)``, ``subject.cuda()``
     (through ``.pin_memory()`` and the like, or of rows of it: DenseCL's
     ``label_bank[idx.cpu()].cuda()`` for a memory bank kept on the host),
-    ``buffer.copy_(subject)`` or a call with a ``device=`` keyword that takes it."""
-    text = _dotted_text(subject)
+    ``buffer.copy_(subject)`` or a call with a ``device=`` keyword that takes it. The
+    subject's container counts for an element of it (``batch[0]``, ``batch["x"]``: in "if
+    ``batch[0].is_cuda``, return; else move", the move is of ``batch``), and so does a
+    comprehension over it that moves what it walks (``[t.cuda() for t in batch]``, ``{k:
+    v.cuda() for k, v in batch.items()}``)."""
+    text = _dotted_text(_container(subject))
     if not text or not body:
         return False
     for statement in body:
         for node in ast.walk(statement):
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and any(
+                    _dotted_text(_container(generator.iter)) == text for generator in node.generators) and any(
+                    isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr in ("to", "cuda") for inner in ast.walk(node)):
+                return True
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -980,6 +989,19 @@ def _copies(body: list[ast.stmt] | None, subject: ast.AST) -> bool:
                              or any(keyword.arg == "device" for keyword in node.keywords)):
                 return True
     return False
+
+
+def _container(node: ast.AST) -> ast.AST:
+    """What ``node`` is an element of, or a walk over: ``batch`` for ``batch[0]``,
+    ``batch["x"]`` and ``batch.items()``; ``node`` itself otherwise."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+              and node.func.attr in ("items", "values")):
+            node = node.func.value
+        else:
+            return node
 
 
 def _is_cuda_name(node: ast.AST) -> bool:

@@ -122,7 +122,7 @@ _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a m
 _OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 80
+SUMMARY_VERSION = 82
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -173,9 +173,13 @@ _PROCESSOR_CLASS = re.compile(r"(ImageProcessor|ImageProcessorFast|FeatureExtrac
 #: A base *named* like a transform, not a class: ``Box2BoxTransform`` codes boxes in the model.
 _TRANSFORM_BASE = re.compile(r"(^|\.)\w*Transform$")
 _TRANSFORM_METHODS = frozenset({"forward", "__call__"})
-#: A collate function written as a class (``MultiViewCollate``, ``VICRegLCollateFunction``,
-#: ``PadCollator``): the loader calls it on samples, whatever it derives from.
+#: A collate function written as a class (``MultiViewCollate``, ``PadCollator``,
+#: ``DataCollatorForSeq2Seq``): the loader calls it on samples, whatever it derives from.
 _COLLATE_CLASS = re.compile(r"Collat(e|or)")
+#: A collate function written as a module (lightly's ``VICRegLCollateFunction(nn.Module)``):
+#: its ``forward`` is no step. A module only *named* like a collator (``TokenCollator``, a
+#: layer of the model built into an ``nn.Sequential``) runs its ``forward`` every step.
+_COLLATE_MODULE = re.compile(r"Collate(Function|Fn)")
 _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__", "__call__"})
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: Why a block under ``if batch_idx == 0:`` is quiet.
@@ -1225,7 +1229,8 @@ class _Builder:
             data = f"`{label}`"  # every method of an image processor or feature extractor
         elif cls is not None and name in _TRANSFORM_METHODS and any(_TRANSFORM_BASE.search(b) for b in cls.bases):
             data = f"`{label}` (a data transform)"
-        elif cls is not None and name in _TRANSFORM_METHODS and _COLLATE_CLASS.search(cls_name):
+        elif cls is not None and ((name == "__call__" and _COLLATE_CLASS.search(cls_name))
+                                  or (name == "forward" and _COLLATE_MODULE.search(cls_name))):
             data = f"`{label}` (a collate function)"  # lightly's ``VICRegLCollateFunction(nn.Module).forward``
         if re.search(r"collate", name, re.I):
             data = f"`{label}`"

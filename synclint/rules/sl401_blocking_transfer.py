@@ -24,8 +24,8 @@ class BlockingTransfer(Rule):
     a name the body already bound to its own device copy (`y = y.float().to(device)`
     then `y[:, -n:].to(device)`: nothing left to copy), or to what a collective
     returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
-    to what a helper given the batch and a device returns (`batch = batch_to(batch,
-    device)`), or, outside a branch, to a list of its elements' device copies
+    or, outside a branch, to what a helper given the batch and a device returns
+    (`batch = batch_to(batch, device)`) or to a list of its elements' device copies
     (`data = [t.cuda() for t in data]`, then `data[2].cuda()`).
 
     ## Why is this bad?
@@ -99,6 +99,10 @@ class BlockingTransfer(Rule):
         # a loader batch (AlphaPose's train.py): its copy blocks.
         Invalid("import torch\nfor inps, labels in loader:\n    if isinstance(inps, list):\n"
                 "        inps = [inp.cuda() for inp in inps]\n    else:\n        inps = inps.cuda()\n", 6, 16),
+        # So does a batch handed to a helper with a device in one branch: the other branch's
+        # batch is still the loader's.
+        Invalid("import torch\nfor batch in loader:\n    if isinstance(batch, dict):\n"
+                "        batch = to_device(batch, device)\n    else:\n        batch = batch.to(device)\n", 6, 17),
         # The fields of a batch, each moved: copies of the loader's host tensors.
         Invalid("import torch\nfor batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n", 3, 17),
         Invalid("import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n        targets[k] = v.to(device)\n",
@@ -238,9 +242,12 @@ class BlockingTransfer(Rule):
                     and _chain_root(node.value) not in batches:
                 for names in self._batch_names + self._fields:
                     names.discard(target.target.value)
+        # (A helper's or a list's device copy only outside a branch: in ``if isinstance(batch,
+        # dict): batch = to_device(batch, device) else: batch = batch.to(device)``, read in
+        # order, the ``else`` still copies the loader's batch.)
         if not (_moves_to_a_device(node.value) or self._collective(node.value)
-                or _hands_to_a_device(node.value, batches)
-                or (not self._branches[-1] and _moves_its_elements(node.value))):
+                or (not self._branches[-1] and (_hands_to_a_device(node.value, batches)
+                                                or _moves_its_elements(node.value)))):
             return
         for target in node.targets:
             for name in target_names(target.target):
