@@ -1654,11 +1654,3 @@ def test_arithmetic_on_a_field_of_a_host_batch_stays_on_the_host():
     source = ("import torch\ndef evaluate(model, loader):\n    for im, seg in loader:\n        out = model(im.cuda())\n"
               "        for b in range(seg.shape[0]):\n            if (seg[b] + 1).sum() < 2:\n                out[b] = 0\n")
     assert _in_order(source, "evaluate.py") == [(4, 21, "SL401")]
-
-
-def test_a_cast_of_a_loader_batch_is_still_the_loader_s_copy_not_a_tensor_built_here():
-    # `x = x.float(); x.cuda()` is one hazard, a blocking copy of the loader's batch (SL401),
-    # not also a tensor built on the host (SL403); so is a cast field `batch["mask"].bool()`.
-    source = ("import torch\ndef train(model, loader):\n    for x, y in loader:\n        x = x.float()\n"
-              "        x = x.cuda()\n        m = y['mask'].bool()\n        m = m.cuda()\n        model(x, m).backward()\n")
-    assert _in_order(source, "train.py") == [(5, 13, "SL401"), (7, 13, "SL401")]

@@ -711,9 +711,7 @@ class FlowState:
             # copy to the device is the loop's business, SL401/SL402's), not a tensor built here.
             # (Only of a batch an enclosing ``for`` loop draws: a field of one drawn once,
             # ``fixed = next(iter(loader))["img"]``, moved every step, is SL403's copy.)
-            batch_field = on_host and (
-                (self._batch_field(node.value) and self._field_of_a_drawn_batch(node.value))
-                or self._cast_of_a_drawn_batch(node.value))
+            batch_field = on_host and self._batch_field(node.value) and self._field_of_a_drawn_batch(node.value)
             # ``images, labels = batch[0], batch[1]``, ``im, seg = im, seg``: each name takes
             # what its own value holds, read before any of them is bound.
             unpacked = self._element_states(node.value, node.targets)
@@ -840,22 +838,6 @@ class FlowState:
                 self.bind(element, element_kind)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, Kind.TENSOR_SEQUENCE if kind.is_tensor else Kind.UNKNOWN)
-
-    def _cast_of_a_drawn_batch(self, value: cst.BaseExpression) -> bool:
-        """``x = x.float()``, ``x.to(torch.int64)``, ``batch["mask"].bool()``: a cast of a
-        loader's batch (or of a field of one) that an enclosing loop draws is still the
-        loader's host tensor, whose move is SL401's copy (not a tensor built here: SL403)."""
-        casts = 0
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
-                (value.func.attr.value in _CASTS and not value.args)
-                or (value.func.attr.value == "to" and self.devices.casts_only(value) and value.args)):
-            value = value.func.value
-            casts += 1
-        if not casts:
-            return False
-        if isinstance(value, cst.Name):
-            return self._alias_of_a_batch(value) is not None
-        return self._batch_field(value) and self._field_of_a_drawn_batch(value)
 
     def _alias_of_a_batch(self, value: cst.BaseExpression) -> _ElementState | None:
         """What a name bound to ``value`` holds when ``value`` is a name that holds a loader's
@@ -1589,10 +1571,6 @@ def _places_batches(call: cst.Call) -> bool:
         and arg.value.value == "False"
         for arg in call.args
     )
-
-
-#: Methods that cast a tensor where it is (``x.float()``, ``x.contiguous()``).
-_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "byte", "bool", "contiguous"})
 
 
 class _ElementState(NamedTuple):

@@ -109,7 +109,6 @@ class BlockingTransfer(Rule):
                 4, 22),
         # A cast keeps the loader's host tensor: its move is still a copy.
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
-        Invalid("import torch\nfor batch in loader:\n    mask = batch['mask'].bool()\n    mask = mask.cuda()\n", 4, 12),
         # So does what a helper that is no collective returns.
         Invalid("import torch\nfor x, y in loader:\n    x, y = augment(x, y)\n    x = x.to(device)\n", 4, 9),
         # A tensor's gather, or torch's, of the host batch is on the host: its move copies.
@@ -224,10 +223,9 @@ class BlockingTransfer(Rule):
             if batch in batches:  # (noted at the loop that binds the batch: it outlives inner loops)
                 level = max(i for i, names in enumerate(self._batch_names) if batch in names)
                 self._stored[level].add((batch, _field_key(target.target)))
-        field = _uncast(node.value)  # (``mask = batch["mask"].bool()``: still the loader's tensor)
-        if isinstance(field, cst.Subscript) and root_name(field) in batches:
-            stored = self._stored_keys(root_name(field))
-            if None in stored or _field_key(field) in stored:
+        if isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
+            stored = self._stored_keys(root_name(node.value))
+            if None in stored or _field_key(node.value) in stored:
                 return  # ``batch["x"] = batch["x"].cuda()`` earlier on this pass: a device copy
             names = {name for target in node.targets if isinstance(target.target, cst.Name)
                      for name in target_names(target.target)}
@@ -304,19 +302,6 @@ def _field_key(node: cst.Subscript) -> str | None:
         value = index.value.evaluated_value
         return value if isinstance(value, str) else None
     return None
-
-
-#: Methods that cast a tensor where it is.
-_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "byte", "bool", "contiguous"})
-
-
-def _uncast(value: cst.BaseExpression) -> cst.BaseExpression:
-    """``batch["mask"]`` of ``batch["mask"].bool().contiguous()``: what casts without
-    arguments leave where it is."""
-    while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-           and value.func.attr.value in _CASTS and not value.args):
-        value = value.func.value
-    return value
 
 
 def _chain_root(value: cst.BaseExpression) -> str | None:
