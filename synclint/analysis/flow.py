@@ -740,6 +740,11 @@ class FlowState:
                         self.scope.device_keys[target.target.value] = alias.device_keys
                 elif unpacked is not None:
                     self._hold_element_states(target.target, unpacked)
+                elif alias is not None and _names_only(target.target):
+                    # ``mel, audio = batch``: each is a field of the loader's batch (its move is
+                    # SL401's copy), of unknown kind as the loader yields it.
+                    fields = _ElementState(alias.host, True, True, frozenset())
+                    self._hold_element_states(target.target, [fields] * len(target.target.elements))
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
             self._bind_drawn_host_batch(node)
@@ -1571,6 +1576,12 @@ def _places_batches(call: cst.Call) -> bool:
         and arg.value.value == "False"
         for arg in call.args
     )
+
+
+def _names_only(target: cst.BaseExpression) -> bool:
+    """``a, b`` or ``[a, b]``: a tuple or list of plain names, none starred."""
+    return isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in target.elements)
 
 
 class _ElementState(NamedTuple):

@@ -107,6 +107,8 @@ class BlockingTransfer(Rule):
         Invalid("import torch\nfor batch in loader:\n    batch = {k: v.cuda() for k, v in batch.items()}\n", 3, 17),
         Invalid("import torch\nfor x, targets in loader:\n    for k, v in targets.items():\n        targets[k] = v.to(device)\n",
                 4, 22),
+        # The fields of a batch unpacked from it (waveglow's `mel, audio = batch`).
+        Invalid("import torch\nfor batch in loader:\n    mel, audio = batch\n    mel = mel.cuda()\n", 4, 11),
         # A cast keeps the loader's host tensor: its move is still a copy.
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
         # So does what a helper that is no collective returns.
@@ -223,6 +225,13 @@ class BlockingTransfer(Rule):
             if batch in batches:  # (noted at the loop that binds the batch: it outlives inner loops)
                 level = max(i for i, names in enumerate(self._batch_names) if batch in names)
                 self._stored[level].add((batch, _field_key(target.target)))
+        if isinstance(node.value, cst.Name) and node.value.value in batches and len(node.targets) == 1 \
+                and isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
+            # ``mel, audio = batch`` (waveglow's train.py): the batch's fields, each the loader's.
+            names = set(target_names(node.targets[0].target))
+            self._batch_names[-1].update(names)
+            self._fields[-1].update(names - batches)
+            return
         if isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
             stored = self._stored_keys(root_name(node.value))
             if None in stored or _field_key(node.value) in stored:
