@@ -694,12 +694,10 @@ class FlowState:
             ):
                 kind = Kind.TENSOR  # a project helper whose tensors all come back on the host, a loss of host tensors
             # Inside a branch, host-ness holds to the end of the branch's block (see enter).
-            # (A list of host tensors lives on the host too: ``qs = [p.cpu() for p in ps]``.)
-            # (A field of a host batch whose kind is unknown, ``chunk_nb = batch[3]``, is what
-            # the loader's collate built: on the host, like the loop's own fields.)
-            on_host = (
-                kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(node.value))
-            ) and self.devices.on_host(node.value)
+            # (``ref_imgs = sample["ref_img"]``: a field of a host batch is the loader's, its copy
+            # to the device the loop's business, SL401/SL402's: see :meth:`_value_state`.)
+            state = self._value_state(node.value, kind)
+            on_host = state.host
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
@@ -707,17 +705,9 @@ class FlowState:
             empty = on_host and empty_construction(node.value, self.imports.qualify)
             host_batches = yields_host_batches(node.value, self.imports.qualify, lambda: not self.sets_a_start_method) or (
                 self._iterator_of_a_host_loader(node.value))
-            # ``ref_imgs = sample["ref_img"]``: a field of a host batch is the loader's too (its
-            # copy to the device is the loop's business, SL401/SL402's), not a tensor built here.
-            # (Only of a batch an enclosing ``for`` loop draws: a field of one drawn once,
-            # ``fixed = next(iter(loader))["img"]``, moved every step, is SL403's copy.)
-            batch_field = on_host and self._batch_field(node.value) and self._field_of_a_drawn_batch(node.value)
             # ``images, labels = batch[0], batch[1]``, ``im, seg = im, seg``: each name takes
             # what its own value holds, read before any of them is bound.
             unpacked = self._element_states(node.value, node.targets)
-            alias = self._alias_of_a_batch(node.value)  # ``sample = batch``: still the loader's
-            if alias is not None:
-                on_host, batch_field = alias.host, True
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -725,25 +715,16 @@ class FlowState:
                 if host_batches and isinstance(target.target, cst.Name):
                     self.scope.host_loaders.add(target.target.value)  # (after ``bind``, which forgets it)
                 if isinstance(target.target, cst.Name):
-                    (self.scope.host.add if on_host else self.scope.host.discard)(target.target.value)
+                    # (Opaque only while the value's kind is unknown: a field cast or moved is a tensor.)
+                    self._hold_state(target.target.value, state if kind is Kind.UNKNOWN else state._replace(opaque=False))
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
-                    (self.scope.loader_batches.add if batch_field else self.scope.loader_batches.discard)(target.target.value)
-                    (self._drawn_fields.add if batch_field else self._drawn_fields.discard)(
-                        (id(self.scope.node), target.target.value))
-                    if batch_field and kind is Kind.UNKNOWN and (alias is None or alias.opaque):
-                        # Like the loop's own targets: what the loader yields may be any object
-                        # (a custom batch whose ``.cuda()`` takes no ``non_blocking``), so
-                        # function-wide evidence (a ``.cuda()`` call) does not make it a tensor.
-                        self.scope.opaque.add(target.target.value)
-                    if alias is not None and alias.device_keys:
-                        self.scope.device_keys[target.target.value] = alias.device_keys
                 elif unpacked is not None:
                     self._hold_element_states(target.target, unpacked)
-                elif alias is not None and _names_only(target.target):
+                elif state.batch and isinstance(node.value, cst.Name) and _names_only(target.target):
                     # ``mel, audio = batch``: each is a field of the loader's batch (its move is
                     # SL401's copy), of unknown kind as the loader yields it.
-                    fields = _ElementState(alias.host, True, True, frozenset())
+                    fields = _ElementState(state.host, True, True, frozenset())
                     self._hold_element_states(target.target, [fields] * len(target.target.elements))
                 else:
                     self._track_unpacked_host(target.target, node.value, on_host)
@@ -866,31 +847,39 @@ class FlowState:
         if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in names) or any(
                 isinstance(e, cst.StarredElement) for e in value.elements):
             return None
-        states = []
-        for element in value.elements:
-            item = element.value
-            alias = self._alias_of_a_batch(item)
-            if alias is not None:
-                states.append(alias)
-                continue
-            kind = self.kind_of(item)
-            host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(item))
-                    ) and self.devices.on_host(item)
-            field = host and self._batch_field(item) and self._field_of_a_drawn_batch(item)
-            states.append(_ElementState(host, field, field and kind is Kind.UNKNOWN, frozenset()))
-        return states
+        return [self._value_state(element.value, self.kind_of(element.value)) for element in value.elements]
+
+    def _value_state(self, value: cst.BaseExpression, kind: Kind) -> _ElementState:
+        """What a name bound to ``value`` (of ``kind``) holds: the batch itself for a name that
+        holds one (``sample = batch``: :meth:`_alias_of_a_batch`); else a host tensor (a list
+        of them too: ``qs = [p.cpu() for p in ps]``; a field of a host batch whose kind is
+        unknown, ``chunk_nb = batch[3]``, is what the loader's collate built), and a field of
+        a batch an enclosing ``for`` loop draws (not of one drawn once, ``fixed =
+        next(iter(loader))["img"]``, moved every step: SL403's copy), opaque while its kind is
+        unknown: what the loader yields may be any object (a custom batch whose ``.cuda()``
+        takes no ``non_blocking``), so function-wide evidence does not make it a tensor."""
+        alias = self._alias_of_a_batch(value)
+        if alias is not None:
+            return alias
+        host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(value))
+                ) and self.devices.on_host(value)
+        field = host and self._batch_field(value) and self._field_of_a_drawn_batch(value)
+        return _ElementState(host, field, field and kind is Kind.UNKNOWN, frozenset())
+
+    def _hold_state(self, name: str, state: _ElementState) -> None:
+        """Bind ``name`` (just bound) to what :meth:`_value_state` read of its value."""
+        (self.scope.host.add if state.host else self.scope.host.discard)(name)
+        (self.scope.loader_batches.add if state.batch else self.scope.loader_batches.discard)(name)
+        (self._drawn_fields.add if state.batch else self._drawn_fields.discard)((id(self.scope.node), name))
+        if state.opaque:
+            self.scope.opaque.add(name)
+        if state.device_keys:
+            self.scope.device_keys[name] = state.device_keys
 
     def _hold_element_states(self, target: cst.Tuple | cst.List, states: list[_ElementState]) -> None:
         """Bind each name of ``target`` to what :meth:`_element_states` read of its value."""
         for element, state in zip(target.elements, states):
-            name = element.value.value  # type: ignore[attr-defined]  (names only: see _element_states)
-            (self.scope.host.add if state.host else self.scope.host.discard)(name)
-            (self.scope.loader_batches.add if state.batch else self.scope.loader_batches.discard)(name)
-            (self._drawn_fields.add if state.batch else self._drawn_fields.discard)((id(self.scope.node), name))
-            if state.opaque:
-                self.scope.opaque.add(name)
-            if state.device_keys:
-                self.scope.device_keys[name] = state.device_keys
+            self._hold_state(element.value.value, state)  # type: ignore[attr-defined]  (names only)
 
     def _track_unpacked_host(self, target: cst.BaseExpression, value: cst.BaseExpression, on_host: bool) -> None:
         """``a, b = x[0], x[1]`` (each name as its value) and ``a, b = host_tensor`` (all on the host)."""

@@ -317,7 +317,15 @@ def root_name(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tup
 def string_key(node: cst.BaseExpression) -> str | None:
     """``"pred"`` of ``batch["pred"]``: the key of a subscript of a name by one string
     literal; None for anything else (``batch[k]``, ``batch["a"]["b"]``, ``batch.x``)."""
-    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)):
+        return None
+    return literal_key(node)
+
+
+def literal_key(node: cst.Subscript) -> str | None:
+    """The key of a subscript by one string literal (``"pred"`` of ``x["pred"]``, whatever
+    ``x`` is), or None (``x[k]``, ``x[0]``, ``x["a", "b"]``)."""
+    if len(node.slice) != 1:
         return None
     index = node.slice[0].slice
     if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):

@@ -344,15 +344,14 @@ def _run_on_every_miss(rest: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(statement, (ast.Return, ast.Break, ast.Continue)):
             break
         if isinstance(statement, (ast.With, ast.AsyncWith)):
-            inner = _run_on_every_miss(statement.body)
-            kept.extend(inner)
-            if any(isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in own_nodes(statement.body)):
+            kept.extend(_run_on_every_miss(statement.body))
+            if _leaves(statement):
                 break
             continue
         if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)) or (
             hasattr(ast, "TryStar") and isinstance(statement, ast.TryStar)
         ):
-            if any(isinstance(node, (ast.Return, ast.Break, ast.Continue)) for node in own_nodes([statement])):
+            if _leaves(statement):
                 break
             continue
         kept.append(statement)

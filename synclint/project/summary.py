@@ -1542,15 +1542,18 @@ class _CallWalker:
     def statements(self, statements, depth: int = 0) -> None:
         """Walk a block's ``statements``; what follows an early return on a cache hit
         (``if self.anchors is not None: return``) runs only on a miss (see
-        :func:`~synclint.project.rare_blocks.fills_after_a_hit`)."""
+        :func:`~synclint.project.rare_blocks.fills_after_a_hit`), and what follows one on a
+        CUDA check (``if torch.cuda.is_available(): return decode_cuda(...)``) only off CUDA
+        (:func:`~synclint.project.rare_blocks.returns_on_cuda`)."""
         for position, statement in enumerate(statements):
             self.statement(statement, depth)
+            if not isinstance(statement, ast.If) or position + 1 == len(statements):
+                continue  # (both forms start with an ``if``: no copy of the rest for other statements)
             rest = statements[position + 1:]
-            if isinstance(statement, ast.If) and rest and fills_after_a_hit(statement, rest, self.persistent) \
-                    and not self._holds_a_step_loop(rest):
+            if fills_after_a_hit(statement, rest, self.persistent) and not self._holds_a_step_loop(rest):
                 self._quiet_block(rest, _LAZY_INITIALISATION, depth - 1)
                 return
-            if rest and returns_on_cuda(statement, rest):
+            if returns_on_cuda(statement, rest):
                 self._quiet_block(rest, _OFF_CUDA, depth - 1)
                 return
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.devices import is_device_argument
+from synclint.analysis.host_batches import literal_key
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.inference import non_blocking_argument
 from synclint.rules.base import Invalid, Rule
@@ -158,14 +159,21 @@ class BlockingTransfer(Rule):
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
         walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
-        self._batch_names.append(set(target_names(node.target)) if walks else set())
         for fields in self._fields:
             fields.difference_update(target_names(node.target))
+        self._enter(set(target_names(node.target)) if walks else set())
+
+    def leave_For(self, node: cst.For) -> None:
+        self._leave()
+
+    def _enter(self, batch_names: set[str]) -> None:
+        """A loop or comprehension begins: its own batch names, fields, stores and branches."""
+        self._batch_names.append(batch_names)
         self._fields.append(set())
         self._stored.append(set())
         self._branches.append(0)
 
-    def leave_For(self, node: cst.For) -> None:
+    def _leave(self) -> None:
         self._batch_names.pop()
         self._fields.pop()
         self._stored.pop()
@@ -184,16 +192,10 @@ class BlockingTransfer(Rule):
             if self._walks_a_batch(clause.iter):
                 names.update(target_names(clause.target))
             clause = clause.inner_for_in
-        self._batch_names.append(names)
-        self._fields.append(set())
-        self._stored.append(set())
-        self._branches.append(0)
+        self._enter(names)
 
     def _leave_comprehension(self, original_node: cst.CSTNode) -> None:
-        self._batch_names.pop()
-        self._fields.pop()
-        self._stored.pop()
-        self._branches.pop()
+        self._leave()
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
@@ -225,21 +227,20 @@ class BlockingTransfer(Rule):
             if batch in batches:  # (noted at the loop that binds the batch: it outlives inner loops)
                 level = max(i for i, names in enumerate(self._batch_names) if batch in names)
                 self._stored[level].add((batch, _field_key(target.target)))
+        fields = None
         if isinstance(node.value, cst.Name) and node.value.value in batches and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
             # ``mel, audio = batch`` (waveglow's train.py): the batch's fields, each the loader's.
-            names = set(target_names(node.targets[0].target))
-            self._batch_names[-1].update(names)
-            self._fields[-1].update(names - batches)
-            return
-        if isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
+            fields = set(target_names(node.targets[0].target))
+        elif isinstance(node.value, cst.Subscript) and root_name(node.value) in batches:
             stored = self._stored_keys(root_name(node.value))
             if None in stored or _field_key(node.value) in stored:
                 return  # ``batch["x"] = batch["x"].cuda()`` earlier on this pass: a device copy
-            names = {name for target in node.targets if isinstance(target.target, cst.Name)
-                     for name in target_names(target.target)}
-            self._batch_names[-1].update(names)
-            self._fields[-1].update(names - batches)  # (``batch = batch["net_input"]``: still the loop's)
+            fields = {name for target in node.targets if isinstance(target.target, cst.Name)
+                      for name in target_names(target.target)}
+        if fields is not None:
+            self._batch_names[-1].update(fields)
+            self._fields[-1].update(fields - batches)  # (``batch = batch["net_input"]``: still the loop's)
             return
         # A name bound to a field holds it through casts of itself (``labels = labels.float()``);
         # rebound to anything else (``labels = torch.tensor(...)``, ``out = model(out)``) it
@@ -306,11 +307,7 @@ def _field_key(node: cst.Subscript) -> str | None:
     and of ``batch["x"][0]``), or None (``batch[k]``, ``batch[0]``)."""
     while isinstance(node.value, cst.Subscript):
         node = node.value
-    index = node.slice[0].slice if len(node.slice) == 1 else None
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-        value = index.value.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    return literal_key(node)
 
 
 def _chain_root(value: cst.BaseExpression) -> str | None:
