@@ -178,3 +178,20 @@ def test_a_return_on_an_element_s_check_before_a_copy_of_its_container_leaves_wh
     source = ALREADY_ON_THE_GPU.format(test=test, move=move)
     found = [(f.line, f.code, f.context) for f in check_source(source, "t.py", include_cold=True)]
     assert (8, "SL201", "hot") in found
+
+
+@pytest.mark.parametrize("move", ["batch.cuda()", "batch.to('cuda', non_blocking=True)", "batch.float().cuda()"])
+def test_a_name_rebound_after_a_return_on_its_own_check_is_no_longer_on_the_host(move):
+    # `if batch.is_cuda: return batch` narrows `batch` to the host below it, but only until
+    # it is bound again: after the move it holds a device tensor, and its `.item()` waits.
+    source = ALREADY_ON_THE_GPU.format(test="batch.is_cuda", move=move).replace("batch[1]", "batch").replace(
+        "batch[0][:n]", "batch[:n]")
+    found = [(f.line, f.code, f.context) for f in check_source(source, "t.py", include_cold=True)]
+    assert (8, "SL201", "hot") in found
+
+
+def test_a_name_rebound_to_a_host_value_after_the_return_stays_on_the_host():
+    # A cast of the narrowed name is made where the name lives: still the host.
+    source = ALREADY_ON_THE_GPU.format(test="batch.is_cuda", move="batch.float()").replace(
+        "batch[1]", "batch").replace("batch[0][:n]", "batch[:n]")
+    assert [f for f in check_source(source, "t.py", include_cold=True) if f.line == 8] == []

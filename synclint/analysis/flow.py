@@ -798,6 +798,11 @@ class FlowState:
             # number branch: a new value, no longer what the check narrowed.
             self.narrowed_sequence.rebound(target.value, len(self.scopes))
             self.narrowed_python.rebound(target.value, len(self.scopes))
+            # ``if batch.is_cuda: return batch`` then ``batch = batch.cuda()``: the early
+            # exit narrowed the old value; where the new one lives the assignment says
+            # (a cast of the host value is on the host through ``scope.host``).
+            if self.function is not None:
+                self.function.narrowed.discard(target.value)
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
             if not self._binding_comprehension_targets:
