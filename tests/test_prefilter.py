@@ -57,7 +57,7 @@ def test_every_rule_declares_tokens(rule):
 @pytest.mark.parametrize("rule", ALL_RULES, ids=[r.code for r in ALL_RULES])
 def test_catalogue_spellings_are_covered_by_tokens(rule):
     tokens = rule.TOKENS
-    if tokens is None or tokens >= TENSOR_EVIDENCE or tokens == {"torch"}:
+    if tokens is None or tokens >= TENSOR_EVIDENCE or "torch" in tokens:
         return  # any tensor evidence, or gated on the torch import itself
     for op in ops_for(rule.code):
         for spelling in [f.rsplit(".", 1)[1] for f in op.functions] + list(op.methods):

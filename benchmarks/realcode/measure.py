@@ -25,7 +25,7 @@ tree extracted with other suffixes is extracted again.
 Usage:
   python benchmarks/realcode/measure.py SRC --synclint PATH [--python PY]
       [--work DIR] [--only recall,precision,torch,heldout] [--json OUT]
-      [--dump-unjudged OUT]
+      [--dump-unjudged OUT] [--skip-missing]
 
 --synclint is the directory put first on PYTHONPATH (a synclint checkout); the
 checker runs as `PY -m synclint check ... --output-format json`.
@@ -319,11 +319,14 @@ def measure_heldout(args, py, synclint_dir) -> dict:
     stored = args.previous.get("heldout", {}) if args.previous else {}
     result = {}
     for hs in config["sets"]:
-        current, counts = set(), {}
+        current, counts, missing = set(), {}, set()
         for cb in hs["codebases"]:
             prior = stored.get(hs["name"], {}).get("findings", {}).get(cb["repo"])
             if prior is not None:
                 findings = prior
+            elif args.skip_missing and not _fetched(args.src, cb["repo"], cb["commit"]):
+                missing.add(cb["repo"])  # (its judged findings are left out of the tallies below)
+                continue
             else:
                 root = tree_for(args.src, args.work / "heldout", cb["repo"], cb["commit"],
                                 SOURCE_SUFFIXES + tuple(hs.get("extra_suffixes", ())))
@@ -332,17 +335,26 @@ def measure_heldout(args, py, synclint_dir) -> dict:
             current |= {key(cb["repo"], cb["commit"], f["path"], f["line"], f["code"]) for f in findings}
         tally = collections.Counter()
         for v in verdicts[hs["name"]]:
+            if v["repo"] in missing:
+                continue
             reported = key(v["repo"], v["commit"], v["path"], v["line"], v["rule"]) in current
             tally[("reported" if reported else "gone", v["verdict"])] += 1
         kept_true, kept_false = tally[("reported", "TRUE")], tally[("reported", "FALSE")]
         result[hs["name"]] = dict(
-            drawn_at=hs["drawn_at"], tuned_on=hs.get("tuned_on", False), judged=len(verdicts[hs["name"]]),
+            drawn_at=hs["drawn_at"], tuned_on=hs.get("tuned_on", False), judged=sum(v["repo"] not in missing for v in verdicts[hs["name"]]),
             at_draw=hs.get("at_draw"), reported_true=kept_true, reported_false=kept_false,
             gone={verdict: n for (where, verdict), n in tally.items() if where == "gone"},
             precision_now=kept_true / (kept_true + kept_false) if kept_true + kept_false else 0.0,
             findings_now={repo: len(f) for repo, f in counts.items()}, findings=counts,
+            missing=sorted(missing),
         )
     return result
+
+
+def _fetched(src: Path, repo: str, commit: str) -> bool:
+    """Whether ``src`` holds a mirror or an extracted tree of ``repo`` (see :func:`tree_for`)."""
+    slug = repo.replace("/", "+")
+    return (src / f"{slug}@{commit}").is_dir() or (src / slug).is_dir()
 
 
 # ----------------------------------------------------------------- report
@@ -356,6 +368,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/realcode/trees"))
     parser.add_argument("--only", default="recall,precision,torch,heldout")
     parser.add_argument("--torch-dir", default=None)
+    parser.add_argument("--skip-missing", action="store_true",
+                        help="leave out held-out codebases without a mirror (and their judged findings), listing them")
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     parser.add_argument("--dump-unjudged", type=Path, default=None,
                         help="write sampled findings without a verdict here (JSON lines)")
@@ -402,7 +416,8 @@ def main() -> None:
             print(f"\nHeld-out set {name} (drawn by {r['drawn_at'][:7]}{tuned}): at the draw {r['at_draw']}; "
                   f"now {r['reported_true']}/{r['reported_true'] + r['reported_false']} TRUE among the judged "
                   f"findings still reported = {r['precision_now']:.3f}; gone {r['gone']}; "
-                  f"findings now {sum(r['findings_now'].values())}")
+                  f"findings now {sum(r['findings_now'].values())}"
+                  + (f"; left out, not fetched: {', '.join(r['missing'])}" if r["missing"] else ""))
     for f in unjudged:
         print(f"  needs judging: {f['repo']} {f['path']}:{f['line']} {f['code']}")
     if args.dump_unjudged:

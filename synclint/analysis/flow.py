@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from synclint.analysis.batch_derivation import VIEW, derivation
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
@@ -109,6 +110,10 @@ class Scope:
     #: Host names that hold what a loader yields (a batch the loop moves to the device):
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
+    #: Host names bound to a view or a conversion of such a batch (``images =
+    #: images.float()``): :data:`~synclint.analysis.batch_derivation.VIEW` or the
+    #: conversion's method name (see :mod:`synclint.analysis.batch_derivation`).
+    batch_derived: dict[str, str] = field(default_factory=dict)
     #: Loader batches whose loop moves the batch object itself anywhere, not only as a
     #: statement (``model(data.to(device))``, ``data.apply(...)``, ``setattr(data, ...)``):
     #: PyG's ``Data`` moves its own fields and returns itself, so its fields read as
@@ -698,6 +703,9 @@ class FlowState:
             # to the device the loop's business, SL401/SL402's: see :meth:`_value_state`.)
             state = self._value_state(node.value, kind)
             on_host = state.host
+            # (Read before any target is bound: ``images = images.float()`` rebinds its base.
+            # What it derives from is a host batch: the loader's.)
+            derived = self.batch_derivation(node.value)
             # Names keep proof of a *move* to an accelerator (``x = x.to(device)``), not of a
             # factory (``n = torch.tensor(k, device=dev)``: a scalar for a collective, often set-up).
             on_accelerator = self.devices.made_on_accelerator(node.value, factories=False) or self.devices.is_accelerator(node.value)
@@ -718,6 +726,8 @@ class FlowState:
                     # (Opaque only while the value's kind is unknown: a field cast or moved is a tensor.)
                     self._hold_state(target.target.value, state if kind is Kind.UNKNOWN else state._replace(opaque=False))
                     (self.scope.empty.add if empty else self.scope.empty.discard)(target.target.value)
+                    if derived is not None:
+                        self.scope.batch_derived[target.target.value] = derived
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
                 elif unpacked is not None:
                     self._hold_element_states(target.target, unpacked)
@@ -816,6 +826,7 @@ class FlowState:
             # no longer the ``DataLoader`` of host batches (an assignment of one says so).
             self.scope.host_loaders.discard(target.value)
             self.scope.empty.discard(target.value)  # a new value (an assignment says if it is empty)
+            self.scope.batch_derived.pop(target.value, None)  # (an assignment says anew)
             self.scope.device_keys.pop(target.value, None)  # no longer the loop's batch (its loop says anew)
             if len(self.scopes) == 1:
                 self.module_bindings.setdefault(target.value, set()).add(kind)
@@ -1141,6 +1152,24 @@ class FlowState:
     def is_loader_batch(self, name: str) -> bool:
         """``name`` holds what a loader yields, on the host (see :meth:`_bind_host_batch`)."""
         return name in self.scope.loader_batches
+
+    def batch_derivation(self, node: cst.BaseExpression) -> str | None:
+        """What ``node`` makes of the host batch an enclosing ``for`` loop draws from a loader:
+        :data:`~synclint.analysis.batch_derivation.VIEW` (``images.unsqueeze(1)``, the
+        loader's own memory), the method of a conversion (``"float"`` for ``images.float()``,
+        or a name bound to one), or None (see :mod:`synclint.analysis.batch_derivation`)."""
+        if isinstance(node, cst.Name):
+            return self.scope.batch_derived.get(node.value)
+        return derivation(node, self._batch_origin)
+
+    def _batch_origin(self, base: cst.BaseExpression) -> str | None:
+        if isinstance(base, cst.Name) and base.value in self.scope.batch_derived:
+            return self.scope.batch_derived[base.value]
+        if not self._field_of_a_drawn_batch(base):
+            return None
+        if isinstance(base, cst.Name):
+            return VIEW if self.is_loader_batch(base.value) else None
+        return VIEW if self._batch_field(base) else None
 
     def _iteration_kind(self, iterable: cst.BaseExpression) -> Kind:
         """Kind of the loop variable for ``for x in iterable``."""

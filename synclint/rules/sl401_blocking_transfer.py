@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.batch_derivation import VIEW
 from synclint.analysis.devices import is_device_argument
 from synclint.analysis.host_batches import literal_key
 from synclint.analysis.imports import dotted_name
@@ -21,7 +22,12 @@ class BlockingTransfer(Rule):
     batch["label"]`), that do not pass `non_blocking=True` (by keyword, or
     by position: `x.cuda(0, True)`, `x.to(device, dtype, True)`). A `.to()` whose
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
-    is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
+    is a cast or a read-back, not an upload, and is not flagged. A view of a batch
+    (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion of one made on the
+    host (`x = batch["img"].float()`, `.contiguous()`, `.to(torch.float16)`) are its
+    data too; for a conversion the advice is to move first and convert on the device
+    (a conversion that changes anything makes a new tensor in pageable memory, whose
+    copy blocks even with `non_blocking=True`: SL403 reports such a copy). Nor is a move of
     a name the body already bound to its own device copy (`y = y.float().to(device)`
     then `y[:, -n:].to(device)`: nothing left to copy), or to what a collective
     returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
@@ -112,6 +118,10 @@ class BlockingTransfer(Rule):
         Invalid("import torch\nfor batch in loader:\n    mel, audio = batch\n    mel = mel.cuda()\n", 4, 11),
         # A cast keeps the loader's host tensor: its move is still a copy.
         Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.to(device)\n", 4, 9),
+        # A view of the batch, or a conversion of a field of it, is the loader's data too.
+        Invalid("import torch\nfor x, y in loader:\n    x = x.unsqueeze(1)\n    x = x.to(device)\n", 4, 9),
+        Invalid("import torch\nfor batch in loader:\n    x = batch['img']\n    x = x.permute(0, 3, 1, 2).float()\n"
+                "    x = x.to(device)\n", 5, 9),
         # So does what a helper that is no collective returns.
         Invalid("import torch\nfor x, y in loader:\n    x, y = augment(x, y)\n    x = x.to(device)\n", 4, 9),
         # A tensor's gather, or torch's, of the host batch is on the host: its move copies.
@@ -280,16 +290,25 @@ class BlockingTransfer(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if not self._batch_names or not is_host_transfer(node):
             return
-        if root_name(node.func.value) not in set().union(*self._batch_names):  # type: ignore[union-attr]
+        moved = node.func.value  # type: ignore[union-attr]
+        # A view or a conversion of a batch (``images = images.unsqueeze(1)``, ``x =
+        # batch["img"].float()``) is the loader's data too, as the flow tracks it.
+        derived = self.context.flow.batch_derivation(moved)
+        if root_name(moved) not in set().union(*self._batch_names) and derived is None:
             return
         flag = non_blocking_argument(node)  # by keyword or by position (x.cuda(0, True))
         if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
             return
+        what, advice = "a loader batch", "pass `non_blocking=True` (with a pinned loader)"
+        if derived is not None and derived != VIEW:
+            what = f"a loader batch converted on the host (`.{derived}()`)"
+            advice = ("move the batch first, with `non_blocking=True` (and a pinned loader), and convert it on "
+                      "the device: a conversion that changes anything makes a new tensor in pageable memory, "
+                      "whose copy blocks even with `non_blocking=True`")
         self.report(
             node,
-            "Blocking host-to-device copy of a loader batch: the host waits for the copy, "
-            "which waits for every queued kernel; pass `non_blocking=True` (with a pinned loader)"
-            f"{self.context.context_phrase()}",
+            f"Blocking host-to-device copy of {what}: the host waits for the copy, "
+            f"which waits for every queued kernel; {advice}{self.context.context_phrase()}",
             self.propose_fix(node),
         )
 

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.batch_derivation import VIEW
 from synclint.analysis.devices import LIKE_FACTORIES, empty_construction
-from synclint.analysis.inference import keyword
+from synclint.analysis.inference import keyword, non_blocking_argument
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
 from synclint.rules.base import Invalid, Rule
@@ -17,6 +18,12 @@ _FACTORIES = frozenset(
 
 _CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool"})
 _FROM_DATA = entry("SL403", "tensor from host data on the device")
+
+
+def asks_not_to_block(call: cst.Call) -> bool:
+    """The copy passes ``non_blocking`` (by keyword or position), and not as ``False``."""
+    flag = non_blocking_argument(call)
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
 
 
 def _is_accelerator(node: cst.BaseExpression) -> bool:
@@ -59,7 +66,11 @@ class HostTensorCtor(Rule):
     a device tensor is copied from the host. `torch.zeros_like(x)` is made
     where `x` lives, so moving it is an upload only when `x` is on the host; a
     move whose destination is the CPU or the device of a host tensor
-    (`.to(h.device)`, `.to(h)`) uploads nothing. A tensor built visibly empty
+    (`.to(h.device)`, `.to(h)`) uploads nothing. A loader batch converted on the host
+    (`x = x.float()`, `.contiguous()`) and copied with `non_blocking=True` is reported too:
+    a conversion that changes anything makes a new tensor in pageable memory, whose copy
+    blocks anyway (move first, convert on the device); its blocking copy is SL401's, and a
+    view of a batch (`x.unsqueeze(1)`) is the loader's pinned memory. A tensor built visibly empty
     (`torch.Tensor([])`, `torch.zeros(0, 4)`, casts of them) is left alone:
     copying no elements launches nothing and waits for nothing (ATen's
     `copy_` returns first). Only where it is empty on every path to the move:
@@ -98,7 +109,7 @@ class HostTensorCtor(Rule):
 
     code = "SL403"
     name = "host-tensor-ctor"
-    TOKENS = frozenset({"torch"})  # see synclint.prefilter
+    TOKENS = frozenset({"torch", ".to", ".cuda"})  # see synclint.prefilter (a batch converted and moved need not say torch)
     fix_applicability = "safe"
 
     VALID = (
@@ -119,6 +130,10 @@ class HostTensorCtor(Rule):
         # The destination is the device of a host tensor: a CPU-to-CPU move.
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        var = torch.bernoulli(torch.tensor(0.5))\n"
         "        return torch.equal(var, torch.tensor(1.0).to(var.device)), torch.ones(2).to(var)\n",
+        # A view of a pinned loader batch is pinned memory: its non-blocking copy does not wait.
+        "import torch\nfor x, y in loader:\n    x = x.unsqueeze(1)\n    x = x.cuda(non_blocking=True)\n",
+        # A blocking copy of a converted batch is the loader's copy: SL401 reports it.
+        "import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.cuda()\n",
     )
     INVALID = (
         Invalid("import torch\nfor b in range(3):\n    z = torch.tensor(0.0, device='cuda')\n", 3, 9, "import torch\nfor b in range(3):\n    z = torch.zeros((), device='cuda')\n"),
@@ -135,6 +150,9 @@ class HostTensorCtor(Rule):
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        v = torch.zeros(4)\n        x[:4] = v\n        return x\n", 5, 9, None),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.randn_like(h).to(x.device)\n", 5, 16,
                 "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.randn_like(h, device=x.device)\n"),
+        # A loader batch converted on the host (float64 images cast to float32) is a new
+        # pageable tensor: even its non-blocking copy blocks.
+        Invalid("import torch\nfor x, y in loader:\n    x = x.float()\n    x = x.cuda(non_blocking=True)\n", 4, 9),
         Invalid("import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h).to(x.device)\n", 5, 16,
                 "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        h = torch.zeros(4)\n        return torch.ones_like(h, device=x.device)\n"),
     )
@@ -218,6 +236,20 @@ class HostTensorCtor(Rule):
         ):
             if self.context.flow.holds_an_empty_tensor(inner.value):
                 return  # ``torch.Tensor([]).cuda()``: no elements, no copy, no wait
+            derived = self.context.flow.batch_derivation(inner)
+            if derived == VIEW:
+                return  # a view of a loader's batch is the loader's memory: its copy is SL401's
+            if derived is not None:
+                if not asks_not_to_block(node):
+                    return  # a blocking copy of a loader's batch, converted or not: SL401's
+                self.report(
+                    node,
+                    f"`{inner.value}` is a loader batch converted on the host (`.{derived}()`): unless "
+                    "the conversion returned the batch itself, it is a new tensor in pageable memory, "
+                    "and its copy blocks the host even with `non_blocking=True`; move the batch first "
+                    f"and convert it on the device{self.context.context_phrase()}",
+                )
+                return
             self.report(
                 node,
                 f"`{inner.value}` lives in host memory (built without a device), so moving it is a "

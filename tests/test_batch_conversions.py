@@ -1,0 +1,112 @@
+"""A loader batch viewed or converted on the host, then copied: one finding, the right advice.
+
+A view of a pinned batch (``x.unsqueeze(1)``) is the loader's pinned memory; a conversion
+(``x.float()`` of float64 images) is a new pageable tensor unless nothing changes, and its
+copy blocks even with ``non_blocking=True``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from synclint.analysis.batch_derivation import VIEW, derivation
+from synclint.engine import check_source
+
+LOOP = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset):
+    loader = DataLoader(dataset, batch_size=32, pin_memory=True)
+    for images, labels in loader:
+        images = {derive}
+        images = images.cuda({flag})
+        model(images, labels).backward()
+"""
+
+
+def _found(derive: str, flag: str = "") -> list[tuple[int, int, str, str]]:
+    source = LOOP.format(derive=derive, flag=flag)
+    return [(f.line, f.column, f.code, f.message) for f in check_source(source, "train.py")]
+
+
+@pytest.mark.parametrize("derive", ["images.float()", "images.permute(0, 3, 1, 2).float()", "images.contiguous()",
+                                    "images.unsqueeze(1).half()"])
+def test_a_blocking_copy_of_a_converted_batch_is_one_sl401_that_says_to_convert_on_the_device(derive):
+    found = _found(derive)
+    assert [(line, column, code) for line, column, code, _ in found] == [(9, 18, "SL401")]
+    method = derive.rsplit(".", 1)[1].split("(")[0]
+    assert f"a loader batch converted on the host (`.{method}()`)" in found[0][3]
+    assert "convert it on the device" in found[0][3]
+
+
+def test_the_fix_of_that_copy_asks_not_to_block_and_the_conversion_s_finding_remains():
+    source = LOOP.format(derive="images.float()", flag="")
+    [finding] = check_source(source, "train.py")
+    assert finding.fix is not None
+    fixed = source.replace("images.cuda()", "images.cuda(non_blocking=True)")
+    assert [(f.line, f.code) for f in check_source(fixed, "train.py")] == [(9, "SL403")]
+
+
+@pytest.mark.parametrize("derive", ["images.float()", "images.view(-1, 3).double()"])
+def test_a_non_blocking_copy_of_a_converted_batch_is_sl403_with_the_conversion_s_advice(derive):
+    found = _found(derive, "non_blocking=True")
+    assert [(line, column, code) for line, column, code, _ in found] == [(9, 18, "SL403")]
+    assert "converted on the host" in found[0][3] and "built without a device" not in found[0][3]
+
+
+@pytest.mark.parametrize("derive", ["images.unsqueeze(1)", "images.view(-1, 3)", "images.permute(0, 3, 1, 2)",
+                                    "images[:, 0]"])
+def test_a_non_blocking_copy_of_a_view_of_a_pinned_batch_is_not_reported(derive):
+    assert _found(derive, "non_blocking=True") == []
+
+
+@pytest.mark.parametrize("derive", ["images.unsqueeze(1)", "images.view(-1, 3)"])
+def test_a_blocking_copy_of_a_view_is_sl401_alone_with_the_plain_advice(derive):
+    found = _found(derive)
+    assert [(line, code) for line, _, code, _ in found] == [(9, "SL401")]
+    assert "pass `non_blocking=True`" in found[0][3]
+
+
+def test_a_tensor_built_on_the_host_keeps_sl403_s_own_message():
+    found = _found("torch.zeros(4)", "non_blocking=True")
+    assert [(line, code) for line, _, code, _ in found] == [(9, "SL403")]
+    assert "built without a device" in found[0][3]
+
+
+def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) -> str | None:
+    def origin(base):
+        if isinstance(base, cst.Name):
+            if converted and base.value in converted:
+                return converted[base.value]
+            return VIEW if base.value in batches else None
+        return VIEW if isinstance(base, cst.Subscript) and getattr(base.value, "value", None) in batches else None
+    return derivation(cst.parse_expression(source), origin)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("x.unsqueeze(1)", VIEW),
+    ("x.permute(0, 2, 1)[:, 0]", VIEW),
+    ("x[..., None].squeeze(-1)", VIEW),
+    ("x.float()", "float"),
+    ("x.unsqueeze(1).float().view(-1)", "float"),
+    ("x.half().float()", "half"),
+    ("x.to(torch.float16)", "to"),
+    ("x.to(dtype=torch.float16)", "to"),
+    ("batch['img'].float()", "float"),
+    ("y.unsqueeze(0)", "float"),  # a view of a conversion is the conversion's tensor
+    # Not the loader's data any more, or not a batch at all:
+    ("x", None),
+    ("x.to(device)", None),
+    ("x.cuda()", None),
+    ("x.to(other)", None),
+    ("x.sum()", None),
+    ("x.float()[idx]", None),
+    ("x.float(dim)", None),
+    ("z.float()", None),
+    ("f(x).float()", None),
+])
+def test_derivation(source, expected):
+    assert _derivation(source, converted={"y": "float"}) == expected
