@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from synclint.analysis.batch_derivation import VIEW, derivation
+from synclint.analysis.batch_derivation import REORDERED, VIEW, derivation
 from synclint.engine import check_source
 
 LOOP = """\
@@ -88,7 +88,11 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
 
 @pytest.mark.parametrize("source, expected", [
     ("x.unsqueeze(1)", VIEW),
-    ("x.permute(0, 2, 1)[:, 0]", VIEW),
+    ("x.permute(0, 2, 1)[:, 0]", REORDERED),
+    ("x.permute(0, 2, 1).reshape(-1)", "reshape"),
+    ("x.reshape(-1).permute(1, 0)", REORDERED),
+    ("x.flatten(1)", VIEW),
+    ("r.flatten(1)", "flatten"),  # a name bound to a reordered view
     ("x[..., None].squeeze(-1)", VIEW),
     ("x.float()", "float"),
     ("x.unsqueeze(1).float().view(-1)", "float"),
@@ -109,4 +113,4 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
     ("f(x).float()", None),
 ])
 def test_derivation(source, expected):
-    assert _derivation(source, converted={"y": "float"}) == expected
+    assert _derivation(source, converted={"y": "float", "r": REORDERED}) == expected

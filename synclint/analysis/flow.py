@@ -111,8 +111,8 @@ class Scope:
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
     #: Host names bound to a view or a conversion of such a batch (``images =
-    #: images.float()``): :data:`~synclint.analysis.batch_derivation.VIEW` or the
-    #: conversion's method name (see :mod:`synclint.analysis.batch_derivation`).
+    #: images.float()``): a view (:func:`~synclint.analysis.batch_derivation.is_view`) or
+    #: the conversion's method name (see :mod:`synclint.analysis.batch_derivation`).
     batch_derived: dict[str, str] = field(default_factory=dict)
     #: Loader batches whose loop moves the batch object itself anywhere, not only as a
     #: statement (``model(data.to(device))``, ``data.apply(...)``, ``setattr(data, ...)``):
