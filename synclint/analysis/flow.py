@@ -810,8 +810,13 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             # ``if batch.is_cuda: return batch`` then ``batch = batch.cuda()``: the early
             # exit narrowed the old value; where the new one lives the assignment says
-            # (a cast of the host value is on the host through ``scope.host``).
-            if self.function is not None:
+            # (a cast of the host value is on the host through ``scope.host``). Not a
+            # comprehension's own target (it does not leak), nor a name bound to a value on
+            # the host (``x: Tensor = x.float()``, ``(x := x.float())``, which do not record
+            # host-ness in ``scope.host`` as a plain assignment does): still on the host.
+            if (self.function is not None and target.value in self.function.narrowed
+                    and not self._binding_comprehension_targets
+                    and not (value is not None and self.devices.on_host(value))):
                 self.function.narrowed.discard(target.value)
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
