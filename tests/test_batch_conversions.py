@@ -110,3 +110,12 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
 ])
 def test_derivation(source, expected):
     assert _derivation(source, converted={"y": "float"}) == expected
+
+
+@pytest.mark.parametrize("rebind", ["out, images = accelerator.gather_for_metrics((model(images), images))",
+                                    "images, labels = to_device(images, labels, device=device)"])
+def test_a_view_of_a_batch_name_rebound_off_the_host_by_unpacking_is_no_batch(rebind):
+    # (23866a2 read `images` as the loader's batch still: the flow keeps a name unpacked from
+    # a call among the loader's batches, though no longer on the host.)
+    assert _found(f"images\n        {rebind}\n        images = images[:, -4:]") == []
+    assert _found(f"images\n        {rebind}\n        images = images.unsqueeze(1)") == []

@@ -1170,7 +1170,9 @@ class FlowState:
     def _batch_origin(self, base: cst.BaseExpression) -> str | None:
         if isinstance(base, cst.Name) and base.value in self.scope.batch_derived:
             return self.scope.batch_derived[base.value]
-        if not self._field_of_a_drawn_batch(base):
+        # (On the host still: ``out, y = accelerator.gather_for_metrics((out, y))`` leaves ``y``
+        # among the loader's batches, unpacked from a call, but not on the host.)
+        if not self._field_of_a_drawn_batch(base) or not self.devices.on_host(base):
             return None
         if isinstance(base, cst.Name):
             return VIEW if self.is_loader_batch(base.value) else None
