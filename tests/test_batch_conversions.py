@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from synclint.analysis.batch_derivation import VIEW, derivation
+from synclint.analysis.batch_derivation import STRIDED, VIEW, derivation
 from synclint.engine import check_source
 
 LOOP = """\
@@ -88,7 +88,17 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
 
 @pytest.mark.parametrize("source, expected", [
     ("x.unsqueeze(1)", VIEW),
-    ("x.permute(0, 2, 1)[:, 0]", VIEW),
+    ("x.permute(0, 2, 1)[:, 0]", STRIDED),
+    ("x[0, 1:3].unsqueeze(0)", VIEW),
+    ("x[:, 0]", STRIDED),
+    ("x[::2]", STRIDED),
+    ("x.narrow(0, 0, 2)", VIEW),
+    ("x.select(dim=1, index=0)", STRIDED),
+    ("x.permute(0, 2, 1).reshape(-1)", "reshape"),
+    ("x.permute(0, 2, 1).unsqueeze(0).flatten()", "flatten"),
+    ("x.unsqueeze(0).flatten()", VIEW),
+    ("x.permute(0, 2, 1).float().reshape(-1)", "float"),
+    ("s.reshape(-1)", "reshape"),  # a name bound to a strided view
     ("x[..., None].squeeze(-1)", VIEW),
     ("x.float()", "float"),
     ("x.unsqueeze(1).float().view(-1)", "float"),
@@ -109,7 +119,31 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
     ("f(x).float()", None),
 ])
 def test_derivation(source, expected):
-    assert _derivation(source, converted={"y": "float"}) == expected
+    assert _derivation(source, converted={"y": "float", "s": STRIDED}) == expected
+
+
+# ``reshape``/``flatten`` of a batch made non-contiguous by a view (``permute``, ``transpose``,
+# ``x[:, 0]``) cannot be a view: they copy into a new tensor in pageable memory, a conversion.
+@pytest.mark.parametrize("derive", ["images.permute(0, 3, 1, 2).reshape(-1, 3)", "images[1:, 1:].reshape(-1)",
+                                    "images[:, 0].flatten(1)", "images.narrow(1, 0, 2).reshape(-1)"])
+def test_a_reshape_of_a_strided_view_is_a_conversion(derive):
+    found = _found(derive, "non_blocking=True")
+    assert [(line, column, code) for line, column, code, _ in found] == [(9, 18, "SL403")]
+    assert "converted on the host" in found[0][3]
+    found = _found(derive)
+    assert [(line, code) for line, _, code, _ in found] == [(9, "SL401")]
+    assert "convert it on the device" in found[0][3]
+
+
+def test_a_reshape_of_a_name_bound_to_a_strided_view_is_a_conversion():
+    found = _found("images.permute(0, 3, 1, 2)\n        images = images.reshape(-1, 3)", "non_blocking=True")
+    assert [(line, code) for line, _, code, _ in found] == [(10, "SL403")]
+
+
+@pytest.mark.parametrize("derive", ["images.unsqueeze(1).reshape(-1, 3)", "images[0].flatten()", "images[1:].flatten(1)",
+                                    "images[..., None].reshape(-1)"])
+def test_a_reshape_of_a_contiguous_view_is_a_view(derive):
+    assert _found(derive, "non_blocking=True") == []
 
 
 @pytest.mark.parametrize("rebind", ["out, images = accelerator.gather_for_metrics((model(images), images))",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import VIEW
+from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import is_device_argument
 from synclint.analysis.host_batches import literal_key
 from synclint.analysis.imports import dotted_name
@@ -300,7 +300,7 @@ class BlockingTransfer(Rule):
         if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
             return
         what, advice = "a loader batch", "pass `non_blocking=True` (with a pinned loader)"
-        if derived is not None and derived != VIEW:
+        if derived is not None and derived not in VIEWS:
             what = f"a loader batch converted on the host (`.{derived}()`)"
             advice = ("move the batch first, with `non_blocking=True` (and a pinned loader), and convert it on "
                       "the device: a conversion that changes anything makes a new tensor in pageable memory, "

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import VIEW
+from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import LIKE_FACTORIES, empty_construction
 from synclint.analysis.inference import keyword, non_blocking_argument
 from synclint.analysis.kinds import Kind
@@ -237,7 +237,7 @@ class HostTensorCtor(Rule):
             if self.context.flow.holds_an_empty_tensor(inner.value):
                 return  # ``torch.Tensor([]).cuda()``: no elements, no copy, no wait
             derived = self.context.flow.batch_derivation(inner)
-            if derived == VIEW:
+            if derived in VIEWS:
                 return  # a view of a loader's batch is the loader's memory: its copy is SL401's
             if derived is not None:
                 if not asks_not_to_block(node):
