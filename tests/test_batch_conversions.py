@@ -153,3 +153,13 @@ def test_a_view_of_a_batch_name_rebound_off_the_host_by_unpacking_is_no_batch(re
     # a call among the loader's batches, though no longer on the host.)
     assert _found(f"images\n        {rebind}\n        images = images[:, -4:]") == []
     assert _found(f"images\n        {rebind}\n        images = images.unsqueeze(1)") == []
+
+
+def test_a_batch_converted_in_a_tuple_assignment_is_one_finding_each_with_the_conversion_s_advice():
+    found = _found("images\n        images, labels = images.float(), labels.unsqueeze(1)\n"
+                   "        labels = labels.cuda(non_blocking=True)")
+    assert [(line, code) for line, _, code, _ in found] == [(11, "SL401")]
+    assert "converted on the host (`.float()`)" in found[0][3]
+    found = _found("images\n        images, labels = images.float(), labels.long()", "non_blocking=True")
+    assert [(line, code) for line, _, code, _ in found] == [(10, "SL403")]
+    assert "converted on the host (`.float()`)" in found[0][3]

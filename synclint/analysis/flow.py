@@ -716,6 +716,9 @@ class FlowState:
             # ``images, labels = batch[0], batch[1]``, ``im, seg = im, seg``: each name takes
             # what its own value holds, read before any of them is bound.
             unpacked = self._element_states(node.value, node.targets)
+            # (``images, labels = images.float(), labels.unsqueeze(1)``: each as its own value.)
+            derived_elements = None if unpacked is None else [
+                self.batch_derivation(element.value) for element in node.value.elements]  # type: ignore[attr-defined]
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -731,6 +734,12 @@ class FlowState:
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
                 elif unpacked is not None:
                     self._hold_element_states(target.target, unpacked)
+                    for element, element_derived in zip(target.target.elements, derived_elements or ()):
+                        name = element.value.value  # type: ignore[attr-defined]  (names only)
+                        if element_derived is not None:
+                            self.scope.batch_derived[name] = element_derived
+                        else:  # (``x, x = x.float(), y``: the last binding holds)
+                            self.scope.batch_derived.pop(name, None)
                 elif state.batch and isinstance(node.value, cst.Name) and _names_only(target.target):
                     # ``mel, audio = batch``: each is a field of the loader's batch (its move is
                     # SL401's copy), of unknown kind as the loader yields it.
