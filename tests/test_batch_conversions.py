@@ -163,3 +163,9 @@ def test_a_batch_converted_in_a_tuple_assignment_is_one_finding_each_with_the_co
     found = _found("images\n        images, labels = images.float(), labels.long()", "non_blocking=True")
     assert [(line, code) for line, _, code, _ in found] == [(10, "SL403")]
     assert "converted on the host (`.float()`)" in found[0][3]
+
+
+def test_a_comprehension_s_own_name_leaves_the_loop_s_converted_batch_converted():
+    found = _found("images.float()\n        sizes = [images for images in range(3)]", "non_blocking=True")
+    assert [(line, code) for line, _, code, _ in found] == [(10, "SL403")]
+    assert "converted on the host (`.float()`)" in found[0][3]

@@ -207,7 +207,7 @@ class FlowState:
         self.scopes[0].returns = self._annotated_returns(module.body)
         #: Every kind each module-level name was bound to (the env keeps only the last).
         self.module_bindings: dict[str, set[Kind]] = {}
-        self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
+        self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str], dict[str, str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
         # messages, ONNX helpers (branches taken only under TorchScript or a tracer are
         # ``_tracing_roots``).
@@ -425,14 +425,16 @@ class FlowState:
         finally:
             self._binding_comprehension_targets = False
 
-    def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str]]:
+    def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str], dict[str, str]]:
         """Comprehension variables do not leak: save what binding them may change."""
         scope = self.scope
-        return dict(scope.env), set(scope.host), set(scope.opaque)
+        return dict(scope.env), set(scope.host), set(scope.opaque), dict(scope.batch_derived)
 
-    def _restore(self, saved: tuple[dict[str, Kind], set[str], set[str]]) -> None:
+    def _restore(self, saved: tuple[dict[str, Kind], set[str], set[str], dict[str, str]]) -> None:
         scope = self.scope
-        env, host, opaque = saved
+        env, host, opaque, batch_derived = saved
+        scope.batch_derived.clear()
+        scope.batch_derived.update(batch_derived)
         scope.env.clear()
         scope.env.update(env)
         scope.host.clear()
