@@ -32,8 +32,8 @@ def _found(derive: str, flag: str = "") -> list[tuple[int, int, str, str]]:
     return [(f.line, f.column, f.code, f.message) for f in check_source(source, "train.py")]
 
 
-@pytest.mark.parametrize("derive", ["images.float()", "images.permute(0, 3, 1, 2).float()", "images.contiguous()",
-                                    "images.unsqueeze(1).half()"])
+@pytest.mark.parametrize("derive", ["images.float()", "images.permute(0, 3, 1, 2).float()",
+                                    "images.permute(0, 3, 1, 2).contiguous()", "images.unsqueeze(1).half()"])
 def test_a_blocking_copy_of_a_converted_batch_is_one_sl401_that_says_to_convert_on_the_device(derive):
     found = _found(derive)
     assert [(line, column, code) for line, column, code, _ in found] == [(9, 18, "SL401")]
@@ -99,6 +99,10 @@ def _derivation(source: str, batches=frozenset({"x", "batch"}), converted=None) 
     ("x.unsqueeze(0).flatten()", VIEW),
     ("x.permute(0, 2, 1).float().reshape(-1)", "float"),
     ("s.reshape(-1)", "reshape"),  # a name bound to a strided view
+    ("x.contiguous()", VIEW),  # a loader's (stacked) batch is contiguous: the tensor itself
+    ("x.unsqueeze(1).contiguous()", VIEW),
+    ("x.permute(0, 2, 1).contiguous()", "contiguous"),
+    ("s.contiguous()", "contiguous"),
     ("x[..., None].squeeze(-1)", VIEW),
     ("x.float()", "float"),
     ("x.unsqueeze(1).float().view(-1)", "float"),
@@ -169,3 +173,14 @@ def test_a_comprehension_s_own_name_leaves_the_loop_s_converted_batch_converted(
     found = _found("images.float()\n        sizes = [images for images in range(3)]", "non_blocking=True")
     assert [(line, code) for line, _, code, _ in found] == [(10, "SL403")]
     assert "converted on the host (`.float()`)" in found[0][3]
+
+
+@pytest.mark.parametrize("derive", ["images.contiguous()", "images.unsqueeze(1).contiguous()"])
+def test_contiguous_of_a_contiguous_batch_is_the_batch_itself(derive):
+    # (``contiguous()`` returns the tensor itself when it is contiguous, as a loader's stacked
+    # batch is: still pinned, its non_blocking copy does not wait, and a blocking copy's
+    # advice is the plain one.)
+    assert _found(derive, "non_blocking=True") == []
+    found = _found(derive)
+    assert [(line, code) for line, _, code, _ in found] == [(9, "SL401")]
+    assert "pass `non_blocking=True`" in found[0][3] and "convert" not in found[0][3]

@@ -4,7 +4,8 @@ A loader that pins memory yields batches whose copies to the device can be
 asynchronous. A *view* of such a batch (``images.unsqueeze(1)``, ``batch["img"][:, 0]``)
 is the same pinned memory: its ``non_blocking=True`` copy is still asynchronous, and a
 blocking copy of it is the loader's copy (SL401's). A *conversion* (``images.float()``,
-``.contiguous()``, ``.to(torch.float16)``) returns the batch itself when there is nothing
+``.to(torch.float16)``; ``.contiguous()`` or ``.reshape()`` of a view that may not be contiguous,
+``images.permute(0, 3, 1, 2).contiguous()``) returns the batch itself when there is nothing
 to convert, and otherwise a new tensor in pageable memory, whose copy blocks the host
 even with ``non_blocking=True``: the remedy is to move the batch first and convert it on
 the device. Which of the two happens depends on the batch's dtype and layout, which the
@@ -37,10 +38,13 @@ _DIM_VIEWS = frozenset({"narrow", "select"})
 #: (``x.permute(0, 3, 1, 2).reshape(n, -1)`` copies into pageable memory: a conversion).
 _RESHAPES = frozenset({"reshape", "reshape_as", "flatten"})
 #: Methods that convert their tensor on the host: the tensor itself when nothing changes,
-#: else a new tensor in pageable memory.
+#: else a new tensor in pageable memory. (``contiguous`` changes nothing of a contiguous
+#: tensor, as a loader's stacked batch is: it converts only a strided view.)
 _CONVERSIONS = frozenset({
     "float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool", "contiguous",
 })
+#: Steps that are the tensor itself, or a view of it, while it is contiguous, and a copy of a strided view.
+_COPIES_IF_STRIDED = _RESHAPES | {"contiguous"}
 _DTYPE_PREFIXES = ("torch.",)
 
 
@@ -78,8 +82,8 @@ def derivation(value: cst.BaseExpression, origin: Callable[[cst.BaseExpression],
     for step in reversed(steps):  # the innermost first
         if made not in VIEWS:
             break  # the first conversion names what the chain made
-        if step in _RESHAPES:
-            made = step if made == STRIDED else VIEW  # a strided tensor reshaped is copied
+        if step in _COPIES_IF_STRIDED:
+            made = step if made == STRIDED else VIEW  # a strided tensor reshaped (made contiguous) is copied
         elif step == STRIDED:
             made = STRIDED
         elif step != VIEW:

@@ -24,7 +24,8 @@ class BlockingTransfer(Rule):
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
     is a cast or a read-back, not an upload, and is not flagged. A view of a batch
     (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion of one made on the
-    host (`x = batch["img"].float()`, `.contiguous()`, `.to(torch.float16)`) are its
+    host (`x = batch["img"].float()`, `.to(torch.float16)`, `.permute(...).contiguous()` or
+    `.reshape()`) are its
     data too; for a conversion the advice is to move first and convert on the device
     (a conversion that changes anything makes a new tensor in pageable memory, whose
     copy blocks even with `non_blocking=True`: SL403 reports such a copy). Nor is a move of

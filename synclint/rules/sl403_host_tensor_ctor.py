@@ -67,7 +67,7 @@ class HostTensorCtor(Rule):
     where `x` lives, so moving it is an upload only when `x` is on the host; a
     move whose destination is the CPU or the device of a host tensor
     (`.to(h.device)`, `.to(h)`) uploads nothing. A loader batch converted on the host
-    (`x = x.float()`, `.contiguous()`) and copied with `non_blocking=True` is reported too:
+    (`x = x.float()`, `x.permute(0, 3, 1, 2).contiguous()`) and copied with `non_blocking=True` is reported too:
     a conversion that changes anything makes a new tensor in pageable memory, whose copy
     blocks anyway (move first, convert on the device); its blocking copy is SL401's, and a
     view of a batch (`x.unsqueeze(1)`) is the loader's pinned memory. A tensor built visibly empty
