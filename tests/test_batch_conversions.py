@@ -184,3 +184,40 @@ def test_contiguous_of_a_contiguous_batch_is_the_batch_itself(derive):
     found = _found(derive)
     assert [(line, code) for line, _, code, _ in found] == [(9, "SL401")]
     assert "pass `non_blocking=True`" in found[0][3] and "convert" not in found[0][3]
+
+
+BRANCHES = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, half):
+    loader = DataLoader(dataset, batch_size=32, pin_memory=True)
+    for images, labels in loader:
+{body}
+        model(z.cuda(non_blocking=True), labels)
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "        if half:\n            z = images.float()\n        else:\n            z = images.unsqueeze(1)",
+    "        z = images.float()\n        if half:\n            z = images.unsqueeze(1)",
+    "        if half:\n            z = images.unsqueeze(1)\n        else:\n            z = images.float()",
+])
+def test_a_conversion_on_one_path_of_a_branch_is_not_undone_by_a_view_on_another(body):
+    found = [(f.line, f.code, f.message) for f in check_source(BRANCHES.format(body=body), "train.py")]
+    assert [(line, code) for line, code, _ in found] == [(body.count("\n") + 9, "SL403")]
+    assert "converted on the host (`.float()`)" in found[0][2]
+
+
+def test_a_view_on_one_path_does_not_hide_a_tensor_built_on_the_host_on_another():
+    body = "        if half:\n            z = torch.zeros(4)\n        else:\n            z = images.unsqueeze(1)"
+    found = [(f.line, f.code, f.message) for f in check_source(BRANCHES.format(body=body), "train.py")]
+    assert [(line, code) for line, code, _ in found] == [(12, "SL403")]
+
+
+def test_a_batch_viewed_on_one_path_is_the_batch_or_its_view_on_both():
+    body = "        if half:\n            images = images.unsqueeze(1)\n        z = images"
+    assert check_source(BRANCHES.format(body=body), "train.py") == []
+    body = "        z = images\n        if half:\n            z = z.permute(0, 2, 3, 1)"
+    assert check_source(BRANCHES.format(body=body), "train.py") == []

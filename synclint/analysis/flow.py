@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import VIEW, derivation
+from synclint.analysis.batch_derivation import VIEW, VIEWS, derivation
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
@@ -224,6 +224,9 @@ class FlowState:
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
         self._branch_blocks: set[int] = set()
         self._host_snapshots: list[tuple[set[str], set[str], set[str]]] = []
+        #: Per branch block entered: ``scope.batch_derived``, the names bound and the names
+        #: holding a loader's batch, on entry.
+        self._derived_snapshots: list[tuple[dict[str, str], frozenset[str], frozenset[str]]] = []
         #: But an ``if`` with an ``else`` runs one of its blocks: what every block that
         #: reaches the end of the ``if`` leaves on the host is on the host after it. Per
         #: ``if`` (its identity), what each of its blocks left on the host (None: a block
@@ -481,6 +484,8 @@ class FlowState:
             self._open_else_blocks.append(self._else_blocks[id(node)])
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
+            self._derived_snapshots.append((dict(self.scope.batch_derived), frozenset(self.scope.env),
+                                            frozenset(self.scope.loader_batches)))
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -636,6 +641,7 @@ class FlowState:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
             host, accelerator, empty = self._host_snapshots.pop()
+            self._join_batch_derived(*self._derived_snapshots.pop())
             owner = self._if_blocks.pop(id(node), None)
             if owner is not None:
                 self._host_after_blocks[owner].append(self._left_on_host(node, host))
@@ -783,6 +789,23 @@ class FlowState:
             self.bind(node.target, self.kind_of(node.value), node.value)
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             self.bind(node.asname.name, Kind.UNKNOWN)
+
+    def _join_batch_derived(self, before: dict[str, str], bound: frozenset[str], batches: frozenset[str]) -> None:
+        """A branch block ends: a name it bound to a view of a loader batch holds a view after
+        it only where it held one (or nothing) on entry. A conversion on entry stays (``z =
+        x.float()`` then ``if half: z = x.unsqueeze(1)``: one path copies pageable memory;
+        an ``else`` block enters with what its ``if`` block left); a value of another kind
+        (``z = torch.zeros(4)``) leaves no view to judge by; the batch itself is its own view
+        (``if half: images = images.unsqueeze(1)``: the batch or a view of it)."""
+        derived = self.scope.batch_derived
+        for name, made in list(derived.items()):
+            held = before.get(name, VIEW if name in batches else None)
+            if made not in VIEWS or held == made:
+                continue
+            if held is not None and held not in VIEWS:
+                derived[name] = held
+            elif held is None and name in bound:
+                del derived[name]
 
     def _narrow_after_early_exit(self, node: cst.If) -> None:
         """``if x.is_cuda: return fast(x)`` at the top of a body: below it, ``x`` is on the host."""
