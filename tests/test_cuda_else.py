@@ -195,3 +195,14 @@ def test_a_name_rebound_to_a_host_value_after_the_return_stays_on_the_host():
     source = ALREADY_ON_THE_GPU.format(test="batch.is_cuda", move="batch.float()").replace(
         "batch[1]", "batch").replace("batch[0][:n]", "batch[:n]")
     assert [f for f in check_source(source, "t.py", include_cold=True) if f.line == 8] == []
+
+
+@pytest.mark.parametrize("rebind", [
+    "    ys = [x for x in range(3)]\n",  # a comprehension's own `x`: the function's `x` is not rebound
+    "    x: torch.Tensor = x.float()\n",  # an annotated cast of the host value: on the host
+    "    if (x := x.float()) is not None:\n        pass\n",  # a walrus cast: on the host
+])
+def test_a_name_not_rebound_off_the_host_after_the_return_stays_narrowed(rebind):
+    source = ("import torch\n\ndef f(x: torch.Tensor):\n    if x.is_cuda:\n        return x\n"
+              f"{rebind}    return x.sum().item()\n")
+    assert [(f.line, f.code) for f in check_source(source, "t.py", include_cold=True)] == []

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import VIEW, derivation
+from synclint.analysis.batch_derivation import VIEW, VIEWS, derivation
 from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
@@ -111,8 +111,8 @@ class Scope:
     #: on the host, but not "built without a device" — moving them is the loop's job.
     loader_batches: set[str] = field(default_factory=set)
     #: Host names bound to a view or a conversion of such a batch (``images =
-    #: images.float()``): a view (:func:`~synclint.analysis.batch_derivation.is_view`) or
-    #: the conversion's method name (see :mod:`synclint.analysis.batch_derivation`).
+    #: images.float()``): a view (one of :data:`~synclint.analysis.batch_derivation.VIEWS`)
+    #: or the conversion's method name (see :mod:`synclint.analysis.batch_derivation`).
     batch_derived: dict[str, str] = field(default_factory=dict)
     #: Loader batches whose loop moves the batch object itself anywhere, not only as a
     #: statement (``model(data.to(device))``, ``data.apply(...)``, ``setattr(data, ...)``):
@@ -207,7 +207,7 @@ class FlowState:
         self.scopes[0].returns = self._annotated_returns(module.body)
         #: Every kind each module-level name was bound to (the env keeps only the last).
         self.module_bindings: dict[str, set[Kind]] = {}
-        self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str]]] = []
+        self._comprehension_saved: list[tuple[dict[str, Kind], set[str], set[str], dict[str, str]]] = []
         # Code that never runs in an eager training step: raise statements, assert
         # messages, ONNX helpers (branches taken only under TorchScript or a tracer are
         # ``_tracing_roots``).
@@ -224,6 +224,9 @@ class FlowState:
         #: says nothing about the CUDA path). Snapshot of the host names at each entry.
         self._branch_blocks: set[int] = set()
         self._host_snapshots: list[tuple[set[str], set[str], set[str]]] = []
+        #: Per branch block entered: ``scope.batch_derived``, the names bound and the names
+        #: holding a loader's batch, on entry.
+        self._derived_snapshots: list[tuple[dict[str, str], frozenset[str], frozenset[str]]] = []
         #: But an ``if`` with an ``else`` runs one of its blocks: what every block that
         #: reaches the end of the ``if`` leaves on the host is on the host after it. Per
         #: ``if`` (its identity), what each of its blocks left on the host (None: a block
@@ -425,14 +428,16 @@ class FlowState:
         finally:
             self._binding_comprehension_targets = False
 
-    def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str]]:
+    def _snapshot(self) -> tuple[dict[str, Kind], set[str], set[str], dict[str, str]]:
         """Comprehension variables do not leak: save what binding them may change."""
         scope = self.scope
-        return dict(scope.env), set(scope.host), set(scope.opaque)
+        return dict(scope.env), set(scope.host), set(scope.opaque), dict(scope.batch_derived)
 
-    def _restore(self, saved: tuple[dict[str, Kind], set[str], set[str]]) -> None:
+    def _restore(self, saved: tuple[dict[str, Kind], set[str], set[str], dict[str, str]]) -> None:
         scope = self.scope
-        env, host, opaque = saved
+        env, host, opaque, batch_derived = saved
+        scope.batch_derived.clear()
+        scope.batch_derived.update(batch_derived)
         scope.env.clear()
         scope.env.update(env)
         scope.host.clear()
@@ -479,6 +484,8 @@ class FlowState:
             self._open_else_blocks.append(self._else_blocks[id(node)])
         if self._branch_blocks and id(node) in self._branch_blocks:
             self._host_snapshots.append((set(self.scope.host), set(self.scope.accelerator), set(self.scope.empty)))
+            self._derived_snapshots.append((dict(self.scope.batch_derived), frozenset(self.scope.env),
+                                            frozenset(self.scope.loader_batches)))
         if node_type in _QUIET_REGION_TYPES:
             self._mark_quiet_regions(node)
         if self._host_narrowing and id(node) in self._host_narrowing:
@@ -634,6 +641,7 @@ class FlowState:
             self._branch_blocks.discard(id(node))
             # What became host in the block is host only there; what stopped being host stays so.
             host, accelerator, empty = self._host_snapshots.pop()
+            self._join_batch_derived(*self._derived_snapshots.pop())
             owner = self._if_blocks.pop(id(node), None)
             if owner is not None:
                 self._host_after_blocks[owner].append(self._left_on_host(node, host))
@@ -716,6 +724,9 @@ class FlowState:
             # ``images, labels = batch[0], batch[1]``, ``im, seg = im, seg``: each name takes
             # what its own value holds, read before any of them is bound.
             unpacked = self._element_states(node.value, node.targets)
+            # (``images, labels = images.float(), labels.unsqueeze(1)``: each as its own value.)
+            derived_elements = None if unpacked is None else [
+                self.batch_derivation(element.value) for element in node.value.elements]  # type: ignore[attr-defined]
             for target in node.targets:
                 names = [name.value for name in target_name_nodes(target.target)]
                 (self.scope.device_fed.update if fed else self.scope.device_fed.difference_update)(names)
@@ -731,6 +742,12 @@ class FlowState:
                     (self.scope.accelerator.add if on_accelerator else self.scope.accelerator.discard)(target.target.value)
                 elif unpacked is not None:
                     self._hold_element_states(target.target, unpacked)
+                    for element, element_derived in zip(target.target.elements, derived_elements or ()):
+                        name = element.value.value  # type: ignore[attr-defined]  (names only)
+                        if element_derived is not None:
+                            self.scope.batch_derived[name] = element_derived
+                        else:  # (``x, x = x.float(), y``: the last binding holds)
+                            self.scope.batch_derived.pop(name, None)
                 elif state.batch and isinstance(node.value, cst.Name) and _names_only(target.target):
                     # ``mel, audio = batch``: each is a field of the loader's batch (its move is
                     # SL401's copy), of unknown kind as the loader yields it.
@@ -773,6 +790,23 @@ class FlowState:
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             self.bind(node.asname.name, Kind.UNKNOWN)
 
+    def _join_batch_derived(self, before: dict[str, str], bound: frozenset[str], batches: frozenset[str]) -> None:
+        """A branch block ends: a name it bound to a view of a loader batch holds a view after
+        it only where it held one (or nothing) on entry. A conversion on entry stays (``z =
+        x.float()`` then ``if half: z = x.unsqueeze(1)``: one path copies pageable memory;
+        an ``else`` block enters with what its ``if`` block left); a value of another kind
+        (``z = torch.zeros(4)``) leaves no view to judge by; the batch itself is its own view
+        (``if half: images = images.unsqueeze(1)``: the batch or a view of it)."""
+        derived = self.scope.batch_derived
+        for name, made in list(derived.items()):
+            held = before.get(name, VIEW if name in batches else None)
+            if made not in VIEWS or held == made:
+                continue
+            if held is not None and held not in VIEWS:
+                derived[name] = held
+            elif held is None and name in bound:
+                del derived[name]
+
     def _narrow_after_early_exit(self, node: cst.If) -> None:
         """``if x.is_cuda: return fast(x)`` at the top of a body: below it, ``x`` is on the host."""
         function = self.function
@@ -810,8 +844,13 @@ class FlowState:
             self.narrowed_python.rebound(target.value, len(self.scopes))
             # ``if batch.is_cuda: return batch`` then ``batch = batch.cuda()``: the early
             # exit narrowed the old value; where the new one lives the assignment says
-            # (a cast of the host value is on the host through ``scope.host``).
-            if self.function is not None:
+            # (a cast of the host value is on the host through ``scope.host``). Not a
+            # comprehension's own target (it does not leak), nor a name bound to a value on
+            # the host (``x: Tensor = x.float()``, ``(x := x.float())``, which do not record
+            # host-ness in ``scope.host`` as a plain assignment does): still on the host.
+            if (self.function is not None and target.value in self.function.narrowed
+                    and not self._binding_comprehension_targets
+                    and not (value is not None and self.devices.on_host(value))):
                 self.function.narrowed.discard(target.value)
             self.scope.env[target.value] = kind
             self.scope.opaque.discard(target.value)
@@ -1165,7 +1204,9 @@ class FlowState:
     def _batch_origin(self, base: cst.BaseExpression) -> str | None:
         if isinstance(base, cst.Name) and base.value in self.scope.batch_derived:
             return self.scope.batch_derived[base.value]
-        if not self._field_of_a_drawn_batch(base):
+        # (On the host still: ``out, y = accelerator.gather_for_metrics((out, y))`` leaves ``y``
+        # among the loader's batches, unpacked from a call, but not on the host.)
+        if not self._field_of_a_drawn_batch(base) or not self.devices.on_host(base):
             return None
         if isinstance(base, cst.Name):
             return VIEW if self.is_loader_batch(base.value) else None

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import is_view
+from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import is_device_argument
 from synclint.analysis.host_batches import literal_key
 from synclint.analysis.imports import dotted_name
@@ -24,7 +24,8 @@ class BlockingTransfer(Rule):
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
     is a cast or a read-back, not an upload, and is not flagged. A view of a batch
     (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion of one made on the
-    host (`x = batch["img"].float()`, `.contiguous()`, `.to(torch.float16)`) are its
+    host (`x = batch["img"].float()`, `.to(torch.float16)`, `.permute(...).contiguous()` or
+    `.reshape()`) are its
     data too; for a conversion the advice is to move first and convert on the device
     (a conversion that changes anything makes a new tensor in pageable memory, whose
     copy blocks even with `non_blocking=True`: SL403 reports such a copy). Nor is a move of
@@ -300,7 +301,7 @@ class BlockingTransfer(Rule):
         if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
             return
         what, advice = "a loader batch", "pass `non_blocking=True` (with a pinned loader)"
-        if derived is not None and not is_view(derived):
+        if derived is not None and derived not in VIEWS:
             what = f"a loader batch converted on the host (`.{derived}()`)"
             advice = ("move the batch first, with `non_blocking=True` (and a pinned loader), and convert it on "
                       "the device: a conversion that changes anything makes a new tensor in pageable memory, "

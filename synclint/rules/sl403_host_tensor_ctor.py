@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.batch_derivation import is_view
+from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import LIKE_FACTORIES, empty_construction
 from synclint.analysis.inference import keyword, non_blocking_argument
 from synclint.analysis.kinds import Kind
@@ -67,7 +67,7 @@ class HostTensorCtor(Rule):
     where `x` lives, so moving it is an upload only when `x` is on the host; a
     move whose destination is the CPU or the device of a host tensor
     (`.to(h.device)`, `.to(h)`) uploads nothing. A loader batch converted on the host
-    (`x = x.float()`, `.contiguous()`) and copied with `non_blocking=True` is reported too:
+    (`x = x.float()`, `x.permute(0, 3, 1, 2).contiguous()`) and copied with `non_blocking=True` is reported too:
     a conversion that changes anything makes a new tensor in pageable memory, whose copy
     blocks anyway (move first, convert on the device); its blocking copy is SL401's, and a
     view of a batch (`x.unsqueeze(1)`) is the loader's pinned memory. A tensor built visibly empty
@@ -237,7 +237,7 @@ class HostTensorCtor(Rule):
             if self.context.flow.holds_an_empty_tensor(inner.value):
                 return  # ``torch.Tensor([]).cuda()``: no elements, no copy, no wait
             derived = self.context.flow.batch_derivation(inner)
-            if is_view(derived):
+            if derived in VIEWS:
                 return  # a view of a loader's batch is the loader's memory: its copy is SL401's
             if derived is not None:
                 if not asks_not_to_block(node):
