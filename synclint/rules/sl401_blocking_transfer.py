@@ -22,19 +22,20 @@ class BlockingTransfer(Rule):
     batch["label"]`), that do not pass `non_blocking=True` (by keyword, or
     by position: `x.cuda(0, True)`, `x.to(device, dtype, True)`). A `.to()` whose
     argument is a dtype (`torch.float16`, a name ending in `_dtype`) or the CPU
-    is a cast or a read-back, not an upload, and is not flagged. A view of a batch
-    (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion of one made on the
-    host (`x = batch["img"].float()`, `.to(torch.float16)`, `.permute(...).contiguous()` or
-    `.reshape()`) are its
-    data too; for a conversion the advice is to move first and convert on the device
-    (a conversion that changes anything makes a new tensor in pageable memory, whose
-    copy blocks even with `non_blocking=True`: SL403 reports such a copy). Nor is a move of
+    is a cast or a read-back, not an upload, and is not flagged. Nor is a move of
     a name the body already bound to its own device copy (`y = y.float().to(device)`
     then `y[:, -n:].to(device)`: nothing left to copy), or to what a collective
     returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
     or, outside a branch, to what a helper given the batch and a device returns
     (`batch = batch_to(batch, device)`) or to a list of its elements' device copies
     (`data = [t.cuda() for t in data]`, then `data[2].cuda()`).
+
+    A view of a batch (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion
+    of one made on the host (`x = batch["img"].float()`, `.to(torch.float16)`,
+    `.permute(...).contiguous()` or `.reshape()`) are the loader's data too. For a
+    conversion the advice is to move first and convert on the device: a conversion
+    that changes anything makes a new tensor in pageable memory, whose copy blocks
+    even with `non_blocking=True` (SL403 reports such a copy).
 
     ## Why is this bad?
     A blocking copy makes the host wait until the copy is done — and a copy
