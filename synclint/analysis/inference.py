@@ -115,6 +115,17 @@ def non_blocking_argument(call: cst.Call) -> cst.BaseExpression | None:
     return args[2].value if len(args) >= 3 else None
 
 
+def asks_for(flag: cst.BaseExpression | None) -> bool:
+    """A ``non_blocking`` flag passed (see :func:`non_blocking_argument`) other than a literal
+    ``False``: a computed flag (``non_blocking=pinned``) is the code's own per-call choice."""
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
+
+
+def asks_not_to_block(call: cst.Call) -> bool:
+    """The copy passes ``non_blocking`` (by keyword or position), and not as ``False``."""
+    return asks_for(non_blocking_argument(call))
+
+
 def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 

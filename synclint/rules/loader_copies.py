@@ -29,7 +29,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.imports import callee_name
-from synclint.analysis.inference import keyword, non_blocking_argument, positional
+from synclint.analysis.inference import asks_for, keyword, non_blocking_argument, positional
 from synclint.rules.matching import is_host_transfer, root_name, target_names
 from synclint.traversal import ScopeVisitor, walk
 
@@ -521,7 +521,7 @@ def _asks_not_to_block(call: cst.Call) -> bool:
         value = flag.value if flag is not None else (args[1].value if len(args) >= 2 else None)
     else:
         value = non_blocking_argument(call)
-    return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
+    return asks_for(value)
 
 
 class _Copies(ScopeVisitor):

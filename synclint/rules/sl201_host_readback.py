@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.inference import keyword, non_blocking_argument, positional
+from synclint.analysis.inference import asks_not_to_block, keyword, positional
 from synclint.catalogue import NumberArguments, SyncCondition, by_function, entry, number_arguments
 from synclint.prefilter import TENSOR_EVIDENCE
 from synclint.rules.base import Invalid, Rule
@@ -45,8 +45,7 @@ def _copies_without_waiting(call: cst.Call) -> bool:
     wait (the runtime rule agrees). A ``non_blocking=`` the code computes (``non_blocking=
     pinned and not accumulating``) is a per-call choice the code already makes; only a
     literal ``False`` is a proven wait. Passed by position too (``x.to("cpu", dtype, True)``)."""
-    value = non_blocking_argument(call)
-    return value is not None and not (isinstance(value, cst.Name) and value.value == "False")
+    return asks_not_to_block(call)
 
 
 def _called_on_self(node: cst.Call) -> bool:

@@ -6,7 +6,7 @@ from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import is_device_argument
 from synclint.analysis.host_batches import literal_key
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.inference import non_blocking_argument
+from synclint.analysis.inference import asks_not_to_block
 from synclint.rules.base import Invalid, Rule
 from synclint.rules.matching import is_host_transfer, root_name, target_names
 
@@ -298,8 +298,7 @@ class BlockingTransfer(Rule):
         derived = self.context.flow.batch_derivation(moved)
         if root_name(moved) not in set().union(*self._batch_names) and derived is None:
             return
-        flag = non_blocking_argument(node)  # by keyword or by position (x.cuda(0, True))
-        if flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False"):
+        if asks_not_to_block(node):  # by keyword or by position (x.cuda(0, True))
             return
         what, advice = "a loader batch", "pass `non_blocking=True` (with a pinned loader)"
         if derived is not None and derived not in VIEWS:

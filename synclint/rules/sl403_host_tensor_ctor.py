@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.analysis.batch_derivation import VIEWS
 from synclint.analysis.devices import LIKE_FACTORIES, empty_construction
-from synclint.analysis.inference import keyword, non_blocking_argument
+from synclint.analysis.inference import asks_not_to_block, keyword
 from synclint.analysis.kinds import Kind
 from synclint.catalogue import entry
 from synclint.rules.base import Invalid, Rule
@@ -18,12 +18,6 @@ _FACTORIES = frozenset(
 
 _CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool"})
 _FROM_DATA = entry("SL403", "tensor from host data on the device")
-
-
-def asks_not_to_block(call: cst.Call) -> bool:
-    """The copy passes ``non_blocking`` (by keyword or position), and not as ``False``."""
-    flag = non_blocking_argument(call)
-    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
 
 
 def _is_accelerator(node: cst.BaseExpression) -> bool:
