@@ -306,11 +306,21 @@ def gen_non_blocking(rng: random.Random) -> Program:
     # The loop's own target, or a name bound to a field of its batch (``x = batch["x"]``).
     field = rng.random() < 0.5
     head = "    for batch in loader:\n        x = batch['x']\n" if field else "    for x, y in loader:\n"
-    source = H + f"def f(loader, device):\n    out = []\n{head}{annotate}        x = {call}\n        out.append(x.sum() if not hasattr(x, 'tensor') else x.tensor.sum())\n    return out\n"
+    # A view or a conversion of the batch first (SL401 reads them as the loader's data), or
+    # a conversion inline: ``x.float().to(device)``.
+    prep = rng.choice(["", "", "        x = x.float()\n", "        x = x.unsqueeze(0)\n", "        x = x.half()\n",
+                       "        x = x[1:].reshape(-1)\n"])
+    if rng.random() < 0.2:
+        call = call.replace("x.to(", "x.float().to(", 1)
+    source = H + (f"def f(loader, device):\n    out = []\n{head}{annotate}{prep}        x = {call}\n"
+                  "        out.append(x.sum() if not hasattr(x, 'tensor') else x.tensor.sum())\n    return out\n")
+    tensors_only = bool(prep) or "x.float()" in call  # (an ``Obj`` has no ``float``)
 
     def inputs(r):
-        t = tensor(r, shape=(3,), dtype=torch.float32, grad=False)
-        batch = Obj(t) if not annotate and r.random() < 0.5 else t  # an annotation is evidence
+        dtype = r.choice([torch.float32, torch.float64, torch.float16])
+        t = tensor(r, shape=(r.choice([1, 3, 4]),), dtype=dtype, grad=False)
+        # an annotation is evidence; a non-tensor receiver where nothing needs a tensor's methods
+        batch = Obj(t) if not annotate and not tensors_only and r.random() < 0.5 else t
         return [({"x": batch} if field else (batch, None))], "cpu"
 
     return Program(source, inputs)
