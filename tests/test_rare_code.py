@@ -10,6 +10,7 @@ import pytest
 
 from synclint.engine import check_source
 from synclint.notebook import check_notebook_source
+from synclint.project.summary import MEMOISED as MEMOISED_WHY
 from tests.notebook_helpers import notebook_of
 
 
@@ -2724,3 +2725,92 @@ def test_an_early_return_on_a_hit_whose_miss_stores_none_stays_hot():
                 return x * n
     """)
     assert found[(8, "SL201")][0] == "hot"
+
+
+# -- memoised functions and a batch index's first pass (session 28's blind round) ------------
+
+MEMOISED = """
+    import functools
+    from functools import lru_cache
+
+    import torch
+    from torch import Tensor, nn
+
+
+    @lru_cache()
+    def sizes_mask(nx, ny, device):
+        return int(torch.ones(nx, ny, device=device).sum().item())
+
+
+    @functools.cache
+    def first_rows(n: int, device):
+        return torch.arange(n, device=device).sum().item()
+
+
+    @lru_cache(maxsize=None)
+    def keyed_by_tensor(x: Tensor):
+        return x.sum().item()
+
+
+    class Block(nn.Module):
+        @functools.cached_property
+        def scale(self):
+            return self.weight.sum().item()
+
+        def forward(self, x):
+            return x * sizes_mask(x.shape[0], x.shape[1], x.device) + first_rows(4, x.device) + keyed_by_tensor(x)
+    """
+
+
+def test_a_memoised_function_runs_once_per_distinct_arguments():
+    # esvit's `@lru_cache` mask builder, called by every forward with the same sizes and
+    # device, builds its mask once. A tensor argument is hashed by identity: each step's
+    # new tensor misses the cache, so that function's body runs every step.
+    found = _found(MEMOISED)
+    memoised = ("cold", MEMOISED_WHY)
+    assert found[(11, "SL201")] == found[(16, "SL201")] == found[(27, "SL201")] == memoised
+    assert found[(21, "SL201")][0] == "hot"
+
+
+FIRST_BATCH_BY_INDEX = """
+    import numpy as np
+    import torch
+    import tqdm
+
+
+    def evaluate(model, dataloader, device):
+        rec_data_iter = tqdm.tqdm(enumerate(dataloader), total=len(dataloader))
+        for i, batch in rec_data_iter:
+            x, answers = (t.to(device) for t in batch)
+            out = model(x)
+            if i == 0:
+                answer_list = answers.cpu().numpy()
+            else:
+                answer_list = np.append(answer_list, answers.cpu().numpy(), axis=0)
+            for i in range(3):
+                if i == 0:
+                    print(out.sum().item())
+        for n, (x, y) in tqdm.tqdm(enumerate(dataloader)):
+            if n == 0 and x is not None:
+                print(model(x.cuda(non_blocking=True)).cpu())
+            if n % 100 == 0:
+                print(model(x.cuda(non_blocking=True)).sum().item())
+        for i, (x, y) in enumerate(dataloader):
+            if i == 1:
+                print(model(x.cuda(non_blocking=True)).cpu())
+        return answer_list
+    """
+
+
+def test_the_first_pass_of_a_loop_over_batches_by_its_index_is_cold():
+    # S3Rec's `if i == 0:` over `tqdm(enumerate(dataloader))` keeps its first batch's
+    # answers: once per evaluation; the `else` branch runs every step. A name the loop binds
+    # through a progress bar, or a local bound to one, is the batch index whatever it is
+    # called; an inner `for i in range(3)` rebinds it, so `if i == 0:` there is the first
+    # pass of that inner loop, every step. `i == 1` is not the first pass (left hot).
+    found = _found(FIRST_BATCH_BY_INDEX)
+    first = ("cold", "first batch only (once per pass over the data)")
+    assert found[(13, "SL201")] == found[(21, "SL201")] == first
+    assert found[(15, "SL201")][0] == found[(18, "SL201")][0] == "hot"
+    assert found[(23, "SL201")] == ("cold", "periodic (logging every N steps)")
+    assert found[(26, "SL201")][0] == "hot"

@@ -850,19 +850,24 @@ _BATCH_INDEX = re.compile(
 )
 
 
-def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]]) -> bool:
+def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], counters: Collection[str] = ()) -> bool:
     """``if batch_idx == 0:`` (or ``batch_nb == 0 and self.logger``): the block runs on the
     first batch of each pass over the data (nerf_pl logs its first validation batch's
     images), not every step. Not a counter one of the enclosing ``loops`` that is no loop
     over batches binds (:func:`_loop_counters`): ``for step in range(max_len): if step ==
     0:`` in a decoder's forward is the first pass of a loop inside the step, so it runs on
-    every step."""
+    every step. ``counters``: the batch indices of the enclosing loops over batches
+    (:func:`_batch_counters`), whatever their names: S3Rec's ``for i, batch in
+    rec_data_iter:`` over ``tqdm(enumerate(dataloader))`` keeps its first batch's answers
+    under ``if i == 0:``."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_is_first_batch_only(value, loops) for value in test.values)
+        return any(_is_first_batch_only(value, loops, counters) for value in test.values)
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
     for counter, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
         if isinstance(other, ast.Constant) and other.value == 0 and not isinstance(other.value, bool):
+            if isinstance(counter, ast.Name) and counter.id in counters and counter.id not in _loop_counters(loops):
+                return True
             if _BATCH_INDEX.match((dotted(counter) or "").rsplit(".", 1)[-1]) and not (
                 isinstance(counter, ast.Name) and counter.id in _loop_counters(loops)
             ):
@@ -870,9 +875,26 @@ def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]]) -> bo
     return False
 
 
-def _batch_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
+def _enumerates(node: ast.AST, enumerations: Collection[str] = ()) -> bool:
+    """``enumerate(...)``, or a progress bar around one (``tqdm(enumerate(loader))``), or a
+    local bound to either (``enumerations``): what it yields starts with a running index."""
+    while isinstance(node, ast.Call):
+        if (dotted(node.func) or "") == "enumerate":
+            return True
+        if (dotted(node.func) or "").rsplit(".", 1)[-1] not in _PROGRESS_BARS or not node.args:
+            return False
+        node = node.args[0]
+    return isinstance(node, ast.Name) and node.id in enumerations
+
+
+#: Wrappers that yield what they wrap, unchanged.
+_PROGRESS_BARS = frozenset({"tqdm", "track", "progress_bar", "progressbar"})
+
+
+def _batch_counters(loops: Iterable[tuple[ast.AST, bool]], enumerations: Collection[str] = ()) -> set[str]:
     """The batch indices the loops over batches among ``loops`` bind: ``n`` of ``for n,
-    batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too); and the
+    batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too, or over
+    ``tqdm(enumerate(loader))`` or a local bound to it, see :func:`_enumerates`); and the
     counters their bodies step once a pass (SRGAN's ``while batch_data is not None: ...
     batch_index += 1`` over a prefetcher)."""
     counters = set()
@@ -880,8 +902,7 @@ def _batch_counters(loops: Iterable[tuple[ast.AST, bool]]) -> set[str]:
         if not over_batches:
             continue
         if (
-            isinstance(loop, (ast.For, ast.AsyncFor))
-            and isinstance(loop.iter, ast.Call) and (dotted(loop.iter.func) or "") == "enumerate"
+            isinstance(loop, (ast.For, ast.AsyncFor)) and _enumerates(loop.iter, enumerations)
             and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
         ):
             counters.add(loop.target.elts[0].id)
@@ -945,6 +966,27 @@ def _is_false_assert(node: ast.Call) -> bool:
         and bool(node.args)
         and isinstance(node.args[0], ast.Constant)
         and node.args[0].value is False
+    )
+
+
+#: Decorators that keep a function's results: its body runs once per distinct arguments
+#: (``lru_cache``, ``cache``) or once per object (``cached_property``).
+_MEMOISING = frozenset({"lru_cache", "cache", "cached_property"})
+MEMOISED = "memoised (`@lru_cache`/`@cache`/`@cached_property`: runs once per distinct arguments, not per step)"
+
+
+def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> bool:
+    """Whether ``node`` keeps its results (esvit's ``@lru_cache`` mask builder, called every
+    step with the same sizes and device, builds its mask once). Not when a parameter is
+    annotated as a tensor: a tensor is hashed by identity, so each step's new tensor misses
+    the cache and the body runs every time."""
+    if not any(name.rsplit(".", 1)[-1] in _MEMOISING for name in decorators):
+        return False
+    arguments = node.args
+    annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    return not any(
+        annotation is not None and "Tensor" in (ast.unparse(annotation) if annotation is not None else "")
+        for annotation in annotations
     )
 
 
@@ -1218,6 +1260,8 @@ class _Builder:
             cold = "test code"
         if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
             cold = "export code"
+        if cold is None and _memoised(node, decorators):
+            cold = MEMOISED
         if cold is None and name == "forward" and _returns_input_unchanged(node):
             cold = "an observer (its `forward` returns its input unchanged: statistics, calibration or debugging)"
         data = None
@@ -1295,6 +1339,9 @@ class _CallWalker:
         self.owner = owner
         self.prefix = prefix
         self.loaders = set(loaders)
+        #: Locals bound to an ``enumerate`` of batches (``it = tqdm(enumerate(loader))``): a
+        #: loop over one binds the batch index first.
+        self.enumerations: set[str] = set()
         self.quiet: list[str] = []
         self.batch_loops: list[str] = []
         #: The loops around the statement being read (innermost last), each with whether
@@ -1393,12 +1440,12 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self.statements(node.orelse, depth + 1)
                 return
-            if _is_first_batch_only(node.test, self.loops):
+            if _is_first_batch_only(node.test, self.loops, _batch_counters(self.loops, self.enumerations)):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self.statements(node.orelse, depth + 1)
                 return
             if (
-                _is_periodic_guard(node.test, _batch_counters(self.loops))
+                _is_periodic_guard(node.test, _batch_counters(self.loops, self.enumerations))
                 or _tests_a_flag(node.test, self.schedule_flags)
             ) and not _steps_the_optimizer(
                 node.body
@@ -1474,6 +1521,10 @@ class _CallWalker:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.loaders.add(target.id)
+                        if _enumerates(value, self.enumerations):
+                            self.enumerations.add(target.id)
+                        else:
+                            self.enumerations.discard(target.id)
         for value in field_values(node):
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
