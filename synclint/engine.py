@@ -492,6 +492,26 @@ def _check_source(
         return [error_finding(path, "cannot analyse: nested too deeply (RecursionError)")]
 
 
+#: How large a file over the size limit is still read to see whether any rule could report
+#: on it (the limit keeps libcst off huge files; a text search and the stdlib parser are cheap).
+_SEARCHED_OVER_THE_LIMIT = 16 * 1024 * 1024
+
+
+def _nothing_to_find(path: Path, settings: Settings | None) -> bool:
+    """Whether a file over the size limit holds nothing any selected rule could report:
+    valid Python in which no rule's token appears (:func:`~synclint.prefilter.can_skip`, the
+    test that lets a small file skip the parse), such as Detic's 1.4 MB
+    ``lvis_22k_categories.py``, a list of dicts. Its "too large to check" notice would say
+    nothing: no check would have found anything in it."""
+    from synclint.sources import SourceReadError, read_source
+
+    try:
+        text = decode_source(read_source(path, _SEARCHED_OVER_THE_LIMIT))
+    except (SourceReadError, SourceError):
+        return False
+    return can_skip(text, select_rules(settings, str(path)))
+
+
 def _unchecked(finding: Finding, facts: FileFacts | None, path: str, old_python: str | None = None) -> Finding:
     """The SL000 of a file synclint could not check (over the size limit, not decodable,
     not parsable). In a file that is cold as a whole by its path (a type stub, test,
@@ -529,6 +549,8 @@ def check_file(
     try:
         data = read_source(path, settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE)
     except SourceTooLarge as error:
+        if _nothing_to_find(path, settings):
+            return []
         return visible([_unchecked(error_finding(str(path), message_of(error)), facts, str(path))], include_cold)
     except SourceReadError as error:  # unreadable, or not a regular file
         return [error_finding(str(path), message_of(error))]

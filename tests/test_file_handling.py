@@ -130,6 +130,22 @@ def test_a_file_over_the_size_limit_gets_exactly_one_sl000(tmp_path):
     assert [f.code for f in unlimited] == ["SL101"]
 
 
+def test_a_too_large_file_no_rule_could_report_on_gets_no_notice(tmp_path):
+    # Detic's 1.4 MB `lvis_22k_categories.py` is a list of dicts: valid Python where no
+    # rule's token appears, as the prefilter lets a small file skip the parse. "Too large to
+    # check" told users nothing; a file with a syntax error, or one a rule could report on,
+    # keeps its notice. (Only one rule selected: its token `.nonzero` decides.)
+    data = tmp_path / "categories.py"
+    data.write_text("CATEGORIES = [\n" + '    {"id": 1, "name": "aerosol_can"},\n' * 60 + "]\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("CATEGORIES = [\n" + '    {"id": 1, "name": "aerosol_can"},\n' * 60)
+    mentions = tmp_path / "mentions.py"
+    mentions.write_text("NAMES = [\n" + '    "a",\n' * 300 + "]\n# torch.nonzero is slow\n")
+    settings = Settings(root=tmp_path, max_file_size=1000, select=("SL101",))
+    found = lint_paths([tmp_path], settings, RunOptions(jobs=1, use_cache=False, include_cold=True))
+    assert [(Path(f.path).name, f.code) for f in found] == [("broken.py", "SL000"), ("mentions.py", "SL000")]
+
+
 def test_a_too_large_test_file_s_notice_is_cold_like_its_findings(tmp_path):
     # Everything in test code is cold (hidden by default), so the notice that a test file's
     # findings were not computed is too; a too-large source file keeps its SL000.
