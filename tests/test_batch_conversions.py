@@ -221,3 +221,36 @@ def test_a_batch_viewed_on_one_path_is_the_batch_or_its_view_on_both():
     assert check_source(BRANCHES.format(body=body), "train.py") == []
     body = "        z = images\n        if half:\n            z = z.permute(0, 2, 3, 1)"
     assert check_source(BRANCHES.format(body=body), "train.py") == []
+
+
+PREPARED = """\
+import torch
+from torch.utils.data import DataLoader
+from accelerate import Accelerator
+
+
+def main(args, model, optimizer, dataset):
+    accelerator = Accelerator()
+    train_dataloader = DataLoader(dataset, shuffle=True, batch_size=8)
+    raw_dataloader = DataLoader(dataset, batch_size=8)
+    model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)
+    for epoch in range(3):
+        if args.resume and epoch == 0:
+            active_dataloader = accelerator.skip_first_batches(train_dataloader, 5)
+        else:
+            active_dataloader = train_dataloader
+        for batch in active_dataloader:
+            batch = {k: v.to(accelerator.device) for k, v in batch.items()}
+            model(**batch).loss.backward()
+        for batch in raw_dataloader:
+            batch = {k: v.to(accelerator.device) for k, v in batch.items()}
+            model(**batch).loss.backward()
+"""
+
+
+def test_the_fields_of_a_batch_accelerate_placed_are_no_loader_copies():
+    # open-instruct (s28-C): a loader through `accelerator.prepare` (or its
+    # `skip_first_batches`) yields batches on the device; walking their fields and moving
+    # them copies nothing. A loader nothing placed still gets its finding.
+    found = [(f.code, f.line, f.column) for f in check_source(PREPARED, "train.py")]
+    assert found == [("SL401", 20, 25)]

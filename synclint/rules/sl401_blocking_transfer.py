@@ -28,7 +28,10 @@ class BlockingTransfer(Rule):
     returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
     or, outside a branch, to what a helper given the batch and a device returns
     (`batch = batch_to(batch, device)`) or to a list of its elements' device copies
-    (`data = [t.cuda() for t in data]`, then `data[2].cuda()`).
+    (`data = [t.cuda() for t in data]`, then `data[2].cuda()`). Nor is a loop over a
+    loader something placed on the device (`accelerator.prepare(...)`, Fabric's
+    `setup_dataloaders`, also through `accelerator.skip_first_batches`): its batches
+    arrive there, so `{k: v.to(accelerator.device) for k, v in batch.items()}` copies nothing.
 
     A view of a batch (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion
     of one made on the host (`x = batch["img"].float()`, `.to(torch.float16)`,
@@ -170,7 +173,7 @@ class BlockingTransfer(Rule):
         iterable = node.iter
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
-        walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
+        walks = self.context.flow.draws_host_batches(node.iter) or self._walks_a_batch(iterable)
         for fields in self._fields:
             fields.difference_update(target_names(node.target))
         self._enter(set(target_names(node.target)) if walks else set())
