@@ -254,3 +254,33 @@ def test_the_fields_of_a_batch_accelerate_placed_are_no_loader_copies():
     # them copies nothing. A loader nothing placed still gets its finding.
     found = [(f.code, f.line, f.column) for f in check_source(PREPARED, "train.py")]
     assert found == [("SL401", 20, 25)]
+
+
+ZIPPED = """\
+import torch
+from torch.utils.data import DataLoader
+from accelerate import Accelerator
+
+
+def main(model, optimizer, dataset, other):
+    accelerator = Accelerator()
+    loader = accelerator.prepare(DataLoader(dataset, batch_size=8))
+    raw = DataLoader(other, batch_size=8)
+    for placed, host in zip(loader, raw):
+        host = {k: v.to(accelerator.device) for k, v in host.items()}
+        model(**host).loss.backward()
+    for i, (placed, host) in enumerate(zip(loader, raw)):
+        host = {k: v.to(accelerator.device) for k, v in host.items()}
+        model(**host).loss.backward()
+    for placed, again in zip(loader, accelerator.skip_first_batches(loader, 3)):
+        again = {k: v.to(accelerator.device) for k, v in again.items()}
+        model(**again).loss.backward()
+"""
+
+
+def test_a_loader_zipped_with_a_placed_one_still_draws_host_batches():
+    # A placed loader beside a raw one in `zip(...)`: the raw loader's batches are on the
+    # host still, and walking their fields copies them (as before the placed-loader test);
+    # a zip of placed loaders only draws none.
+    found = [(f.code, f.line) for f in check_source(ZIPPED, "train.py")]
+    assert found == [("SL401", 11), ("SL401", 14)]
