@@ -2814,3 +2814,50 @@ def test_the_first_pass_of_a_loop_over_batches_by_its_index_is_cold():
     assert found[(15, "SL201")][0] == found[(18, "SL201")][0] == "hot"
     assert found[(23, "SL201")] == ("cold", "periodic (logging every N steps)")
     assert found[(26, "SL201")][0] == "hot"
+
+
+MEMOISED_IN_NAME_ONLY = """
+    import functools
+    from functools import lru_cache
+
+    import torch
+    from torch import Tensor, nn
+
+
+    @lru_cache(maxsize=0)
+    def not_kept(n, device):
+        return torch.ones(n, device=device).sum().item()
+
+
+    @functools.lru_cache()
+    def many(*xs: Tensor):
+        return xs[0].sum().item()
+
+
+    @functools.lru_cache()
+    def by_keyword(**xs: Tensor):
+        return xs["a"].sum().item()
+
+
+    @functools.cache
+    def unannotated(x, n):
+        return x.float().sum().item() + n
+
+
+    @lru_cache(maxsize=None)
+    def sizes(n, device):
+        return torch.ones(n, device=device).sum().item()
+
+
+    class Block(nn.Module):
+        def forward(self, x):
+            return x * not_kept(4, x.device) + many(x) + by_keyword(a=x) + unannotated(x, 2) + sizes(3, x.device)
+    """
+
+
+def test_a_cache_that_keeps_nothing_is_not_memoised():
+    # `lru_cache(maxsize=0)` keeps no result: the body runs on every call.
+    found = _found(MEMOISED_IN_NAME_ONLY)
+    assert found[(11, "SL201")][0] == "hot"
+    assert found[(31, "SL201")] == ("cold", MEMOISED_WHY)
+

@@ -979,14 +979,30 @@ def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str
     """Whether ``node`` keeps its results (esvit's ``@lru_cache`` mask builder, called every
     step with the same sizes and device, builds its mask once). Not when a parameter is
     annotated as a tensor: a tensor is hashed by identity, so each step's new tensor misses
-    the cache and the body runs every time."""
+    the cache and the body runs every time. Nor with ``lru_cache(maxsize=0)``, which keeps
+    nothing (:func:`_keeps_nothing`)."""
     if not any(name.rsplit(".", 1)[-1] in _MEMOISING for name in decorators):
+        return False
+    if any(_keeps_nothing(decorator) for decorator in node.decorator_list):
         return False
     arguments = node.args
     annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
     return not any(
         annotation is not None and "Tensor" in (ast.unparse(annotation) if annotation is not None else "")
         for annotation in annotations
+    )
+
+
+def _keeps_nothing(decorator: ast.expr) -> bool:
+    """``@lru_cache(maxsize=0)`` (or ``lru_cache(0)``): a cache that keeps no result, so the
+    body runs on every call."""
+    if not (isinstance(decorator, ast.Call) and (dotted(decorator.func) or "").rsplit(".", 1)[-1] == "lru_cache"):
+        return False
+    sizes = [*decorator.args[:1], *(k.value for k in decorator.keywords if k.arg == "maxsize")]
+    return any(
+        isinstance(size, ast.Constant) and isinstance(size.value, int) and not isinstance(size.value, bool)
+        and size.value <= 0
+        for size in sizes
     )
 
 
