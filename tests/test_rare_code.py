@@ -2861,3 +2861,9 @@ def test_a_cache_that_keeps_nothing_is_not_memoised():
     assert found[(11, "SL201")][0] == "hot"
     assert found[(31, "SL201")] == ("cold", MEMOISED_WHY)
 
+
+def test_a_tensor_among_variadic_parameters_is_hashed_by_identity():
+    # `*xs: Tensor`, `**xs: Tensor`: annotated as tensors like any other parameter.
+    found = _found(MEMOISED_IN_NAME_ONLY)
+    assert found[(16, "SL201")][0] == found[(21, "SL201")][0] == "hot"
+

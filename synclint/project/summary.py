@@ -986,7 +986,11 @@ def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str
     if any(_keeps_nothing(decorator) for decorator in node.decorator_list):
         return False
     arguments = node.args
-    annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    annotations = [
+        a.annotation
+        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+        if a is not None
+    ]
     return not any(
         annotation is not None and "Tensor" in (ast.unparse(annotation) if annotation is not None else "")
         for annotation in annotations
