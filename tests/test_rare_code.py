@@ -2867,3 +2867,9 @@ def test_a_tensor_among_variadic_parameters_is_hashed_by_identity():
     found = _found(MEMOISED_IN_NAME_ONLY)
     assert found[(16, "SL201")][0] == found[(21, "SL201")][0] == "hot"
 
+
+def test_a_parameter_the_body_uses_as_a_tensor_is_hashed_by_identity():
+    # No annotation, but `x.float()`: a tensor (an array would be unhashable), so every
+    # step's new tensor misses the cache.
+    found = _found(MEMOISED_IN_NAME_ONLY)
+    assert found[(26, "SL201")][0] == "hot"

@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from synclint.analysis.kinds import TENSOR_ONLY_METHODS
 from synclint.project.argument_syncs import (
     ArgumentSync,
     argument_sync,
@@ -994,7 +995,35 @@ def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str
     return not any(
         annotation is not None and "Tensor" in (ast.unparse(annotation) if annotation is not None else "")
         for annotation in annotations
-    )
+    ) and not _parameters_used_as_tensors(node)
+
+
+#: Methods a parameter of a memoised function has only when it is a tensor (an array, which
+#: has them too, is unhashable: no cache takes it).
+_ARRAY_METHODS = (TENSOR_ONLY_METHODS - {"numel"}) | {
+    "item", "tolist", "numpy", "nonzero", "sum", "mean", "any", "all", "max", "min", "argmax", "argmin", "abs",
+}
+
+
+def _parameters_used_as_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the body calls an array method on a parameter (not ``self``/``cls``):
+    ``x.float().sum().item()`` with ``x`` unannotated is a tensor all the same, hashed by
+    identity. (``numel`` is left out: ``torch.Size`` has it, and is hashed by value.)"""
+    arguments = node.args
+    parameters = {
+        a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+        if a is not None
+    } - {"self", "cls"}
+    for current in ast.walk(node):
+        if not (isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute)
+                and current.func.attr in _ARRAY_METHODS):
+            continue
+        base: ast.AST = current.func.value
+        while isinstance(base, (ast.Call, ast.Attribute, ast.Subscript)):
+            base = base.func if isinstance(base, ast.Call) else base.value
+        if isinstance(base, ast.Name) and base.id in parameters:
+            return True
+    return False
 
 
 def _keeps_nothing(decorator: ast.expr) -> bool:
