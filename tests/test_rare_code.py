@@ -2873,3 +2873,37 @@ def test_a_parameter_the_body_uses_as_a_tensor_is_hashed_by_identity():
     # step's new tensor misses the cache.
     found = _found(MEMOISED_IN_NAME_ONLY)
     assert found[(26, "SL201")][0] == "hot"
+
+
+BATCH_INDEX_REBOUND = """
+    import torch
+    from tqdm import tqdm
+
+
+    def evaluate(model, dataloader):
+        for i, batch in enumerate(dataloader):
+            out = model(batch)
+            i = i % 2
+            if i == 0:
+                print(out.sum().item())
+        for i, batch in enumerate(dataloader):
+            out = model(batch)
+            for i, layer in enumerate(model.layers):
+                pass
+            if i == 0:
+                print(out.sum().item())
+        for i, batch in enumerate(dataloader):
+            out = model(batch)
+            if i == 0:
+                print(out.sum().item())
+            i = 1
+    """
+
+
+def test_a_batch_index_the_body_rebinds_before_its_test_is_no_longer_the_index():
+    # `i = i % 2`, or an inner loop's `for i, layer in ...` before `if i == 0:`: `i` is no
+    # longer the loop's batch index there (every other batch; the last layer's index).
+    # Rebound after the test, it is the index at the test on every pass.
+    found = _found(BATCH_INDEX_REBOUND)
+    assert found[(11, "SL201")][0] == found[(17, "SL201")][0] == "hot"
+    assert found[(21, "SL201")] == ("cold", "first batch only (once per pass over the data)")

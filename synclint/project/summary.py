@@ -892,12 +892,16 @@ def _enumerates(node: ast.AST, enumerations: Collection[str] = ()) -> bool:
 _PROGRESS_BARS = frozenset({"tqdm", "track", "progress_bar", "progressbar"})
 
 
-def _batch_counters(loops: Iterable[tuple[ast.AST, bool]], enumerations: Collection[str] = ()) -> set[str]:
+def _batch_counters(
+    loops: Iterable[tuple[ast.AST, bool]], enumerations: Collection[str] = (), before: int | None = None
+) -> set[str]:
     """The batch indices the loops over batches among ``loops`` bind: ``n`` of ``for n,
     batch in enumerate(loader)`` (``for n, (x, y) in enumerate(loader, 1)`` too, or over
-    ``tqdm(enumerate(loader))`` or a local bound to it, see :func:`_enumerates`); and the
-    counters their bodies step once a pass (SRGAN's ``while batch_data is not None: ...
-    batch_index += 1`` over a prefetcher)."""
+    ``tqdm(enumerate(loader))`` or a local bound to it, see :func:`_enumerates`), unless the
+    body binds ``n`` again on a line ``before`` the test read (``n = n % 2``, an inner
+    ``for n, layer in ...``: no longer the index there); and the counters their bodies step
+    once a pass (SRGAN's ``while batch_data is not None: ... batch_index += 1`` over a
+    prefetcher)."""
     counters = set()
     for loop, over_batches in loops:
         if not over_batches:
@@ -905,10 +909,26 @@ def _batch_counters(loops: Iterable[tuple[ast.AST, bool]], enumerations: Collect
         if (
             isinstance(loop, (ast.For, ast.AsyncFor)) and _enumerates(loop.iter, enumerations)
             and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
+            and not (before is not None and _bound_before(loop.body, loop.target.elts[0].id, before))
         ):
             counters.add(loop.target.elts[0].id)
         counters.update(_stepped_once_a_pass(getattr(loop, "body", ())))
     return counters
+
+
+def _bound_before(body: list[ast.stmt], name: str, line: int) -> bool:
+    """Whether ``body`` binds ``name`` (outside the functions and classes in it) on a line
+    before ``line``."""
+    queue: list[ast.AST] = list(body)
+    for node in queue:
+        if getattr(node, "lineno", line) >= line:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        queue.extend(child_nodes(node))
+    return False
 
 
 def _stepped_once_a_pass(body: Iterable[ast.stmt]) -> set[str]:
@@ -1489,12 +1509,13 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self.statements(node.orelse, depth + 1)
                 return
-            if _is_first_batch_only(node.test, self.loops, _batch_counters(self.loops, self.enumerations)):
+            counters = _batch_counters(self.loops, self.enumerations, node.lineno)
+            if _is_first_batch_only(node.test, self.loops, counters):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self.statements(node.orelse, depth + 1)
                 return
             if (
-                _is_periodic_guard(node.test, _batch_counters(self.loops, self.enumerations))
+                _is_periodic_guard(node.test, counters)
                 or _tests_a_flag(node.test, self.schedule_flags)
             ) and not _steps_the_optimizer(
                 node.body
