@@ -2907,3 +2907,24 @@ def test_a_batch_index_the_body_rebinds_before_its_test_is_no_longer_the_index()
     found = _found(BATCH_INDEX_REBOUND)
     assert found[(11, "SL201")][0] == found[(17, "SL201")][0] == "hot"
     assert found[(21, "SL201")] == ("cold", "first batch only (once per pass over the data)")
+
+
+ENUMERATION_REBOUND = """
+    import torch
+    from tqdm import tqdm
+
+
+    def evaluate(model, dataloader, pairs):
+        it = tqdm(enumerate(dataloader))
+        it = tqdm(pairs)
+        for i, batch in it:
+            out = model(batch)
+            if i == 0:
+                print(out.sum().item())
+    """
+
+
+def test_a_local_rebound_to_no_enumeration_yields_no_batch_index():
+    # `it` held an enumeration of the loader, then something else: what its loop binds
+    # first is no batch index.
+    assert _found(ENUMERATION_REBOUND)[(12, "SL201")][0] == "hot"

@@ -1587,14 +1587,15 @@ class _CallWalker:
                     else:
                         self.tensor_names.discard(target.id)
                         self._not_tensor.add(target.id)
-            if isinstance(value, ast.Call) and is_batch_iterable(value, self.loaders):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
+            batches = isinstance(value, ast.Call) and is_batch_iterable(value, self.loaders)
+            enumerates = batches and _enumerates(value, self.enumerations)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    if batches:
                         self.loaders.add(target.id)
-                        if _enumerates(value, self.enumerations):
-                            self.enumerations.add(target.id)
-                        else:
-                            self.enumerations.discard(target.id)
+                    # (Any other value forgets it: ``it = tqdm(pairs)`` after
+                    # ``it = tqdm(enumerate(loader))`` yields no batch index.)
+                    (self.enumerations.add if enumerates else self.enumerations.discard)(target.id)
         for value in field_values(node):
             if isinstance(value, list):
                 if value and isinstance(value[0], ast.stmt):
