@@ -115,6 +115,33 @@ def test_build_key_tracks_sources_and_flags(tmp_path, monkeypatch):
     assert _build._build_key("cpu", src) not in (key, _build._build_key("cuda", src))
 
 
+def test_a_build_killed_mid_way_does_not_leave_the_next_one_waiting(tmp_path, monkeypatch):
+    # `cpp_extension.load` holds a baton file, `lock` in the build directory, that only its
+    # own `finally` removes: a build killed by a signal (the test session's background build
+    # cut short at the session's end, see tests/conftest.py) leaves it, and the next load
+    # waits for it forever. Under our own file lock no other build of that directory is
+    # running, so a baton there is stale.
+    from torch.utils import cpp_extension
+    from torch.utils.file_baton import FileBaton
+
+    monkeypatch.setenv(_build.ENV_CACHE_DIR, str(tmp_path))
+    monkeypatch.setattr(_build, "_build_key", lambda device_type, src: "k")
+    name = "synclint_giou_cpu_k"
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "lock").write_text("")  # the killed build's baton
+
+    def load(*, name, build_directory, **kwargs):
+        baton = FileBaton(os.path.join(build_directory, "lock"))
+        assert baton.try_acquire(), "cpp_extension.load would wait on a stale baton forever"
+        baton.release()
+        Path(build_directory, f"{name}.so").write_bytes(b"")
+
+    monkeypatch.setattr(cpp_extension, "load", load)
+    monkeypatch.setattr(torch.ops, "load_library", lambda path: None)
+    _build._build_and_load("cpu")
+    assert (tmp_path / name / "complete").exists()
+
+
 def test_cuda_build_key_tracks_gpu_and_versions(tmp_path, monkeypatch):
     # A library built for one GPU's compute capability must not be reused on
     # another ("no kernel image is available"), nor across CUDA/torch versions.

@@ -223,6 +223,11 @@ def _build_and_load(device_type: str) -> None:
             return
         from torch.utils import cpp_extension
 
+        # ``cpp_extension.load`` holds a baton file, ``lock``, that only its own ``finally``
+        # removes: a build killed by a signal (SIGTERM, SIGKILL) leaves it behind, and the
+        # next load would wait for it forever. Under our lock no other build of this
+        # directory runs, so a baton here is stale.
+        (build_dir / "lock").unlink(missing_ok=True)
         cpp_extension.load(
             name=name,
             sources=[str(src / s) for s in _SOURCES[device_type]],
