@@ -497,7 +497,7 @@ def _check_source(
 _SEARCHED_OVER_THE_LIMIT = 16 * 1024 * 1024
 
 
-def _nothing_to_find(path: Path, settings: Settings | None) -> bool:
+def nothing_to_find(path: Path, settings: Settings | None) -> bool:
     """Whether a file over the size limit holds nothing any selected rule could report:
     valid Python in which no rule's token appears (:func:`~synclint.prefilter.can_skip`, the
     test that lets a small file skip the parse), such as Detic's 1.4 MB
@@ -549,7 +549,7 @@ def check_file(
     try:
         data = read_source(path, settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE)
     except SourceTooLarge as error:
-        if _nothing_to_find(path, settings):
+        if nothing_to_find(path, settings):
             return []
         return visible([_unchecked(error_finding(str(path), message_of(error)), facts, str(path))], include_cold)
     except SourceReadError as error:  # unreadable, or not a regular file

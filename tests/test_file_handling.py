@@ -146,6 +146,20 @@ def test_a_too_large_file_no_rule_could_report_on_gets_no_notice(tmp_path):
     assert [(Path(f.path).name, f.code) for f in found] == [("broken.py", "SL000"), ("mentions.py", "SL000")]
 
 
+def test_fix_passes_over_a_too_large_file_no_rule_could_report_on(tmp_path):
+    # `check` says nothing of such a file, so `fix` (and `check --fix`) has nothing to fix
+    # in it either: no "SL000 too large" on stderr, no exit 2 under "All checks passed!".
+    data = tmp_path / "categories.py"
+    data.write_text("CATEGORIES = [\n" + '    {"id": 1, "name": "aerosol_can"},\n' * 60 + "]\n")
+    result = run("fix", "--max-file-size", "1000", "categories.py", cwd=tmp_path)
+    assert result.exit_code == 0 and "too large" not in result.output
+    result = run("check", "--no-cache", "--fix", "--max-file-size", "1000", "categories.py", cwd=tmp_path)
+    assert result.exit_code == 0 and "too large" not in result.output
+    (tmp_path / "big.py").write_text(HAZARD + "x = 1\n" * 400)  # one a rule could report on keeps it
+    result = run("fix", "--max-file-size", "1000", "big.py", cwd=tmp_path)
+    assert result.exit_code == 2 and "too large" in result.output
+
+
 def test_a_too_large_test_file_s_notice_is_cold_like_its_findings(tmp_path):
     # Everything in test code is cold (hidden by default), so the notice that a test file's
     # findings were not computed is too; a too-large source file keeps its SL000.

@@ -19,7 +19,7 @@ from pathlib import Path
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from synclint.config import Settings
-from synclint.engine import SourceError, analyse, decode_source, parse, select_rules
+from synclint.engine import SourceError, analyse, decode_source, nothing_to_find, parse, select_rules
 from synclint.fixers.base import FixProposal, ReplaceNodes
 from synclint.fixers.imports import ensure_imports
 from synclint.project import FileFacts, facts_for_source
@@ -112,13 +112,20 @@ def fix_text(
 # -- files ---------------------------------------------------------------------------
 
 
-def _read(path: Path, settings: Settings | None) -> str:
-    """The decoded text of a source file; SourceError if it cannot be read or decoded."""
-    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, message_of, read_source
+def _read(path: Path, settings: Settings | None) -> str | None:
+    """The decoded text of a source file; SourceError if it cannot be read or decoded. None
+    for a file over the size limit that no selected rule could report on, which ``check``
+    passes over in silence (see :func:`synclint.engine.nothing_to_find`): nothing to fix."""
+    from synclint.sources import DEFAULT_MAX_FILE_SIZE, SourceReadError, SourceTooLarge, message_of, read_source
 
-    limit = settings.settings_for(path).max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE
+    own = settings.settings_for(path) if settings is not None else None
+    limit = own.max_file_size if own is not None else DEFAULT_MAX_FILE_SIZE
     try:
         return decode_source(read_source(path, limit))
+    except SourceTooLarge as error:
+        if nothing_to_find(path, own):
+            return None
+        raise SourceError(message_of(error)) from error
     except SourceReadError as error:
         raise SourceError(message_of(error)) from error
 
@@ -131,6 +138,8 @@ def fix_file(
     ``project``, ``include_cold``: as for :func:`fix_text`."""
     path = Path(path)
     text = _read(path, settings)
+    if text is None:
+        return FixResult(str(path), "", "", 0)
     # Parse with newline translation off: libcst keeps the file's line endings.
     fixed, applied = fix_text(text, str(path), settings, unsafe, project, include_cold)
     return FixResult(str(path), text, fixed, applied)
