@@ -2928,3 +2928,33 @@ def test_a_local_rebound_to_no_enumeration_yields_no_batch_index():
     # `it` held an enumeration of the loader, then something else: what its loop binds
     # first is no batch index.
     assert _found(ENUMERATION_REBOUND)[(12, "SL201")][0] == "hot"
+
+
+MEMOISED_PER_CALL = """
+    from functools import lru_cache
+
+    import torch
+    from torch import nn
+
+
+    @lru_cache()
+    def kept(n, device):
+        return torch.ones(n, device=device).sum().item()
+
+
+    class Block(nn.Module):
+        def forward(self, x):
+            @lru_cache()
+            def made_per_call(n):
+                return torch.ones(n, device=x.device).sum().item()
+
+            return x * made_per_call(4) + kept(4, x.device)
+    """
+
+
+def test_a_cache_made_by_each_call_keeps_nothing_across_steps():
+    # `@lru_cache` on a function defined inside the step makes a new, empty cache on every
+    # call: its body runs every step. A module-level one keeps its results.
+    found = _found(MEMOISED_PER_CALL)
+    assert found[(17, "SL201")][0] == "hot"
+    assert found[(10, "SL201")] == ("cold", MEMOISED_WHY)

@@ -1247,7 +1247,7 @@ class _Builder:
         params = tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
         summary = FunctionSummary(qualname, node.name, cls.name if cls else None, first, node.end_lineno or node.lineno,
                                   params)
-        summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node)
+        summary.root, summary.cold, summary.data_root = self._roles(node, cls, class_node, nested=cls is None and bool(prefix))
         packed = packed_sequences(node)
         summary.packed = frozenset(packed)
         summary.host_names = frozenset(host_names(node, packed, lambda value: _host_expression(value, set())))
@@ -1307,7 +1307,8 @@ class _Builder:
         if not summary.returns_host:
             summary.host_when = host_condition(node)
 
-    def _roles(self, node, cls: ClassSummary | None, class_node) -> tuple[str | None, str | None, str | None]:
+    def _roles(self, node, cls: ClassSummary | None, class_node, nested: bool = False) -> tuple[str | None, str | None, str | None]:
+        """``nested``: ``node`` is defined in a function's body (made anew by each call)."""
         name = node.name
         cls_name = cls.name if cls else ""
         label = f"{cls_name}.{name}" if cls_name else name
@@ -1329,7 +1330,8 @@ class _Builder:
             cold = "test code"
         if any(d.rsplit(".", 1)[-1] in ("symbolic_helper", "parse_args", "onnx_symbolic") for d in decorators):
             cold = "export code"
-        if cold is None and _memoised(node, decorators):
+        # (A cache made by each call of the function around it starts empty every time.)
+        if cold is None and not nested and _memoised(node, decorators):
             cold = MEMOISED
         if cold is None and name == "forward" and _returns_input_unchanged(node):
             cold = "an observer (its `forward` returns its input unchanged: statistics, calibration or debugging)"
