@@ -18,7 +18,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from synclint.analysis.kinds import TENSOR_ONLY_METHODS
 from synclint.project.argument_syncs import (
     ArgumentSync,
     argument_sync,
@@ -1019,10 +1018,14 @@ def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str
 
 
 #: Methods a parameter of a memoised function has only when it is a tensor (an array, which
-#: has them too, is unhashable: no cache takes it).
-_ARRAY_METHODS = (TENSOR_ONLY_METHODS - {"numel"}) | {
-    "item", "tolist", "numpy", "nonzero", "sum", "mean", "any", "all", "max", "min", "argmax", "argmin", "abs",
-}
+#: has them too, is unhashable: no cache takes it). The project index sits below the
+#: analysis, whose ``TENSOR_ONLY_METHODS`` it may not import: its own list.
+_ARRAY_METHODS = frozenset({
+    "float", "half", "double", "long", "bool", "cuda", "cpu", "detach", "clone", "contiguous", "view",
+    "reshape", "flatten", "unsqueeze", "squeeze", "permute", "transpose", "expand", "repeat", "masked_fill",
+    "item", "tolist", "numpy", "nonzero", "sum", "mean", "norm", "abs", "any", "all", "max", "min", "argmax",
+    "argmin", "sqrt", "exp", "log", "pow", "softmax", "sigmoid", "matmul", "dim", "size", "type_as", "new_zeros",
+})
 
 
 def _parameters_used_as_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
