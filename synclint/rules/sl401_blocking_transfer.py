@@ -29,10 +29,12 @@ class BlockingTransfer(Rule):
     or, outside a branch, to what a helper given the batch and a device returns
     (`batch = batch_to(batch, device)`) or to a list of its elements' device copies
     (`data = [t.cuda() for t in data]`, then `data[2].cuda()`). Nor is a loop over a
-    loader something placed on the device (`accelerator.prepare(...)`, Fabric's
-    `setup_dataloaders`, also through `accelerator.skip_first_batches`): its batches
-    arrive there, so `{k: v.to(accelerator.device) for k, v in batch.items()}` copies nothing
-    (a loader nothing placed, zipped beside a placed one, still yields host batches).
+    loader that yields device batches: one Accelerate or Fabric placed on the device
+    (`accelerator.prepare(...)`, also through `accelerator.skip_first_batches`,
+    `fabric.setup_dataloaders(...)`), a wrapper given a device (`DeviceDataLoader(dl,
+    device)`, a prefetcher), a list of batches moved once, a loader over a dataset of
+    device tensors: `{k: v.to(accelerator.device) for k, v in batch.items()}` there copies
+    nothing (a loader that yields host batches, zipped beside such a one, still does).
 
     A view of a batch (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion
     of one made on the host (`x = batch["img"].float()`, `.to(torch.float16)`,
