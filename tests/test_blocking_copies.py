@@ -1068,30 +1068,3 @@ def test_a_field_moved_before_the_loop_stores_its_copy_is_still_a_copy():
                 model(batch, y)
     """)
     assert [(f.line, f.code) for f in check_source(source, "train.py", include_cold=True)] == [(5, "SL401")]
-
-
-CUDA_DATASETS = """\
-import torch
-from torch.utils.data import DataLoader, TensorDataset
-
-
-def train(model, host_x, host_y, device):
-    data = TensorDataset(torch.randn(100, 3).cuda(), torch.randint(0, 2, (100,)).cuda())
-    cuda_loader = DataLoader(data, batch_size=10)
-    for x, y in cuda_loader:
-        model(x.to(device, non_blocking=True)).sum().backward()
-    inline = DataLoader(TensorDataset(host_x.to(device), host_y.to(device)), batch_size=10)
-    for x, y in inline:
-        model(x).sum().backward()
-    host = DataLoader(TensorDataset(host_x, host_y), batch_size=10)
-    for x, y in host:
-        model(x.to(device, non_blocking=True)).sum().backward()
-"""
-
-
-def test_a_loader_over_device_tensors_is_not_asked_to_pin():
-    # `pin_memory=True` over CUDA tensors raises on the first batch ("cannot pin
-    # 'torch.cuda.FloatTensor'"), and a move of its batches copies nothing: neither the
-    # loader nor the copy of its batch is reported. The loader over host tensors still is.
-    found = [(f.code, f.line, f.column, f.context) for f in check_source(CUDA_DATASETS, "train.py", include_cold=True)]
-    assert found == [("SL402", 13, 12, "cold"), ("SL402", 15, 15, "hot")]

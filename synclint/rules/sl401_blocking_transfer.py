@@ -28,13 +28,7 @@ class BlockingTransfer(Rule):
     returns (`out, y = accelerator.gather_for_metrics((out, y))`: device tensors),
     or, outside a branch, to what a helper given the batch and a device returns
     (`batch = batch_to(batch, device)`) or to a list of its elements' device copies
-    (`data = [t.cuda() for t in data]`, then `data[2].cuda()`). Nor is a loop over a
-    loader that yields device batches: one Accelerate or Fabric placed on the device
-    (`accelerator.prepare(...)`, also through `accelerator.skip_first_batches`,
-    `fabric.setup_dataloaders(...)`), a wrapper given a device (`DeviceDataLoader(dl,
-    device)`, a prefetcher), a list of batches moved once, a loader over a dataset of
-    device tensors: `{k: v.to(accelerator.device) for k, v in batch.items()}` there copies
-    nothing (a loader that yields host batches, zipped beside such a one, still does).
+    (`data = [t.cuda() for t in data]`, then `data[2].cuda()`).
 
     A view of a batch (`x = x.unsqueeze(1)`, `batch["img"][:, 0]`) and a conversion
     of one made on the host (`x = batch["img"].float()`, `.to(torch.float16)`,
@@ -176,27 +170,10 @@ class BlockingTransfer(Rule):
         iterable = node.iter
         if isinstance(iterable, cst.Call) and getattr(iterable.func, "value", None) == "enumerate" and iterable.args:
             iterable = iterable.args[0].value
-        walks = (
-            self.context.flow.draws_host_batches(node.iter)
-            or self._zips_host_batches(iterable)
-            or self._walks_a_batch(iterable)
-        )
+        walks = self.context.flow.is_loader(iterable) or self._walks_a_batch(iterable)
         for fields in self._fields:
             fields.difference_update(target_names(node.target))
         self._enter(set(target_names(node.target)) if walks else set())
-
-    def _zips_host_batches(self, iterable: cst.BaseExpression) -> bool:
-        """``zip(placed, raw)``: a loader nothing placed beside one Accelerate placed still
-        yields host batches (the placed one's name makes the whole ``zip`` look placed to
-        :meth:`~synclint.analysis.flow.FlowState.draws_host_batches`)."""
-        return (
-            isinstance(iterable, cst.Call)
-            and getattr(iterable.func, "value", None) == "zip"
-            and any(
-                arg.keyword is None and arg.star == "" and self.context.flow.draws_host_batches(arg.value)
-                for arg in iterable.args
-            )
-        )
 
     def leave_For(self, node: cst.For) -> None:
         self._leave()

@@ -68,11 +68,6 @@ class UnpinnedLoader(Rule):
     copies in a constructor or a one-off pass, are no per-step copies (cold).
     A suppression comment on the loader's line silences its copies too.
 
-    A loader over a dataset of device tensors (`DataLoader(TensorDataset(x.cuda(),
-    y.cuda()))`, or a name bound to one where the loader is built) is not reported, nor
-    are the copies of its batches there: its batches are on the device already, and
-    `pin_memory=True` would raise on the first one ("cannot pin 'torch.cuda.FloatTensor'").
-
     ## Why is this bad?
     Batches in pageable memory cannot be copied asynchronously: even with
     `non_blocking=True` the copy is staged through a pinned buffer
@@ -130,7 +125,7 @@ class UnpinnedLoader(Rule):
         if loader is not None:
             self._report_copy(node, loader)
             return
-        if not self._unpinned(node) or self._over_device_tensors(node):
+        if not self._unpinned(node):
             return
         uses = self._name_uses(node)
         if uses is not None and uses.loads == 0:
@@ -155,15 +150,6 @@ class UnpinnedLoader(Rule):
             cold=cold,
         )
 
-    def _over_device_tensors(self, node: cst.Call) -> bool:
-        """A loader over a dataset of device tensors (``DataLoader(TensorDataset(x.cuda(),
-        y.cuda()))``, or a name the flow saw bound to one): it cannot pin (``pin_memory=True``
-        raises on its first batch, "cannot pin 'torch.cuda.FloatTensor'"), and its batches
-        need no copy. Asked while the flow stands in the scope that builds the loader (at
-        its call, or at a copy of its batches there): the names it binds are the flow's."""
-        dataset = keyword(node, "dataset") or next((arg for arg in node.args if arg.keyword is None), None)
-        return dataset is not None and dataset.star == "" and self.context.flow.feeds_a_device(dataset.value)
-
     def _unpinned(self, node: cst.Call) -> bool:
         """A ``DataLoader(...)`` of a file that uses CUDA, without ``pin_memory`` that may be
         true (not through ``**kwargs`` either: it may come from there)."""
@@ -178,8 +164,6 @@ class UnpinnedLoader(Rule):
         name = self._copies.names.get(id(loader))
         which = f"`{name}`" if name is not None else "the `DataLoader` it iterates"
         handed_to = self._copies.handed_to.get(id(node))
-        if handed_to is None and self._over_device_tensors(loader):
-            return  # (a copy in the scope that builds the loader: the flow knows its names)
         if handed_to is not None:
             which += f" (handed to `{handed_to}`)"
             # Code of its own, visited before or after the loader's: whether this copy runs
