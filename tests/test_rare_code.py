@@ -2958,3 +2958,29 @@ def test_a_cache_made_by_each_call_keeps_nothing_across_steps():
     found = _found(MEMOISED_PER_CALL)
     assert found[(17, "SL201")][0] == "hot"
     assert found[(10, "SL201")] == ("cold", MEMOISED_WHY)
+
+
+FAIRSEQ_GUIDED_ATTENTION = """
+    from functools import lru_cache
+
+    import torch
+
+
+    class GuidedAttentionLoss(torch.nn.Module):
+        @staticmethod
+        @lru_cache(maxsize=8)
+        def _get_weight(s_len, t_len, sigma):
+            grid_x, grid_y = torch.meshgrid(torch.arange(t_len), torch.arange(s_len))
+            grid_x = grid_x.to(s_len.device)
+            return grid_x
+
+        def forward(self, src_lens, tgt_lens):
+            return [self._get_weight(s, t, 0.4) for s, t in zip(src_lens, tgt_lens)]
+    """
+
+
+def test_a_memoised_function_that_reads_a_tensor_attribute_of_a_parameter_is_keyed_by_a_tensor():
+    # fairseq's tacotron2 loss: `s_len.device` shows `s_len` is a tensor (hashed by identity,
+    # a new one every step), so `@lru_cache` keeps nothing across steps and the copy is hot.
+    found = _found(FAIRSEQ_GUIDED_ATTENTION)
+    assert found[(12, "SL403")][0] == "hot"

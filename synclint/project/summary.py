@@ -1028,8 +1028,13 @@ _ARRAY_METHODS = frozenset({
 })
 
 
+#: Attributes only a tensor (or an array) has: a parameter whose one is read is a tensor.
+_ARRAY_ATTRIBUTES = frozenset({"device", "dtype", "shape", "is_cuda", "grad", "requires_grad", "ndim", "T"})
+
+
 def _parameters_used_as_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the body calls an array method on a parameter (not ``self``/``cls``):
+    """Whether the body reads a tensor attribute (``x.device``) of a parameter, or calls an
+    array method on one (not ``self``/``cls``):
     ``x.float().sum().item()`` with ``x`` unannotated is a tensor all the same, hashed by
     identity. (``numel`` is left out: ``torch.Size`` has it, and is hashed by value.)"""
     arguments = node.args
@@ -1038,6 +1043,9 @@ def _parameters_used_as_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef) ->
         if a is not None
     } - {"self", "cls"}
     for current in ast.walk(node):
+        if (isinstance(current, ast.Attribute) and current.attr in _ARRAY_ATTRIBUTES
+                and isinstance(current.value, ast.Name) and current.value.id in parameters):
+            return True  # fairseq's ``_get_weight(s_len, ...)`` reads ``s_len.device``
         if not (isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute)
                 and current.func.attr in _ARRAY_METHODS):
             continue
