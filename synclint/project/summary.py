@@ -1005,16 +1005,17 @@ def _memoised(node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str
         return False
     if any(_keeps_nothing(decorator) for decorator in node.decorator_list):
         return False
-    arguments = node.args
-    annotations = [
-        a.annotation
-        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
-        if a is not None
-    ]
     return not any(
-        annotation is not None and "Tensor" in (ast.unparse(annotation) if annotation is not None else "")
-        for annotation in annotations
+        parameter.annotation is not None and "Tensor" in ast.unparse(parameter.annotation)
+        for parameter in _every_parameter(node)
     ) and not _parameters_used_as_tensors(node)
+
+
+def _every_parameter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Every parameter of ``node``, ``*args`` and ``**kwargs`` included."""
+    arguments = node.args
+    return [a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+            if a is not None]
 
 
 #: Methods a parameter of a memoised function has only when it is a tensor (an array, which
@@ -1037,11 +1038,7 @@ def _parameters_used_as_tensors(node: ast.FunctionDef | ast.AsyncFunctionDef) ->
     array method on one (not ``self``/``cls``):
     ``x.float().sum().item()`` with ``x`` unannotated is a tensor all the same, hashed by
     identity. (``numel`` is left out: ``torch.Size`` has it, and is hashed by value.)"""
-    arguments = node.args
-    parameters = {
-        a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
-        if a is not None
-    } - {"self", "cls"}
+    parameters = {parameter.arg for parameter in _every_parameter(node)} - {"self", "cls"}
     for current in ast.walk(node):
         if (isinstance(current, ast.Attribute) and current.attr in _ARRAY_ATTRIBUTES
                 and isinstance(current.value, ast.Name) and current.value.id in parameters):
