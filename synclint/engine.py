@@ -205,6 +205,8 @@ def analyse(
         imports = collect_imports(module, tree)
     if facts is None:  # no project around it: the source is its own project
         facts = facts_for_source(source, path, tree)
+    if facts.star_imports:
+        imports.add_star_imported(facts.star_imports)
     flow = FlowState(module, imports, path, facts)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]

@@ -70,3 +70,60 @@ def test_the_tricky_module_binds_what_python_would_last():
     assert aliases["np"] == "torch.unique"
     assert aliases["*torch.utils.data"] == "torch.utils.data"
     assert "sibling" not in aliases and "resnet" not in aliases
+
+
+# -- star imports of project modules ---------------------------------------------------------
+
+_STAR_USER = """\
+import torch
+from {source} import *
+
+
+class Head(torch.nn.Module):
+    def forward(self, emb, labels, classes):
+        if np.prod(emb.shape) == 0:
+            return emb
+        counts = np.bincount(classes, minlength=4)
+        hot = F.one_hot(labels)
+        return emb, counts, hot
+"""
+
+
+def _star_findings(tmp_path: Path, files: dict[str, str]) -> list[tuple[int, int, str]]:
+    from synclint.config import Settings
+    from synclint.runner import RunOptions, lint_paths
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    findings = lint_paths([tmp_path], Settings(root=tmp_path), RunOptions(jobs=1, use_cache=False, include_cold=True))
+    return sorted((f.line, f.column, f.code) for f in findings)
+
+
+@pytest.mark.parametrize("layout", ["plain", "relative", "chained"])
+def test_a_star_import_of_a_project_module_brings_in_its_imports(tmp_path: Path, layout: str):
+    """``np`` after ``from utils import *`` of a module that imports numpy is numpy: neither
+    ``np.prod(emb.shape)`` nor ``np.bincount(...)`` is a tensor's method (Towards-Realtime-MOT);
+    ``F`` is torch's functional module, whose ``one_hot`` without ``num_classes`` syncs."""
+    utils = "import numpy as np\nimport torch.nn.functional as F\n"
+    files = {
+        "plain": {"train.py": _STAR_USER.format(source="utils"), "utils.py": utils},
+        "relative": {"pkg/__init__.py": "", "pkg/model.py": _STAR_USER.format(source=".utils"), "pkg/utils.py": utils},
+        "chained": {"train.py": _STAR_USER.format(source="common"), "common.py": "from utils import *\nimport os\n",
+                    "utils.py": utils},
+    }[layout]
+    assert _star_findings(tmp_path, files) == [(10, 15, "SL105")]
+
+
+def test_without_the_star_import_s_module_the_names_stay_unknown(tmp_path: Path):
+    """The same code when the imported module is not the project's: nothing says what ``np`` is."""
+    found = _star_findings(tmp_path, {"train.py": _STAR_USER.format(source="somewhere_else")})
+    assert (7, 12, "SL202") in found and (9, 18, "SL105") in found
+
+
+def test_the_file_s_own_import_wins_over_a_star_import(tmp_path: Path):
+    """``import torch as np`` in the file itself: ``np.bincount`` is torch's, whatever the star
+    import has (and ``F`` still comes from the star import)."""
+    user = _STAR_USER.format(source="utils").replace("import torch\n", "import torch\nimport torch as np\n", 1)
+    found = _star_findings(tmp_path, {"train.py": user, "utils.py": "import numpy as np\nimport torch.nn.functional as F\n"})
+    assert found == [(8, 12, "SL202"), (10, 18, "SL105"), (11, 15, "SL105")]

@@ -159,6 +159,50 @@ def test_the_index_cache_gives_the_same_facts(project: Path, tmp_path: Path):
     assert cold == warm == uncached
 
 
+def _counting_facts(monkeypatch) -> list[int]:
+    """How often the store computes a project's facts (rather than reading them back)."""
+    from synclint.project import store
+
+    computed = []
+    real = store.facts_for_project
+
+    def counted(*args, **kwargs):
+        computed.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "facts_for_project", counted)
+    return computed
+
+
+def test_an_edit_that_leaves_every_summary_as_it_was_keeps_the_facts(project: Path, tmp_path: Path, monkeypatch):
+    files = sorted(project.rglob("*.py"))
+    cache = tmp_path / "c"
+    before = facts_for_files(files, cache)
+    computed = _counting_facts(monkeypatch)
+    model = project / PACKAGE / "model.py"
+    # A comment at the end, and layout within a line: the same summary.
+    model.write_text(model.read_text().replace("from .ops import", "from .ops  import") + "# tuned\n")
+    assert facts_for_files(files, cache) == before == facts_for_files(files, None)
+    assert len(computed) == 1  # the uncached run only
+    # The new state is the cached one now: the next run reads it back without summarising.
+    assert facts_for_files(files, cache) == before and len(computed) == 1
+
+
+def test_an_edit_that_changes_a_summary_computes_the_facts_again(project: Path, tmp_path: Path, monkeypatch):
+    files = sorted(project.rglob("*.py"))
+    cache = tmp_path / "c"
+    facts_for_files(files, cache)
+    computed = _counting_facts(monkeypatch)
+    model = project / PACKAGE / "model.py"
+    model.write_text("\n" + model.read_text())  # every line moves down
+    after = facts_for_files(files, cache)
+    assert len(computed) == 1 and after == facts_for_files(files, None)
+    # A new file with nothing in it changes no summary but the project's files: computed again.
+    (project / PACKAGE / "empty.py").write_text("# nothing\n")
+    files = sorted(project.rglob("*.py"))
+    assert facts_for_files(files, cache) == facts_for_files(files, None) and len(computed) == 4
+
+
 # -- hot and cold forms, one file each -------------------------------------------------------
 
 def _contexts(source: str, include_cold=True) -> dict[tuple[int, str], str]:

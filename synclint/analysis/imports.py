@@ -94,6 +94,18 @@ class ImportMap(cst.CSTVisitor):
             self.aliases[local] = f"{module}.{imported}"
         return False
 
+    def add_star_imported(self, names: dict[str, tuple[str, bool]]) -> None:
+        """Names a star import of a project module brings in (local -> (qualified name,
+        whether it is a module)), which the file's own statements cannot show; its own
+        imports stand."""
+        self._qualified.clear()
+        self._roots.clear()
+        for local, (full, is_module) in names.items():
+            if local not in self.aliases:
+                self.aliases[local] = full
+                if is_module:
+                    self.modules.add(local)
+
     # Imports live in statements; skip expression-heavy subtrees cheaply.
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return any(isinstance(stmt, (cst.Import, cst.ImportFrom)) for stmt in node.body)

@@ -84,6 +84,10 @@ class FileFacts:
     #: project class an attribute is built from (``self.bijector = TanhBijector(eps)``):
     #: that method runs, not a tensor's method of the same name.
     attribute_methods: frozenset[str] = frozenset()
+    #: Names this file's ``from module import *`` of project modules brings in that those
+    #: modules import (``np`` after ``from utils import *`` of a ``utils.py`` that does
+    #: ``import numpy as np``): local name -> (qualified name, whether it names a module).
+    star_imports: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     def function_context(self, qualname: str) -> Context:
         return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
@@ -169,9 +173,12 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     result: dict[str, FileFacts] = {}
     decided = _decided_by(index, unimported)
     imported = _imported_elsewhere(index, importers, notebooks)
+    # (Each file's share of the parameters every call passes a host tensor, or a number.)
+    host_params, number_params = _by_file(index.host_parameters(decided)), _by_file(index.number_parameters(decided))
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, decided,
-                                  unimported.get(key), blocking_only, split, split or key in imported)
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once,
+                                  host_params, number_params, unimported.get(key), blocking_only, split,
+                                  split or key in imported)
     return result
 
 
@@ -273,7 +280,9 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
-                once: dict[FunctionId, str], decided: Callable[[str], bool], never_runs: str | None = None,
+                once: dict[FunctionId, str],
+                host_params: dict[str, list[tuple[str, str]]], number_params_by_file: dict[str, list[tuple[str, str]]],
+                never_runs: str | None = None,
                 blocking_copies_only: bool = False, split: bool = False,
                 imported_elsewhere: bool = False) -> FileFacts:
     functions = []
@@ -325,10 +334,8 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
                 for first, last in function.once_spans]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
-    host_names.update((qualname, name) for (file_key, qualname), name in index.host_parameters(decided)
-                      if file_key == key)
-    number_params = {(qualname, name) for (file_key, qualname), name in index.number_parameters(decided)
-                     if file_key == key}
+    host_names.update(host_params.get(key, ()))
+    number_params = set(number_params_by_file.get(key, ()))
     host_attributes = {}
     for class_name in summary.classes:
         attrs = index.host_attributes(key, class_name)
@@ -337,11 +344,13 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     functions.sort(key=lambda item: (item[0], -item[1]))
     regions.sort(key=lambda item: (item[0], -item[1]))
     file_cold = file_context(index, key) or never_runs
+    star_imports = _star_imported_names(index, key)
     # (A piece of a split project may import a module of another piece.)
     nearby = not split and not _copies_asynchronously_nearby(index, key)
     digest = hashlib.blake2b(
         repr((whole_project, blocking_copies_only, nearby, imported_elsewhere, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
-              sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params))).encode(),
+              sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params),
+              sorted(star_imports.items()))).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
@@ -349,8 +358,35 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         host_when=host_when, argument_syncs=argument_syncs, synced_at_callers=frozenset(synced_at_callers),
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
         blocking_copies_only=blocking_copies_only, attribute_methods=frozenset(attribute_methods),
-        blocking_copies_nearby=nearby, imported_elsewhere=imported_elsewhere,
+        blocking_copies_nearby=nearby, imported_elsewhere=imported_elsewhere, star_imports=star_imports,
     )
+
+
+def _by_file(params: frozenset[tuple[FunctionId, str]]) -> dict[str, list[tuple[str, str]]]:
+    """``params`` (``((file key, qualname), name)``) as ``(qualname, name)`` by file key."""
+    shares: dict[str, list[tuple[str, str]]] = {}
+    for (file_key, qualname), name in params:
+        shares.setdefault(file_key, []).append((qualname, name))
+    return shares
+
+
+def _star_imported_names(index: ProjectIndex, key: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, bool]]:
+    """What the star imports of project modules in file ``key`` bring in of those modules'
+    own absolute imports (see :attr:`FileFacts.star_imports`), through their star imports
+    too; the file's own imports come first, and a later star import wins, as when run."""
+    found: dict[str, tuple[str, bool]] = {}
+    for level, module, names in index.entries[key].summary.module_imports:
+        if "*" not in names:
+            continue
+        source = index.modules.get(index.absolute_module(key, level, module))
+        if source is None or source == key or source in seen or source not in index.entries:
+            continue
+        found.update(_star_imported_names(index, source, seen | {key}))
+        for local, (source_level, imported, name) in index.entries[source].summary.imports.items():
+            if not local.startswith("_") and not source_level:
+                found[local] = (f"{imported}.{name}" if name else imported, name is None)
+    own = index.entries[key].summary.imports
+    return {local: value for local, value in found.items() if local not in own}
 
 
 def _named_modules(index: ProjectIndex, key: str) -> set[str]:

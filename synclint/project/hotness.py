@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from weakref import WeakKeyDictionary
 
 from synclint.project.cold_reasons import (  # re-exported: the reasons hotness gives
     CONVERSION_TOOL,
@@ -212,9 +213,21 @@ def is_type_stub(path: str) -> bool:
 _OTHER_FRAMEWORKS = frozenset({"paddle", "tensorflow", "jax", "mindspore", "oneflow", "mxnet", "megengine", "jittor"})
 
 
+#: Each index's :func:`file_context` answers, by file key: asked once per call site
+#: (which files' calls count, which functions are cold), thousands of times per project.
+_FILE_CONTEXTS: WeakKeyDictionary[ProjectIndex, dict[str, str | None]] = WeakKeyDictionary()
+
+
 def file_context(index: ProjectIndex, key: str) -> str | None:
     """Why a whole file is cold (a type stub, test, benchmark or export code, another
     framework's code), or None."""
+    known = _FILE_CONTEXTS.setdefault(index, {})
+    if key not in known:
+        known[key] = _file_context(index, key)
+    return known[key]
+
+
+def _file_context(index: ProjectIndex, key: str) -> str | None:
     if is_type_stub(key):
         return TYPE_STUB
     if is_test_file(key):

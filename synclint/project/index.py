@@ -82,6 +82,7 @@ class ProjectIndex:
         self.modules: dict[str, str] = {}  # dotted name -> file key
         self._method_owners: dict[str, list[FunctionId]] | None = None
         self._dotted_cache: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
+        self._nested_name_cache: dict[str, frozenset[str]] = {}
         self._calls: dict[FunctionId, list[tuple[CallSite, FunctionId]]] | None = None
         #: (call by identity, callee) of the calls that reach a subclass's override (see
         #: :meth:`resolved_calls`), and of no other call.
@@ -196,6 +197,8 @@ class ProjectIndex:
 
     def _nested(self, key: str, scope: str, name: str) -> bool:
         """``name`` is a function or class nested in ``scope`` (or an enclosing function)."""
+        if name not in self._nested_names(key):
+            return False  # (most names a call starts with: ``torch``, ``self``, ``F``)
         summary = self.entries[key].summary
         parts = scope.split(".")
         for cut in range(len(parts), 0, -1):
@@ -203,6 +206,17 @@ class ProjectIndex:
             if candidate in summary.functions or candidate in summary.classes:
                 return True
         return False
+
+    def _nested_names(self, key: str) -> frozenset[str]:
+        """The last part of every dotted qualname of a function or class of file ``key``:
+        the only names :meth:`_nested` can find (its candidates are ``scope.name``)."""
+        names = self._nested_name_cache.get(key)
+        if names is None:
+            summary = self.entries[key].summary
+            names = frozenset(qualname.rpartition(".")[2] for qualname in (*summary.functions, *summary.classes)
+                              if "." in qualname)
+            self._nested_name_cache[key] = names
+        return names
 
     def _resolve_dotted(self, key: str, scope: str, text: str) -> tuple[str, str | None, str | None]:
         head, *rest = text.split(".")

@@ -27,7 +27,7 @@ from synclint.project.layout import is_shallow, naming_files, natural_root, part
 from synclint.project.summary import SUMMARY_VERSION, FileSummary, summarize
 from synclint.sources import DEFAULT_MAX_FILE_SIZE, python_text, read_source
 
-INDEX_ENTRIES = "index-v1"
+INDEX_ENTRIES = "index-v2"  # (v2: each summary pickled on its own)
 _EMPTY = FileSummary(SUMMARY_VERSION, {}, {}, {})
 #: A file Python's parser rejects: nothing is known of it, and any attribute it stores may
 #: hold anything (a file in a newer Python's syntax still runs with the project).
@@ -151,8 +151,8 @@ def _project_facts(
     # Configuration files and documentation may name a class (see unnamed_classes): their
     # stats are part of the state. A piece of a split project never asks them.
     namers = () if split or alone else tuple(naming_files(root))
-    state = hashlib.blake2b(repr((sorted((k, v[2]) for k, v in fresh.items()), _stats(namers))).encode(),
-                            digest_size=16).hexdigest()
+    namer_stats = _stats(namers)
+    state = _state(fresh, namer_stats)
     if stale or len(fresh) != len(records):
         _save(base, "files", fresh)
     cached = _load(base, "facts")
@@ -160,12 +160,22 @@ def _project_facts(
         packed = cached.get("facts", {})
         if all(key in packed for key in wanted):
             return {key: pickle.loads(packed[key]) for key in wanted}
-    known: dict[str, FileSummary] = _load(base, "summaries")  # content hash -> summary
+    # Each summary pickled on its own: a run that needs only the edited files' summaries
+    # (below) unpickles only those.
+    known = _Summaries(_load(base, "summaries"))  # content hash -> summary
     missing = [key for key in fresh if fresh[key][2] not in known]
     for key, summary in zip(missing, _summarize_all(missing, data, jobs, meanwhile)):
         known[fresh[key][2]] = summary
-    if missing:
-        _save(base, "summaries", {fresh[key][2]: known[fresh[key][2]] for key in fresh})
+    if missing and base is not None:
+        _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
+    # The facts are a function of the summaries (and of the files' names and the naming
+    # files): an edit that leaves every summary as it was (a comment, words in a string,
+    # layout within lines) leaves the last state's facts standing, under the new state.
+    if cached.get("state") == _state(records, namer_stats) and _same_summaries(records, fresh, known):
+        packed = cached.get("facts", {})
+        if all(key in packed for key in wanted):
+            _save(base, "facts", {"state": state, "facts": packed})
+            return {key: pickle.loads(packed[key]) for key in wanted}
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
@@ -174,6 +184,62 @@ def _project_facts(
         _save(base, "facts", {"state": state, "facts": {key: pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                                                           for key, value in facts.items()}})
     return {key: facts[key] for key in wanted}
+
+
+def _state(files: dict[str, tuple[int, int, str]], namer_stats: list[tuple[str, int, int]]) -> str:
+    """The digest of a project's state: each file's content hash, and the naming files' stats."""
+    return hashlib.blake2b(repr((sorted((k, v[2]) for k, v in files.items()), namer_stats)).encode(),
+                           digest_size=16).hexdigest()
+
+
+class _Summaries:
+    """Summaries by content hash, from a cache entry of pickled ones (``packed``: content
+    hash -> bytes), each unpickled when first asked for. An entry that no longer unpickles
+    (a summary class changed without the tool's version) counts as absent."""
+
+    def __init__(self, packed: dict[str, bytes]) -> None:
+        self._packed = packed
+        self._unpacked: dict[str, FileSummary] = {}
+
+    def __contains__(self, digest: str) -> bool:
+        return self.get(digest) is not None
+
+    def __setitem__(self, digest: str, summary: FileSummary) -> None:
+        self._unpacked[digest] = summary
+        self._packed.pop(digest, None)
+
+    def get(self, digest: str, default: FileSummary | None = None) -> FileSummary | None:
+        summary = self._unpacked.get(digest)
+        if summary is None and digest in self._packed:
+            try:
+                summary = pickle.loads(self._packed[digest])
+            except Exception:
+                summary = None
+            if isinstance(summary, FileSummary):
+                self._unpacked[digest] = summary
+            else:
+                del self._packed[digest]
+                summary = None
+        return default if summary is None else summary
+
+    def packed(self, digests: set[str]) -> dict[str, bytes]:
+        """The entry to cache: the summaries of ``digests``, pickled."""
+        return {digest: self._packed[digest] if digest in self._packed
+                else pickle.dumps(self._unpacked[digest], protocol=pickle.HIGHEST_PROTOCOL)
+                for digest in digests if digest in self._packed or digest in self._unpacked}
+
+
+def _same_summaries(before: dict[str, tuple[int, int, str]], after: dict[str, tuple[int, int, str]],
+                    known: _Summaries) -> bool:
+    """The same files, each summarised as before (``before``/``after``: key -> (size, mtime,
+    content hash); ``known``: content hash -> summary)."""
+    if before.keys() != after.keys():
+        return False
+    for key, (_size, _mtime, digest) in after.items():
+        old = before[key][2]
+        if old != digest and (known.get(old) is None or known.get(old) != known.get(digest)):
+            return False
+    return True
 
 
 def _stats(paths: Iterable[str]) -> list[tuple[str, int, int]]:
