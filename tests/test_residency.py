@@ -304,6 +304,38 @@ def test_fields_of_a_batch_the_loop_shows_on_the_host_stay_there():
     ]
 
 
+MASKED_ON_THE_HOST = """
+import torch
+def train_one_epoch(model, loader, device_id, media):
+    for batch in loader:
+        images = batch[0].to(device_id, non_blocking=True)
+        input_ids = batch[1].squeeze(1)
+        labels = input_ids.clone()
+        for i in range(labels.shape[0]):
+            ends = torch.where(labels[i] == media)[0]
+            if labels[i][0] != media:
+                labels[i][0] = -100
+        model(images, labels.to(device_id)).backward()
+def no_evidence(model, loader, device_id, media):
+    for batch in loader:
+        labels = batch[1].squeeze(1).clone()
+        if labels[0] != media:
+            labels[0] = -100
+        model(batch[0], labels).backward()
+"""
+
+
+def test_a_copy_of_a_host_batch_s_field_is_masked_on_the_host():
+    # open_flamingo's train_one_epoch: the loop moves the images to ``device_id`` (a GPU
+    # index: evidence of a move), so ``batch[1]`` is the loader's host tensor, and so are
+    # the squeezed field and its clone, which the loop masks per sample before the move:
+    # no per-sample kernels (SL301), no `torch.where` (SL101) or comparison (SL202) that
+    # waits. Only the upload of the masked labels remains. A loop that moves nothing says
+    # nothing of its batch.
+    found = _in_order(MASKED_ON_THE_HOST, "train_utils.py")
+    assert found == [(12, 23, "SL403"), (16, 12, "SL202")]
+
+
 FILLED_IN_PLACE = """
 import torch
 def val_epoch(val_loader, model):

@@ -374,8 +374,10 @@ _NUMBER_ARITHMETIC = frozenset(
 )
 
 
-#: A device by its name: ``device``, ``self.device``, ``args.device``, ``local_device``, ``dev``.
-_DEVICE_NAME = re.compile(r"(^|[._])(\w*_)?(device|dev)$")
+#: A device by its name: ``device``, ``self.device``, ``args.device``, ``local_device``, ``dev``,
+#: and the GPU indices ``.to()`` takes for one: ``device_id`` (open_flamingo), ``args.gpu``,
+#: ``gpu_id``, ``local_rank``.
+_DEVICE_NAME = re.compile(r"(^|[._])(\w*_)?(device|dev|device_id|gpu|gpu_id|local_rank)$")
 
 
 def moves_to_a_device(call: cst.Call) -> bool:

@@ -916,7 +916,8 @@ class FlowState:
         alias = self._alias_of_a_batch(value)
         if alias is not None:
             return alias
-        host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE or (kind is Kind.UNKNOWN and self._batch_field(value))
+        host = (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE
+                or (kind is Kind.UNKNOWN and self._batch_field(_without_copies_in_place(value)))
                 ) and self.devices.on_host(value)
         field = host and self._batch_field(value) and self._field_of_a_drawn_batch(value)
         return _ElementState(host, field, field and kind is Kind.UNKNOWN, frozenset())
@@ -1572,6 +1573,21 @@ def _sequence_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     if names and all(n in _SEQUENCE_TYPES for n in names):
         return subject.value, not negated
     return None
+
+
+#: Methods of a tensor (or array) whose result lives where it does: ``input_ids =
+#: batch[1].squeeze(1)`` of a field of a host batch is in host memory, whatever its kind
+#: (open_flamingo's labels, cloned from it and masked on the host before their move).
+_COPIES_IN_PLACE = frozenset({"clone", "detach", "contiguous", "float", "long", "int", "half", "double", "bool",
+                              "squeeze", "unsqueeze", "view", "reshape", "flatten", "permute", "transpose", "t"})
+
+
+def _without_copies_in_place(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``batch[1]`` of ``batch[1].squeeze(1).long()``: what a chain of :data:`_COPIES_IN_PLACE`
+    calls starts from."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _COPIES_IN_PLACE:
+        node = node.func.value
+    return node
 
 
 def _host_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:

@@ -82,26 +82,35 @@ class _BodyScan(cst.CSTVisitor):
         if _IOU_NAME.search(name.rsplit(".", 1)[-1]):
             self.iou_call = name
         if qualified is not None and qualified.startswith("torch."):
-            # Kernels, not ``torch._assert`` / ``torch.jit.is_scripting`` / ``isinstance`` checks.
-            if classify_torch_callable(qualified) == "tensor":
+            # Kernels, not ``torch._assert`` / ``torch.jit.is_scripting`` / ``isinstance`` checks,
+            # nor work on host tensors alone (``torch.where(labels[i] == eos)`` of labels the
+            # loop masks in host memory before their move: open_flamingo), which launches none.
+            if classify_torch_callable(qualified) == "tensor" and not self._on_host_tensors(node):
                 self.tensor_ops += 1
         elif (
             isinstance(node.func, cst.Attribute)
             and node.func.attr.value not in NON_TENSOR_METHODS
             and context.is_tensor(node.func.value)
         ):
-            self.tensor_ops += 1
+            if not context.on_host(node.func.value):
+                self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
         elif (
             qualified is None
             and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS)
-            and any(context.is_tensor(arg.value) for arg in node.args)
+            and any(context.is_tensor(arg.value) and not context.on_host(arg.value) for arg in node.args)
         ):
             if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS):
                 self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
             elif any(self._computes(arg.value) for arg in node.args):
                 self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
+
+    def _on_host_tensors(self, call: cst.Call) -> bool:
+        """The call is given tensors, every one of them in host memory."""
+        context = self.rule.context
+        tensors = [arg.value for arg in call.args if context.is_tensor(arg.value)]
+        return bool(tensors) and all(context.on_host(tensor) for tensor in tensors)
 
     def _picked_by_the_pass(self, func: cst.BaseExpression) -> bool:
         """``modules[i]`` or ``getattr(obj, f"conv{i}")``, with ``i`` a loop variable: a
@@ -245,6 +254,10 @@ class PerSampleLoop(Rule):
     fix_applicability = "unsafe"
 
     VALID = (
+        # Per-sample work on a host copy launches no kernels (the loop below in INVALID
+        # does the same on a tensor that may be on the device).
+        "import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    for i in range(h.shape[0]):\n"
+        "        h[i] = torch.relu(h[i])\n    return h\n",
         # A prediction per refinement step, each against the whole batch's truth (RAFT's
         # sequence loss): the passes are steps, not samples.
         "import torch\ndef sequence_loss(flow_preds, flow_gt, valid, gamma=0.8):\n    n_predictions = len(flow_preds)\n"
