@@ -336,6 +336,38 @@ def test_a_copy_of_a_host_batch_s_field_is_masked_on_the_host():
     assert found == [(12, 23, "SL403"), (16, 12, "SL202")]
 
 
+MOVED_AFTER_COMPUTING = """
+import torch
+from torch.autograd import Variable
+def train_epoch(model, data_loader):
+    for batch_idx, data in enumerate(data_loader):
+        x_unsorted = data['x'].float()
+        y_len_unsorted = data['len']
+        y_len_max = max(y_len_unsorted)
+        x_unsorted = x_unsorted[:, 0:y_len_max, :]
+        y_len, order = torch.sort(y_len_unsorted, 0, descending=True)
+        x = torch.index_select(x_unsorted, 0, order)
+        x = Variable(x).cuda()
+        model(x).sum().backward()
+def moved_another(model, data_loader):
+    for batch_idx, data in enumerate(data_loader):
+        y_len_unsorted = data['len']
+        y_len_max = max(y_len_unsorted)
+        y_len, order = torch.sort(y_len_unsorted, 0, descending=True)
+        x = model.hidden
+        x = Variable(x).cuda()
+        model(data['x'][:, 0:y_len_max], order).sum().backward()
+"""
+
+
+def test_moving_what_the_loop_computed_from_its_batch_shows_the_batch_is_on_the_host():
+    # GraphRNN's train_vae_epoch: the loop uploads a value it computed from the batch
+    # (``x = Variable(x).cuda()``), so the batch's ``len`` is the loader's host tensor: its
+    # max and the slices it bounds wait for nothing. A move of something else says nothing.
+    found = _in_order(MOVED_AFTER_COMPUTING, "train.py")
+    assert found == [(17, 21, "SL202"), (21, 30, "SL201")]
+
+
 FILLED_IN_PLACE = """
 import torch
 def val_epoch(val_loader, model):

@@ -53,7 +53,7 @@ def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = F
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
-    if not (host_loader or scan.moved & readable or numpy_fields):
+    if not (host_loader or scan.moved & (readable | scan.derived) or numpy_fields):
         return {}
     device_names = {name for name, value in scan.bindings if _device_value(value, set())}
     device_keys: dict[str, set[str]] = {}
@@ -135,6 +135,11 @@ class _BatchUses(cst.CSTVisitor):
         self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
         self.bindings: list[tuple[str, cst.BaseExpression]] = []  # each name and a value it is bound to
+        #: Names bound to what the body computes from the batch, its fields or such names
+        #: (GraphRNN: ``x_unsorted = data['x'].float()``, ``x = torch.index_select(x_unsorted,
+        #: 0, order)``): moving one (``x = Variable(x).cuda()``) uploads what the loader gave,
+        #: which is then on the host, as moving a field says.
+        self.derived: set[str] = set()
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
         self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
@@ -257,6 +262,10 @@ class _BatchUses(cst.CSTVisitor):
                 key = string_key(target) if root == batch else None
                 self.stores.append((batch, key, value))
             return
+        if isinstance(target, cst.Name) and _reads(value, self.names | self.fields.keys() | self.derived):
+            self.derived.add(target.value)
+        elif isinstance(target, cst.Name):
+            self.derived.discard(target.value)
         root, nested = root_name(value, cst.Subscript)
         if isinstance(target, cst.Name) and root in self.names and (nested or target.value != root):
             # (A field, ``images = batch[0]``, or the batch itself, ``sample = batch``.)
@@ -268,7 +277,7 @@ class _BatchUses(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
-            receiver, _ = root_name(func.value, cst.Subscript)
+            receiver, _ = root_name(_unwrapped(func.value), cst.Subscript)
             if receiver is not None and moves_to_a_device(node):
                 moved = self.element_of.get(receiver, receiver)
                 if moved is not None:  # not a comprehension's element of something else
@@ -303,6 +312,45 @@ class _BatchUses(cst.CSTVisitor):
         body has not rebound it above this point (``target = target.cuda()`` before
         ``gpu_metric(output, target)`` hands over a copy, not the batch)."""
         return name in self.names and name not in self.bound_otherwise and name not in self.fields
+
+
+def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x`` of ``Variable(x)`` (``torch.autograd.Variable``, which returns the tensor itself
+    since PyTorch 0.4): ``Variable(x).cuda()`` moves ``x``."""
+    if (isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None
+            and callee_name(node.func) == "Variable"):
+        return node.args[0].value
+    return node
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # (not a keyword's name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.names
+
+
+def _reads(value: cst.BaseExpression, names: set[str]) -> bool:
+    """``value`` reads one of ``names`` (as a variable)."""
+    if not names:
+        return False
+    scan = _Reads(names)
+    value.visit(scan)
+    return scan.found
 
 
 def root_name(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:
