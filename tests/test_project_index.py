@@ -899,3 +899,55 @@ def test_a_file_of_another_array_framework_is_not_torch_code(tmp_path: Path):
         ("both.py", "SL101", "hot", "`Attention.forward`"),
         ("paddle_layer.py", "SL101", "cold", "another framework's code (it imports paddle, not torch)"),
     ]
+
+
+# -- a project that never names a device ------------------------------------------------------
+
+_CPU_TRAINING = """\
+import torch
+
+
+def update(model, optimizer, batches):
+    for obs, act in batches:
+        logp = model(obs)
+        keep = (act > 0).nonzero()
+        loss = -logp[keep].mean()
+        optimizer.zero_grad()
+        loss.backward()
+        print(loss.item())
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "host_only"),
+    [
+        ({}, True),
+        ({"README.md": "Trains fast on a GPU.\n"}, True),  # prose is no configuration
+        ({"configs/run.yaml": "device: cuda\n"}, False),
+        ({"run.sh": "python train.py --gpu 0\n"}, False),
+        ({"model.py": "import torch\n\ndef make(device):\n    return torch.nn.Linear(4, 2).to(device)\n"}, False),
+        ({"fit.py": "import lightning\n"}, False),  # a library that places the tensors itself
+        ({"train.py": _CPU_TRAINING.replace("        loss.backward()\n", "")}, False),  # no training of its own
+    ],
+)
+def test_a_project_that_trains_and_never_names_a_device_is_cold(tmp_path: Path, extra: dict[str, str], host_only: bool):
+    """spinningup's PyTorch algorithms (s29-A) never name a device: their `.item()` reads host
+    tensors. Any device word in the code, a configuration file or a script (or a library
+    that places tensors itself, or no backward pass: a library's users may be on a GPU) keeps
+    the findings."""
+    files = {"train.py": _CPU_TRAINING, **extra}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    everything = _lint([tmp_path], include_cold=True)
+    train = sorted((f.line, f.code, f.context, f.why) for f in everything if Path(f.path).name == "train.py")
+    assert [(line, code) for line, code, _, _ in train] == [(7, "SL101"), (11 if "backward" in files["train.py"] else 10, "SL201")]
+    from synclint.project.cold_reasons import HOST_ONLY_PROJECT
+
+    if host_only:
+        assert {(context, why) for _, _, context, why in train} == {("cold", HOST_ONLY_PROJECT)}
+        assert _lint([tmp_path]) == []
+    else:
+        assert all(why != HOST_ONLY_PROJECT for _, _, _, why in train)
+        assert any(Path(f.path).name == "train.py" for f in _lint([tmp_path]))

@@ -27,6 +27,10 @@ PLOTTING_CODE = "plotting or visualization code"
 #: ``docs/source/snippets/model.py``: code the documentation shows (``literalinclude``) or
 #: runs to build itself, not the program.
 DOCUMENTATION_CODE = "documentation code (its snippets and examples)"
+#: Every file of a project that trains its models and never names a device (see
+#: :func:`synclint.project.facts.host_only_project`): its tensors live on the host.
+HOST_ONLY_PROJECT = ("a project that never names a device (no `cuda`, `gpu`, `device` or accelerator in its code "
+                     "or configuration): its tensors live on the host")
 #: The ``__main__`` block of a module other files import (see :mod:`synclint.project.self_tests`).
 SELF_TEST = "a self-test or demo (the `__main__` block of a module that other files of the project import)"
 #: A function that only such blocks call, and no file hands on as a value.
@@ -74,7 +78,9 @@ _NO_SCRIPT = " and is no script"
 _OUTSIDE_THE_PROGRAM = frozenset(
     {"test code", "test or benchmark code", "export code", "export, plotting or benchmarking code",
      _root_reason(TYPE_STUB), CONVERSION_TOOL, DEMO_CODE, DOCUMENTATION_CODE, PLOTTING_CODE, TEMPLATE_CODE,
-     _root_reason(SELF_TEST)}
+     _root_reason(SELF_TEST),
+     # (Not outside the program, but nothing about a device matters in it: no copy, no pinning.)
+     HOST_ONLY_PROJECT}
 )
 
 

@@ -19,7 +19,7 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
-from synclint.project.cold_reasons import is_never_named, is_self_test
+from synclint.project.cold_reasons import HOST_ONLY_PROJECT, is_never_named, is_self_test
 from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
@@ -27,7 +27,7 @@ from synclint.project.layout import dotted_tails
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.self_tests import self_test_blocks
 from synclint.project.step_branches import SkippedBlocks, blocks_closed_by_constants
-from synclint.project.summary import EPOCH_HOOK, FileSummary, FunctionSummary
+from synclint.project.summary import DEVICE_WORD, EPOCH_HOOK, FileSummary, FunctionSummary
 from synclint.project.unimported_modules import unimported_modules
 from synclint.project.unnamed_classes import unnamed_classes
 
@@ -88,6 +88,9 @@ class FileFacts:
     #: modules import (``np`` after ``from utils import *`` of a ``utils.py`` that does
     #: ``import numpy as np``): local name -> (qualified name, whether it names a module).
     star_imports: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: The file is part of a project that trains on the host only (:func:`host_only_project`):
+    #: all of its code is cold, for :data:`HOST_ONLY_PROJECT`.
+    host_only: bool = False
 
     def function_context(self, qualname: str) -> Context:
         return self._contexts_by_name.get(qualname, UNKNOWN_CONTEXT)
@@ -99,6 +102,8 @@ class FileFacts:
 
     def context_at(self, line: int) -> Context:
         """The context of code at ``line``: its innermost function's, unless a region says otherwise."""
+        if self.host_only:
+            return _HOST_ONLY
         context = UNKNOWN_CONTEXT
         owner_first = 0
         index = bisect.bisect_right(self._starts, line)
@@ -133,6 +138,48 @@ class FileFacts:
         return starts
 
 
+_HOST_ONLY = Context(COLD, HOST_ONLY_PROJECT)
+#: Libraries that place a model and its batches on a device themselves (Hugging Face's
+#: ``Trainer``, Lightning's, Accelerate, DeepSpeed...): a project built on one need not name one.
+_PLACING_FRAMEWORKS = frozenset({
+    "transformers", "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "deepspeed", "fastai",
+    "ignite", "mmengine", "mmcv", "mmdet", "mmseg", "detectron2", "colossalai", "composer", "ray", "skorch",
+    "catalyst", "poutyne", "keras", "torchrl", "tianshou", "stable_baselines3",
+})
+#: Configuration files and scripts that may name a device for the code to read (``device:
+#: cuda``, ``--gpu 0``); not documentation, whose prose may mention GPUs in general.
+_DEVICE_NAMING_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".bash", ".zsh", ".slurm",
+                           ".sbatch", ".pbs", "Makefile", "Dockerfile", ".ipynb")
+_DEVICE_WORD_BYTES = re.compile(DEVICE_WORD.pattern.encode(), re.IGNORECASE)
+
+
+def host_only_project(index: ProjectIndex) -> bool:
+    """The project trains its models (a backward pass) and names no device anywhere: no
+    ``cuda``, ``gpu``, ``device`` or accelerator in any of its Python files, configuration
+    files or scripts, and no library that places tensors on one imported. Nothing moves a
+    tensor to a device then, and every tensor lives on the host (spinningup's PyTorch
+    algorithms, minimalRL). Not a library without training of its own: its users' tensors
+    may be anywhere."""
+    entries = [entry.summary for entry in index.entries.values()]
+    if not entries or any(summary.names_a_device for summary in entries):
+        return False
+    if not any(function.backward for summary in entries for function in summary.functions.values()):
+        return False
+    if any(module.partition(".")[0] in _PLACING_FRAMEWORKS
+           for summary in entries for _level, module, _name in summary.imports.values()):
+        return False
+    return not any(_names_a_device(path) for path in index.naming_files if path.endswith(_DEVICE_NAMING_SUFFIXES))
+
+
+def _names_a_device(path: str) -> bool:
+    """The file's text names a device (one that cannot be read may)."""
+    try:
+        with open(path, "rb") as handle:
+            return _DEVICE_WORD_BYTES.search(handle.read(16 << 20)) is not None
+    except OSError:
+        return True
+
+
 def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bool = False) -> dict[str, FileFacts]:
     """Facts for every file of the index, keyed by resolved path.
 
@@ -141,6 +188,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     """
     # Blocks a constant never lets run do not depend on what calls them: known first, they
     # tell which classes are built only there.
+    host_only = whole_project and not split and host_only_project(index)
     closed = blocks_closed_by_constants(index, split, whole_project)
     importers = _importers(index)  # (asked by the self-tests and by ``imported_elsewhere``)
     # A module nothing imports, or a class nothing names, cannot run, but only a whole
@@ -178,7 +226,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     for key, entry in index.entries.items():
         result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once,
                                   host_params, number_params, unimported.get(key), blocking_only, split,
-                                  split or key in imported)
+                                  split or key in imported, host_only)
     return result
 
 
@@ -284,7 +332,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
                 host_params: dict[str, list[tuple[str, str]]], number_params_by_file: dict[str, list[tuple[str, str]]],
                 never_runs: str | None = None,
                 blocking_copies_only: bool = False, split: bool = False,
-                imported_elsewhere: bool = False) -> FileFacts:
+                imported_elsewhere: bool = False, host_only: bool = False) -> FileFacts:
     functions = []
     regions = []
     host_calls: set[str] = set()
@@ -350,7 +398,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     digest = hashlib.blake2b(
         repr((whole_project, blocking_copies_only, nearby, imported_elsewhere, sorted(attribute_methods), file_cold, sorted(tensor_params), functions, regions, sorted((k, sorted(v)) for k, v in host_attributes.items()), sorted(host_calls), sorted(host_when.items()),
               sorted(argument_syncs.items()), sorted(synced_at_callers), sorted(host_names), sorted(number_params),
-              sorted(star_imports.items()))).encode(),
+              sorted(star_imports.items()), host_only)).encode(),
         digest_size=12,
     ).hexdigest()
     return FileFacts(
@@ -359,6 +407,7 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
         host_names=frozenset(host_names), file_cold=file_cold, number_params=frozenset(number_params),
         blocking_copies_only=blocking_copies_only, attribute_methods=frozenset(attribute_methods),
         blocking_copies_nearby=nearby, imported_elsewhere=imported_elsewhere, star_imports=star_imports,
+        host_only=host_only,
     )
 
 

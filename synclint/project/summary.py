@@ -122,7 +122,7 @@ _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a m
 _OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 82
+SUMMARY_VERSION = 83
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -403,6 +403,9 @@ class FileSummary:
     #: self-test or demo when other files import the module (see
     #: :mod:`synclint.project.self_tests`).
     main_blocks: tuple[tuple[int, int], ...] = ()
+    #: Its text names a device or an accelerator anywhere, comments included (``cuda``,
+    #: ``gpu``, ``device``, ``accelerator``, ``mps``): see :func:`synclint.project.facts.host_only_project`.
+    names_a_device: bool = True
     # Which classes the file names, and reflection that could build one by a computed name,
     # are searched only when the index asks (synclint.project.unnamed_classes): most checks
     # never do, and every file would pay for them.
@@ -437,7 +440,7 @@ def summarize(source: str, tree: ast.Module | None = None) -> FileSummary | None
                        copies_asynchronously(source, tree, builder.imports, builder.qualify),
                        builder.command_line, tuple(builder.import_lines), tuple(builder.module_imports),
                        is_script(tree), registers_itself(tree), builder.stores_on_others_by_computed_name,
-                       _web_demo(tree), _self_test_blocks(tree))
+                       _web_demo(tree), _self_test_blocks(tree), names_a_device=bool(DEVICE_WORD.search(source)))
 
 
 def modules_imported(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str, tuple[str, ...]]]:
@@ -537,6 +540,8 @@ BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 #: Not the word alone: torch's own modules say "backward" in docstrings far more often
 #: than they call it (35 of ``torch.nn``'s 136 files, 7 with a call).
 _BACKWARD_CALL = re.compile(r"\.\s*(manual_)?backward\b")
+#: A word that names a device or an accelerator (see :attr:`FileSummary.names_a_device`).
+DEVICE_WORD = re.compile(r"cuda|gpu|device|accelerator|\b(mps|xpu|npu|tpu|hpu)\b", re.IGNORECASE)
 
 
 def _web_demo(tree: ast.Module) -> str | None:
