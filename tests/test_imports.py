@@ -127,3 +127,27 @@ def test_the_file_s_own_import_wins_over_a_star_import(tmp_path: Path):
     user = _STAR_USER.format(source="utils").replace("import torch\n", "import torch\nimport torch as np\n", 1)
     found = _star_findings(tmp_path, {"train.py": user, "utils.py": "import numpy as np\nimport torch.nn.functional as F\n"})
     assert found == [(8, 12, "SL202"), (10, 18, "SL105"), (11, 15, "SL105")]
+
+
+def test_star_imports_of_modules_that_star_import_each_other_are_walked_once_each(monkeypatch):
+    """Eight modules each doing ``from mJ import *`` of every other one: each file's star
+    imports visit each module once, not once per path through them (8! paths)."""
+    from synclint.project import facts
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    n = 8
+    summaries = {f"/p/m{i}.py": summarize("".join(f"from m{j} import *\n" for j in range(n) if j != i)
+                                          + f"import numpy as np{i}\n") for i in range(n)}
+    index = ProjectIndex(summaries, Path("/p"))
+    calls = []
+    real = facts._star_imported_names
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(facts, "_star_imported_names", counted)
+    names = facts._star_imported_names(index, "/p/m0.py")
+    assert sorted(names) == [f"np{i}" for i in range(1, n)]
+    assert len(calls) <= n
