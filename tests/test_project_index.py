@@ -188,6 +188,41 @@ def test_an_edit_that_leaves_every_summary_as_it_was_keeps_the_facts(project: Pa
     assert facts_for_files(files, cache) == before and len(computed) == 1
 
 
+def test_an_edit_that_leaves_every_summary_as_it_was_unpickles_only_the_edited_file_s(project: Path, tmp_path: Path,
+                                                                                        monkeypatch):
+    """The store's word: such a run unpickles only the edited files' summaries (the old one),
+    not every file's; and an entry that no longer unpickles is summarised again."""
+    import pickle
+
+    from synclint.project.summary import FileSummary
+
+    files = sorted(project.rglob("*.py"))
+    cache = tmp_path / "c"
+    before = facts_for_files(files, cache)
+    unpickled = []
+    real = pickle.loads
+
+    def counted(data, *args, **kwargs):
+        value = real(data, *args, **kwargs)
+        if isinstance(value, FileSummary):
+            unpickled.append(value)
+        return value
+
+    monkeypatch.setattr(pickle, "loads", counted)
+    model = project / PACKAGE / "model.py"
+    model.write_text(model.read_text() + "# tuned\n")
+    assert facts_for_files(files, cache) == before
+    assert len(files) > 3 and len(unpickled) == 1
+    # Every summary in the entry spoilt: each file summarised again, the same facts.
+    from synclint.project import store
+
+    entry = next((cache / store.INDEX_ENTRIES).glob("*.summaries.pickle"))
+    spoilt = {digest: b"spoilt" for digest in real(entry.read_bytes())}
+    entry.write_bytes(pickle.dumps(spoilt))
+    model.write_text(model.read_text().replace("import", "import ", 1) + "x = 1\n")
+    assert facts_for_files(files, cache) == facts_for_files(files, None)
+
+
 def test_an_edit_that_changes_a_summary_computes_the_facts_again(project: Path, tmp_path: Path, monkeypatch):
     files = sorted(project.rglob("*.py"))
     cache = tmp_path / "c"

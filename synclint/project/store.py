@@ -176,6 +176,12 @@ def _project_facts(
         if all(key in packed for key in wanted):
             _save(base, "facts", {"state": state, "facts": packed})
             return {key: pickle.loads(packed[key]) for key in wanted}
+    # (Entries that no longer unpickle: summarised again.)
+    unreadable = [key for key in fresh if known.get(fresh[key][2]) is None]
+    for key, summary in zip(unreadable, _summarize_all(unreadable, data, jobs)):
+        known[fresh[key][2]] = summary
+    if unreadable and base is not None:
+        _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
@@ -202,7 +208,8 @@ class _Summaries:
         self._unpacked: dict[str, FileSummary] = {}
 
     def __contains__(self, digest: str) -> bool:
-        return self.get(digest) is not None
+        """Held (not unpickled to tell: :meth:`get` may still find it unreadable)."""
+        return digest in self._unpacked or digest in self._packed
 
     def __setitem__(self, digest: str, summary: FileSummary) -> None:
         self._unpacked[digest] = summary
