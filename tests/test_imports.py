@@ -151,3 +151,16 @@ def test_star_imports_of_modules_that_star_import_each_other_are_walked_once_eac
     names = facts._star_imported_names(index, "/p/m0.py")
     assert sorted(names) == [f"np{i}" for i in range(1, n)]
     assert len(calls) <= n
+
+
+def test_a_name_the_file_binds_itself_is_not_a_star_import_s(tmp_path: Path):
+    """``from torch.utils import data`` in utils.py, ``for data in loader`` in train.py: the
+    loop's ``data`` is a tensor (whose ``.nonzero()`` syncs), not torch's module, as it is
+    when the star-imported module is no project module."""
+    train = ("import torch\nfrom {source} import *\n\n\ndef train(model, loader, opt):\n    for data in loader:\n"
+             "        data = data.cuda()\n        idx = data.nonzero()\n        loss = model(data, idx)\n"
+             "        opt.step()\n")
+    utils = "import numpy as np\nfrom torch.utils import data\n"
+    without = _star_findings(tmp_path / "a", {"train.py": train.format(source="elsewhere"), "utils.py": utils})
+    assert (8, 15, "SL101") in without
+    assert _star_findings(tmp_path / "b", {"train.py": train.format(source="utils"), "utils.py": utils}) == without
