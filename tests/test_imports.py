@@ -164,3 +164,23 @@ def test_a_name_the_file_binds_itself_is_not_a_star_import_s(tmp_path: Path):
     without = _star_findings(tmp_path / "a", {"train.py": train.format(source="elsewhere"), "utils.py": utils})
     assert (8, 15, "SL101") in without
     assert _star_findings(tmp_path / "b", {"train.py": train.format(source="utils"), "utils.py": utils}) == without
+
+
+def test_a_file_being_fixed_keeps_what_its_star_imports_bring_in(tmp_path: Path):
+    """The fix loop analyses the text on its own with what its project says of it
+    (``in_project``): the findings ``check`` shows are the ones it sees, so ``np`` of a
+    star import is numpy there too."""
+    from synclint.engine import analyse
+    from synclint.project import facts_for_files, facts_for_source
+    from synclint.project.facts import in_project
+
+    source = _STAR_USER.format(source="utils")
+    (tmp_path / "train.py").write_text(source)
+    (tmp_path / "utils.py").write_text("import numpy as np\nimport torch.nn.functional as F\n")
+    key = str(tmp_path / "train.py")
+    project = facts_for_files([tmp_path / "train.py", tmp_path / "utils.py"], None)[key]
+    seen = []
+    for facts in (project, in_project(facts_for_source(source, key), project)):
+        _, reports = analyse(parse(source), source, key, ALL_RULES, facts=facts, include_cold=True)
+        seen.append(sorted(report.rule.code for report in reports))
+    assert seen[0] == seen[1] and len(seen[0]) == 1
