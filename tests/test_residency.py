@@ -1698,3 +1698,11 @@ def test_names_unpacked_from_a_loader_batch_are_its_fields():
               "        if audio.sum() > 0:\n            out.backward()\n")
     found = [(f.line, f.column, f.code, f.fix is not None) for f in check_source(source, "train.py", include_cold=True)]
     assert found == [(4, 14, "SL402", True), (7, 21, "SL401", False), (7, 33, "SL401", False)]
+
+
+def test_per_sample_moves_of_host_tensors_to_the_device_are_launches():
+    # Work on host tensors alone launches no kernels, but a sample of them made on (or
+    # moved to) the device is a copy per sample: SL301 as before 5e2f2b7.
+    for line in ('torch.as_tensor(h[i], device="cuda")', "torch.tensor(h[i]).cuda()", "h[i].float().cuda()"):
+        source = f"import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    for i in range(h.shape[0]):\n        y = {line}\n    return h\n"
+        assert [code for code, *_ in _codes(source)].count("SL301") == 1, line
