@@ -184,3 +184,18 @@ def test_a_file_being_fixed_keeps_what_its_star_imports_bring_in(tmp_path: Path)
         _, reports = analyse(parse(source), source, key, ALL_RULES, facts=facts, include_cold=True)
         seen.append(sorted(report.rule.code for report in reports))
     assert seen[0] == seen[1] and len(seen[0]) == 1
+
+
+def test_a_later_star_import_wins_even_of_a_module_walked_before():
+    """``from b import *`` (b star-imports a, then imports torch as np) and then ``from a
+    import *`` (numpy as np): np is numpy, as when run, though a was walked through b."""
+    from synclint.project.facts import _star_imported_names
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    summaries = {"/p/a.py": summarize("import numpy as np\n"),
+                 "/p/b.py": summarize("from a import *\nimport torch as np\n"),
+                 "/p/m.py": summarize("from b import *\nfrom a import *\n")}
+    index = ProjectIndex(summaries, Path("/p"))
+    assert _star_imported_names(index, "/p/m.py") == {"np": ("numpy", True)}
+    assert _star_imported_names(index, "/p/b.py") == {}
