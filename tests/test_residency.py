@@ -1706,3 +1706,20 @@ def test_per_sample_moves_of_host_tensors_to_the_device_are_launches():
     for line in ('torch.as_tensor(h[i], device="cuda")', "torch.tensor(h[i]).cuda()", "h[i].float().cuda()"):
         source = f"import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    for i in range(h.shape[0]):\n        y = {line}\n    return h\n"
         assert [code for code, *_ in _codes(source)].count("SL301") == 1, line
+
+
+def test_a_count_of_gpus_is_no_device():
+    # ``args.gpu``, ``gpu_id``, ``local_rank`` name a GPU; ``n_gpu`` and ``num_gpu`` count
+    # them: a loader wrapper given one does not put its batches on the device.
+    source = """
+import torch
+def train(model, loader, opt, device, args, n_gpu, num_gpu, gpu_id):
+    for images, labels in Prefetcher(loader, {n}):
+        images = images.to(device)
+        if labels.sum() > 0:
+            continue
+        model(images).sum().backward()
+        opt.step()
+"""
+    assert _at(source.format(n="n_gpu"), "SL202") == _at(source.format(n="num_gpu"), "SL202") == []
+    assert _at(source.format(n="args.gpu"), "SL202") == _at(source.format(n="gpu_id"), "SL202") == [(6, 12)]
