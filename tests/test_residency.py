@@ -1723,3 +1723,10 @@ def train(model, loader, opt, device, args, n_gpu, num_gpu, gpu_id):
 """
     assert _at(source.format(n="n_gpu"), "SL202") == _at(source.format(n="num_gpu"), "SL202") == []
     assert _at(source.format(n="args.gpu"), "SL202") == _at(source.format(n="gpu_id"), "SL202") == [(6, 12)]
+
+
+def test_a_per_sample_copy_from_the_device_into_a_host_tensor_is_a_launch():
+    # ``h[i].copy_(g[i])``: the receiver is on the host, the tensor it is given is not.
+    source = ("import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    g = x.cuda()\n"
+              "    for i in range(h.shape[0]):\n        h[i].copy_(g[i])\n    return h\n")
+    assert _at(source, "SL301") == [(5, 5)]

@@ -92,7 +92,9 @@ class _BodyScan(cst.CSTVisitor):
             and node.func.attr.value not in NON_TENSOR_METHODS
             and context.is_tensor(node.func.value)
         ):
-            if not (context.on_host(node.func.value) and context.on_host(node)):  # (``h[i].cuda()`` moves it)
+            # (``h[i].cuda()`` moves it; ``h[i].copy_(g[i])`` copies a device tensor into it)
+            if not (context.on_host(node.func.value) and context.on_host(node)
+                    and all(context.on_host(arg.value) for arg in node.args if context.is_tensor(arg.value))):
                 self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
