@@ -22,7 +22,7 @@ from pathlib import Path
 import libcst as cst
 
 from synclint.analysis.flow import FlowState
-from synclint.analysis.imports import ImportMap, collect_imports
+from synclint.analysis.imports import ImportMap, collect_imports, names_bound
 from synclint.config import Settings
 from synclint.finding import Edit, Finding, Fix, error_finding
 from synclint.fixers.base import render
@@ -206,7 +206,7 @@ def analyse(
     if facts is None:  # no project around it: the source is its own project
         facts = facts_for_source(source, path, tree)
     if facts.star_imports:
-        imports.add_star_imported(facts.star_imports)
+        imports.add_star_imported(facts.star_imports, names_bound(module, tree))
     flow = FlowState(module, imports, path, facts)
     context = RuleContext(path, source, module, imports, flow)
     instances = [rule(context) for rule in rules]

@@ -127,3 +127,75 @@ def test_the_file_s_own_import_wins_over_a_star_import(tmp_path: Path):
     user = _STAR_USER.format(source="utils").replace("import torch\n", "import torch\nimport torch as np\n", 1)
     found = _star_findings(tmp_path, {"train.py": user, "utils.py": "import numpy as np\nimport torch.nn.functional as F\n"})
     assert found == [(8, 12, "SL202"), (10, 18, "SL105"), (11, 15, "SL105")]
+
+
+def test_star_imports_of_modules_that_star_import_each_other_are_walked_once_each(monkeypatch):
+    """Eight modules each doing ``from mJ import *`` of every other one: each file's star
+    imports visit each module once, not once per path through them (8! paths)."""
+    from synclint.project import facts
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    n = 8
+    summaries = {f"/p/m{i}.py": summarize("".join(f"from m{j} import *\n" for j in range(n) if j != i)
+                                          + f"import numpy as np{i}\n") for i in range(n)}
+    index = ProjectIndex(summaries, Path("/p"))
+    calls = []
+    real = facts._star_imported_names
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(facts, "_star_imported_names", counted)
+    names = facts._star_imported_names(index, "/p/m0.py")
+    assert sorted(names) == [f"np{i}" for i in range(1, n)]
+    assert len(calls) <= n
+
+
+def test_a_name_the_file_binds_itself_is_not_a_star_import_s(tmp_path: Path):
+    """``from torch.utils import data`` in utils.py, ``for data in loader`` in train.py: the
+    loop's ``data`` is a tensor (whose ``.nonzero()`` syncs), not torch's module, as it is
+    when the star-imported module is no project module."""
+    train = ("import torch\nfrom {source} import *\n\n\ndef train(model, loader, opt):\n    for data in loader:\n"
+             "        data = data.cuda()\n        idx = data.nonzero()\n        loss = model(data, idx)\n"
+             "        opt.step()\n")
+    utils = "import numpy as np\nfrom torch.utils import data\n"
+    without = _star_findings(tmp_path / "a", {"train.py": train.format(source="elsewhere"), "utils.py": utils})
+    assert (8, 15, "SL101") in without
+    assert _star_findings(tmp_path / "b", {"train.py": train.format(source="utils"), "utils.py": utils}) == without
+
+
+def test_a_file_being_fixed_keeps_what_its_star_imports_bring_in(tmp_path: Path):
+    """The fix loop analyses the text on its own with what its project says of it
+    (``in_project``): the findings ``check`` shows are the ones it sees, so ``np`` of a
+    star import is numpy there too."""
+    from synclint.engine import analyse
+    from synclint.project import facts_for_files, facts_for_source
+    from synclint.project.facts import in_project
+
+    source = _STAR_USER.format(source="utils")
+    (tmp_path / "train.py").write_text(source)
+    (tmp_path / "utils.py").write_text("import numpy as np\nimport torch.nn.functional as F\n")
+    key = str(tmp_path / "train.py")
+    project = facts_for_files([tmp_path / "train.py", tmp_path / "utils.py"], None)[key]
+    seen = []
+    for facts in (project, in_project(facts_for_source(source, key), project)):
+        _, reports = analyse(parse(source), source, key, ALL_RULES, facts=facts, include_cold=True)
+        seen.append(sorted(report.rule.code for report in reports))
+    assert seen[0] == seen[1] and len(seen[0]) == 1
+
+
+def test_a_later_star_import_wins_even_of_a_module_walked_before():
+    """``from b import *`` (b star-imports a, then imports torch as np) and then ``from a
+    import *`` (numpy as np): np is numpy, as when run, though a was walked through b."""
+    from synclint.project.facts import _star_imported_names
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    summaries = {"/p/a.py": summarize("import numpy as np\n"),
+                 "/p/b.py": summarize("from a import *\nimport torch as np\n"),
+                 "/p/m.py": summarize("from b import *\nfrom a import *\n")}
+    index = ProjectIndex(summaries, Path("/p"))
+    assert _star_imported_names(index, "/p/m.py") == {"np": ("numpy", True)}
+    assert _star_imported_names(index, "/p/b.py") == {}

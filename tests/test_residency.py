@@ -1730,3 +1730,35 @@ def test_names_unpacked_from_a_loader_batch_are_its_fields():
               "        if audio.sum() > 0:\n            out.backward()\n")
     found = [(f.line, f.column, f.code, f.fix is not None) for f in check_source(source, "train.py", include_cold=True)]
     assert found == [(4, 14, "SL402", True), (7, 21, "SL401", False), (7, 33, "SL401", False)]
+
+
+def test_per_sample_moves_of_host_tensors_to_the_device_are_launches():
+    # Work on host tensors alone launches no kernels, but a sample of them made on (or
+    # moved to) the device is a copy per sample: SL301 as before 5e2f2b7.
+    for line in ('torch.as_tensor(h[i], device="cuda")', "torch.tensor(h[i]).cuda()", "h[i].float().cuda()"):
+        source = f"import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    for i in range(h.shape[0]):\n        y = {line}\n    return h\n"
+        assert [code for code, *_ in _codes(source)].count("SL301") == 1, line
+
+
+def test_a_count_of_gpus_is_no_device():
+    # ``args.gpu``, ``gpu_id``, ``local_rank`` name a GPU; ``n_gpu`` and ``num_gpu`` count
+    # them: a loader wrapper given one does not put its batches on the device.
+    source = """
+import torch
+def train(model, loader, opt, device, args, n_gpu, num_gpu, gpu_id):
+    for images, labels in Prefetcher(loader, {n}):
+        images = images.to(device)
+        if labels.sum() > 0:
+            continue
+        model(images).sum().backward()
+        opt.step()
+"""
+    assert _at(source.format(n="n_gpu"), "SL202") == _at(source.format(n="num_gpu"), "SL202") == []
+    assert _at(source.format(n="args.gpu"), "SL202") == _at(source.format(n="gpu_id"), "SL202") == [(6, 12)]
+
+
+def test_a_per_sample_copy_from_the_device_into_a_host_tensor_is_a_launch():
+    # ``h[i].copy_(g[i])``: the receiver is on the host, the tensor it is given is not.
+    source = ("import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    g = x.cuda()\n"
+              "    for i in range(h.shape[0]):\n        h[i].copy_(g[i])\n    return h\n")
+    assert _at(source, "SL301") == [(5, 5)]

@@ -587,6 +587,18 @@ def test_a_python_file_that_comes_to_name_the_class_is_read_on_a_cached_run(tmp_
     assert _findings(root, _program('\nLOSSES = ["RankLoss"]\n'), cache=cache) == [("losses.py", 6, 16, "SL101", "hot", HOT)]
 
 
+
+def test_a_string_edited_to_name_the_class_is_read_on_a_cached_run(tmp_path: Path):
+    # The same edit within a string: the file's summary stays as it was, but what it names
+    # changes (the store may keep the last facts only when nothing but summaries decide them).
+    cache = tmp_path / "cache"
+    root = tmp_path / "project"
+    root.mkdir()
+    assert _findings(root, _program('\nLOSSES = ["Other"]\n'), cache=cache) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
+    (root / "train.py").write_text(_TRAIN.format(extra='\nLOSSES = ["RankLoss"]\n'))  # (this file alone)
+    found = lint_paths([root], Settings(root=root), RunOptions(jobs=1, use_cache=True, cache_dir=cache, include_cold=True))
+    assert [(Path(f.path).name, f.context, f.why) for f in found] == [("losses.py", "hot", HOT)]
+
 def _words(source: str) -> set[str]:
     """Every word of ``source``, as Python reads a name (the oracle ``spelled_names`` must agree with)."""
     return set(re.findall(r"[^\W\d]\w*", source))

@@ -376,8 +376,8 @@ _NUMBER_ARITHMETIC = frozenset(
 
 #: A device by its name: ``device``, ``self.device``, ``args.device``, ``local_device``, ``dev``,
 #: and the GPU indices ``.to()`` takes for one: ``device_id`` (open_flamingo), ``args.gpu``,
-#: ``gpu_id``, ``local_rank``.
-_DEVICE_NAME = re.compile(r"(^|[._])(\w*_)?(device|dev|device_id|gpu|gpu_id|local_rank)$")
+#: ``gpu_id``, ``local_rank``; not ``n_gpu``, ``num_gpu`` (counts) nor ``use_gpu`` (a flag).
+_DEVICE_NAME = re.compile(r"(^|[._])(\w*_)?(device|dev|device_id|gpu_id|local_rank)$|(^|\.)gpu$")
 
 
 def moves_to_a_device(call: cst.Call) -> bool:

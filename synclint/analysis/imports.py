@@ -94,14 +94,16 @@ class ImportMap(cst.CSTVisitor):
             self.aliases[local] = f"{module}.{imported}"
         return False
 
-    def add_star_imported(self, names: dict[str, tuple[str, bool]]) -> None:
+    def add_star_imported(self, names: dict[str, tuple[str, bool]], bound: set[str] | frozenset[str] = frozenset()) -> None:
         """Names a star import of a project module brings in (local -> (qualified name,
         whether it is a module)), which the file's own statements cannot show; its own
-        imports stand."""
+        imports stand, and so do the names it binds otherwise (``bound``: see
+        :func:`names_bound`; ``for data in loader`` after a star import that brings in
+        ``torch.utils.data`` as ``data``)."""
         self._qualified.clear()
         self._roots.clear()
         for local, (full, is_module) in names.items():
-            if local not in self.aliases:
+            if local not in self.aliases and local not in bound:
                 self.aliases[local] = full
                 if is_module:
                     self.modules.add(local)
@@ -176,6 +178,30 @@ _TORCH_STAR_NAMES = frozenset(
     {"nonzero", "argwhere", "where", "unique", "unique_consecutive", "masked_select",
      "repeat_interleave", "bincount", "tensor", "zeros", "ones", "full", "equal", "allclose"}
 )
+
+
+def names_bound(module: cst.Module, tree: ast.Module | None = None) -> set[str]:
+    """The names ``module`` binds otherwise than by an import, in any scope: an assignment,
+    a loop's target, a parameter, a ``def`` or ``class``, ``except ... as``, a match
+    capture (``tree``: CPython's tree of the same code, when at hand)."""
+    if tree is None:
+        try:
+            tree = ast.parse(module.code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return bound
 
 
 def collect_imports(module: cst.Module, tree: ast.Module | None = None) -> ImportMap:

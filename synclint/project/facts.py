@@ -319,12 +319,14 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
     """The facts of a text analysed on its own (``own``: a notebook's cells, a file's text
     being fixed) with what its project says of it (``project``: :func:`notebook_facts`, or
     the file's facts; None outside any project): its loaders' batches may be copied
-    asynchronously by the project's other files."""
+    asynchronously by the project's other files; and what its star imports of project
+    modules bring in, which the text alone cannot show."""
     if project is None:
         return own
     return replace(own, blocking_copies_only=own.blocking_copies_only and project.blocking_copies_only,
                    blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby,
-                   imported_elsewhere=own.imported_elsewhere or project.imported_elsewhere)
+                   imported_elsewhere=own.imported_elsewhere or project.imported_elsewhere,
+                   star_imports={**own.star_imports, **project.star_imports})
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
@@ -419,21 +421,30 @@ def _by_file(params: frozenset[tuple[FunctionId, str]]) -> dict[str, list[tuple[
     return shares
 
 
-def _star_imported_names(index: ProjectIndex, key: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, bool]]:
+def _star_imported_names(index: ProjectIndex, key: str,
+                         walked: dict[str, dict[str, tuple[str, bool]] | None] | None = None) -> dict[str, tuple[str, bool]]:
     """What the star imports of project modules in file ``key`` bring in of those modules'
     own absolute imports (see :attr:`FileFacts.star_imports`), through their star imports
-    too; the file's own imports come first, and a later star import wins, as when run."""
+    too; the file's own imports come first, and a later star import wins, as when run.
+    (``walked``: what each module walked so far hands on, None while it is being walked:
+    each module is walked once, since modules that star-import one another have as many
+    paths through them as orderings.)"""
+    walked = {} if walked is None else walked
+    walked[key] = None  # (a cycle of star imports back to it adds nothing)
     found: dict[str, tuple[str, bool]] = {}
     for level, module, names in index.entries[key].summary.module_imports:
         if "*" not in names:
             continue
         source = index.modules.get(index.absolute_module(key, level, module))
-        if source is None or source == key or source in seen or source not in index.entries:
+        if source is None or source not in index.entries:
             continue
-        found.update(_star_imported_names(index, source, seen | {key}))
-        for local, (source_level, imported, name) in index.entries[source].summary.imports.items():
-            if not local.startswith("_") and not source_level:
-                found[local] = (f"{imported}.{name}" if name else imported, name is None)
+        if source not in walked:
+            handed_on = _star_imported_names(index, source, walked)
+            for local, (source_level, imported, name) in index.entries[source].summary.imports.items():
+                if not local.startswith("_") and not source_level:
+                    handed_on[local] = (f"{imported}.{name}" if name else imported, name is None)
+            walked[source] = handed_on
+        found.update(walked[source] or {})
     own = index.entries[key].summary.imports
     return {local: value for local, value in found.items() if local not in own}
 

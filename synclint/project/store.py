@@ -160,22 +160,21 @@ def _project_facts(
         packed = cached.get("facts", {})
         if all(key in packed for key in wanted):
             return {key: pickle.loads(packed[key]) for key in wanted}
-    # Each summary pickled on its own: a run that needs only the edited files' summaries
-    # (below) unpickles only those.
+    # Each summary pickled on its own. (No state's facts outlive an edit, even one that
+    # leaves every summary as it was: the facts also read the files' text, where a string
+    # or a comment may name a class: see unnamed_classes, reflection.)
     known = _Summaries(_load(base, "summaries"))  # content hash -> summary
     missing = [key for key in fresh if fresh[key][2] not in known]
     for key, summary in zip(missing, _summarize_all(missing, data, jobs, meanwhile)):
         known[fresh[key][2]] = summary
     if missing and base is not None:
         _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
-    # The facts are a function of the summaries (and of the files' names and the naming
-    # files): an edit that leaves every summary as it was (a comment, words in a string,
-    # layout within lines) leaves the last state's facts standing, under the new state.
-    if cached.get("state") == _state(records, namer_stats) and _same_summaries(records, fresh, known):
-        packed = cached.get("facts", {})
-        if all(key in packed for key in wanted):
-            _save(base, "facts", {"state": state, "facts": packed})
-            return {key: pickle.loads(packed[key]) for key in wanted}
+    # (Entries that no longer unpickle: summarised again.)
+    unreadable = [key for key in fresh if known.get(fresh[key][2]) is None]
+    for key, summary in zip(unreadable, _summarize_all(unreadable, data, jobs)):
+        known[fresh[key][2]] = summary
+    if unreadable and base is not None:
+        _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
         summaries.setdefault(key, _EMPTY)
@@ -202,7 +201,8 @@ class _Summaries:
         self._unpacked: dict[str, FileSummary] = {}
 
     def __contains__(self, digest: str) -> bool:
-        return self.get(digest) is not None
+        """Held (not unpickled to tell: :meth:`get` may still find it unreadable)."""
+        return digest in self._unpacked or digest in self._packed
 
     def __setitem__(self, digest: str, summary: FileSummary) -> None:
         self._unpacked[digest] = summary
@@ -227,19 +227,6 @@ class _Summaries:
         return {digest: self._packed[digest] if digest in self._packed
                 else pickle.dumps(self._unpacked[digest], protocol=pickle.HIGHEST_PROTOCOL)
                 for digest in digests if digest in self._packed or digest in self._unpacked}
-
-
-def _same_summaries(before: dict[str, tuple[int, int, str]], after: dict[str, tuple[int, int, str]],
-                    known: _Summaries) -> bool:
-    """The same files, each summarised as before (``before``/``after``: key -> (size, mtime,
-    content hash); ``known``: content hash -> summary)."""
-    if before.keys() != after.keys():
-        return False
-    for key, (_size, _mtime, digest) in after.items():
-        old = before[key][2]
-        if old != digest and (known.get(old) is None or known.get(old) != known.get(digest)):
-            return False
-    return True
 
 
 def _stats(paths: Iterable[str]) -> list[tuple[str, int, int]]:

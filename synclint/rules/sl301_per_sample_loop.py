@@ -92,7 +92,9 @@ class _BodyScan(cst.CSTVisitor):
             and node.func.attr.value not in NON_TENSOR_METHODS
             and context.is_tensor(node.func.value)
         ):
-            if not context.on_host(node.func.value):
+            # (``h[i].cuda()`` moves it; ``h[i].copy_(g[i])`` copies a device tensor into it)
+            if not (context.on_host(node.func.value) and context.on_host(node)
+                    and all(context.on_host(arg.value) for arg in node.args if context.is_tensor(arg.value))):
                 self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
@@ -107,10 +109,11 @@ class _BodyScan(cst.CSTVisitor):
                 self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
 
     def _on_host_tensors(self, call: cst.Call) -> bool:
-        """The call is given tensors, every one of them in host memory."""
+        """The call is given tensors, every one of them in host memory, and what it makes
+        stays there (not ``torch.as_tensor(h[i], device="cuda")``: a copy per sample)."""
         context = self.rule.context
         tensors = [arg.value for arg in call.args if context.is_tensor(arg.value)]
-        return bool(tensors) and all(context.on_host(tensor) for tensor in tensors)
+        return bool(tensors) and all(context.on_host(tensor) for tensor in tensors) and context.on_host(call)
 
     def _picked_by_the_pass(self, func: cst.BaseExpression) -> bool:
         """``modules[i]`` or ``getattr(obj, f"conv{i}")``, with ``i`` a loop variable: a
