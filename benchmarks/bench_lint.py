@@ -7,8 +7,9 @@ Every synclint run includes the project index (built from the whole project of
 DIR: for torch's ``nn``, all of the installed ``torch`` package). ``--project-files
 N`` (default 300) also times the incremental cases on a project of N files copied
 from DIR: the warm re-check after editing one file (a comment appended, which
-changes no summary of the index; then a statement added on a new first line,
-which moves every line and so changes the file's summary), and ``synclint check
+changes no summary of the index but may change what the project's text names, so
+the facts are built again; then a statement added on a new first line, which
+moves every line and changes the file's summary), and ``synclint check
 one_file.py`` with a warm index.
 
 Every tool runs as a subprocess on the same directory in the same session, so
@@ -204,7 +205,7 @@ def incremental(source: Path, size: int, jobs: int | None, repeat: int = 1) -> N
         edited = sorted(package.glob("m0001_*.py"))[0]
         edits = iter(range(2 * max(1, repeat)))
 
-        def comment() -> None:  # changes the file, not what the index knows of it
+        def comment() -> None:  # changes the file's text, not its summary
             with open(edited, "a", encoding="utf-8") as out:
                 out.write(f"\n# edited {next(edits)}\n")
 
