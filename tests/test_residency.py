@@ -1762,3 +1762,21 @@ def test_a_per_sample_copy_from_the_device_into_a_host_tensor_is_a_launch():
     source = ("import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    g = x.cuda()\n"
               "    for i in range(h.shape[0]):\n        h[i].copy_(g[i])\n    return h\n")
     assert _at(source, "SL301") == [(5, 5)]
+
+
+MOVED_FROM_THE_INDEX = """
+import torch
+def train(model, loader):
+    for i, batch in enumerate(loader):
+        step = torch.tensor(i)
+        step = step.cuda()
+        if batch['y'].sum() > 0:
+            print(batch['y'].max().item())
+"""
+
+
+def test_moving_what_the_loop_computed_from_its_index_says_nothing_of_the_batch():
+    # ``i`` of ``enumerate(loader)`` is a loop target but no part of the batch: a tensor
+    # built from it alone and moved is a fresh host tensor, and the batch may be anywhere.
+    found = _in_order(MOVED_FROM_THE_INDEX, "train.py")
+    assert (7, 12, "SL202") in found and (8, 19, "SL201") in found

@@ -39,15 +39,17 @@ _DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
 def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False,
-                     drawn_by: cst.Assign | None = None) -> dict[str, frozenset[str]]:
+                     drawn_by: cst.Assign | None = None, counters: frozenset[str] = frozenset()) -> dict[str, frozenset[str]]:
     """The names among ``names`` (a loop's targets, over a loader) that hold host batches
     in ``body``, each with the keys (spelled as strings) at which the body stores device
     values in it (its fields at every other key it spells stay on the host): none unless
     the body shows the loader yields host tensors, or the loader's settings do
     (``host_loader``: pinned, or with workers), and never one the body changes in place
     otherwise. ``drawn_by``: the statement of ``body`` that binds them to a batch
-    (``batch = next(it)``), where they begin to hold it, instead of a loop's header."""
-    scan = _BatchUses(names, drawn_by)
+    (``batch = next(it)``), where they begin to hold it, instead of a loop's header.
+    ``counters``: the names among ``names`` that count the batches (``i`` of ``for i, batch
+    in enumerate(loader)``): what the body computes from them alone is no part of a batch."""
+    scan = _BatchUses(names, drawn_by, counters)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     readable = names | scan.fields.keys()
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
@@ -128,9 +130,11 @@ class _BatchUses(cst.CSTVisitor):
     """How a loop's body uses the names its target binds (``batch``) and the names it
     binds to their fields (``videos = batch[0]``)."""
 
-    def __init__(self, names: set[str], drawn_by: cst.Assign | None = None) -> None:
+    def __init__(self, names: set[str], drawn_by: cst.Assign | None = None,
+                 counters: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.names = names
+        self.counters = counters
         self.drawn_by = drawn_by
         self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
@@ -262,7 +266,7 @@ class _BatchUses(cst.CSTVisitor):
                 key = string_key(target) if root == batch else None
                 self.stores.append((batch, key, value))
             return
-        if isinstance(target, cst.Name) and _reads(value, self.names | self.fields.keys() | self.derived):
+        if isinstance(target, cst.Name) and _reads(value, (self.names - self.counters) | self.fields.keys() | self.derived):
             self.derived.add(target.value)
         elif isinstance(target, cst.Name):
             self.derived.discard(target.value)
