@@ -1780,3 +1780,20 @@ def test_moving_what_the_loop_computed_from_its_index_says_nothing_of_the_batch(
     # built from it alone and moved is a fresh host tensor, and the batch may be anywhere.
     found = _in_order(MOVED_FROM_THE_INDEX, "train.py")
     assert (7, 12, "SL202") in found and (8, 19, "SL201") in found
+
+
+MOVED_BEFORE_DERIVED = """
+import torch
+def train(model, loader, hidden):
+    for x, y in loader:
+        hidden = hidden.cuda()
+        hidden = model(x, hidden)
+        print(y.sum().item())
+"""
+
+
+def test_a_name_moved_before_the_loop_derives_it_from_the_batch_says_nothing():
+    # ``hidden`` holds the caller's state where it is moved; only below is it computed
+    # from the batch. The move says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_BEFORE_DERIVED, "train.py")
+    assert (7, 15, "SL201") in found

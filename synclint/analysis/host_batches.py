@@ -55,7 +55,7 @@ def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = F
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
-    if not (host_loader or scan.moved & (readable | scan.derived) or numpy_fields):
+    if not (host_loader or scan.moved & readable or scan.moved_derived or numpy_fields):
         return {}
     device_names = {name for name, value in scan.bindings if _device_value(value, set())}
     device_keys: dict[str, set[str]] = {}
@@ -144,6 +144,9 @@ class _BatchUses(cst.CSTVisitor):
         #: 0, order)``): moving one (``x = Variable(x).cuda()``) uploads what the loader gave,
         #: which is then on the host, as moving a field says.
         self.derived: set[str] = set()
+        #: Names moved where they hold such a value (not ``hidden = hidden.cuda()`` above
+        #: ``hidden = model(x, hidden)``: the caller's state, then).
+        self.moved_derived: set[str] = set()
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
         self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
@@ -286,6 +289,8 @@ class _BatchUses(cst.CSTVisitor):
                 moved = self.element_of.get(receiver, receiver)
                 if moved is not None:  # not a comprehension's element of something else
                     self.moved.add(moved)
+                    if moved in self.derived:
+                        self.moved_derived.add(moved)
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
         given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
