@@ -1797,3 +1797,23 @@ def test_a_name_moved_before_the_loop_derives_it_from_the_batch_says_nothing():
     # from the batch. The move says nothing of where the loader's ``y`` lives.
     found = _in_order(MOVED_BEFORE_DERIVED, "train.py")
     assert (7, 15, "SL201") in found
+
+
+MOVED_FROM_THE_SHAPE = """
+import torch
+def train(model, loader):
+    for x, y in loader:
+        hidden = torch.zeros(x.size(0), 16)
+        hidden = hidden.cuda()
+        mask = torch.ones(len(y))
+        mask = mask.cuda()
+        model(x, hidden, mask)
+        print(y.sum().item())
+"""
+
+
+def test_moving_a_tensor_built_from_the_batch_s_size_says_nothing():
+    # ``torch.zeros(x.size(0), 16)`` reads the batch's size, not its data: a fresh host
+    # tensor, whose move says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_FROM_THE_SHAPE, "train.py")
+    assert (10, 15, "SL201") in found

@@ -332,14 +332,29 @@ def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+#: What a tensor says of itself but its values (``x.size(0)``, ``len(y)``): a tensor built
+#: from it (``torch.zeros(x.size(0), 16)``) is a fresh one, no part of the batch.
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device"})
+_METADATA_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout"})
+
+
 class _Reads(cst.CSTVisitor):
     def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names = names
         self.found = False
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_METHODS:
+            return False  # (``x.size(0)``: not its arguments either, plain numbers)
+        if isinstance(func, cst.Name) and func.value == "len":
+            return False
+        return True
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
+        if node.attr.value not in _METADATA_ATTRIBUTES:
+            node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
