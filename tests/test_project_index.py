@@ -947,6 +947,10 @@ def update(model, optimizer, batches):
         ({"run.sh": "python train.py --gpu 0\n"}, False),
         ({"model.py": "import torch\n\ndef make(device):\n    return torch.nn.Linear(4, 2).to(device)\n"}, False),
         ({"fit.py": "import lightning\n"}, False),  # a library that places the tensors itself
+        # more libraries that pick a GPU when there is one (YOLO's, SentenceTransformer's device=None)
+        ({"detect.py": "from ultralytics import YOLO\n"}, False),
+        ({"embed.py": "from sentence_transformers import SentenceTransformer\n"}, False),
+        ({"agent.py": "from sb3_contrib import RecurrentPPO\n"}, False),
         # DDP over NCCL runs on GPUs only: ``.to(rank)`` names one by its number
         ({"dist.py": "import torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n"
                      "def wrap(model, rank, world):\n    dist.init_process_group('nccl', rank=rank, world_size=world)\n"

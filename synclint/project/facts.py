@@ -144,7 +144,8 @@ _HOST_ONLY = Context(COLD, HOST_ONLY_PROJECT)
 _PLACING_FRAMEWORKS = frozenset({
     "transformers", "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "deepspeed", "fastai",
     "ignite", "mmengine", "mmcv", "mmdet", "mmseg", "detectron2", "colossalai", "composer", "ray", "skorch",
-    "catalyst", "poutyne", "keras", "torchrl", "tianshou", "stable_baselines3",
+    "catalyst", "poutyne", "keras", "torchrl", "tianshou", "stable_baselines3", "sb3_contrib",
+    "ultralytics", "sentence_transformers", "whisper", "pytorch_accelerated",
 })
 #: Configuration files and scripts that may name a device for the code to read (``device:
 #: cuda``, ``--gpu 0``); not documentation, whose prose may mention GPUs in general.
