@@ -321,13 +321,15 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
     being fixed) with what its project says of it (``project``: :func:`notebook_facts`, or
     the file's facts; None outside any project): its loaders' batches may be copied
     asynchronously by the project's other files; and what its star imports of project
-    modules bring in, which the text alone cannot show."""
+    modules bring in, which the text alone cannot show; and whether the project runs on the
+    host only (:func:`host_only_project`), which makes all of its code cold."""
     if project is None:
         return own
     return replace(own, blocking_copies_only=own.blocking_copies_only and project.blocking_copies_only,
                    blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby,
                    imported_elsewhere=own.imported_elsewhere or project.imported_elsewhere,
-                   star_imports={**own.star_imports, **project.star_imports})
+                   star_imports={**own.star_imports, **project.star_imports},
+                   host_only=own.host_only or project.host_only)
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
