@@ -978,3 +978,24 @@ def test_a_project_that_trains_and_never_names_a_device_is_cold(tmp_path: Path, 
     else:
         assert all(why != HOST_ONLY_PROJECT for _, _, _, why in train)
         assert any(Path(f.path).name == "train.py" for f in _lint([tmp_path]))
+
+
+def test_a_library_whose_tests_alone_train_is_no_host_only_project(tmp_path: Path):
+    """A library of optimizers never names a device, and only its tests take a backward
+    pass (on the host, as tests do): its users' parameters may be on a GPU, where
+    `.item()` in `step` waits for the device every step."""
+    files = {
+        "lion/optim.py": "import torch\n\n\nclass Lion(torch.optim.Optimizer):\n    def step(self):\n"
+                         "        for group in self.param_groups:\n            for p in group['params']:\n"
+                         "                if p.grad.abs().max().item() > 0:\n                    p.add_(p.grad)\n",
+        "tests/test_optim.py": "import torch\nfrom lion.optim import Lion\n\n\ndef test_step():\n"
+                               "    p = torch.nn.Parameter(torch.ones(3))\n    p.sum().backward()\n    Lion([p]).step()\n",
+        "lion/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    from synclint.project.cold_reasons import HOST_ONLY_PROJECT
+
+    found = [f for f in _lint([tmp_path], include_cold=True) if Path(f.path).name == "optim.py"]
+    assert found and all(f.why != HOST_ONLY_PROJECT for f in found)

@@ -159,12 +159,16 @@ def host_only_project(index: ProjectIndex) -> bool:
     ``cuda``, ``gpu``, ``device`` or accelerator in any of its Python files, configuration
     files or scripts, and no library that places tensors on one imported. Nothing moves a
     tensor to a device then, and every tensor lives on the host (spinningup's PyTorch
-    algorithms, minimalRL). Not a library without training of its own: its users' tensors
-    may be anywhere."""
+    algorithms, minimalRL). Not a library without training of its own (its tests' backward
+    passes are none): its users' tensors may be anywhere."""
     entries = [entry.summary for entry in index.entries.values()]
     if not entries or any(summary.names_a_device for summary in entries):
         return False
-    if not any(function.backward for summary in entries for function in summary.functions.values()):
+    # (Not a backward pass in its tests: a library's tests check gradients on the host,
+    # its users train anywhere.)
+    if not any(function.backward for key, entry in index.entries.items()
+               if not (file_context(index, key) or "").startswith("test")
+               for function in entry.summary.functions.values()):
         return False
     if any(module.partition(".")[0] in _PLACING_FRAMEWORKS
            for summary in entries for _level, module, _name in summary.imports.values()):
