@@ -1817,3 +1817,30 @@ def test_moving_a_tensor_built_from_the_batch_s_size_says_nothing():
     # tensor, whose move says nothing of where the loader's ``y`` lives.
     found = _in_order(MOVED_FROM_THE_SHAPE, "train.py")
     assert (10, 15, "SL201") in found
+
+
+MOVED_FROM_A_REBOUND_TARGET = """
+import torch
+def train(model, loader):
+    for x, y in loader:
+        x = torch.zeros(4, 16)
+        z = x + 1
+        z = z.cuda()
+        model(z)
+        print(y.sum().item())
+def train_fields(model, loader):
+    for batch in loader:
+        img = batch[0]
+        img = torch.zeros(4, 16)
+        z = img + 1
+        z = z.cuda()
+        model(z)
+        print(batch[1].sum().item())
+"""
+
+
+def test_a_loop_target_rebound_to_something_else_derives_nothing():
+    # ``x`` no longer holds the batch's field where ``z`` is computed from it: moving ``z``
+    # says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_FROM_A_REBOUND_TARGET, "train.py")
+    assert (9, 15, "SL201") in found and (17, 15, "SL201") in found

@@ -269,7 +269,7 @@ class _BatchUses(cst.CSTVisitor):
                 key = string_key(target) if root == batch else None
                 self.stores.append((batch, key, value))
             return
-        if isinstance(target, cst.Name) and _reads(value, (self.names - self.counters) | self.fields.keys() | self.derived):
+        if isinstance(target, cst.Name) and _reads(value, self._seeds()):
             self.derived.add(target.value)
         elif isinstance(target, cst.Name):
             self.derived.discard(target.value)
@@ -280,6 +280,13 @@ class _BatchUses(cst.CSTVisitor):
         else:
             self.bound_otherwise.update(name.value for name in target_name_nodes(target))
         self.bindings.extend((name.value, value) for name in target_name_nodes(target))
+
+    def _seeds(self) -> set[str]:
+        """The names that hold the batch, a field of it or what the body computed from them
+        here: not a counter (``i`` of ``enumerate``), nor a target or field the body rebound
+        to something else (``x = torch.zeros(4, 16)``)."""
+        held = (self.names - self.counters) | self.fields.keys()
+        return {name for name in held if name not in self.bound_otherwise} | self.derived
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
