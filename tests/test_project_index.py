@@ -951,6 +951,11 @@ def update(model, optimizer, batches):
         ({"detect.py": "from ultralytics import YOLO\n"}, False),
         ({"embed.py": "from sentence_transformers import SentenceTransformer\n"}, False),
         ({"agent.py": "from sb3_contrib import RecurrentPPO\n"}, False),
+        # torchrun's local rank names a GPU (init_process_group() picks NCCL for it); pinning is for one
+        ({"ddp.py": "import torch.distributed as dist\n\ndef wrap(model, local_rank):\n"
+                    "    dist.init_process_group()\n    return model.to(local_rank)\n"}, False),
+        ({"data.py": "from torch.utils.data import DataLoader\n\ndef load(ds):\n"
+                     "    return DataLoader(ds, batch_size=8, pin_memory=True)\n"}, False),
         # DDP over NCCL runs on GPUs only: ``.to(rank)`` names one by its number
         ({"dist.py": "import torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n"
                      "def wrap(model, rank, world):\n    dist.init_process_group('nccl', rank=rank, world_size=world)\n"
