@@ -122,3 +122,16 @@ def test_unparsable_file_is_reported_and_left_alone(tmp_path):
     path.write_text("def f(:\n")
     result = run("fix", "--apply", str(path))
     assert result.exit_code == 2 and path.read_text() == "def f(:\n"
+
+
+def test_fix_leaves_what_a_host_only_project_makes_cold(tmp_path):
+    # The project trains and never names a device: `check` shows nothing (every finding is
+    # cold for HOST_ONLY_PROJECT), so `fix` rewrites nothing either.
+    source = ("import torch\n\n\ndef update(model, optimizer, batches):\n    total = 0.0\n"
+              "    for obs, act in batches:\n        loss = model(obs).mean()\n        optimizer.zero_grad()\n"
+              "        loss.backward()\n        optimizer.step()\n        total += loss.item()\n    print(total)\n")
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    assert run("check", "--no-cache", str(path)).exit_code == 0
+    assert run("fix", "--apply", "--unsafe-fixes", str(path)).exit_code == 0
+    assert path.read_text() == source

@@ -947,6 +947,19 @@ def update(model, optimizer, batches):
         ({"run.sh": "python train.py --gpu 0\n"}, False),
         ({"model.py": "import torch\n\ndef make(device):\n    return torch.nn.Linear(4, 2).to(device)\n"}, False),
         ({"fit.py": "import lightning\n"}, False),  # a library that places the tensors itself
+        # more libraries that pick a GPU when there is one (YOLO's, SentenceTransformer's device=None)
+        ({"detect.py": "from ultralytics import YOLO\n"}, False),
+        ({"embed.py": "from sentence_transformers import SentenceTransformer\n"}, False),
+        ({"agent.py": "from sb3_contrib import RecurrentPPO\n"}, False),
+        # torchrun's local rank names a GPU (init_process_group() picks NCCL for it); pinning is for one
+        ({"ddp.py": "import torch.distributed as dist\n\ndef wrap(model, local_rank):\n"
+                    "    dist.init_process_group()\n    return model.to(local_rank)\n"}, False),
+        ({"data.py": "from torch.utils.data import DataLoader\n\ndef load(ds):\n"
+                     "    return DataLoader(ds, batch_size=8, pin_memory=True)\n"}, False),
+        # DDP over NCCL runs on GPUs only: ``.to(rank)`` names one by its number
+        ({"dist.py": "import torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n"
+                     "def wrap(model, rank, world):\n    dist.init_process_group('nccl', rank=rank, world_size=world)\n"
+                     "    return DDP(model.to(rank))\n"}, False),
         ({"train.py": _CPU_TRAINING.replace("        loss.backward()\n", "")}, False),  # no training of its own
     ],
 )
@@ -970,3 +983,24 @@ def test_a_project_that_trains_and_never_names_a_device_is_cold(tmp_path: Path, 
     else:
         assert all(why != HOST_ONLY_PROJECT for _, _, _, why in train)
         assert any(Path(f.path).name == "train.py" for f in _lint([tmp_path]))
+
+
+def test_a_library_whose_tests_alone_train_is_no_host_only_project(tmp_path: Path):
+    """A library of optimizers never names a device, and only its tests take a backward
+    pass (on the host, as tests do): its users' parameters may be on a GPU, where
+    `.item()` in `step` waits for the device every step."""
+    files = {
+        "lion/optim.py": "import torch\n\n\nclass Lion(torch.optim.Optimizer):\n    def step(self):\n"
+                         "        for group in self.param_groups:\n            for p in group['params']:\n"
+                         "                if p.grad.abs().max().item() > 0:\n                    p.add_(p.grad)\n",
+        "tests/test_optim.py": "import torch\nfrom lion.optim import Lion\n\n\ndef test_step():\n"
+                               "    p = torch.nn.Parameter(torch.ones(3))\n    p.sum().backward()\n    Lion([p]).step()\n",
+        "lion/__init__.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    from synclint.project.cold_reasons import HOST_ONLY_PROJECT
+
+    found = [f for f in _lint([tmp_path], include_cold=True) if Path(f.path).name == "optim.py"]
+    assert found and all(f.why != HOST_ONLY_PROJECT for f in found)

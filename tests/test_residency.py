@@ -1762,3 +1762,85 @@ def test_a_per_sample_copy_from_the_device_into_a_host_tensor_is_a_launch():
     source = ("import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    g = x.cuda()\n"
               "    for i in range(h.shape[0]):\n        h[i].copy_(g[i])\n    return h\n")
     assert _at(source, "SL301") == [(5, 5)]
+
+
+MOVED_FROM_THE_INDEX = """
+import torch
+def train(model, loader):
+    for i, batch in enumerate(loader):
+        step = torch.tensor(i)
+        step = step.cuda()
+        if batch['y'].sum() > 0:
+            print(batch['y'].max().item())
+"""
+
+
+def test_moving_what_the_loop_computed_from_its_index_says_nothing_of_the_batch():
+    # ``i`` of ``enumerate(loader)`` is a loop target but no part of the batch: a tensor
+    # built from it alone and moved is a fresh host tensor, and the batch may be anywhere.
+    found = _in_order(MOVED_FROM_THE_INDEX, "train.py")
+    assert (7, 12, "SL202") in found and (8, 19, "SL201") in found
+
+
+MOVED_BEFORE_DERIVED = """
+import torch
+def train(model, loader, hidden):
+    for x, y in loader:
+        hidden = hidden.cuda()
+        hidden = model(x, hidden)
+        print(y.sum().item())
+"""
+
+
+def test_a_name_moved_before_the_loop_derives_it_from_the_batch_says_nothing():
+    # ``hidden`` holds the caller's state where it is moved; only below is it computed
+    # from the batch. The move says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_BEFORE_DERIVED, "train.py")
+    assert (7, 15, "SL201") in found
+
+
+MOVED_FROM_THE_SHAPE = """
+import torch
+def train(model, loader):
+    for x, y in loader:
+        hidden = torch.zeros(x.size(0), 16)
+        hidden = hidden.cuda()
+        mask = torch.ones(len(y))
+        mask = mask.cuda()
+        model(x, hidden, mask)
+        print(y.sum().item())
+"""
+
+
+def test_moving_a_tensor_built_from_the_batch_s_size_says_nothing():
+    # ``torch.zeros(x.size(0), 16)`` reads the batch's size, not its data: a fresh host
+    # tensor, whose move says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_FROM_THE_SHAPE, "train.py")
+    assert (10, 15, "SL201") in found
+
+
+MOVED_FROM_A_REBOUND_TARGET = """
+import torch
+def train(model, loader):
+    for x, y in loader:
+        x = torch.zeros(4, 16)
+        z = x + 1
+        z = z.cuda()
+        model(z)
+        print(y.sum().item())
+def train_fields(model, loader):
+    for batch in loader:
+        img = batch[0]
+        img = torch.zeros(4, 16)
+        z = img + 1
+        z = z.cuda()
+        model(z)
+        print(batch[1].sum().item())
+"""
+
+
+def test_a_loop_target_rebound_to_something_else_derives_nothing():
+    # ``x`` no longer holds the batch's field where ``z`` is computed from it: moving ``z``
+    # says nothing of where the loader's ``y`` lives.
+    found = _in_order(MOVED_FROM_A_REBOUND_TARGET, "train.py")
+    assert (9, 15, "SL201") in found and (17, 15, "SL201") in found

@@ -1001,8 +1001,13 @@ class FlowState:
         makes CUDA tensors itself leaves nothing for the loop to move.)"""
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
+        counters = frozenset()  # (``i`` of ``for i, batch in enumerate(loader)``)
+        if (isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "enumerate"
+                and isinstance(node.target, (cst.Tuple, cst.List)) and node.target.elements):
+            counters = frozenset(name.value for name in target_name_nodes(node.target.elements[0].value))
         batches = host_batch_names(
-            node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter)
+            node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter),
+            counters=counters,
         )
         self._hold_host_batches(batches, node.body)
 

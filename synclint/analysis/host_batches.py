@@ -39,21 +39,23 @@ _DEVICE_HELPER = re.compile(r"device|cuda|gpu", re.IGNORECASE)
 
 
 def host_batch_names(body: cst.BaseSuite, names: set[str], host_loader: bool = False,
-                     drawn_by: cst.Assign | None = None) -> dict[str, frozenset[str]]:
+                     drawn_by: cst.Assign | None = None, counters: frozenset[str] = frozenset()) -> dict[str, frozenset[str]]:
     """The names among ``names`` (a loop's targets, over a loader) that hold host batches
     in ``body``, each with the keys (spelled as strings) at which the body stores device
     values in it (its fields at every other key it spells stay on the host): none unless
     the body shows the loader yields host tensors, or the loader's settings do
     (``host_loader``: pinned, or with workers), and never one the body changes in place
     otherwise. ``drawn_by``: the statement of ``body`` that binds them to a batch
-    (``batch = next(it)``), where they begin to hold it, instead of a loop's header."""
-    scan = _BatchUses(names, drawn_by)
+    (``batch = next(it)``), where they begin to hold it, instead of a loop's header.
+    ``counters``: the names among ``names`` that count the batches (``i`` of ``for i, batch
+    in enumerate(loader)``): what the body computes from them alone is no part of a batch."""
+    scan = _BatchUses(names, drawn_by, counters)
     walk(body, scan)  # read-only: ``body.visit`` would rebuild every node
     readable = names | scan.fields.keys()
     # ``.numpy()`` proves the residency of what the name holds when it is read: only
     # of a field if the name holds nothing else (``x = batch[0]; x = model(x).cpu()``).
     numpy_fields = {name for name in scan.numpy_read & readable if name not in scan.bound_otherwise}
-    if not (host_loader or scan.moved & (readable | scan.derived) or numpy_fields):
+    if not (host_loader or scan.moved & readable or scan.moved_derived or numpy_fields):
         return {}
     device_names = {name for name, value in scan.bindings if _device_value(value, set())}
     device_keys: dict[str, set[str]] = {}
@@ -128,9 +130,11 @@ class _BatchUses(cst.CSTVisitor):
     """How a loop's body uses the names its target binds (``batch``) and the names it
     binds to their fields (``videos = batch[0]``)."""
 
-    def __init__(self, names: set[str], drawn_by: cst.Assign | None = None) -> None:
+    def __init__(self, names: set[str], drawn_by: cst.Assign | None = None,
+                 counters: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.names = names
+        self.counters = counters
         self.drawn_by = drawn_by
         self.fields: dict[str, str] = {}  # ``videos`` of ``videos = batch[0]``, and its batch
         self.bound_otherwise: set[str] = set()  # names bound to anything but a field
@@ -140,6 +144,9 @@ class _BatchUses(cst.CSTVisitor):
         #: 0, order)``): moving one (``x = Variable(x).cuda()``) uploads what the loader gave,
         #: which is then on the host, as moving a field says.
         self.derived: set[str] = set()
+        #: Names moved where they hold such a value (not ``hidden = hidden.cuda()`` above
+        #: ``hidden = model(x, hidden)``: the caller's state, then).
+        self.moved_derived: set[str] = set()
         self.moved: set[str] = set()  # names moved to a device, or whose fields are
         self.numpy_read: set[str] = set()  # names read with ``.numpy()``, or whose fields are
         self.stores: list[tuple[str, str | None, cst.BaseExpression]] = []  # ``batch["x"] = value``: key "x"
@@ -262,7 +269,7 @@ class _BatchUses(cst.CSTVisitor):
                 key = string_key(target) if root == batch else None
                 self.stores.append((batch, key, value))
             return
-        if isinstance(target, cst.Name) and _reads(value, self.names | self.fields.keys() | self.derived):
+        if isinstance(target, cst.Name) and _reads(value, self._seeds()):
             self.derived.add(target.value)
         elif isinstance(target, cst.Name):
             self.derived.discard(target.value)
@@ -274,6 +281,13 @@ class _BatchUses(cst.CSTVisitor):
             self.bound_otherwise.update(name.value for name in target_name_nodes(target))
         self.bindings.extend((name.value, value) for name in target_name_nodes(target))
 
+    def _seeds(self) -> set[str]:
+        """The names that hold the batch, a field of it or what the body computed from them
+        here: not a counter (``i`` of ``enumerate``), nor a target or field the body rebound
+        to something else (``x = torch.zeros(4, 16)``)."""
+        held = (self.names - self.counters) | self.fields.keys()
+        return {name for name in held if name not in self.bound_otherwise} | self.derived
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -282,6 +296,8 @@ class _BatchUses(cst.CSTVisitor):
                 moved = self.element_of.get(receiver, receiver)
                 if moved is not None:  # not a comprehension's element of something else
                     self.moved.add(moved)
+                    if moved in self.derived:
+                        self.moved_derived.add(moved)
             elif receiver is not None and func.attr.value == "numpy":
                 self.numpy_read.add(receiver)
         given = {arg.value.value for arg in node.args if isinstance(arg.value, cst.Name) and self._holds_batch(arg.value.value)}
@@ -323,14 +339,29 @@ def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+#: What a tensor says of itself but its values (``x.size(0)``, ``len(y)``): a tensor built
+#: from it (``torch.zeros(x.size(0), 16)``) is a fresh one, no part of the batch.
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device"})
+_METADATA_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout"})
+
+
 class _Reads(cst.CSTVisitor):
     def __init__(self, names: set[str]) -> None:
         super().__init__()
         self.names = names
         self.found = False
 
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_METHODS:
+            return False  # (``x.size(0)``: not its arguments either, plain numbers)
+        if isinstance(func, cst.Name) and func.value == "len":
+            return False
+        return True
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
+        if node.attr.value not in _METADATA_ATTRIBUTES:
+            node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:

@@ -54,6 +54,8 @@ def _one_pass(source: str, path: str, settings: Settings | None, unsafe: bool,
     # The text is analysed on its own (a pass's fixes move its lines), with what its
     # project says of every file in it: the findings `check` shows are the ones fixed.
     facts = in_project(facts_for_source(source, path), project) if project is not None else None
+    if facts is not None and facts.host_only and not include_cold:
+        return source, 0  # (every finding of a project that runs on the host only is cold)
     _, reports = analyse(module, source, path, select_rules(settings, path), facts=facts, include_cold=include_cold)
     candidates = [r for r in reports if r.fix is not None and r.fix.replacements and (unsafe or r.fix.is_safe)]
     if not candidates:

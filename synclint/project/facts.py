@@ -144,7 +144,8 @@ _HOST_ONLY = Context(COLD, HOST_ONLY_PROJECT)
 _PLACING_FRAMEWORKS = frozenset({
     "transformers", "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "deepspeed", "fastai",
     "ignite", "mmengine", "mmcv", "mmdet", "mmseg", "detectron2", "colossalai", "composer", "ray", "skorch",
-    "catalyst", "poutyne", "keras", "torchrl", "tianshou", "stable_baselines3",
+    "catalyst", "poutyne", "keras", "torchrl", "tianshou", "stable_baselines3", "sb3_contrib",
+    "ultralytics", "sentence_transformers", "whisper", "pytorch_accelerated",
 })
 #: Configuration files and scripts that may name a device for the code to read (``device:
 #: cuda``, ``--gpu 0``); not documentation, whose prose may mention GPUs in general.
@@ -158,12 +159,16 @@ def host_only_project(index: ProjectIndex) -> bool:
     ``cuda``, ``gpu``, ``device`` or accelerator in any of its Python files, configuration
     files or scripts, and no library that places tensors on one imported. Nothing moves a
     tensor to a device then, and every tensor lives on the host (spinningup's PyTorch
-    algorithms, minimalRL). Not a library without training of its own: its users' tensors
-    may be anywhere."""
+    algorithms, minimalRL). Not a library without training of its own (its tests' backward
+    passes are none): its users' tensors may be anywhere."""
     entries = [entry.summary for entry in index.entries.values()]
     if not entries or any(summary.names_a_device for summary in entries):
         return False
-    if not any(function.backward for summary in entries for function in summary.functions.values()):
+    # (Not a backward pass in its tests: a library's tests check gradients on the host,
+    # its users train anywhere.)
+    if not any(function.backward for key, entry in index.entries.items()
+               if not (file_context(index, key) or "").startswith("test")
+               for function in entry.summary.functions.values()):
         return False
     if any(module.partition(".")[0] in _PLACING_FRAMEWORKS
            for summary in entries for _level, module, _name in summary.imports.values()):
@@ -320,13 +325,15 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
     being fixed) with what its project says of it (``project``: :func:`notebook_facts`, or
     the file's facts; None outside any project): its loaders' batches may be copied
     asynchronously by the project's other files; and what its star imports of project
-    modules bring in, which the text alone cannot show."""
+    modules bring in, which the text alone cannot show; and whether the project runs on the
+    host only (:func:`host_only_project`), which makes all of its code cold."""
     if project is None:
         return own
     return replace(own, blocking_copies_only=own.blocking_copies_only and project.blocking_copies_only,
                    blocking_copies_nearby=own.blocking_copies_nearby and project.blocking_copies_nearby,
                    imported_elsewhere=own.imported_elsewhere or project.imported_elsewhere,
-                   star_imports={**own.star_imports, **project.star_imports})
+                   star_imports={**own.star_imports, **project.star_imports},
+                   host_only=own.host_only or project.host_only)
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,

@@ -122,7 +122,7 @@ _LAZY_INITIALISATION = "once per key (lazy initialisation: a cache filled on a m
 _OFF_CUDA = "another backend only (not a CUDA device)"
 
 #: Bump when the summary format changes: cached summaries of another version are ignored.
-SUMMARY_VERSION = 83
+SUMMARY_VERSION = 85
 
 #: Names that say "an iterable of batches": the project index and the per-file
 #: analysis (synclint.analysis.loaders) must agree, so this is the one definition. Not
@@ -541,7 +541,10 @@ BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 #: than they call it (35 of ``torch.nn``'s 136 files, 7 with a call).
 _BACKWARD_CALL = re.compile(r"\.\s*(manual_)?backward\b")
 #: A word that names a device or an accelerator (see :attr:`FileSummary.names_a_device`).
-DEVICE_WORD = re.compile(r"cuda|gpu|device|accelerator|\b(mps|xpu|npu|tpu|hpu)\b", re.IGNORECASE)
+#: (``nccl``: DDP's GPU backend, where ``model.to(rank)`` names a GPU by its number;
+#: ``local_rank``: torchrun's number of a GPU; ``pin_memory``: pinning is for copies to one.)
+DEVICE_WORD = re.compile(r"cuda|gpu|device|accelerator|nccl|local_rank|pin_memory|\b(mps|xpu|npu|tpu|hpu)\b",
+                         re.IGNORECASE)
 
 
 def _web_demo(tree: ast.Module) -> str | None:
