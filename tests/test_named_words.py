@@ -116,10 +116,10 @@ PROGRAM = """
     from model import Net
 
 
-    def train(loader):
-        net = Net()
+    def train(loader, device):
+        net = Net().to(device)  # (a program that names no device trains on the host: all cold)
         for x in loader:
-            net(x).sum().backward()
+            net(x.to(device)).sum().backward()
     """
 MODEL = """
     import torch
