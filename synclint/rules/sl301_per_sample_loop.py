@@ -101,7 +101,8 @@ class _BodyScan(cst.CSTVisitor):
         elif (
             qualified is None
             and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS)
-            and any(context.is_tensor(arg.value) and not context.on_host(arg.value) for arg in node.args)
+            and any(context.is_tensor(arg.value) for arg in node.args)
+            and not self._all_on_the_host(node.args)
         ):
             if not (isinstance(node.func, cst.Attribute) and node.func.attr.value in _STORING_METHODS):
                 self.tensor_ops += 1  # ``self.normalize(image)``: a helper processing a tensor
@@ -113,7 +114,14 @@ class _BodyScan(cst.CSTVisitor):
         stays there (not ``torch.as_tensor(h[i], device="cuda")``: a copy per sample)."""
         context = self.rule.context
         tensors = [arg.value for arg in call.args if context.is_tensor(arg.value)]
-        return bool(tensors) and all(context.on_host(tensor) for tensor in tensors) and context.on_host(call)
+        return bool(tensors) and self._all_on_the_host(call.args) and context.on_host(call)
+
+    def _all_on_the_host(self, args) -> bool:
+        """Every argument that may be a tensor (of a tensor kind, or of unknown kind) lives in
+        host memory: ssd.pytorch's ``match(..., truths, defaults, ..., loc_t, conf_t, idx)``
+        fills host tensors from the targets, of unknown kind, which are on the device."""
+        context = self.rule.context
+        return all(context.on_host(arg.value) for arg in args if context.kind_of(arg.value) is not Kind.PYTHON)
 
     def _picked_by_the_pass(self, func: cst.BaseExpression) -> bool:
         """``modules[i]`` or ``getattr(obj, f"conv{i}")``, with ``i`` a loop variable: a
@@ -357,6 +365,11 @@ class PerSampleLoop(Rule):
         "        counts = list(torch.softmax(torch.stack(counts), 0))\n    return counts\n",
     )
     INVALID = (
+        # Host tensors filled per sample from device ones (ssd.pytorch's ``match``): the
+        # targets, of unknown kind, may be on the device.
+        Invalid("import torch\ndef loss_fn(targets, priors, num):\n    loc_t = torch.Tensor(num, 8, 4)\n"
+                "    for idx in range(len(targets)):\n        truths = targets[idx][:, :-1]\n"
+                "        match(0.5, truths, priors, loc_t, idx)\n    return loc_t\n", 4, 5, None),
         # Each image's labels picked from the whole batch's by a mask of the pass (YOLO's
         # validation): a pass per sample, though ``targets`` is read whole.
         Invalid(
