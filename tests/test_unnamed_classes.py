@@ -360,11 +360,16 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
          {"nets/__init__.py": "", "nets/small.py": "class Small:\n    pass\n"}, UNNAMED),
         # (what eval reads first is a name the file binds: a module imported under another)
         ("\nimport losses as criteria\n\n\ndef build(name):\n    return eval('criteria.' + name)()\n", {}, HOT),
+        # VIBE's `eval(f'get_{src}_joint_names')()`: a name of the file's own namespace
+        ("\n\ndef build(kind):\n    return eval(f'get_{kind}_names')()\n", {}, UNNAMED),
+        # ... but not a template that begins with what the value gives (`"losses.RankLoss"`)
+        ("\n\ndef build(kind):\n    return eval(f'{kind}_loss')()\n", {}, HOT),
     ],
     ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
          "of a package whose module star-imports the loss", "of a package laid out otherwise",
          "membership in sys.modules", "sys.modules iterated", "eval of a computed name",
-         "eval of a name in another package", "eval of a name in a module imported under another"],
+         "eval of a name in another package", "eval of a name in a module imported under another",
+         "eval of a name of the file's namespace", "eval of a template that begins with a value"],
 )
 def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
                                                                                       why):

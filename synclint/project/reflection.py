@@ -67,10 +67,12 @@ def _uses_own_globals(source: str) -> bool:
 def builds_its_own_classes(source: str) -> bool:
     """The file could build a class of its own by a computed name: ``globals()[name]``
     (CenterNet's ``globals()[base_name](pretrained=...)`` picks one of the backbones the
-    file defines), ``locals()`` or ``vars()`` (at top level, the same namespace), or
-    ``fire.Fire()`` with no component (every function of the file is a command). What else
-    its namespace holds it imports by name, spelling each."""
-    return _uses_own_globals(source) or (
+    file defines), ``locals()`` or ``vars()`` (at top level, the same namespace),
+    ``fire.Fire()`` with no component (every function of the file is a command), or ``eval``
+    of a name made from a template that begins with a word of its own (VIBE's
+    ``eval(f'get_{src}_joint_names')``: a name of the file's namespace, see
+    :data:`_OWN_NAME_TEMPLATE`). What else its namespace holds it imports by name, spelling each."""
+    return _uses_own_globals(source) or ("eval(" in source and _EVAL_OF_AN_OWN_NAME.search(source) is not None) or (
         ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
 
 
@@ -158,6 +160,8 @@ def find_reflection(source: str) -> Reflection:
                 end = source.find("\n", binding.end())
                 templates.append((binding.end(), len(source) if end < 0 else end, match.group().partition("(")[0]))
         for start, end, call in templates:
+            if _OWN_NAME_TEMPLATE.match(source, start):
+                continue  # a name of the file's own namespace (see builds_its_own_classes)
             prefix = _PACKAGE_PREFIX.match(source, start)
             if prefix is None or _PICKED.search(source, start, end):
                 return Reflection(f"`{call.rstrip('( ')}` of a computed name", frozenset())
@@ -191,6 +195,11 @@ def find_reflection(source: str) -> Reflection:
 _TEMPLATE = (r"""\s*(?:[fF][rR]?(["'])[^"'\n]*\{|[rR]?(["'])[^"'\n]*\2\s*(?:\.format\(|%|\+)|(["'])\.\3\.join\("""
              r"""|[^\W\d][\w.]*(?:\[[^\]\n]*\]|\([^()\n]*\)|\.\w+)*\s*\+)""")
 _EVAL_OF_A_TEMPLATE = re.compile(r"(?<![\w.])(?:eval|exec)\((?=" + _TEMPLATE + ")")
+#: ``eval``'s whole argument an f-string of one name that begins with a word of its own and
+#: holds no dot (``f'get_{src}_joint_names'``): the name of a function of the file's
+#: namespace (or a builtin), not of another module's.
+_OWN_NAME_TEMPLATE = re.compile(r"""\s*[fF](["'])[^\W\d]\w*(?:\{[^{}"'\n.]*\}\w*)+\1\s*\)""")
+_EVAL_OF_AN_OWN_NAME = re.compile(r"(?<![\w.])eval\((?=" + _OWN_NAME_TEMPLATE.pattern + ")")
 _TEMPLATE_AT = re.compile(_TEMPLATE)
 #: ``eval``/``exec`` of a name: a template only where the statement above that last binds
 #: the name binds it to one.
