@@ -164,16 +164,12 @@ def _project_facts(
     # leaves every summary as it was: the facts also read the files' text, where a string
     # or a comment may name a class: see unnamed_classes, reflection.)
     known = _Summaries(_load(base, "summaries"))  # content hash -> summary
-    missing = [key for key in fresh if fresh[key][2] not in known]
+    # (Every summary is needed below: asking for each here unpickles it once, and finds the
+    # entries that no longer unpickle, summarised again with the new files.)
+    missing = [key for key in fresh if known.get(fresh[key][2]) is None]
     for key, summary in zip(missing, _summarize_all(missing, data, jobs, meanwhile)):
         known[fresh[key][2]] = summary
     if missing and base is not None:
-        _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
-    # (Entries that no longer unpickle: summarised again.)
-    unreadable = [key for key in fresh if known.get(fresh[key][2]) is None]
-    for key, summary in zip(unreadable, _summarize_all(unreadable, data, jobs)):
-        known[fresh[key][2]] = summary
-    if unreadable and base is not None:
         _save(base, "summaries", known.packed({fresh[key][2] for key in fresh}))
     summaries = {key: known.get(fresh[key][2], _EMPTY) for key in fresh}
     for key in keys:
@@ -199,10 +195,6 @@ class _Summaries:
     def __init__(self, packed: dict[str, bytes]) -> None:
         self._packed = packed
         self._unpacked: dict[str, FileSummary] = {}
-
-    def __contains__(self, digest: str) -> bool:
-        """Held (not unpickled to tell: :meth:`get` may still find it unreadable)."""
-        return digest in self._unpacked or digest in self._packed
 
     def __setitem__(self, digest: str, summary: FileSummary) -> None:
         self._unpacked[digest] = summary
