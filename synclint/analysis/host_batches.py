@@ -361,11 +361,11 @@ class _Reads(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value not in _METADATA_ATTRIBUTES:
-            node.value.visit(self)  # (``obj.x`` reads ``obj``, not ``x``)
+            walk(node.value, self)  # (``obj.x`` reads ``obj``, not ``x``)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # (not a keyword's name)
+        walk(node.value, self)  # (not a keyword's name)
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -380,7 +380,7 @@ def _reads(value: cst.BaseExpression, names: set[str]) -> bool:
     if not names:
         return False
     scan = _Reads(names)
-    value.visit(scan)
+    walk(value, scan)  # (read-only: asked of every assignment in a loop over batches)
     return scan.found
 
 

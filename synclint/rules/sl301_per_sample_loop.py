@@ -139,7 +139,7 @@ class _BodyScan(cst.CSTVisitor):
 
     def _names_a_loop_variable(self, node: cst.CSTNode) -> bool:
         finder = _NameFinder(self.loop_names)
-        node.visit(finder)
+        walk(node, finder)
         return finder.found
 
     def _computes(self, value: cst.BaseExpression) -> bool:
@@ -178,11 +178,11 @@ class _NameFinder(cst.CSTVisitor):
         self.found = False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # (not a keyword's name)
+        walk(node.value, self)  # (not a keyword's name)
         return False
 
     def visit_Name(self, node: cst.Name) -> None:
