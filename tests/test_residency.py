@@ -1762,6 +1762,9 @@ def test_a_per_sample_copy_from_the_device_into_a_host_tensor_is_a_launch():
     source = ("import torch\ndef f(x: torch.Tensor):\n    h = x.cpu()\n    g = x.cuda()\n"
               "    for i in range(h.shape[0]):\n        h[i].copy_(g[i])\n    return h\n")
     assert _at(source, "SL301") == [(5, 5)]
+    # (also from a tensor of unknown kind, which may be on the device: a parameter)
+    unknown = source.replace("def f(x: torch.Tensor):", "def f(x: torch.Tensor, g):").replace("    g = x.cuda()\n", "")
+    assert _at(unknown, "SL301") == [(4, 5)]
 
 
 MOVED_FROM_THE_INDEX = """

@@ -85,7 +85,8 @@ class _BodyScan(cst.CSTVisitor):
             # Kernels, not ``torch._assert`` / ``torch.jit.is_scripting`` / ``isinstance`` checks,
             # nor work on host tensors alone (``torch.where(labels[i] == eos)`` of labels the
             # loop masks in host memory before their move: open_flamingo), which launches none.
-            if classify_torch_callable(qualified) == "tensor" and not self._on_host_tensors(node):
+            tensors = any(context.is_tensor(arg.value) for arg in node.args)
+            if classify_torch_callable(qualified) == "tensor" and not (tensors and self._stays_on_the_host(node)):
                 self.tensor_ops += 1
         elif (
             isinstance(node.func, cst.Attribute)
@@ -93,8 +94,7 @@ class _BodyScan(cst.CSTVisitor):
             and context.is_tensor(node.func.value)
         ):
             # (``h[i].cuda()`` moves it; ``h[i].copy_(g[i])`` copies a device tensor into it)
-            if not (context.on_host(node.func.value) and context.on_host(node)
-                    and all(context.on_host(arg.value) for arg in node.args if context.is_tensor(arg.value))):
+            if not self._stays_on_the_host(node, node.func.value):
                 self.tensor_ops += 1
         elif self.iou_call == name:
             self.tensor_ops += 1
@@ -109,12 +109,13 @@ class _BodyScan(cst.CSTVisitor):
             elif any(self._computes(arg.value) for arg in node.args):
                 self.tensor_ops += 1  # ``losses.append((pred[i] - t) ** 2)``: the stored value is computed
 
-    def _on_host_tensors(self, call: cst.Call) -> bool:
-        """The call is given tensors, every one of them in host memory, and what it makes
-        stays there (not ``torch.as_tensor(h[i], device="cuda")``: a copy per sample)."""
+    def _stays_on_the_host(self, call: cst.Call, receiver: cst.BaseExpression | None = None) -> bool:
+        """The call reads and makes host tensors only: its receiver (a method's), every
+        argument that may be a tensor and its result live in host memory (not
+        ``torch.as_tensor(h[i], device="cuda")`` nor ``h[i].copy_(g[i])``: a copy per sample)."""
         context = self.rule.context
-        tensors = [arg.value for arg in call.args if context.is_tensor(arg.value)]
-        return bool(tensors) and self._all_on_the_host(call.args) and context.on_host(call)
+        return ((receiver is None or context.on_host(receiver)) and self._all_on_the_host(call.args)
+                and context.on_host(call))
 
     def _all_on_the_host(self, args) -> bool:
         """Every argument that may be a tensor (of a tensor kind, or of unknown kind) lives in
