@@ -1783,6 +1783,9 @@ def test_moving_what_the_loop_computed_from_its_index_says_nothing_of_the_batch(
     # built from it alone and moved is a fresh host tensor, and the batch may be anywhere.
     found = _in_order(MOVED_FROM_THE_INDEX, "train.py")
     assert (7, 12, "SL202") in found and (8, 19, "SL201") in found
+    # (the count of a progress bar around ``enumerate`` likewise)
+    wrapped = _in_order(MOVED_FROM_THE_INDEX.replace("enumerate(loader)", "tqdm(enumerate(loader))"), "train.py")
+    assert (7, 12, "SL202") in wrapped and (8, 19, "SL201") in wrapped
 
 
 MOVED_BEFORE_DERIVED = """

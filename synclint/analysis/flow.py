@@ -26,7 +26,7 @@ from synclint.analysis.evidence import Evidence
 from synclint.analysis.grown_names import grown_in_place, rebound_or_grown_in
 from synclint.analysis.host_batches import host_batch_names, objects_moved, root_name, string_key
 from synclint.analysis.host_lists import appended_in, growth, is_empty_list, only_grown_by_appends
-from synclint.analysis.imports import ImportMap, dotted_name
+from synclint.analysis.imports import ImportMap, callee_name, dotted_name
 from synclint.analysis.devices import (
     DeviceInference,
     empty_construction,
@@ -1002,8 +1002,7 @@ class FlowState:
         if not self.is_loader(node.iter) or _feeds_a_device(node.iter, self.scope.device_fed):
             return
         counters = frozenset()  # (``i`` of ``for i, batch in enumerate(loader)``)
-        if (isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "enumerate"
-                and isinstance(node.target, (cst.Tuple, cst.List)) and node.target.elements):
+        if _enumerates(node.iter) and isinstance(node.target, (cst.Tuple, cst.List)) and node.target.elements:
             counters = frozenset(name.value for name in target_name_nodes(node.target.elements[0].value))
         batches = host_batch_names(
             node.body, {name.value for name in target_name_nodes(node.target)}, self._iterates_a_host_loader(node.iter),
@@ -1386,6 +1385,17 @@ class FlowState:
 
 #: Wrappers of an iterable that yield its items as they are (with a count, a progress bar).
 _PASSING_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "track"})
+
+
+def _enumerates(iterable: cst.BaseExpression) -> bool:
+    """``enumerate(loader)``, also inside the other :data:`_PASSING_WRAPPERS` (``tqdm(enumerate(
+    loader))``): what it yields starts with a running count (as the project index's
+    ``summary._enumerates`` reads it)."""
+    while isinstance(iterable, cst.Call) and iterable.args and callee_name(iterable.func) in _PASSING_WRAPPERS:
+        if callee_name(iterable.func) == "enumerate":
+            return True
+        iterable = iterable.args[0].value
+    return False
 
 
 @dataclass
