@@ -222,7 +222,12 @@ class PerSampleLoop(Rule):
     pairs each item with the whole batch's ground truth (`(flow_preds[i] -
     flow_gt).abs()`: RAFT's loss over refinement steps; a sample would be paired
     with its own truth, `targets[i]`), unless it hands its index to a call that
-    may pick the sample's truth.
+    may pick the sample's truth. Work on host tensors launches no kernels: a call
+    counts only when its receiver, an argument that may be a tensor (of unknown
+    kind too) or its result may be on the device (open_flamingo masks a
+    `.clone()` of its loader's host labels per sample before moving them: not
+    flagged; `h[i].copy_(g[i])` of a device `g`, or `torch.as_tensor(h[i],
+    device="cuda")`, is).
 
     ## Why is this bad?
     Each iteration launches the same kernels again for a handful of elements:
