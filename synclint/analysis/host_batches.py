@@ -29,6 +29,7 @@ import libcst as cst
 
 from synclint.analysis.devices import is_device_argument, moves_to_a_device
 from synclint.analysis.imports import callee_name
+from synclint.analysis.reads import names_read
 from synclint.analysis.targets import target_name_nodes
 from synclint.traversal import walk
 
@@ -339,49 +340,10 @@ def _unwrapped(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-#: What a tensor says of itself but its values (``x.size(0)``, ``len(y)``): a tensor built
-#: from it (``torch.zeros(x.size(0), 16)``) is a fresh one, no part of the batch.
-_METADATA_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "get_device"})
-_METADATA_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout"})
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self, names: set[str]) -> None:
-        super().__init__()
-        self.names = names
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _METADATA_METHODS:
-            return False  # (``x.size(0)``: not its arguments either, plain numbers)
-        if isinstance(func, cst.Name) and func.value == "len":
-            return False
-        return True
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        if node.attr.value not in _METADATA_ATTRIBUTES:
-            walk(node.value, self)  # (``obj.x`` reads ``obj``, not ``x``)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        walk(node.value, self)  # (not a keyword's name)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found = self.found or node.value in self.names
-
-
 def _reads(value: cst.BaseExpression, names: set[str]) -> bool:
-    """``value`` reads one of ``names`` (as a variable)."""
-    if not names:
-        return False
-    scan = _Reads(names)
-    walk(value, scan)  # (read-only: asked of every assignment in a loop over batches)
-    return scan.found
+    """``value`` reads one of ``names`` (as a variable, and for its data: ``x.size(0)`` reads
+    none of ``x``'s)."""
+    return bool(names) and not names_read(value, values_only=True).isdisjoint(names)
 
 
 def root_name(node: cst.BaseExpression, through: type | tuple[type, ...]) -> tuple[str | None, bool]:

@@ -11,6 +11,7 @@ from synclint.project.summary import BACKWARD_METHODS
 from synclint.rules.base import Invalid, Rule
 from synclint.analysis.kinds import NON_TENSOR_METHODS, classify_torch_callable
 from synclint.analysis.loaders import is_sample_collection
+from synclint.analysis.reads import names_read
 from synclint.traversal import walk
 
 _BATCH_NAME = re.compile(r"^(batch_size|bs|b|num_images|n_images|num_samples|n_samples|nimgs|num_imgs)$", re.I)
@@ -675,7 +676,7 @@ class _CarriedState:
         # ``total = total + loss``: the sum does not come from what ``print`` returned).
         passed = _passed_to_calls(value)
         carried = passed - self.bound
-        for name in _read_names(value) | passed:
+        for name in names_read(value) | passed:
             carried |= self.carried_into.get(name, set())
         for target in targets:
             for name in (n.value for n in _names(target)):
@@ -716,37 +717,11 @@ class _CallArguments(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         for arg in node.args:
-            self.names.update(_read_names(arg.value))
+            self.names.update(names_read(arg.value))
 
 
 def _passed_to_calls(node: cst.CSTNode) -> set[str]:
     scan = _CallArguments()
-    walk(node, scan)
-    return scan.names
-
-
-class _ReadNames(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        walk(node.value, self)  # ``self.x`` reads ``self``, not ``x``
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        walk(node.value, self)  # (not a keyword's name)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
-def _read_names(node: cst.CSTNode) -> set[str]:
-    scan = _ReadNames()
     walk(node, scan)
     return scan.names
 
@@ -792,7 +767,7 @@ class _Exprs(cst.CSTVisitor):
         return False
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
-        if not any(_read_names(element) & self.loop_names for element in node.slice):
+        if not any(names_read(element) & self.loop_names for element in node.slice):
             return True
         self.per_pass.add((dotted_name(node.value) or "").rsplit(".", 1)[-1])
         for element in node.slice:
@@ -819,7 +794,7 @@ class _Exprs(cst.CSTVisitor):
             source, indices = node.args[0].value, list(node.args[1:])
         else:
             return True
-        if not any(_read_names(arg.value) & self.loop_names for arg in indices):
+        if not any(names_read(arg.value) & self.loop_names for arg in indices):
             return True
         self.per_pass.add((dotted_name(source) or "").rsplit(".", 1)[-1])
         for arg in indices:
@@ -932,7 +907,7 @@ class _Comparisons(cst.CSTVisitor):
         self.found = False
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        self.found = self.found or bool(_read_names(node) & self.names)
+        self.found = self.found or bool(names_read(node) & self.names)
 
 
 def _compares(node: cst.CSTNode, names: set[str]) -> bool:
