@@ -30,6 +30,7 @@ from synclint.project.step_branches import SkippedBlocks, blocks_closed_by_const
 from synclint.project.summary import DEVICE_WORD, EPOCH_HOOK, FileSummary, FunctionSummary
 from synclint.project.unimported_modules import unimported_modules
 from synclint.project.unnamed_classes import unnamed_classes
+from synclint.project.unnamed_methods import unnamed_methods
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         closed = _with_self_tests(index, closed, importers)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
+        unnamed.update(unnamed_methods(index, _decided_by(index, unimported), set(unnamed)))
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
     if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes' or modules': a library, which its users build and import.

@@ -81,7 +81,8 @@ PROVEN_SYNC = "not reached from a step of the project, but it syncs on every cal
 AT_CALL_SITES = "it syncs on a parameter: reported at each call of the function instead"
 
 
-#: Top-level classes nothing in the project builds (see :mod:`synclint.project.unnamed_classes`):
+#: Top-level classes nothing in the project builds (see :mod:`synclint.project.unnamed_classes`;
+#: and methods, ``Class.method``, nothing names: :mod:`synclint.project.unnamed_methods`):
 #: why, when the only code that names one never runs (cold) or when only imports name it
 #: (unreached, a why of :func:`never_named`'s); else None (unreached).
 Unnamed = Mapping[ClassId, "str | None"]
@@ -345,11 +346,15 @@ def compute_contexts(
             elif function.cold is not None:
                 cold_own[fid] = function.cold
             owner = qualname.split(".", 1)[0]
+            method = ".".join(qualname.split(".", 2)[:2])
             if (key, owner) in unnamed:  # a method of a class, or a function, nothing names
                 inert[fid] = owner
+            elif (key, method) in unnamed:  # a method nothing names (or what it nests)
+                inert[fid] = method
             elif function.root is not None and fid not in cold_own:
                 hot_roots.append((fid, [function.root]))
-            if function.data_root is not None:
+            # (Code nothing names never runs: no data pipeline starts in it either.)
+            if function.data_root is not None and fid not in inert:
                 data_roots.append((fid, function.data_root))
             edges = []
             for call, callee in calls.get(fid, ()):
@@ -363,7 +368,7 @@ def compute_contexts(
                 if call.batch_loop is not None and quiet is None and fid not in cold_own and fid not in inert:
                     where = "module code" if qualname == "<module>" else f"`{qualname}`"
                     loop_calls.append((callee, [f"the loop over `{call.batch_loop}` in {where}", _short(callee[1])]))
-            for name in function.data_callbacks:
+            for name in () if fid in inert else function.data_callbacks:
                 callee = index.resolve_call(key, function, name)
                 if callee is not None:
                     data_roots.append((callee, f"`{name}`"))
@@ -476,7 +481,11 @@ def compute_contexts(
         built_only = unnamed[(fid[0], owner)]
         if not built_only:
             built_only = never_named(owner)
-        contexts.setdefault(fid, Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only))
+        context = Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only)
+        if "." in owner:  # (a method nothing names: only its own calls reach it, which never run)
+            contexts[fid] = context
+        else:
+            contexts.setdefault(fid, context)
     return contexts
 
 
