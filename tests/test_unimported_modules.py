@@ -427,3 +427,24 @@ def test_a_package_spelled_under_the_projects_own_name_is_the_projects(tmp_path:
     root = tmp_path / "proj"
     root.mkdir()
     assert _findings(root, _program(**{"registry.py": loader})) == _hot()
+
+
+_GET_OBJ_FROM_STR = (
+    "import importlib\n\n\ndef get_obj_from_str(string):\n    module, cls = string.rsplit('.', 1)\n"
+    "    return getattr(importlib.import_module(module, package=None), cls)\n"
+)
+
+
+@pytest.mark.parametrize(("more", "imported"), [
+    ({}, False),
+    ({"configs/model.yaml": "loss:\n  target: pkg.losses.RankLoss\n"}, True),
+    ({"build.py": "from registry import get_obj_from_str\n\n\ndef build(name):\n"
+                  "    return get_obj_from_str('pkg.' + name + '.RankLoss')\n"}, True),
+], ids=["spelled nowhere", "a config spells the path", "a template of its package"])
+def test_a_path_split_in_two_imports_only_a_module_spelled_as_a_path(tmp_path: Path, more, imported):
+    # ResShift's `ldm/util.py: get_obj_from_str(config["target"])` imports the module its
+    # configs spell; `ldm/modules/quantize.py`, which no config names, never runs.
+    files = _program(**{"registry.py": _GET_OBJ_FROM_STR, **more})
+    assert _findings(tmp_path, files)[-1:] == (_hot() if imported else _cold())
+    assert find_module_loading_in_packages(_GET_OBJ_FROM_STR) == _NO_LOADING
+

@@ -332,6 +332,12 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
     ]
 
 
+_GET_OBJ_FROM_STR = (
+    "\nimport importlib\n\n\ndef get_obj_from_str(string):\n    module, cls = string.rsplit('.', 1)\n"
+    "    return getattr(importlib.import_module(module, package=None), cls)\n"
+)
+
+
 @pytest.mark.parametrize(
     ("extra", "more", "why"),
     [
@@ -364,12 +370,21 @@ def test_reflection_in_a_test_file_rules_nothing_out(tmp_path: Path):
         ("\n\ndef build(kind):\n    return eval(f'get_{kind}_names')()\n", {}, UNNAMED),
         # ... but not a template that begins with what the value gives (`"losses.RankLoss"`)
         ("\n\ndef build(kind):\n    return eval(f'{kind}_loss')()\n", {}, HOT),
+        # latent-diffusion's `get_obj_from_str(config["target"])`: a path split in two, the
+        # member's name spelled where the path is (a config's `target: losses.RankLoss`).
+        (_GET_OBJ_FROM_STR, {}, UNNAMED),
+        (_GET_OBJ_FROM_STR, {"configs/loss.yaml": "target: losses.RankLoss\n"}, HOT),
+        (_GET_OBJ_FROM_STR + "\n\ndef pick(name):\n    return get_obj_from_str('losses.' + name)\n", {}, HOT),
+        # ... but a lookup by another computed name may fetch anything
+        (_GET_OBJ_FROM_STR + "\n\ndef other(module, name):\n    return getattr(module, name)\n", {}, HOT),
     ],
     ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
          "of a package whose module star-imports the loss", "of a package laid out otherwise",
          "membership in sys.modules", "sys.modules iterated", "eval of a computed name",
          "eval of a name in another package", "eval of a name in a module imported under another",
-         "eval of a name of the file's namespace", "eval of a template that begins with a value"],
+         "eval of a name of the file's namespace", "eval of a template that begins with a value",
+         "a split path", "a split path a config spells", "a split path a template builds",
+         "a split path beside another lookup by name"],
 )
 def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
                                                                                       why):

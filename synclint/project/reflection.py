@@ -172,7 +172,10 @@ def find_reflection(source: str) -> Reflection:
             modules.add(dotted)
     if "import" in source or "sys.modules" in source:
         looks_up = fetches_a_member_by_name(source)
+        path_parts = split_path_parts(source)
         for match in _MODULE_BY_NAME.finditer(source):
+            if _of_a_split_path(source, match, path_parts):
+                continue  # (``get_obj_from_str``: the class's name is spelled where its path is)
             # (Else what it builds from the module, it spells.)
             if not looks_up and not _returned(source, match):
                 if (name := _bound_at_top_level(source, match)) is not None:
@@ -258,6 +261,46 @@ def _package_of(source: str, match: re.Match, whole: bool = False) -> str | None
     package = (prefix.group(2) or prefix.group(4)).rstrip(".")
     # (``__import__("pkg.models." + name)`` returns ``pkg``, whose attributes reach it all)
     return package.split(".")[0] if match.group().startswith("__import__") and not whole else package
+
+
+#: ``module, cls = string.rsplit(".", 1)``: a dotted path (``"ldm.models.autoencoder.VQModel"``,
+#: a config's ``target``) split into its module and its member, the two names it binds.
+_SPLIT_PATH = re.compile(
+    r"""(?m)^[ \t]*\(?\s*([^\W\d]\w*)\s*,\s*([^\W\d]\w*)\s*\)?\s*=\s*[^\W\d][\w.]*"""
+    r"""\.rsplit\(\s*(["'])\.\3\s*,\s*(?:maxsplit\s*=\s*)?1\s*\)\s*$""")
+#: The first argument of a call, a bare name: ``import_module(module, package=None)``.
+_BARE_NAME_ARGUMENT = re.compile(r"\s*([^\W\d]\w*)\s*[,)]")
+
+
+def split_path_parts(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names the file binds to the module part and to the member part of a dotted path
+    it splits (:data:`_SPLIT_PATH`): latent-diffusion's ``get_obj_from_str``, which imports
+    ``module`` and fetches ``cls`` from it."""
+    if "rsplit(" not in source:
+        return frozenset(), frozenset()
+    matches = list(_SPLIT_PATH.finditer(source))
+    return frozenset(match.group(1) for match in matches), frozenset(match.group(2) for match in matches)
+
+
+def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether a module fetched by a computed name (a :data:`_MODULE_BY_NAME` match) is the
+    module part of a dotted path the file splits, and the file looks members up by a
+    computed name only by that path's member part (``getattr(import_module(module), cls)``):
+    then both halves are the halves of one string, spelled where the path is (a config's
+    ``target: ldm.modules.ema.LitEma``, a string in code), or built by a template that
+    spells its package and its class (``"models." + arch + ".Net"``), as a word search
+    sees them."""
+    modules, members = parts
+    argument = _BARE_NAME_ARGUMENT.match(source, match.end())
+    if argument is None or argument.group(1) not in modules or match.group().startswith("sys"):
+        return False
+    for lookup in _MEMBER_BY_NAME.finditer(source):
+        if not lookup.group().startswith("getattr("):
+            return False
+        name = _BARE_NAME_ARGUMENT.match(source, lookup.end())
+        if name is None or name.group(1) not in members:
+            return False
+    return True
 
 
 def fetches_a_member_by_name(source: str) -> bool:
@@ -366,10 +409,16 @@ def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[
     a string counts too."""
     packages: set[str] = set()
     loaders = [*_MODULE_LOADERS, ("(", _LITERAL_WITH_MORE)]
+    path_parts = split_path_parts(source)
     for hint, pattern in loaders:
         if hint not in source:
             continue
         for match in pattern.finditer(source):
+            if hint == "import_module(" and _of_a_split_path(source, match, path_parts):
+                # (``get_obj_from_str``: a path spelled as a whole, or by a template that
+                # begins with its package: see dotted_templates)
+                packages.update(dotted_templates(source))
+                continue
             computed = hint in ("import_module(", "__import__(") or pattern is _LITERAL_WITH_MORE
             package = _package_of(source, match, whole=True) if computed else None
             if package is None:
@@ -378,4 +427,19 @@ def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[
             # whole package, ``proj.pkg``, matches by its tails: unimported_modules._in_packages)
             packages.update({package, _package_of(source, match) or package})
     return None, frozenset(packages)
+
+
+#: A template of a dotted name that begins with a literal package: ``f"ldm.modules.{name}"``,
+#: ``"models." + arch``, ``"models.%s" % arch``, ``"models.{}".format(arch)``.
+_DOTTED_TEMPLATE = re.compile(
+    r"""(?<![\w])[fF]?(["'])((?:[^\W\d]\w*\.)+)[^\W\d]?\w*(?:\{|%[sdr])|(["'])((?:[^\W\d]\w*\.)+)\3\s*\+""")
+
+
+def dotted_templates(source: str) -> set[str]:
+    """The literal packages the file's templates of dotted names begin with: a path split
+    into a module and a member (:func:`split_path_parts`) may be built by one, whose module
+    is then one of that package's (a path spelled as a whole, a word search sees)."""
+    if "." not in source:
+        return set()
+    return {(match.group(2) or match.group(4)).rstrip(".") for match in _DOTTED_TEMPLATE.finditer(source)}
 
