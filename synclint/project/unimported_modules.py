@@ -75,7 +75,12 @@ and the project allows the question at all, as for unnamed classes:
   (``config_flags.DEFINE_config_file``, ``Config.fromfile``, ``LazyConfig``: score_sde's
   ``configs/``; gin's ``parse_config_file``, whose files import modules), or a lookup of an object by a computed dotted path, which imports the
   module the path names (``pydoc.locate(f"models.{arch}.Net")``, Hydra's ``get_class``
-  and a ``_target_`` that is no literal, ``importlib.util.find_spec``).
+  and a ``_target_`` that is no literal, ``importlib.util.find_spec``). Not the module part
+  of a dotted path split in two (latent-diffusion's ``get_obj_from_str``: ``module, cls =
+  path.rsplit(".", 1)``, ``getattr(import_module(module), cls)``): the path is spelled
+  where it is written (a config's ``target: ldm.models.autoencoder.VQModel``), which the
+  text search sees, or built by a template that begins with a package (``"models." +
+  arch``, in any file), whose modules may then load.
 
 The code of an unimported module is cold: it never runs, and so is what only it calls.
 """

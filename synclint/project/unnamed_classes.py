@@ -96,7 +96,11 @@ and the project allows the question at all:
   string does not either (the names it reads are spelled in the project's files: yolov7's
   model yamls), but ``eval``/``exec`` of a dotted name built from a template looks it up:
   ``eval('models.' + cfg.NAME)`` rules out what ``models`` holds, ReChorus's
-  ``eval('{0}.{0}'.format(args.model_name))`` everything. ``sys.modules[__name__]``
+  ``eval('{0}.{0}'.format(args.model_name))`` everything. A dotted path split in two
+  (``get_obj_from_str``: ``module, cls = path.rsplit(".", 1)``, then
+  ``getattr(import_module(module), cls)``) builds a class spelled where the path is,
+  unless a template of a dotted name that begins with a package (``"models." + arch``, in
+  any file) builds the path: then what that package's modules hold. ``sys.modules[__name__]``
   is the file's own namespace, as ``globals()`` (below).
 * **Its own file does not build classes by a computed name**: ``globals()[name]``
   (CenterNet's ``globals()[base_name](pretrained=...)`` picks a backbone of its file)
