@@ -27,6 +27,9 @@ DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", "build", "dist",
     "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     "node_modules", ".eggs", "*.egg-info", ".ipynb_checkpoints",
+    # Editors' folders: VS Code's Local History keeps a timestamped copy of every file
+    # saved (DeepRobust commits its `.history/`), whose findings repeat the real ones.
+    ".history", ".vscode", ".idea",
 )
 
 #: Every key ``[tool.synclint]`` understands (docs/configuration.md lists them all).

@@ -80,6 +80,16 @@ def test_explicit_files_are_checked_unless_force_exclude(repository):
     assert _files(run("check", "--no-cache", *named, cwd=repository)) == set()
 
 
+def test_an_editors_history_folder_is_not_searched_but_checked_when_named(tmp_path):
+    # VS Code's Local History: DeepRobust commits `.history/deeprobust/image/attack/Universal_20240318212542.py`.
+    for name in ("a.py", ".history/a_20240318212542.py", ".vscode/tasks.py", ".idea/b.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(HAZARD)
+    assert _files(run("check", "--no-cache", ".", cwd=tmp_path)) == {"a.py"}
+    assert _files(run("check", "--no-cache", ".history/a_20240318212542.py", cwd=tmp_path)) == {
+        ".history/a_20240318212542.py"}
+
+
 def test_gitignore_outside_a_repository_does_not_apply(tmp_path):
     (tmp_path / ".gitignore").write_text("*.py\n")
     (tmp_path / "a.py").write_text(HAZARD)
