@@ -24,6 +24,7 @@ from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contex
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
 from synclint.project.layout import dotted_tails
+from synclint.project.replaced_methods import replaced_methods
 from synclint.project.run_once import RUN_ONCE_WHYS
 from synclint.project.self_tests import self_test_blocks
 from synclint.project.step_branches import SkippedBlocks, blocks_closed_by_constants
@@ -206,6 +207,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
         unnamed.update(unnamed_methods(index, _decided_by(index, unimported), set(unnamed)))
+        unnamed.update(replaced_methods(index, _decided_by(index, unimported), unnamed))
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
     if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes' or modules': a library, which its users build and import.

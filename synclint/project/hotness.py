@@ -332,6 +332,9 @@ def compute_contexts(
     #: caller (outside the caller's loops): True; a call elsewhere: False.
     rarely_called: dict[FunctionId, bool] = {}
     calls = index.resolved_calls()
+    #: Methods of a class built only as a base that every subclass replaces
+    #: (:mod:`synclint.project.replaced_methods`): only an explicit ``super().m()`` runs one.
+    replaced = {cid for cid, why in unnamed.items() if why is not None and "." in cid[1]}
 
     for key, entry in index.entries.items():
         summary = entry.summary
@@ -360,6 +363,8 @@ def compute_contexts(
             for call, callee in calls.get(fid, ()):
                 if unnamed and index.dispatched(call, callee) and not _inherited_by_a_built_class(index, callee, unnamed):
                     continue  # (no instance runs that override: nothing builds a class that has it)
+                if callee in replaced and call.target.startswith("self."):
+                    continue  # (every instance there is runs a subclass's method instead)
                 quiet = call.quiet or quiet_calls.get(id(call))
                 edges.append((callee, quiet))
                 rare = quiet is not None or within_spans(call.line, function.once_spans)
@@ -482,8 +487,8 @@ def compute_contexts(
         if not built_only:
             built_only = never_named(owner)
         context = Context(UNKNOWN if built_only.startswith(UNREACHED) else COLD, built_only)
-        if "." in owner:  # (a method nothing names: only its own calls reach it, which never run)
-            contexts[fid] = context
+        if "." in owner and unnamed[(fid[0], owner)] is None:
+            contexts[fid] = context  # (a method nothing names: only its own calls reach it, which never run)
         else:
             contexts.setdefault(fid, context)
     return contexts

@@ -10,6 +10,7 @@ costs a scan, not a walk.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import NamedTuple
 
@@ -43,7 +44,9 @@ _OWN_GLOBALS = re.compile(r"globals\(\s*\)|sys\.modules\[\s*__name__\s*\]")
 #: What else hands a file's own namespace to a computed name: ``locals()`` and ``vars()``
 #: (at top level, its globals), and ``fire.Fire()`` with no component, which offers every
 #: function of the calling module as a command (``python cli.py evaluate``).
-_OWN_NAMESPACE = re.compile(r"\b(?:locals|vars)\(\s*\)|\bFire\(\s*(?:\)|[^\W\d]\w*\s*=(?!=))")
+_OWN_NAMESPACE = re.compile(r"\b(?:locals|vars)\(\s*\)")
+#: ``fire.Fire()`` with no component: the caller's namespace, the module's functions among it.
+_FIRE = re.compile(r"\bFire\(\s*(?:\)|[^\W\d]\w*\s*=(?!=))")
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.MULTILINE)
 #: ``globals()[key] = value``, ``globals().update(table)``: a file that fills its own
 #: namespace by computed names may put any file's classes there, as a star import does.
@@ -73,7 +76,36 @@ def builds_its_own_classes(source: str) -> bool:
     ``eval(f'get_{src}_joint_names')``: a name of the file's namespace, see
     :data:`_OWN_NAME_TEMPLATE`). What else its namespace holds it imports by name, spelling each."""
     return _uses_own_globals(source) or ("eval(" in source and _EVAL_OF_AN_OWN_NAME.search(source) is not None) or (
-        ("locals(" in source or "vars(" in source or "Fire(" in source) and _OWN_NAMESPACE.search(source) is not None)
+        "Fire(" in source and _FIRE.search(source) is not None) or (
+        ("locals(" in source or "vars(" in source) and _OWN_NAMESPACE.search(source) is not None
+        and _namespace_call_outside_functions(source))
+
+
+def _namespace_call_outside_functions(source: str) -> bool:
+    """Whether a ``locals()``/``vars()`` call of the file may read the module's namespace: one outside every function and class body (simple-HRNet's ``Train.
+    __init__`` logs its arguments with ``locals().items()``: a function's own names). A
+    file that does not parse may."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("locals", "vars") and not node.args):
+            return True
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, scopes):
+                # (a decorator, a base or a default is evaluated in the enclosing scope)
+                pending.extend([*getattr(child, "decorator_list", ()), *getattr(child, "bases", ())])
+                arguments = getattr(child, "args", None)
+                if isinstance(arguments, ast.arguments):
+                    pending.extend([*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)])
+            else:
+                pending.append(child)
+    return False
 
 
 class Reflection(NamedTuple):

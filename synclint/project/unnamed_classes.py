@@ -165,7 +165,7 @@ def unnamed_classes(
     dead_code: list[tuple[str, str]] = []  # (name, code) of the classes whose lines ``dead`` holds
     asked = set(candidates)
     while True:
-        unnamed, unread, passed_on = _unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
+        unnamed, unread, passed_on = unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
         names = {name for _key, name in unnamed}
         if names:
             spelled = spelled_in(list(index.naming_files) + unread, names)
@@ -299,7 +299,7 @@ def _loops_over_batches(function: FunctionSummary) -> bool:
     return any(region.kind == "hot" for region in function.regions)
 
 
-def _unnamed_in_python(
+def unnamed_in_python(
     index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool],
     closed_lines: dict[str, list[tuple[int, int, str]]], built_in_closed: Mapping[str, str],
     dead: Mapping[str, list[tuple[int, int]]] = MappingProxyType({}),

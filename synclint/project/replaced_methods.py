@@ -1,0 +1,124 @@
+"""Methods of a class built only as a base, which every subclass replaces: they never run.
+
+simple-HRNet's ``training/Train.py`` defines ``Train``, whose ``_train`` loops over the
+training loader; ``COCOTrain(Train)`` replaces ``_train``, and the scripts build only
+``COCOTrain``. ``Train.run``'s ``self._train()`` runs ``COCOTrain._train`` on every
+instance there is, and the base's loop, a root of the hot call graph by itself
+(:mod:`synclint.project.hotness`), runs on none. decision-transformer's
+``Trainer.train_step`` (replaced by ``SequenceTrainer`` and ``ActTrainer``) is the same.
+
+A method ``C.m`` is *replaced everywhere* when all of these hold:
+
+* **The project is nobody's library, with a script**, as for classes nothing names
+  (:mod:`synclint.project.unnamed_classes`): in a package users install, they may
+  subclass ``C`` and keep ``m`` (HALOs' README tells its users to subclass
+  ``UnpairedPreferenceTrainer``: a page that names the class keeps it, below).
+* **``C`` is built only as a base**: a top-level class with no decorator (a registry may
+  build it), whose name no text of the project spells outside its own definition but in
+  the base lists of its project subclasses' headers, imports that pass it on and
+  ``__all__`` (:func:`~synclint.project.unnamed_classes.unnamed_in_python`'s rules: not a
+  comment or a docstring; no configuration file, script, notebook or page; no
+  reflection that could build a class by a computed name). ``Train.__init__(self)``,
+  ``isinstance(x, Train)`` or a registry's ``{"base": Train}`` spell it: it may be built.
+* **Every project subclass replaces ``m``**: no subclass, however deep, inherits
+  ``C.m`` (one that keeps it runs it), and no call but ``self.m(...)`` reaches it (an
+  override's ``super().m()``, ``C.m(self)``: it runs where that call does).
+* **``m`` is a step on its own**: a root (a loss, ``forward``) or a loop over batches,
+  whose code the index would take for a step whether or not anything calls it; and no
+  dunder (Python calls those by their own names).
+
+Such a method's code is cold ("never runs: `Train` is built only as a base of classes
+that each replace `_train`"). A call ``self.m(...)`` reaches the subclasses' methods
+only (:func:`synclint.project.hotness.compute_contexts` drops its edge to ``C.m``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from synclint.project.index import ClassId, ProjectIndex
+from synclint.project.layout import is_installable, natural_root
+from synclint.project.mentions import python_text_of, spelled_in
+from synclint.project.unnamed_classes import unnamed_in_python
+
+#: The start of the why of a method a class built only as a base holds, which every
+#: subclass replaces (see :func:`replaced`).
+REPLACED = "never runs: "
+
+
+def replaced_methods(
+    index: ProjectIndex, decided: Callable[[str], bool], unnamed: Mapping[ClassId, str | None]
+) -> dict[ClassId, str]:
+    """(file key, ``Class.method``) of each method that a class built only as a base holds
+    and that every project subclass replaces, with why (see the module's docstring).
+    ``decided``: whether a file's context is decided as a whole; ``unnamed``: classes (and
+    methods) already found never built or never named."""
+    if is_installable(natural_root(index.root)) or not any(
+            entry.summary.is_script and not decided(key) for key, entry in index.entries.items()):
+        return {}
+    candidates = _candidates(index, decided, unnamed)
+    if not candidates:
+        return {}
+    # The subclasses' headers name their bases; nothing else of theirs is blanked.
+    headers: dict[str, list[tuple[int, int]]] = {}
+    for cid in candidates:
+        for sub in index.subclasses(cid):
+            headers.setdefault(sub[0], []).append(_header(index, sub))
+    left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
+    if left:
+        left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]})}
+    return {(key, f"{name}.{method}"): replaced(name, method)
+            for key, name in sorted(left) for method in candidates[(key, name)]}
+
+
+def replaced(class_name: str, method: str) -> str:
+    """Why a method of a class built only as a base, which every subclass replaces, never runs."""
+    return f"{REPLACED}`{class_name}` is built only as a base of classes that each replace `{method}`"
+
+
+def _candidates(
+    index: ProjectIndex, decided: Callable[[str], bool], unnamed: Mapping[ClassId, str | None]
+) -> dict[ClassId, list[str]]:
+    """Undecorated top-level classes with project subclasses, each with its methods that
+    are steps on their own (a root, a loop over batches) and that no subclass inherits."""
+    found: dict[ClassId, list[str]] = {}
+    callers = index.callers()
+    for key, entry in index.entries.items():
+        if decided(key):
+            continue
+        summary = entry.summary
+        for name, klass in summary.classes.items():
+            cid = (key, name)
+            if "." in name or klass.decorated or cid in unnamed:
+                continue
+            subclasses = index.subclasses(cid)
+            if not subclasses:
+                continue
+            methods = []
+            for method in klass.methods:
+                function = summary.functions.get(f"{name}.{method}")
+                if (
+                    function is None or method.startswith("__")
+                    or not (function.root is not None or any(region.kind == "hot" for region in function.regions))
+                ):
+                    continue
+                fid = (key, f"{name}.{method}")
+                # (``super()._train()`` in an override, ``Train._train(self)``: it runs after all)
+                if all(index.method(sub[0], sub[1], method) != fid for sub in subclasses) and all(
+                        call.target.startswith("self.") for call, _plain in callers.get(fid, ())):
+                    methods.append(method)
+            if methods:
+                found[cid] = methods
+    return found
+
+
+def _header(index: ProjectIndex, cid: ClassId) -> tuple[int, int]:
+    """(first, last line) of a class's header (``class COCOTrain(Train):``, over several
+    lines when its bases are), up to the colon that opens its body."""
+    klass = index.klass(cid)
+    first = klass.line if klass is not None else 0
+    lines = (python_text_of(cid[0]) or "").split("\n")
+    last = first
+    while 0 < last < min(len(lines), first + 20) and not lines[last - 1].split("#", 1)[0].rstrip().endswith(":"):
+        last += 1
+    return first, last
