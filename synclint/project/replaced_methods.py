@@ -37,9 +37,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from synclint.project.index import ClassId, ProjectIndex
-from synclint.project.layout import is_installable, natural_root
 from synclint.project.mentions import python_text_of, spelled_in
-from synclint.project.unnamed_classes import unnamed_in_python
+from synclint.project.unnamed_classes import (
+    is_a_program_nobody_installs,
+    unnamed_in_python,
+)
 
 #: The start of the why of a method a class built only as a base holds, which every
 #: subclass replaces (see :func:`replaced`).
@@ -53,8 +55,7 @@ def replaced_methods(
     and that every project subclass replaces, with why (see the module's docstring).
     ``decided``: whether a file's context is decided as a whole; ``unnamed``: classes (and
     methods) already found never built or never named."""
-    if is_installable(natural_root(index.root)) or not any(
-            entry.summary.is_script and not decided(key) for key, entry in index.entries.items()):
+    if not is_a_program_nobody_installs(index, decided):
         return {}
     candidates = _candidates(index, decided, unnamed)
     if not candidates:

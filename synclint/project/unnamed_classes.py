@@ -254,8 +254,7 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
     # A public function that loops over batches is its users' to call in a package they
     # install, or in a project of modules only (a library, like detkit's ``train``): only
     # a program's own loops are asked (Point-MAE's ``tools/runner_pretrain.py: validate``).
-    users_call_loops = is_installable(natural_root(index.root)) or not any(
-        entry.summary.is_script and not decided(key) for key, entry in index.entries.items())
+    users_call_loops = not is_a_program_nobody_installs(index, decided)
     for key, entry in index.entries.items():
         summary = entry.summary
         if decided(key):
@@ -274,6 +273,15 @@ def _candidates(index: ProjectIndex, decided: Callable[[str], bool]) -> set[Clas
             ):
                 found.add((key, qualname))
     return found
+
+
+def is_a_program_nobody_installs(index: ProjectIndex, decided: Callable[[str], bool]) -> bool:
+    """The project cannot be installed (see :func:`~synclint.project.layout.is_installable`)
+    and some file whose context is not decided otherwise is a script: a program, whose
+    code runs only as its own files call it, not a library whose users call its public
+    functions and methods, and subclass its classes."""
+    return not is_installable(natural_root(index.root)) and any(
+        entry.summary.is_script and not decided(key) for key, entry in index.entries.items())
 
 
 def _overrides_a_base(index: ProjectIndex, cid: ClassId) -> bool:

@@ -41,10 +41,10 @@ import re
 from collections.abc import Callable
 
 from synclint.project.index import ClassId, ProjectIndex
-from synclint.project.layout import is_installable, natural_root
 from synclint.project.mentions import blanked, named_words, python_text_of, spelled_in
 from synclint.project.reflection import find_reflection
 from synclint.project.summary import FunctionSummary
+from synclint.project.unnamed_classes import is_a_program_nobody_installs
 
 #: Methods torch's own base classes call by name (``nn.Module.__call__`` runs
 #: ``forward``; an optimizer's ``step``, a scheduler's ``get_lr``, an autograd
@@ -79,8 +79,7 @@ def unnamed_methods(
     :func:`~synclint.project.cold_reasons.never_named`'s). ``decided``: whether a file's
     context is decided as a whole; ``unnamed_classes``: top-level classes already found
     never built."""
-    if is_installable(natural_root(index.root)) or not any(
-            entry.summary.is_script and not decided(key) for key, entry in index.entries.items()):
+    if not is_a_program_nobody_installs(index, decided):
         return {}
     candidates = _candidates(index, decided, unnamed_classes)
     if not candidates:
