@@ -136,3 +136,11 @@ def test_a_data_pipeline_method_nothing_names_starts_no_pipeline(tmp_path):
     main += "\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
     found = _found(tmp_path, **{"models.py": models, "main.py": main})
     assert found[14] == ("unknown", NEVER_NAMED.replace("Encoder", "FeatureExtractor"))
+
+
+def test_a_method_another_candidate_calls_runs_when_that_one_does(tmp_path):
+    # `fit` loops over batches too (a candidate), and main calls it: what it calls each
+    # epoch runs, though only a candidate's body spells its name.
+    calls = MODELS.rstrip() + "\n            self.train_discriminatively(train_loader)\n"
+    found = _found(tmp_path, **{"models.py": calls})
+    assert found[14][0] == "hot"

@@ -86,9 +86,10 @@ def unnamed_methods(
     if not candidates:
         return {}
     names = {qualname.rsplit(".", 1)[1] for _key, qualname, _function in candidates}
-    own_spans: dict[str, list[tuple[int, int]]] = {}
-    for key, _qualname, function in candidates:
-        own_spans.setdefault(key, []).append((function.line, function.end_line))
+    own_spans: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for key, qualname, function in candidates:
+        own_spans.setdefault(key, {}).setdefault(qualname.rsplit(".", 1)[1], []).append(
+            (function.line, function.end_line))
     unread = []
     templates: list[re.Pattern[str]] = []
     looks_up = False
@@ -107,10 +108,13 @@ def unnamed_methods(
             if listed or find_reflection(text).marker is not None:
                 return {}
             looks_up = looks_up or computed
-        # (A candidate's own code names nothing: a recursive call runs only once it does.
-        # The other candidates' does: a dead method's call of another keeps that one named.)
-        spelled, _outside = named_words(blanked(text, own_spans.get(key, ())), names, {})
-        names -= spelled
+        # (A candidate's own code does not name it: a recursive call runs only once it does.
+        # The other candidates' code does: a method another one calls runs when that one
+        # does, and a dead method's call of another keeps that one named.)
+        spans = own_spans.get(key, {})
+        names -= named_words(text, names - spans.keys(), {})[0]
+        for name in names & spans.keys():
+            names -= named_words(blanked(text, spans[name]), {name}, {})[0]
     if names:
         names -= spelled_in(list(index.naming_files) + unread, names)
     if looks_up:  # (a template anywhere may build the name a lookup somewhere fetches)
