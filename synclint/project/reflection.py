@@ -285,7 +285,7 @@ def split_path_parts(source: str) -> tuple[frozenset[str], frozenset[str]]:
 def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], frozenset[str]]) -> bool:
     """Whether a module fetched by a computed name (a :data:`_MODULE_BY_NAME` match) is the
     module part of a dotted path the file splits, and the file looks members up by a
-    computed name only by that path's member part (``getattr(import_module(module), cls)``):
+    computed name by that path's member part, and only by it (``getattr(import_module(module), cls)``):
     then both halves are the halves of one string, spelled where the path is (a config's
     ``target: ldm.modules.ema.LitEma``, a string in code), or built by a template that
     spells its package and its class (``"models." + arch + ".Net"``), as a word search
@@ -294,13 +294,17 @@ def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], 
     argument = _BARE_NAME_ARGUMENT.match(source, match.end())
     if argument is None or argument.group(1) not in modules or match.group().startswith("sys"):
         return False
+    fetches_the_member = False
     for lookup in _MEMBER_BY_NAME.finditer(source):
         if not lookup.group().startswith("getattr("):
             return False
         name = _BARE_NAME_ARGUMENT.match(source, lookup.end())
         if name is None or name.group(1) not in members:
             return False
-    return True
+        fetches_the_member = True
+    # (No member fetched: not a dotted path's halves but, say, a file's name and its
+    # extension, ``module, ext = filename.rsplit(".", 1)``, a module of a folder imported.)
+    return fetches_the_member
 
 
 def fetches_a_member_by_name(source: str) -> bool:
