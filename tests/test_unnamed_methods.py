@@ -84,9 +84,15 @@ def test_a_method_nothing_names_is_unreached_and_hidden(tmp_path):
         {"run.py": "def run(model, loader, how):\n    name = '%s_discriminatively' % how\n    getattr(model, name)(loader)\n"},
         {"run.py": "def run(model, loader):\n    for name in dir(model):\n        getattr(model, name)\n"},
         {"run.py": "def run(model, loader):\n    for cls in object.__subclasses__():\n        pass\n"},
+        {"run.py": "def run(model, loader, how):\n    eval(f'model.train_{how}(loader)')\n"},
+        {"run.py": "def run(model, loader, how):\n    exec('model.train_' + how + '(loader)')\n"},
+        {"run.py": "def run(model, loader, how):\n    model.__getattribute__(f'train_{how}')(loader)\n"},
+        {"run.py": "import inspect\n\n\ndef run(model, loader, how):\n"
+                   "    inspect.getattr_static(model, 'train_' + how)(model, loader)\n"},
     ],
     ids=["a call", "a configuration file", "a script", "documentation", "a joined name", "an f-string name",
-         "a formatted name looked up elsewhere", "a listing of members", "reflection"],
+         "a formatted name looked up elsewhere", "a listing of members", "reflection", "eval of a template",
+         "exec of a joined call", "__getattribute__", "inspect.getattr_static"],
 )
 def test_a_method_the_project_names_or_may_reach_keeps_its_context(tmp_path, extra):
     if "run.py" in extra:  # (a script: a module nothing imports and that is none never runs)
@@ -144,3 +150,4 @@ def test_a_method_another_candidate_calls_runs_when_that_one_does(tmp_path):
     calls = MODELS.rstrip() + "\n            self.train_discriminatively(train_loader)\n"
     found = _found(tmp_path, **{"models.py": calls})
     assert found[14][0] == "hot"
+

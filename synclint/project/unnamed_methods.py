@@ -55,8 +55,12 @@ _CALLED_BY_TORCH = frozenset({
     "_load_from_state_dict", "_save_to_state_dict", "_apply", "_replicate_for_data_parallel",
 })
 #: A lookup of an attribute by a name computed at run time: ``getattr(obj, <not a
-#: literal>)``, ``hasattr`` (a guard before a call), ``operator.methodcaller``/``attrgetter``.
-_LOOKUP = re.compile(r"\b(?:getattr|hasattr|methodcaller|attrgetter)\(")
+#: literal>)``, ``hasattr`` (a guard before a call), ``operator.methodcaller``/``attrgetter``,
+#: ``inspect.getattr_static``, ``__getattribute__``, and ``eval``/``exec`` of code
+#: (``eval(f"model.train_{mode}(loader)")``).
+_LOOKUP = re.compile(r"\b(?:getattr_static|getattr|hasattr|methodcaller|attrgetter|__getattribute__|eval|exec)\(")
+#: Lookups whose name is their second argument (``getattr(obj, name)``).
+_NAME_SECOND = ("getattr", "hasattr")
 #: A listing of members: any method's name may come from one.
 _LISTING = re.compile(r"\bdir\(|\bvars\(|\.__dict__\b|\bgetmembers\(")
 #: A string literal's text (any prefix): the pieces a template is built from.
@@ -69,6 +73,7 @@ _FORMATTED = re.compile(r"\s*(?:\.format\(|%)")
 _JOINED = re.compile(r"\s*\+")
 #: A piece of a name (or nothing, where the template starts or ends with a fill).
 _WHOLE_WORD = re.compile(r"\w*")
+_WORD_AT_END = re.compile(r"\w*$")
 
 
 def unnamed_methods(
@@ -175,7 +180,7 @@ def _computed_lookups(text: str) -> tuple[bool, bool]:
     if _LOOKUP.search(text) is None:
         return False, False
     for match in _LOOKUP.finditer(text):
-        argument = _name_argument(text, match.end(), match.group().startswith(("getattr", "hasattr")))
+        argument = _name_argument(text, match.end(), match.group().startswith(_NAME_SECOND))
         if argument is None:
             continue
         literal = _LITERAL.fullmatch(argument.strip())
@@ -187,8 +192,10 @@ def _computed_lookups(text: str) -> tuple[bool, bool]:
 def _templates(text: str) -> list[re.Pattern[str]]:
     """The names the file's templates can build, each as a pattern of a whole name: an
     f-string (``f"train_{mode}"``), a literal joined to something (``"train_" + mode``, ``mode
-    + "_step"``) or formatted (``"train_%s" % mode``, ``"train_{}".format(mode)``), whose
-    literal pieces are parts of a name (no space or ``/``: ``f"train/{key}"`` builds none)."""
+    + "_step"``) or formatted (``"train_%s" % mode``, ``"train_{}".format(mode)``): the word
+    characters next to its fills (code around a name, ``f"model.train_{mode}(loader)"``,
+    builds ``train_...``; ``f"train/{key}"`` builds none), its pieces between fills parts of
+    a name."""
     found = []
     for match in _LITERAL.finditer(text):
         prefix, body = match.group(1).lower(), match.group(3)
@@ -198,9 +205,15 @@ def _templates(text: str) -> list[re.Pattern[str]]:
             before = text[max(0, match.start() - 3):match.start()].rstrip()
             after = _JOINED.match(text, match.end()) is not None
             parts = (["", body] if before.endswith("+") else [body]) + ([""] if after else [])
+        if len(parts) < 2:
+            continue
+        # (Code around a name, ``eval(f"model.train_{mode}(loader)")``: the name is what
+        # stands next to the fill, ``train_``; a piece between two fills must be part of it.)
+        parts[0] = _WORD_AT_END.search(parts[0]).group()
+        parts[-1] = _WHOLE_WORD.match(parts[-1]).group()
         # (A template of fills and a letter or two, a model's label ``"{}_{}c{}".format(...)``,
         # names no method: its literal pieces must say something of the name.)
-        if len(parts) < 2 or not all(_WHOLE_WORD.fullmatch(part) for part in parts) or len("".join(parts)) < 3:
+        if not all(_WHOLE_WORD.fullmatch(part) for part in parts) or len("".join(parts)) < 3:
             continue
         found.append(re.compile(r"\w*".join(map(re.escape, parts))))
     return found
@@ -226,5 +239,6 @@ def _name_argument(text: str, start: int, second: bool) -> str | None:
         argument.append(char)
     else:
         return None
-    wanted = 1 if second else 0
+    # (``object.__getattribute__(self, name)``, ``obj.__getattribute__(name)``: its last)
+    wanted = 1 if second or len(arguments) == 2 and text.startswith("__getattribute__", start - 17) else 0
     return arguments[wanted] if len(arguments) > wanted else None
