@@ -151,3 +151,13 @@ def test_a_method_another_candidate_calls_runs_when_that_one_does(tmp_path):
     found = _found(tmp_path, **{"models.py": calls})
     assert found[14][0] == "hot"
 
+
+
+@pytest.mark.parametrize("cli", ["import fire\n\n\nif __name__ == '__main__':\n    fire.Fire(Encoder)\n",
+                                 "from jsonargparse import CLI\n\n\nif __name__ == '__main__':\n    CLI(Encoder)\n"],
+                         ids=["fire", "jsonargparse"])
+def test_a_class_handed_to_a_command_line_may_run_any_method(tmp_path, cli):
+    # `fire.Fire(Encoder)`: `python main.py train_discriminatively` runs the method, a
+    # command line the project need not spell.
+    main = textwrap.dedent(MAIN).split("\n\nif __name__")[0] + "\n" + cli
+    assert _found(tmp_path, **{"main.py": main})[14][0] == "hot"

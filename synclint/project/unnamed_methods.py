@@ -28,7 +28,8 @@ of a method, and it is asked only where that answer can hold:
   (``getattr(self, f"train_{mode}")``, ``"train_" + mode``), nor by a name taken from a
   listing of members (``dir(obj)``, ``vars``, ``__dict__``, ``inspect.getmembers``)
   beside a lookup by a computed name, nor uses the reflection that rules unnamed classes
-  out (:func:`~synclint.project.reflection.find_reflection`).
+  out (:func:`~synclint.project.reflection.find_reflection`), nor imports a library that
+  makes methods commands (``fire.Fire(Trainer)``: ``python main.py train_discriminatively``).
 
 A method found here is keyed like a class (file key, ``Class.method``) among the
 unnamed; its code, and what it nests, carries the same why.
@@ -61,6 +62,10 @@ _CALLED_BY_TORCH = frozenset({
 _LOOKUP = re.compile(r"\b(?:getattr_static|getattr|hasattr|methodcaller|attrgetter|__getattribute__|eval|exec)\(")
 #: Lookups whose name is their second argument (``getattr(obj, name)``).
 _NAME_SECOND = ("getattr", "hasattr")
+#: Libraries that make an object's methods commands (``fire.Fire(Trainer)``,
+#: jsonargparse's ``CLI(Trainer)``): a command line, which the project need not spell,
+#: names the method that runs.
+_COMMAND_LINES = frozenset({"fire", "jsonargparse"})
 #: A listing of members: any method's name may come from one.
 _LISTING = re.compile(r"\bdir\(|\bvars\(|\.__dict__\b|\bgetmembers\(")
 #: A string literal's text (any prefix): the pieces a template is built from.
@@ -109,6 +114,9 @@ def unnamed_methods(
             return {}  # (unreadable since it was summarised: it may name any of them)
         templates += _templates(text)
         if not decided(key):
+            if any(level == 0 and module.partition(".")[0] in _COMMAND_LINES
+                   for level, module, _name in entry.summary.imports.values()):
+                return {}
             computed, listed = _computed_lookups(text)
             if listed or find_reflection(text).marker is not None:
                 return {}
