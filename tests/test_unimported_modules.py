@@ -459,3 +459,11 @@ def test_a_file_name_split_in_two_and_imported_may_import_any_module(tmp_path: P
                "            importlib.import_module(module)\n")
     assert find_module_loading_in_packages(plugins) == ("`import_module`", frozenset())
     assert _findings(tmp_path, _program(imports="import registry", **{"registry.py": plugins}))[-1:] == _hot()
+
+
+def test_a_module_imported_by_a_name_no_path_split_gave_may_be_any(tmp_path: Path):
+    # Beside get_obj_from_str, a loader whose parameter is named like the split's module
+    # part (`load_module(module)`) imports whatever its callers pass: not a split path.
+    loader = _GET_OBJ_FROM_STR + "\n\ndef load_module(module):\n    return importlib.import_module(module)\n"
+    assert find_module_loading_in_packages(loader) == ("`import_module`", frozenset())
+    assert _findings(tmp_path, _program(imports="import registry", **{"registry.py": loader}))[-1:] == _hot()

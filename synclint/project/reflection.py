@@ -268,6 +268,8 @@ def _package_of(source: str, match: re.Match, whole: bool = False) -> str | None
 _SPLIT_PATH = re.compile(
     r"""(?m)^[ \t]*\(?\s*([^\W\d]\w*)\s*,\s*([^\W\d]\w*)\s*\)?\s*=\s*[^\W\d][\w.]*"""
     r"""\.rsplit\(\s*(["'])\.\3\s*,\s*(?:maxsplit\s*=\s*)?1\s*\)\s*$""")
+#: A ``def`` (or ``class``) statement: where a function's names end.
+_NEW_FUNCTION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")
 #: The first argument of a call, a bare name: ``import_module(module, package=None)``.
 _BARE_NAME_ARGUMENT = re.compile(r"\s*([^\W\d]\w*)\s*[,)]")
 
@@ -293,6 +295,12 @@ def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], 
     modules, members = parts
     argument = _BARE_NAME_ARGUMENT.match(source, match.end())
     if argument is None or argument.group(1) not in modules or match.group().startswith("sys"):
+        return False
+    # (The split that binds the name, above the import in the same function: a loader
+    # beside it, ``def load_module(module): return import_module(module)``, imports what
+    # its callers pass.)
+    if not any(split.group(1) == argument.group(1) and _NEW_FUNCTION.search(source, split.end(), match.start()) is None
+               for split in _SPLIT_PATH.finditer(source, 0, match.start())):
         return False
     fetches_the_member = False
     for lookup in _MEMBER_BY_NAME.finditer(source):
