@@ -89,10 +89,18 @@ def test_a_method_nothing_names_is_unreached_and_hidden(tmp_path):
         {"run.py": "def run(model, loader, how):\n    model.__getattribute__(f'train_{how}')(loader)\n"},
         {"run.py": "import inspect\n\n\ndef run(model, loader, how):\n"
                    "    inspect.getattr_static(model, 'train_' + how)(model, loader)\n"},
+        {"run.py": "import inspect\n\n\ndef run(model, loader, how):\n"
+                   "    for name, method in inspect.getmembers(model):\n        if name.startswith('train_'):\n"
+                   "            method(loader)\n"},
+        {"run.py": "def run(model, loader, how):\n    for name, method in vars(type(model)).items():\n"
+                   "        if name.startswith('train_'):\n            method(model, loader)\n"},
+        {"run.py": "def run(model, loader, how):\n    for name, method in type(model).__dict__.items():\n"
+                   "        if name.startswith('train_'):\n            method(model, loader)\n"},
     ],
     ids=["a call", "a configuration file", "a script", "documentation", "a joined name", "an f-string name",
          "a formatted name looked up elsewhere", "a listing of members", "reflection", "eval of a template",
-         "exec of a joined call", "__getattribute__", "inspect.getattr_static"],
+         "exec of a joined call", "__getattribute__", "inspect.getattr_static", "inspect.getmembers' methods",
+         "vars of a class", "a class's __dict__"],
 )
 def test_a_method_the_project_names_or_may_reach_keeps_its_context(tmp_path, extra):
     if "run.py" in extra:  # (a script: a module nothing imports and that is none never runs)

@@ -27,8 +27,10 @@ of a method, and it is asked only where that answer can hold:
   name built from a template whose literal pieces the method's name holds
   (``getattr(self, f"train_{mode}")``, ``"train_" + mode``), nor by a name taken from a
   listing of members (``dir(obj)``, ``vars``, ``__dict__``, ``inspect.getmembers``)
-  beside a lookup by a computed name, nor uses the reflection that rules unnamed classes
-  out (:func:`~synclint.project.reflection.find_reflection`), nor imports a library that
+  beside a lookup by a computed name, nor lists a class's members with their values
+  (``inspect.getmembers(obj)``, ``vars(type(obj)).items()``), nor uses the reflection
+  that rules unnamed classes out (:func:`~synclint.project.reflection.find_reflection`),
+  nor imports a library that
   makes methods commands (``fire.Fire(Trainer)``: ``python main.py train_discriminatively``).
 
 A method found here is keyed like a class (file key, ``Class.method``) among the
@@ -68,6 +70,11 @@ _NAME_SECOND = ("getattr", "hasattr")
 _COMMAND_LINES = frozenset({"fire", "jsonargparse"})
 #: A listing of members: any method's name may come from one.
 _LISTING = re.compile(r"\bdir\(|\bvars\(|\.__dict__\b|\bgetmembers\(")
+#: A listing of members that yields the members themselves, no name to look up: a
+#: method may be called from it (``inspect.getmembers(obj)``, ``vars(type(obj)).items()``,
+#: ``cls.__dict__.values()``; not an instance's ``vars(args).items()``, which holds no method).
+_MEMBERS_LISTED = re.compile(
+    r"\bgetmembers\(|(?:\btype\([^()\n]*\)|\bcls|\b__class__|\b[A-Z]\w*)(?:\.__dict__|\))\.(?:items|values)\(")
 #: A string literal's text (any prefix): the pieces a template is built from.
 _LITERAL = re.compile(r"""(?<![\w])([a-zA-Z]{0,2})(["'])((?:(?!\2)[^\\\n]|\\.)*)\2""")
 #: What fills a template: ``{mode}``, ``{}``, ``%s``.
@@ -118,7 +125,7 @@ def unnamed_methods(
                    for level, module, _name in entry.summary.imports.values()):
                 return {}
             computed, listed = _computed_lookups(text)
-            if listed or find_reflection(text).marker is not None:
+            if listed or _MEMBERS_LISTED.search(text) or find_reflection(text).marker is not None:
                 return {}
             looks_up = looks_up or computed
         # (A candidate's own code does not name it: a recursive call runs only once it does.
