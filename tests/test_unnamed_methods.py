@@ -169,3 +169,14 @@ def test_a_class_handed_to_a_command_line_may_run_any_method(tmp_path, cli):
     # command line the project need not spell.
     main = textwrap.dedent(MAIN).split("\n\nif __name__")[0] + "\n" + cli
     assert _found(tmp_path, **{"main.py": main})[14][0] == "hot"
+
+
+def test_a_method_a_framework_subclass_inherits_keeps_its_context(tmp_path):
+    # A mixin of the project's own whose subclass is a framework's: Hugging Face's
+    # `Trainer.evaluate` calls `self.evaluation_loop(...)`, the mixin's, by its name.
+    mixin = textwrap.dedent(MODELS).replace("train_discriminatively", "evaluation_loop")
+    mixin += "\n\nclass EvalTrainer(Encoder, transformers.Trainer):\n    pass\n"
+    mixin = mixin.replace("import torch\n", "import torch\nimport transformers\n", 1)
+    main = textwrap.dedent(MAIN).replace("from models import Encoder", "from models import Encoder, EvalTrainer")
+    main = main.replace("model.fit(loader)", "model.fit(loader)\n    EvalTrainer().evaluate()")
+    assert _found(tmp_path, **{"models.py": mixin, "main.py": main})[15][0] == "hot"

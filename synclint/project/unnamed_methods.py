@@ -19,7 +19,8 @@ of a method, and it is asked only where that answer can hold:
 * **Nothing outside the project calls it by name**: every base of the class, and of its
   project bases, is the project's, a builtin or torch's, whose classes call only methods
   they define themselves (``forward``, ``step``...: not asked). A Lightning module's or
-  a Hugging Face ``Trainer``'s methods are the framework's to call.
+  a Hugging Face ``Trainer``'s methods are the framework's to call, and so are those of a
+  project class that one of those derives from (a mixin).
 * **No text names it** outside its own definition: no word of a Python file of the
   project (code, a string, an attribute: ``self.train_discriminatively``; not a comment
   or a docstring), nor of a configuration file, script, notebook or documentation page.
@@ -148,6 +149,7 @@ def _candidates(
     """(file key, ``Class.method``, summary) of the plain methods of top-level classes that
     loop over batches and that nothing outside the project could call by name."""
     found = []
+    library_called: set[ClassId] | None = None
     for key, entry in index.entries.items():
         if decided(key):
             continue
@@ -161,8 +163,24 @@ def _candidates(
                 or not any(region.kind == "hot" for region in function.regions)
             ):
                 continue
-            if _only_project_or_torch_bases(index, (key, owner)):
+            if library_called is None:
+                library_called = _bases_of_library_classes(index)
+            if (key, owner) not in library_called:
                 found.append((key, qualname, function))
+    return found
+
+
+def _bases_of_library_classes(index: ProjectIndex) -> set[ClassId]:
+    """The project classes whose methods a library may call by name: each class with a
+    base, or a project base with one, of neither the project nor a builtin nor torch
+    (:func:`_only_project_or_torch_bases`), and each project base of such a class (a
+    mixin of the project's under a Hugging Face ``Trainer``, whose ``evaluate`` calls the
+    mixin's ``evaluation_loop``)."""
+    found: set[ClassId] = set()
+    for key, entry in index.entries.items():
+        for name in entry.summary.classes:
+            if (key, name) not in found and not _only_project_or_torch_bases(index, (key, name)):
+                found.update(index.class_bases((key, name)))
     return found
 
 
