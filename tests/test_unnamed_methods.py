@@ -114,8 +114,11 @@ def test_a_method_the_project_names_or_may_reach_keeps_its_context(tmp_path, ext
         {"run.py": "# model.train_discriminatively(loader) is too slow\n"},
         {"run.py": "def log(key, value):\n    print(f'train/{key}', value)\n\n\ndef get(args, key):\n    return getattr(args, key)\n"},
         {"run.py": "def label(a, b, c):\n    return '{}_{}c{}'.format(a, b, c)\n\n\ndef get(args, key):\n    return getattr(args, key)\n"},
+        {"run.py": "def evaluate(model, how):\n    model.eval()\n    print(f'train_{how}')\n\n\n"
+                   "if __name__ == '__main__':\n    evaluate(None, 'x')\n"},
     ],
-    ids=["a comment", "a template that builds no name", "a template of fills and a letter"],
+    ids=["a comment", "a template that builds no name", "a template of fills and a letter",
+         "a template beside model.eval(), no lookup"],
 )
 def test_what_cannot_call_it_leaves_it_unreached(tmp_path, extra):
     assert _found(tmp_path, **extra)[14] == ("unknown", NEVER_NAMED)

@@ -62,7 +62,8 @@ _CALLED_BY_TORCH = frozenset({
 #: literal>)``, ``hasattr`` (a guard before a call), ``operator.methodcaller``/``attrgetter``,
 #: ``inspect.getattr_static``, ``__getattribute__``, and ``eval``/``exec`` of code
 #: (``eval(f"model.train_{mode}(loader)")``).
-_LOOKUP = re.compile(r"\b(?:getattr_static|getattr|hasattr|methodcaller|attrgetter|__getattribute__|eval|exec)\(")
+_LOOKUP = re.compile(
+    r"(?:\b(?:getattr_static|getattr|hasattr|methodcaller|attrgetter|__getattribute__)|(?<![\w.])(?:eval|exec))\(")
 #: Lookups whose name is their second argument (``getattr(obj, name)``).
 _NAME_SECOND = ("getattr", "hasattr")
 #: Libraries that make an object's methods commands (``fire.Fire(Trainer)``,
@@ -214,7 +215,7 @@ def _computed_lookups(text: str) -> tuple[bool, bool]:
         return False, False
     for match in _LOOKUP.finditer(text):
         argument = _name_argument(text, match.end(), match.group().startswith(_NAME_SECOND))
-        if argument is None:
+        if argument is None or not argument.strip():
             continue
         literal = _LITERAL.fullmatch(argument.strip())
         if literal is None or "f" in literal.group(1).lower():
