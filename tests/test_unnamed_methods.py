@@ -183,3 +183,14 @@ def test_a_method_a_framework_subclass_inherits_keeps_its_context(tmp_path):
     main = textwrap.dedent(MAIN).replace("from models import Encoder", "from models import Encoder, EvalTrainer")
     main = main.replace("model.fit(loader)", "model.fit(loader)\n    EvalTrainer().evaluate()")
     assert _found(tmp_path, **{"models.py": mixin, "main.py": main})[15][0] == "hot"
+
+
+@pytest.mark.parametrize("bases", ["*MIXINS, nn.Module", "base_class()"], ids=["unpacked", "called"])
+def test_a_class_whose_base_is_no_name_may_be_a_frameworks(tmp_path, bases):
+    # A base the text cannot name (`*MIXINS`, `base_class()`) may be Lightning's: its
+    # methods may be the framework's to call.
+    lightning = MODELS.replace("from torch import nn", "from torch import nn\n    import lightning as L").replace(
+        "class Encoder(nn.Module)", "MIXINS = (L.LightningModule,)\n\n\n    def base_class():\n"
+        "        return L.LightningModule\n\n\n    class Encoder(" + bases + ")")
+    found = _found(tmp_path, **{"models.py": lightning})
+    assert found[min(found)][0] == "hot"

@@ -193,7 +193,9 @@ def _only_project_or_torch_bases(index: ProjectIndex, cid: ClassId) -> bool:
         if klass is None:
             return False
         for base in klass.bases:
-            if not base or index.resolve_dotted(ancestor[0], "", base)[0] == "class":
+            if not base:  # (no dotted name: ``*MIXINS``, ``base_class()``, may be any library's)
+                return False
+            if index.resolve_dotted(ancestor[0], "", base)[0] == "class":
                 continue
             head = base.partition(".")[0]
             imported = index.entries[ancestor[0]].summary.imports.get(head)
