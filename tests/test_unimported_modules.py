@@ -448,3 +448,22 @@ def test_a_path_split_in_two_imports_only_a_module_spelled_as_a_path(tmp_path: P
     assert _findings(tmp_path, files)[-1:] == (_hot() if imported else _cold())
     assert find_module_loading_in_packages(_GET_OBJ_FROM_STR) == _NO_LOADING
 
+
+def test_a_file_name_split_in_two_and_imported_may_import_any_module(tmp_path: Path):
+    # A plugin loader splits a file's name from its extension (`name, ext =
+    # filename.rsplit(".", 1)`) and imports every module of a folder: no member of a path
+    # is looked up, so no path's text names what it imports.
+    plugins = ("import importlib\nimport os\nimport sys\n\n\ndef load_all(directory):\n"
+               "    sys.path.insert(0, directory)\n    for filename in os.listdir(directory):\n"
+               "        module, ext = filename.rsplit('.', 1)\n        if ext == 'py':\n"
+               "            importlib.import_module(module)\n")
+    assert find_module_loading_in_packages(plugins) == ("`import_module`", frozenset())
+    assert _findings(tmp_path, _program(imports="import registry", **{"registry.py": plugins}))[-1:] == _hot()
+
+
+def test_a_module_imported_by_a_name_no_path_split_gave_may_be_any(tmp_path: Path):
+    # Beside get_obj_from_str, a loader whose parameter is named like the split's module
+    # part (`load_module(module)`) imports whatever its callers pass: not a split path.
+    loader = _GET_OBJ_FROM_STR + "\n\ndef load_module(module):\n    return importlib.import_module(module)\n"
+    assert find_module_loading_in_packages(loader) == ("`import_module`", frozenset())
+    assert _findings(tmp_path, _program(imports="import registry", **{"registry.py": loader}))[-1:] == _hot()

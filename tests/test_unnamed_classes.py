@@ -377,6 +377,8 @@ _GET_OBJ_FROM_STR = (
         (_GET_OBJ_FROM_STR + "\n\ndef pick(name):\n    return get_obj_from_str('losses.' + name)\n", {}, HOT),
         # ... but a lookup by another computed name may fetch anything
         (_GET_OBJ_FROM_STR + "\n\ndef other(module, name):\n    return getattr(module, name)\n", {}, HOT),
+        # ... even one by a name like the split's member part, in another function
+        (_GET_OBJ_FROM_STR + "\n\ndef other(module, cls):\n    return getattr(module, cls)\n", {}, HOT),
     ],
     ids=["import_module with a spelled member", "import_module with a lookup by name", "of another package",
          "of a package whose module star-imports the loss", "of a package laid out otherwise",
@@ -384,7 +386,7 @@ _GET_OBJ_FROM_STR = (
          "eval of a name in another package", "eval of a name in a module imported under another",
          "eval of a name of the file's namespace", "eval of a template that begins with a value",
          "a split path", "a split path a config spells", "a split path a template builds",
-         "a split path beside another lookup by name"],
+         "a split path beside another lookup by name", "a split path beside a lookup by a name like its member's"],
 )
 def test_a_module_fetched_by_a_computed_name_builds_only_what_a_lookup_by_name_reaches(tmp_path: Path, extra, more,
                                                                                       why):

@@ -300,6 +300,8 @@ def _package_of(source: str, match: re.Match, whole: bool = False) -> str | None
 _SPLIT_PATH = re.compile(
     r"""(?m)^[ \t]*\(?\s*([^\W\d]\w*)\s*,\s*([^\W\d]\w*)\s*\)?\s*=\s*[^\W\d][\w.]*"""
     r"""\.rsplit\(\s*(["'])\.\3\s*,\s*(?:maxsplit\s*=\s*)?1\s*\)\s*$""")
+#: A ``def`` (or ``class``) statement: where a function's names end.
+_NEW_FUNCTION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")
 #: The first argument of a call, a bare name: ``import_module(module, package=None)``.
 _BARE_NAME_ARGUMENT = re.compile(r"\s*([^\W\d]\w*)\s*[,)]")
 
@@ -316,8 +318,9 @@ def split_path_parts(source: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], frozenset[str]]) -> bool:
     """Whether a module fetched by a computed name (a :data:`_MODULE_BY_NAME` match) is the
-    module part of a dotted path the file splits, and the file looks members up by a
-    computed name only by that path's member part (``getattr(import_module(module), cls)``):
+    module part of a dotted path split in the same function, and the file looks members up
+    by a computed name by such a path's member part, and only by it, each in the function
+    that splits the path (``getattr(import_module(module), cls)``):
     then both halves are the halves of one string, spelled where the path is (a config's
     ``target: ldm.modules.ema.LitEma``, a string in code), or built by a template that
     spells its package and its class (``"models." + arch + ".Net"``), as a word search
@@ -326,13 +329,30 @@ def _of_a_split_path(source: str, match: re.Match, parts: tuple[frozenset[str], 
     argument = _BARE_NAME_ARGUMENT.match(source, match.end())
     if argument is None or argument.group(1) not in modules or match.group().startswith("sys"):
         return False
+    # (The split that binds each name stands above its use in the same function: a loader
+    # beside it, ``def load_module(module): return import_module(module)``, imports what
+    # its callers pass, and ``def build(module, cls): return getattr(module, cls)`` fetches
+    # what they name.)
+    if not _split_above(source, match.start(), argument.group(1), 1):
+        return False
+    fetches_the_member = False
     for lookup in _MEMBER_BY_NAME.finditer(source):
         if not lookup.group().startswith("getattr("):
             return False
         name = _BARE_NAME_ARGUMENT.match(source, lookup.end())
-        if name is None or name.group(1) not in members:
+        if name is None or name.group(1) not in members or not _split_above(source, lookup.start(), name.group(1), 2):
             return False
-    return True
+        fetches_the_member = True
+    # (No member fetched: not a dotted path's halves but, say, a file's name and its
+    # extension, ``module, ext = filename.rsplit(".", 1)``, a module of a folder imported.)
+    return fetches_the_member
+
+
+def _split_above(source: str, position: int, name: str, part: int) -> bool:
+    """A split of a dotted path (:data:`_SPLIT_PATH`) binds ``name`` to its module part
+    (``part`` 1) or member part (2) above ``position``, in the same function."""
+    return any(split.group(part) == name and _NEW_FUNCTION.search(source, split.end(), position) is None
+               for split in _SPLIT_PATH.finditer(source, 0, position))
 
 
 def fetches_a_member_by_name(source: str) -> bool:

@@ -19,7 +19,8 @@ of a method, and it is asked only where that answer can hold:
 * **Nothing outside the project calls it by name**: every base of the class, and of its
   project bases, is the project's, a builtin or torch's, whose classes call only methods
   they define themselves (``forward``, ``step``...: not asked). A Lightning module's or
-  a Hugging Face ``Trainer``'s methods are the framework's to call.
+  a Hugging Face ``Trainer``'s methods are the framework's to call, and so are those of a
+  project class that one of those derives from (a mixin).
 * **No text names it** outside its own definition: no word of a Python file of the
   project (code, a string, an attribute: ``self.train_discriminatively``; not a comment
   or a docstring), nor of a configuration file, script, notebook or documentation page.
@@ -27,8 +28,11 @@ of a method, and it is asked only where that answer can hold:
   name built from a template whose literal pieces the method's name holds
   (``getattr(self, f"train_{mode}")``, ``"train_" + mode``), nor by a name taken from a
   listing of members (``dir(obj)``, ``vars``, ``__dict__``, ``inspect.getmembers``)
-  beside a lookup by a computed name, nor uses the reflection that rules unnamed classes
-  out (:func:`~synclint.project.reflection.find_reflection`).
+  beside a lookup by a computed name, nor lists a class's members with their values
+  (``inspect.getmembers(obj)``, ``vars(type(obj)).items()``), nor uses the reflection
+  that rules unnamed classes out (:func:`~synclint.project.reflection.find_reflection`),
+  nor imports a library that
+  makes methods commands (``fire.Fire(Trainer)``: ``python main.py train_discriminatively``).
 
 A method found here is keyed like a class (file key, ``Class.method``) among the
 unnamed; its code, and what it nests, carries the same why.
@@ -55,10 +59,24 @@ _CALLED_BY_TORCH = frozenset({
     "_load_from_state_dict", "_save_to_state_dict", "_apply", "_replicate_for_data_parallel",
 })
 #: A lookup of an attribute by a name computed at run time: ``getattr(obj, <not a
-#: literal>)``, ``hasattr`` (a guard before a call), ``operator.methodcaller``/``attrgetter``.
-_LOOKUP = re.compile(r"\b(?:getattr|hasattr|methodcaller|attrgetter)\(")
+#: literal>)``, ``hasattr`` (a guard before a call), ``operator.methodcaller``/``attrgetter``,
+#: ``inspect.getattr_static``, ``__getattribute__``, and ``eval``/``exec`` of code
+#: (``eval(f"model.train_{mode}(loader)")``).
+_LOOKUP = re.compile(
+    r"(?:\b(?:getattr_static|getattr|hasattr|methodcaller|attrgetter|__getattribute__)|(?<![\w.])(?:eval|exec))\(")
+#: Lookups whose name is their second argument (``getattr(obj, name)``).
+_NAME_SECOND = ("getattr", "hasattr")
+#: Libraries that make an object's methods commands (``fire.Fire(Trainer)``,
+#: jsonargparse's ``CLI(Trainer)``): a command line, which the project need not spell,
+#: names the method that runs.
+_COMMAND_LINES = frozenset({"fire", "jsonargparse"})
 #: A listing of members: any method's name may come from one.
 _LISTING = re.compile(r"\bdir\(|\bvars\(|\.__dict__\b|\bgetmembers\(")
+#: A listing of members that yields the members themselves, no name to look up: a
+#: method may be called from it (``inspect.getmembers(obj)``, ``vars(type(obj)).items()``,
+#: ``cls.__dict__.values()``; not an instance's ``vars(args).items()``, which holds no method).
+_MEMBERS_LISTED = re.compile(
+    r"\bgetmembers\(|(?:\btype\([^()\n]*\)|\bcls|\b__class__|\b[A-Z]\w*)(?:\.__dict__|\))\.(?:items|values)\(")
 #: A string literal's text (any prefix): the pieces a template is built from.
 _LITERAL = re.compile(r"""(?<![\w])([a-zA-Z]{0,2})(["'])((?:(?!\2)[^\\\n]|\\.)*)\2""")
 #: What fills a template: ``{mode}``, ``{}``, ``%s``.
@@ -69,6 +87,7 @@ _FORMATTED = re.compile(r"\s*(?:\.format\(|%)")
 _JOINED = re.compile(r"\s*\+")
 #: A piece of a name (or nothing, where the template starts or ends with a fill).
 _WHOLE_WORD = re.compile(r"\w*")
+_WORD_AT_END = re.compile(r"\w*$")
 
 
 def unnamed_methods(
@@ -85,9 +104,10 @@ def unnamed_methods(
     if not candidates:
         return {}
     names = {qualname.rsplit(".", 1)[1] for _key, qualname, _function in candidates}
-    own_spans: dict[str, list[tuple[int, int]]] = {}
-    for key, _qualname, function in candidates:
-        own_spans.setdefault(key, []).append((function.line, function.end_line))
+    own_spans: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for key, qualname, function in candidates:
+        own_spans.setdefault(key, {}).setdefault(qualname.rsplit(".", 1)[1], []).append(
+            (function.line, function.end_line))
     unread = []
     templates: list[re.Pattern[str]] = []
     looks_up = False
@@ -102,14 +122,20 @@ def unnamed_methods(
             return {}  # (unreadable since it was summarised: it may name any of them)
         templates += _templates(text)
         if not decided(key):
+            if any(level == 0 and module.partition(".")[0] in _COMMAND_LINES
+                   for level, module, _name in entry.summary.imports.values()):
+                return {}
             computed, listed = _computed_lookups(text)
-            if listed or find_reflection(text).marker is not None:
+            if listed or _MEMBERS_LISTED.search(text) or find_reflection(text).marker is not None:
                 return {}
             looks_up = looks_up or computed
-        # (A candidate's own code names nothing: a recursive call runs only once it does.
-        # The other candidates' does: a dead method's call of another keeps that one named.)
-        spelled, _outside = named_words(blanked(text, own_spans.get(key, ())), names, {})
-        names -= spelled
+        # (A candidate's own code does not name it: a recursive call runs only once it does.
+        # The other candidates' code does: a method another one calls runs when that one
+        # does, and a dead method's call of another keeps that one named.)
+        spans = own_spans.get(key, {})
+        names -= named_words(text, names - spans.keys(), {})[0]
+        for name in names & spans.keys():
+            names -= named_words(blanked(text, spans[name]), {name}, {})[0]
     if names:
         names -= spelled_in(list(index.naming_files) + unread, names)
     if looks_up:  # (a template anywhere may build the name a lookup somewhere fetches)
@@ -123,6 +149,7 @@ def _candidates(
     """(file key, ``Class.method``, summary) of the plain methods of top-level classes that
     loop over batches and that nothing outside the project could call by name."""
     found = []
+    library_called: set[ClassId] | None = None
     for key, entry in index.entries.items():
         if decided(key):
             continue
@@ -136,8 +163,24 @@ def _candidates(
                 or not any(region.kind == "hot" for region in function.regions)
             ):
                 continue
-            if _only_project_or_torch_bases(index, (key, owner)):
+            if library_called is None:
+                library_called = _bases_of_library_classes(index)
+            if (key, owner) not in library_called:
                 found.append((key, qualname, function))
+    return found
+
+
+def _bases_of_library_classes(index: ProjectIndex) -> set[ClassId]:
+    """The project classes whose methods a library may call by name: each class with a
+    base, or a project base with one, of neither the project nor a builtin nor torch
+    (:func:`_only_project_or_torch_bases`), and each project base of such a class (a
+    mixin of the project's under a Hugging Face ``Trainer``, whose ``evaluate`` calls the
+    mixin's ``evaluation_loop``)."""
+    found: set[ClassId] = set()
+    for key, entry in index.entries.items():
+        for name in entry.summary.classes:
+            if (key, name) not in found and not _only_project_or_torch_bases(index, (key, name)):
+                found.update(index.class_bases((key, name)))
     return found
 
 
@@ -149,7 +192,9 @@ def _only_project_or_torch_bases(index: ProjectIndex, cid: ClassId) -> bool:
         if klass is None:
             return False
         for base in klass.bases:
-            if not base or index.resolve_dotted(ancestor[0], "", base)[0] == "class":
+            if not base:  # (no dotted name: ``*MIXINS``, ``base_class()``, may be any library's)
+                return False
+            if index.resolve_dotted(ancestor[0], "", base)[0] == "class":
                 continue
             head = base.partition(".")[0]
             imported = index.entries[ancestor[0]].summary.imports.get(head)
@@ -170,8 +215,8 @@ def _computed_lookups(text: str) -> tuple[bool, bool]:
     if _LOOKUP.search(text) is None:
         return False, False
     for match in _LOOKUP.finditer(text):
-        argument = _name_argument(text, match.end(), match.group().startswith(("getattr", "hasattr")))
-        if argument is None:
+        argument = _name_argument(text, match.end(), match.group().startswith(_NAME_SECOND))
+        if argument is None or not argument.strip():
             continue
         literal = _LITERAL.fullmatch(argument.strip())
         if literal is None or "f" in literal.group(1).lower():
@@ -182,8 +227,10 @@ def _computed_lookups(text: str) -> tuple[bool, bool]:
 def _templates(text: str) -> list[re.Pattern[str]]:
     """The names the file's templates can build, each as a pattern of a whole name: an
     f-string (``f"train_{mode}"``), a literal joined to something (``"train_" + mode``, ``mode
-    + "_step"``) or formatted (``"train_%s" % mode``, ``"train_{}".format(mode)``), whose
-    literal pieces are parts of a name (no space or ``/``: ``f"train/{key}"`` builds none)."""
+    + "_step"``) or formatted (``"train_%s" % mode``, ``"train_{}".format(mode)``): the word
+    characters next to its fills (code around a name, ``f"model.train_{mode}(loader)"``,
+    builds ``train_...``; ``f"train/{key}"`` builds none), its pieces between fills parts of
+    a name."""
     found = []
     for match in _LITERAL.finditer(text):
         prefix, body = match.group(1).lower(), match.group(3)
@@ -193,9 +240,15 @@ def _templates(text: str) -> list[re.Pattern[str]]:
             before = text[max(0, match.start() - 3):match.start()].rstrip()
             after = _JOINED.match(text, match.end()) is not None
             parts = (["", body] if before.endswith("+") else [body]) + ([""] if after else [])
+        if len(parts) < 2:
+            continue
+        # (Code around a name, ``eval(f"model.train_{mode}(loader)")``: the name is what
+        # stands next to the fill, ``train_``; a piece between two fills must be part of it.)
+        parts[0] = _WORD_AT_END.search(parts[0]).group()
+        parts[-1] = _WHOLE_WORD.match(parts[-1]).group()
         # (A template of fills and a letter or two, a model's label ``"{}_{}c{}".format(...)``,
         # names no method: its literal pieces must say something of the name.)
-        if len(parts) < 2 or not all(_WHOLE_WORD.fullmatch(part) for part in parts) or len("".join(parts)) < 3:
+        if not all(_WHOLE_WORD.fullmatch(part) for part in parts) or len("".join(parts)) < 3:
             continue
         found.append(re.compile(r"\w*".join(map(re.escape, parts))))
     return found
@@ -221,5 +274,6 @@ def _name_argument(text: str, start: int, second: bool) -> str | None:
         argument.append(char)
     else:
         return None
-    wanted = 1 if second else 0
+    # (``object.__getattribute__(self, name)``, ``obj.__getattribute__(name)``: its last)
+    wanted = 1 if second or len(arguments) == 2 and text.startswith("__getattribute__", start - 17) else 0
     return arguments[wanted] if len(arguments) > wanted else None
