@@ -98,8 +98,17 @@ def test_a_method_every_subclass_replaces_of_a_class_built_only_as_a_base_never_
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            super()._train()\n"},
         # A project users install: they may subclass it.
         {"pyproject.toml": "[project]\nname = 'training'\n"},
+        # Calls the resolver does not follow to the base's method: a bound super() method held in a name,
+        # getattr(super(), ...), the class's bases by reflection, a mixin's super() ahead of the base in the MRO.
+        {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            step = super()._train\n            step()\n"},
+        {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            getattr(super(), '_train')()\n"},
+        {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            type(self).__bases__[0]._train(self)\n"},
+        {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            type(self).__mro__[1]._train(self)\n"},
+        {"training__coco.py": COCO.split("    class COCOTrain")[0] + "    class Log:\n        def _train(self):\n            print('step')\n"
+                              "            return super()._train()\n\n\n    class COCOTrain(Log, Train):\n        pass\n"},
     ],
-    ids=["built itself", "a subclass keeps it", "documentation", "reflection", "super() runs it", "a library"],
+    ids=["built itself", "a subclass keeps it", "documentation", "reflection", "super() runs it", "a library",
+         "a bound super() method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()"],
 )
 def test_a_base_method_that_may_run_keeps_its_context(tmp_path, files):
     assert _found(tmp_path, **files)[("base.py", 16)][0] == "hot"

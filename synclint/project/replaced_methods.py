@@ -22,7 +22,9 @@ A method ``C.m`` is *replaced everywhere* when all of these hold:
   ``isinstance(x, Train)`` or a registry's ``{"base": Train}`` spell it: it may be built.
 * **Every project subclass replaces ``m``**: no subclass, however deep, inherits
   ``C.m`` (one that keeps it runs it), and no call but ``self.m(...)`` reaches it (an
-  override's ``super().m()``, ``C.m(self)``: it runs where that call does).
+  override's ``super().m()``, ``C.m(self)``: it runs where that call does); no text of the
+  project spells ``super(...).m`` uncalled or in a mixin, ``getattr(super(), ...)``,
+  ``__bases__`` or ``__mro__``, which reach it where the resolved calls show nothing.
 * **``m`` is a step on its own**: a root (a loss, ``forward``) or a loop over batches,
   whose code the index would take for a step whether or not anything calls it; and no
   dunder (Python calls those by their own names).
@@ -34,6 +36,7 @@ only (:func:`synclint.project.hotness.compute_contexts` drops its edge to ``C.m`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from synclint.project.index import ClassId, ProjectIndex
@@ -46,6 +49,12 @@ from synclint.project.unnamed_classes import (
 #: The start of the why of a method a class built only as a base holds, which every
 #: subclass replaces (see :func:`replaced`).
 REPLACED = "never runs: "
+#: ``super().m`` (``super(Sub, self).m``) anywhere, called or not: in a mixin ahead of the base
+#: in a subclass's MRO, or bound to a name, it runs the base's ``m`` where the resolver sees no call.
+_SUPER_ATTRIBUTE = re.compile(r"\bsuper\s*\([^()]*\)\s*\.\s*(\w+)")
+#: A base's method reached by reflection on the MRO: ``getattr(super(), name)``,
+#: ``type(self).__bases__[0].m(self)``, ``__mro__``, ``.mro()``: any may run.
+_BY_THE_MRO = re.compile(r"\bgetattr\s*\(\s*super\s*\(|\b__bases__\b|\b__base__\b|\b__mro__\b|\.\s*mro\s*\(")
 
 
 def replaced_methods(
@@ -58,6 +67,8 @@ def replaced_methods(
     if not is_a_program_nobody_installs(index, decided):
         return {}
     candidates = _candidates(index, decided, unnamed)
+    if candidates:
+        candidates = _not_reached_past_the_resolver(index, candidates)
     if not candidates:
         return {}
     # The subclasses' headers name their bases; nothing else of theirs is blanked.
@@ -111,6 +122,21 @@ def _candidates(
             if methods:
                 found[cid] = methods
     return found
+
+
+def _not_reached_past_the_resolver(index: ProjectIndex, candidates: dict[ClassId, list[str]]) -> dict[ClassId, list[str]]:
+    """``candidates`` less the methods some file may run by ``super()`` or the MRO where the
+    resolved calls show nothing (see :data:`_SUPER_ATTRIBUTE`, :data:`_BY_THE_MRO`); a file
+    that cannot be read may."""
+    reached: set[str] = set()
+    for key in index.entries:
+        text = python_text_of(key)
+        if text is None or _BY_THE_MRO.search(text):
+            return {}
+        if "super" in text:
+            reached.update(match.group(1) for match in _SUPER_ATTRIBUTE.finditer(text))
+    left = {cid: [method for method in methods if method not in reached] for cid, methods in candidates.items()}
+    return {cid: methods for cid, methods in left.items() if methods}
 
 
 def _header(index: ProjectIndex, cid: ClassId) -> tuple[int, int]:
