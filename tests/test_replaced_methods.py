@@ -106,9 +106,16 @@ def test_a_method_every_subclass_replaces_of_a_class_built_only_as_a_base_never_
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            type(self).__mro__[1]._train(self)\n"},
         {"training__coco.py": COCO.split("    class COCOTrain")[0] + "    class Log:\n        def _train(self):\n            print('step')\n"
                               "            return super()._train()\n\n\n    class COCOTrain(Log, Train):\n        pass\n"},
+        # A one-line subclass (`class Small(COCOTrain): pass`): its header is not the lines after it.
+        {"training__small.py": "from training.coco import COCOTrain\nfrom training.base import Train\n\n\n"
+                               "class Small(COCOTrain): pass\nTrain(None, []).run()\n"},
+        # A decorator right under the header is the body's, and it builds the base.
+        {"training__coco.py": COCO.replace('        \"\"\"Extension of the Train class for COCO.\"\"\"\n\n', "")
+         .replace("        def _train", "        @staticmethod\n        @print(Train(None, []).run())\n        def _train")},
     ],
     ids=["built itself", "a subclass keeps it", "documentation", "reflection", "super() runs it", "a library",
-         "a bound super() method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()"],
+         "a bound super() method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()",
+         "a one-line subclass", "a decorator under the header"],
 )
 def test_a_base_method_that_may_run_keeps_its_context(tmp_path, files):
     assert _found(tmp_path, **files)[("base.py", 16)][0] == "hot"

@@ -36,6 +36,7 @@ only (:func:`synclint.project.hotness.compute_contexts` drops its edge to ``C.m`
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping
 
@@ -141,11 +142,23 @@ def _not_reached_past_the_resolver(index: ProjectIndex, candidates: dict[ClassId
 
 def _header(index: ProjectIndex, cid: ClassId) -> tuple[int, int]:
     """(first, last line) of a class's header (``class COCOTrain(Train):``, over several
-    lines when its bases are), up to the colon that opens its body."""
+    lines when its bases are), up to the line before its body: none at all when the body
+    shares a line with the header (``class Small(COCOTrain): pass``), whose lines may go
+    on with any code (``Train(...).run()`` on the next one)."""
     klass = index.klass(cid)
     first = klass.line if klass is not None else 0
-    lines = (python_text_of(cid[0]) or "").split("\n")
-    last = first
-    while 0 < last < min(len(lines), first + 20) and not lines[last - 1].split("#", 1)[0].rstrip().endswith(":"):
-        last += 1
-    return first, last
+    nothing = (first, first - 1)
+    try:
+        tree = ast.parse(python_text_of(cid[0]) or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return nothing
+    name = cid[1].rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name and first in (
+                node.lineno, *(decorator.lineno for decorator in node.decorator_list)):
+            header_end = max([node.lineno, *(part.end_lineno or part.lineno for part in [*node.bases, *node.keywords])])
+            body = min([node.body[0].lineno, *(d.lineno for d in getattr(node.body[0], "decorator_list", ()))])
+            if body <= header_end:
+                return nothing
+            return node.lineno, body - 1  # (a decorator of the body's first method is no header: it may build)
+    return nothing
