@@ -137,6 +137,9 @@ def test_a_self_call_of_the_replaced_method_reaches_only_the_subclasses(tmp_path
     ("def f(table=vars()):\n    return table\n", True),  # (a default is evaluated at the top)
     ("import fire\n\n\ndef main():\n    fire.Fire()\n", True),  # (the caller's namespace holds the module's functions)
     ("def broken(:\n    locals()\n", True),
+    # (a class's keywords and a function's annotations are evaluated at the top too)
+    ("class A(metaclass=vars()['Meta']):\n    pass\n", True),
+    ("def f(x: locals()['T']) -> vars()['R']:\n    pass\n", True),
 ])
 def test_only_a_namespace_read_outside_functions_may_build_the_files_classes(source, builds):
     assert builds_its_own_classes(source) is builds

@@ -98,11 +98,18 @@ def _namespace_call_outside_functions(source: str) -> bool:
             return True
         for child in ast.iter_child_nodes(node):
             if isinstance(child, scopes):
-                # (a decorator, a base or a default is evaluated in the enclosing scope)
-                pending.extend([*getattr(child, "decorator_list", ()), *getattr(child, "bases", ())])
+                # (a decorator, a base, a class keyword, a default or an annotation is evaluated in
+                # the enclosing scope)
+                pending.extend([*getattr(child, "decorator_list", ()), *getattr(child, "bases", ()),
+                                *(keyword.value for keyword in getattr(child, "keywords", ()))])
+                if getattr(child, "returns", None) is not None:
+                    pending.append(child.returns)
                 arguments = getattr(child, "args", None)
                 if isinstance(arguments, ast.arguments):
                     pending.extend([*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)])
+                    pending.extend(argument.annotation for argument in (
+                        *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+                        if argument is not None and argument.annotation is not None)
             else:
                 pending.append(child)
     return False
