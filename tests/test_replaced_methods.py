@@ -112,13 +112,26 @@ def test_a_method_every_subclass_replaces_of_a_class_built_only_as_a_base_never_
         # A decorator right under the header is the body's, and it builds the base.
         {"training__coco.py": COCO.replace('        \"\"\"Extension of the Train class for COCO.\"\"\"\n\n', "")
          .replace("        def _train", "        @staticmethod\n        @print(Train(None, []).run())\n        def _train")},
+        # The base names itself in its own body: `functools.partial(Train._train, self)`, `__class__._train`.
+        {"training__base.py": BASE.replace("            for epoch in range(10):\n                self._train()",
+                                           "            step = functools.partial(Train._train, self)\n            step()")
+         .replace("import torch", "import functools, torch")},
+        {"training__base.py": BASE.replace("self._train()", "getattr(__class__, '_train')(self)")},
     ],
     ids=["built itself", "a subclass keeps it", "documentation", "reflection", "super() runs it", "a library",
          "a bound super() method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()",
-         "a one-line subclass", "a decorator under the header"],
+         "a one-line subclass", "a decorator under the header",
+         "Train in its own body", "__class__ in its own body"],
 )
 def test_a_base_method_that_may_run_keeps_its_context(tmp_path, files):
     assert _found(tmp_path, **files)[("base.py", 16)][0] == "hot"
+
+
+def test_a_base_that_names_itself_only_in_super_still_never_runs_its_replaced_method(tmp_path):
+    # `super(Train, self).__init__()` reaches Train's parents, never `Train._train`.
+    base = BASE.replace("            self.model, self.loader = model, loader",
+                        "            super(Train, self).__init__(); self.model, self.loader = model, loader")
+    assert _found(tmp_path, **{"training__base.py": base})[("base.py", 16)] == ("cold", REPLACED)
 
 
 def test_a_self_call_of_the_replaced_method_reaches_only_the_subclasses(tmp_path):

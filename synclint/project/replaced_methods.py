@@ -20,6 +20,8 @@ A method ``C.m`` is *replaced everywhere* when all of these hold:
   comment or a docstring; no configuration file, script, notebook or page; no
   reflection that could build a class by a computed name). ``Train.__init__(self)``,
   ``isinstance(x, Train)`` or a registry's ``{"base": Train}`` spell it: it may be built.
+  Its own body spells it only as ``super(C, self)``: ``functools.partial(C.m, self)`` or
+  ``__class__.m`` there may run ``m`` where the resolved calls show nothing.
 * **Every project subclass replaces ``m``**: no subclass, however deep, inherits
   ``C.m`` (one that keeps it runs it), and no call but ``self.m(...)`` reaches it (an
   override's ``super().m()``, ``C.m(self)``: it runs where that call does); no text of the
@@ -120,9 +122,29 @@ def _candidates(
                 if all(index.method(sub[0], sub[1], method) != fid for sub in subclasses) and all(
                         call.target.startswith("self.") for call, _plain in callers.get(fid, ())):
                     methods.append(method)
-            if methods:
+            if methods and not _names_itself(key, name):
                 found[cid] = methods
     return found
+
+
+def _names_itself(key: str, name: str) -> bool:
+    """Whether top-level class ``name``'s own body spells it (``functools.partial(Train._train,
+    self)``, ``getattr(Train, "_train")``) or its ``__class__`` cell: a reference, not a call,
+    that may run the base's method where the resolved calls show nothing. A file that cannot
+    be parsed may."""
+    try:
+        tree = ast.parse(python_text_of(key) or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            inside = [inner for statement in node.body for inner in ast.walk(statement)]
+            # (``super(Train, self).__init__()`` runs the base's parents' methods, not its own)
+            supers = {id(inner.args[0]) for inner in inside if isinstance(inner, ast.Call) and inner.args
+                      and isinstance(inner.func, ast.Name) and inner.func.id == "super"}
+            return any(isinstance(inner, ast.Name) and inner.id in (name, "__class__") and id(inner) not in supers
+                       for inner in inside)
+    return True
 
 
 def _not_reached_past_the_resolver(index: ProjectIndex, candidates: dict[ClassId, list[str]]) -> dict[ClassId, list[str]]:
