@@ -101,6 +101,8 @@ def test_a_method_every_subclass_replaces_of_a_class_built_only_as_a_base_never_
         # Calls the resolver does not follow to the base's method: a bound super() method held in a name,
         # getattr(super(), ...), the class's bases by reflection, a mixin's super() ahead of the base in the MRO.
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            step = super()._train\n            step()\n"},
+        {"training__coco.py": COCO.split("        def _train")[0]
+                              + "        def _train(self):\n            step = super(type(self), self)._train\n            step()\n"},
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            getattr(super(), '_train')()\n"},
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            type(self).__bases__[0]._train(self)\n"},
         {"training__coco.py": COCO.split("        def _train")[0] + "        def _train(self):\n            type(self).__mro__[1]._train(self)\n"},
@@ -119,7 +121,7 @@ def test_a_method_every_subclass_replaces_of_a_class_built_only_as_a_base_never_
         {"training__base.py": BASE.replace("self._train()", "getattr(__class__, '_train')(self)")},
     ],
     ids=["built itself", "a subclass keeps it", "documentation", "reflection", "super() runs it", "a library",
-         "a bound super() method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()",
+         "a bound super() method", "a bound super(type(self), self) method", "getattr(super())", "__bases__", "__mro__", "a mixin's super()",
          "a one-line subclass", "a decorator under the header",
          "Train in its own body", "__class__ in its own body"],
 )

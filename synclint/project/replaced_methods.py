@@ -54,7 +54,7 @@ from synclint.project.unnamed_classes import (
 REPLACED = "never runs: "
 #: ``super().m`` (``super(Sub, self).m``) anywhere, called or not: in a mixin ahead of the base
 #: in a subclass's MRO, or bound to a name, it runs the base's ``m`` where the resolver sees no call.
-_SUPER_ATTRIBUTE = re.compile(r"\bsuper\s*\([^()]*\)\s*\.\s*(\w+)")
+_SUPER_ATTRIBUTE = re.compile(r"\bsuper\s*\((?:[^()]|\([^()]*\))*\)\s*\.\s*(\w+)")
 #: A base's method reached by reflection on the MRO: ``getattr(super(), name)``,
 #: ``type(self).__bases__[0].m(self)``, ``__mro__``, ``.mro()``: any may run.
 _BY_THE_MRO = re.compile(r"\bgetattr\s*\(\s*super\s*\(|\b__bases__\b|\b__base__\b|\b__mro__\b|\.\s*mro\s*\(")
