@@ -205,9 +205,10 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     if whole_project and not split:
         closed = _with_self_tests(index, closed, importers)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
-        unnamed = unnamed_classes(index, _decided_by(index, unimported), closed)
-        unnamed.update(unnamed_methods(index, _decided_by(index, unimported), set(unnamed)))
-        unnamed.update(replaced_methods(index, _decided_by(index, unimported), unnamed))
+        decided = _decided_by(index, unimported)
+        unnamed = unnamed_classes(index, decided, closed)
+        unnamed.update(unnamed_methods(index, decided, set(unnamed)))
+        unnamed.update(replaced_methods(index, decided, unnamed))
     contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported)
     if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes' or modules': a library, which its users build and import.

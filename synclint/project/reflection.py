@@ -475,8 +475,7 @@ def find_module_loading_in_packages(source: str) -> tuple[str | None, frozenset[
         for match in pattern.finditer(source):
             if hint == "import_module(" and _of_a_split_path(source, match, path_parts):
                 # (``get_obj_from_str``: a path spelled as a whole, or by a template that
-                # begins with its package: see dotted_templates)
-                packages.update(dotted_templates(source))
+                # begins with its package, in any file: see SplitPathTemplates)
                 continue
             computed = hint in ("import_module(", "__import__(") or pattern is _LITERAL_WITH_MORE
             package = _package_of(source, match, whole=True) if computed else None
@@ -501,4 +500,27 @@ def dotted_templates(source: str) -> set[str]:
     if "." not in source:
         return set()
     return {(match.group(2) or match.group(4)).rstrip(".") for match in _DOTTED_TEMPLATE.finditer(source)}
+
+
+class SplitPathTemplates:
+    """What a project's templates of dotted names may build where a file of its program
+    splits a path in two (``get_obj_from_str``, :func:`split_path_parts`): the path may be
+    built in any file by a template that begins with a package (``"models." + arch``),
+    whose modules, and what they hold, may then be loaded. Read each Python file once with
+    :meth:`read`; :attr:`packages` is empty when no file of the program splits a path."""
+
+    def __init__(self) -> None:
+        self._templates: set[str] = set()
+        self._splits = False
+
+    def read(self, text: str, in_program: bool) -> None:
+        """Take in one Python file's text; ``in_program``: the file is part of the program
+        (not a test or an export tool), so a split there counts."""
+        self._templates |= dotted_templates(text)
+        if in_program and not self._splits:
+            self._splits = bool(split_path_parts(text)[0])
+
+    @property
+    def packages(self) -> set[str]:
+        return self._templates if self._splits else set()
 

@@ -76,9 +76,12 @@ def replaced_methods(
         return {}
     # The subclasses' headers name their bases; nothing else of theirs is blanked.
     headers: dict[str, list[tuple[int, int]]] = {}
+    trees: dict[str, ast.Module | None] = {}  # (a file of many subclasses is parsed once)
     for cid in candidates:
         for sub in index.subclasses(cid):
-            headers.setdefault(sub[0], []).append(_header(index, sub))
+            if sub[0] not in trees:
+                trees[sub[0]] = _parsed(sub[0])
+            headers.setdefault(sub[0], []).append(_header(index, sub, trees[sub[0]]))
     left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
     if left:
         left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]})}
@@ -132,9 +135,8 @@ def _names_itself(key: str, name: str) -> bool:
     self)``, ``getattr(Train, "_train")``) or its ``__class__`` cell: a reference, not a call,
     that may run the base's method where the resolved calls show nothing. A file that cannot
     be parsed may."""
-    try:
-        tree = ast.parse(python_text_of(key) or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(key)
+    if tree is None:
         return True
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
@@ -162,17 +164,24 @@ def _not_reached_past_the_resolver(index: ProjectIndex, candidates: dict[ClassId
     return {cid: methods for cid, methods in left.items() if methods}
 
 
-def _header(index: ProjectIndex, cid: ClassId) -> tuple[int, int]:
-    """(first, last line) of a class's header (``class COCOTrain(Train):``, over several
-    lines when its bases are), up to the line before its body: none at all when the body
-    shares a line with the header (``class Small(COCOTrain): pass``), whose lines may go
-    on with any code (``Train(...).run()`` on the next one)."""
+def _parsed(key: str) -> ast.Module | None:
+    """File ``key``'s tree, or None when it does not parse."""
+    try:
+        return ast.parse(python_text_of(key) or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _header(index: ProjectIndex, cid: ClassId, tree: ast.Module | None) -> tuple[int, int]:
+    """(first, last line) of a class's header in its file's ``tree`` (``class
+    COCOTrain(Train):``, over several lines when its bases are), up to the line before its
+    body: none at all when the body shares a line with the header (``class
+    Small(COCOTrain): pass``), whose lines may go on with any code (``Train(...).run()`` on
+    the next one)."""
     klass = index.klass(cid)
     first = klass.line if klass is not None else 0
     nothing = (first, first - 1)
-    try:
-        tree = ast.parse(python_text_of(cid[0]) or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if tree is None:
         return nothing
     name = cid[1].rsplit(".", 1)[-1]
     for node in ast.walk(tree):

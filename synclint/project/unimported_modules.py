@@ -96,7 +96,7 @@ from synclint.project.cold_reasons import never_imported, outside_the_program
 from synclint.project.index import ProjectIndex
 from synclint.project.layout import dotted_tails, is_installable, natural_root
 from synclint.project.mentions import blanked, python_text_of, spelled_in, spelled_names, strings_and_comments
-from synclint.project.reflection import dotted_templates, find_module_loading_in_packages, split_path_parts
+from synclint.project.reflection import SplitPathTemplates, find_module_loading_in_packages
 
 #: Files that a tool runs or imports by their name, never by an import statement.
 _RUN_BY_NAME = frozenset({"__init__.py", "__main__.py", "setup.py", "conftest.py", "hubconf.py", "noxfile.py",
@@ -151,30 +151,26 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
     ``getattr(lit_gpt.adapter_v2, self._mlp_class)``, which runs only once it does
     (``own``: file key -> the forms that spell its module)."""
     spelled: set[str] = set()
-    # (A dotted path split into a module and a member, ``get_obj_from_str(path)``, may be
-    # built in any file by a template that begins with a package: its modules may load.)
-    templates: set[str] = set()
-    splits_paths = False
+    split_paths = SplitPathTemplates()  # (``get_obj_from_str(path)``: the modules its templates may load)
     for key, entry in index.entries.items():
         if key in unread:
             continue
         text = python_text_of(key)
         if text is None:
             return None  # (unreadable since it was summarised: it may import any of them)
-        templates |= dotted_templates(text)
-        if not _outside_the_program(decided(key)):
+        in_program = not _outside_the_program(decided(key))
+        split_paths.read(text, in_program)
+        if in_program:
             marker, packages = find_module_loading_in_packages(text)
             if marker is not None:
                 return None
             loaded |= packages
-            splits_paths = splits_paths or bool(split_path_parts(text)[0])
         itself = own.get(key, set())
         if forms - spelled - itself:
             spelled |= spelled_names(blanked(text, entry.summary.import_lines), forms - spelled - itself, {})[0]
         if itself - spelled:
             spelled |= spelled_names(strings_and_comments(text), itself - spelled, {})[0]
-    if splits_paths:
-        loaded |= templates
+    loaded |= split_paths.packages
     return spelled
 
 

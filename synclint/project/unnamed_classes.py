@@ -127,12 +127,11 @@ from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
 from synclint.project.mentions import blanked, named_words, python_text_of, spelled_in, spelled_names
 from synclint.project.reflection import (
+    SplitPathTemplates,
     builds_its_own_classes,
-    dotted_templates,
     fetches_a_member_by_name,
     find_reflection,
     has_star_import,
-    split_path_parts,
 )
 from synclint.project.summary import FileSummary, FunctionSummary
 
@@ -331,10 +330,7 @@ def unnamed_in_python(
     # (Every part of a project module's dotted name: an import from a package of none of
     # them comes from outside the project, however its modules are laid out.)
     project_packages = {part for module in index.modules for part in module.split(".")}
-    # (A dotted path split in two, ``get_obj_from_str(path)``, may be built in any file by a
-    # template that begins with a package: what that package's modules hold may be built.)
-    templates: set[str] = set()
-    splits_paths = False
+    split_paths = SplitPathTemplates()  # (``get_obj_from_str(path)``: what its templates' packages hold)
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
             unread.append(key)
@@ -342,9 +338,8 @@ def unnamed_in_python(
         text = python_text_of(key)
         if text is None:
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
-        templates |= dotted_templates(text)
+        split_paths.read(text, not decided(key))
         if not decided(key):
-            splits_paths = splits_paths or bool(split_path_parts(text)[0])
             reached = reflection_reach(index, key, text)
             if reached is None:
                 return set(), [], set()
@@ -387,8 +382,8 @@ def unnamed_in_python(
         left -= named
         if not left:
             break
-    if splits_paths and left:
-        reached = {module for package in templates for module in _modules_under(index, package)}
+    if split_paths.packages and left:
+        reached = {module for package in split_paths.packages for module in _modules_under(index, package)}
         left = {(owner, name) for owner, name in left if not module_holds(index, reached, owner, name)}
     return left, unread, passed_on
 
