@@ -63,12 +63,22 @@ def tool_fingerprint() -> str:
 
 
 def _libcst_version() -> str:
-    try:
-        from importlib.metadata import version
+    """libcst's build, from its ``_version.py`` (version and commit), found without importing
+    libcst (a third of a second) or ``importlib.metadata`` (its distribution search is a
+    tenth of a warm run)."""
+    from importlib.util import find_spec
 
-        return version("libcst")
-    except Exception:  # not installed as a distribution: the source hash still applies
-        return "?"
+    try:
+        spec = find_spec("libcst")
+        if spec is None or not spec.submodule_search_locations:
+            return "?"
+        for directory in spec.submodule_search_locations:
+            version_file = Path(directory) / "_version.py"
+            if version_file.is_file():
+                return hashlib.blake2b(version_file.read_bytes(), digest_size=16).hexdigest()
+    except (ImportError, ValueError, OSError):  # not installed as a package: the source hash still applies
+        pass
+    return "?"
 
 
 def content_hash(data: bytes) -> str:

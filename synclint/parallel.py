@@ -49,7 +49,7 @@ def map_in_processes(
         pass
     for i, result in enumerate(results):
         if result is None:
-            results[i] = _isolated(check, *work[i])
+            results[i] = in_a_fresh_process(check, *work[i])
             if one_done is not None:
                 one_done()
     return results  # type: ignore[return-value]
@@ -63,7 +63,8 @@ def _prepare_worker(prepare: Callable[[], None] | None) -> None:
     gc.freeze()
 
 
-def _isolated(check: Check, path: str, *rest) -> list[Finding]:
+def in_a_fresh_process(check: Check, path: str, *rest) -> list[Finding]:
+    """``check(path, *rest)`` in a process of its own; an SL000 entry if it crashes there too."""
     try:
         with ProcessPoolExecutor(max_workers=1) as pool:
             return pool.submit(check, path, *rest).result()

@@ -37,6 +37,7 @@ def visible(findings: list[Finding], include_cold: bool = False) -> list[Finding
 
 if TYPE_CHECKING:
     from synclint.cache import ResultCache
+    from synclint.early_worker import EarlyWorker
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,6 @@ def lint_files(
     files: Sequence[Path], settings: Settings | Configuration, options: RunOptions | None = None
 ) -> list[Finding]:
     options = options or RunOptions()
-    findings: list[Finding] = []
     caches: dict[int, ResultCache] = {}  # one per distinct Settings (per configuration file)
 
     def cache_for(own: Settings) -> ResultCache | None:
@@ -77,7 +77,21 @@ def lint_files(
             caches[id(own)] = ResultCache(own, options.cache_dir)
         return caches[id(own)]
 
-    facts = project_facts(files, options)
+    # On a second core, a process loads the checker while this one builds the index: the
+    # re-check after an edit has one file to check, and would otherwise load it afterwards.
+    early = _early_worker(options)
+    try:
+        facts = project_facts(files, options, early)
+        return _lint_with_facts(files, settings, options, facts, cache_for, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _lint_with_facts(files: Sequence[Path], settings: Settings | Configuration, options: RunOptions,
+                     facts: dict[str, FileFacts], cache_for: Callable[[Settings], ResultCache | None],
+                     early: EarlyWorker | None) -> list[Finding]:
+    findings: list[Finding] = []
     # Without --include-cold, functions whose findings would all be hidden are left out of
     # the analysis: such results lack hidden findings, so they are cached apart.
     skip_hidden = not options.include_cold
@@ -107,7 +121,7 @@ def lint_files(
             options.progress(done, len(files))
 
     work = [(path, own, file_facts, skip_hidden) for path, own, _, file_facts in pending]
-    results = _check_all(work, options.jobs, one_done)
+    results = _check_all(work, options.jobs, one_done, early)
     for (path, own, digest, _facts), result in zip(pending, results):
         findings.extend(result)
         cache = cache_for(own)
@@ -118,9 +132,20 @@ def lint_files(
     return findings
 
 
-def project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileFacts]:
+def _early_worker(options: RunOptions) -> EarlyWorker | None:
+    """A process loading the checker from now on (:mod:`synclint.early_worker`), where one can
+    help: results cached (without, every file is checked, by the pool) and a second core."""
+    from synclint.early_worker import EarlyWorker, can_start
+
+    if not options.use_cache or (options.jobs or default_jobs()) < 2 or not can_start("synclint.engine"):
+        return None
+    return EarlyWorker(load_checker)
+
+
+def project_facts(files: Sequence[Path], options: RunOptions, early: EarlyWorker | None = None) -> dict[str, FileFacts]:
     """What each of ``files``' project says of it (Python files and notebooks), by
-    :func:`synclint.project.resolved_key`; cached as ``options`` say."""
+    :func:`synclint.project.resolved_key`; cached as ``options`` say (``early``: a worker
+    loading the checker, ended if processes are needed to summarise the project)."""
     from synclint.project import facts_for_files
 
     sources = [file for file in files if str(file).endswith((".py", ".ipynb"))]
@@ -134,7 +159,13 @@ def project_facts(files: Sequence[Path], options: RunOptions) -> dict[str, FileF
     jobs = min(options.jobs or default_jobs(), len(sources))
     # While processes summarise the project, this one loads the checker: the check's
     # processes, forked from it afterwards, start with it loaded.
-    return facts_for_files(sources, directory, jobs, meanwhile=load_checker if jobs > 1 else None)
+
+    def meanwhile() -> None:
+        if early is not None:
+            early.close()  # (the summarising processes want every core; a cold run checks many files)
+        load_checker()
+
+    return facts_for_files(sources, directory, jobs, meanwhile=meanwhile if jobs > 1 else None)
 
 
 def _transient(result: list[Finding]) -> bool:
@@ -166,9 +197,23 @@ def _check_all(
     work: list[tuple[str, Settings, FileFacts | None, bool]],
     jobs: int | None,
     one_done: Callable[[], None] | None = None,
+    early: EarlyWorker | None = None,
 ) -> list[list[Finding]]:
     """Findings per (path, settings, facts, skip_hidden) (cold ones included, hidden
-    functions' unless ``skip_hidden``), in the order of ``work``; ``one_done()`` after each file."""
+    functions' unless ``skip_hidden``), in the order of ``work``; ``one_done()`` after each
+    file. One file goes to ``early`` (a worker that has loaded the checker meanwhile), if open."""
+    if early is not None and not early.closed and len(work) == 1:
+        [result] = early.check_all(check_one, work, one_done)
+        early.close()
+        if result is None:  # the worker died on it (a crash in native code)
+            from synclint.parallel import in_a_fresh_process
+
+            result = in_a_fresh_process(check_one, *work[0])
+            if one_done is not None:
+                one_done()
+        return [result]
+    if early is not None:
+        early.close()  # (idle now: its core is the pool's)
     jobs = min(jobs or default_jobs(), len(work))
     if jobs <= 1:
         results = []

@@ -171,7 +171,8 @@ def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
     (tmp_path / "m.py").write_text(HAZARD)
     env = {**os.environ, "SYNCLINT_CACHE_DIR": str(tmp_path / "cache")}
     probe = (
-        "import sys, runpy; sys.argv = ['synclint', 'check', '--exit-zero', sys.argv[1]];\n"
+        # (one process: with two, the first run checks in the early worker, whose libcst this one lacks)
+        "import sys, runpy; sys.argv = ['synclint', 'check', '--exit-zero', '--jobs', '1', sys.argv[1]];\n"
         "try:\n    runpy.run_module('synclint', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "print('libcst' in sys.modules)"
