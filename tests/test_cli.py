@@ -175,6 +175,7 @@ def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
         "import sys, runpy; sys.argv = ['synclint', 'check', '--exit-zero', '--jobs', '1', sys.argv[1]];\n"
         "try:\n    runpy.run_module('synclint', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
+        "print('importlib.metadata' in sys.modules)\n"  # (libcst's build is read from its _version.py)
         "print('libcst' in sys.modules)"
     )
     runs = [
@@ -182,6 +183,7 @@ def test_a_fully_cached_check_never_imports_libcst(tmp_path: Path):
         for _ in range(2)
     ]
     assert [r.stdout.strip().splitlines()[-1] for r in runs] == ["True", "False"]
+    assert runs[1].stdout.strip().splitlines()[-2] == "False"
 
 
 # Review of c729170: a loader handed on is cold (its line runs once); its fix is applied
