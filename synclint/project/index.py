@@ -102,9 +102,10 @@ class ProjectIndex:
         #: Each file's :meth:`relative_parts`: asked once per call site that passes a host tensor.
         self._relative_parts: dict[str, tuple[str, ...]] = {}
         self._natural_root: Path | None = None
+        tops: dict[Path, Path | None] = {}
         for key in sorted(summaries):
             file = Path(key)
-            names = module_names(file, root)
+            names = module_names(file, root, tops)
             name = names[0]
             package = name if is_package_init(file) else name.rpartition(".")[0]
             self.entries[key] = ModuleEntry(key, name, package, summaries[key])

@@ -108,10 +108,18 @@ def dotted_tails(name: str) -> list[str]:
     return [".".join(parts[cut:]) for cut in range(len(parts))]
 
 
-def module_names(file: Path, root: Path) -> list[str]:
-    """Every dotted name ``file`` can be imported as (first: the one relative imports use)."""
+def module_names(file: Path, root: Path, tops: dict[Path, Path | None] | None = None) -> list[str]:
+    """Every dotted name ``file`` can be imported as (first: the one relative imports use).
+    ``tops``: :func:`top_package` of the directories asked so far (the files of one
+    directory share it: a project's index asks it once per directory, not once per file)."""
     names: list[str] = []
-    top = top_package(file.parent)
+    directory = file.parent
+    if tops is None:
+        top = top_package(directory)
+    elif directory in tops:
+        top = tops[directory]
+    else:
+        top = tops[directory] = top_package(directory)
     bases = [top.parent] if top is not None else []
     bases += [root, root / "src"]
     for base in bases:

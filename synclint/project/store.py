@@ -40,8 +40,8 @@ _UNPARSED_ASYNC = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_na
 def resolved_key(path: str | Path) -> str:
     """The one spelling of a file's path the index uses."""
     try:
-        return str(Path(path).resolve())
-    except (OSError, RuntimeError):
+        return os.path.realpath(path)  # (what ``Path.resolve`` returns, without building Paths)
+    except (OSError, RuntimeError, ValueError):
         return os.path.abspath(path)
 
 
