@@ -60,7 +60,9 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, float]:
     """Wall seconds, exit status and CPU seconds of the children."""
     before = os.times()
     started = time.perf_counter()
-    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    # (From ROOT: ``python -m synclint`` puts the working directory first on sys.path, so
+    # run from another checkout it would time that checkout's synclint, not ROOT's.)
+    result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     wall = time.perf_counter() - started
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
