@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -108,8 +109,7 @@ class Settings:
         tests each entry as it reaches it, and never the directories above
         where it started.
         """
-        forms = _PathForms(str(path), self.root, ancestors)
-        return any(forms.match(pattern) for pattern in self.exclude + self.extend_exclude)
+        return _PathForms(str(path), self.root, ancestors).match_any(self.exclude + self.extend_exclude)
 
     def fingerprint(self) -> str:
         """A stable text identifying the settings that change results (for caches)."""
@@ -158,11 +158,31 @@ class _PathForms:
         self.parts = tuple(self.relative.split("/")) if ancestors and inside else (name,)
 
     def match(self, pattern: str) -> bool:
-        if fnmatch.fnmatch(self.relative, pattern) or fnmatch.fnmatch(self.absolute, pattern):
+        return self.match_any((pattern,))
+
+    def match_any(self, patterns: tuple[str, ...]) -> bool:
+        """Whether any of ``patterns`` matches (``fnmatch``'s rules, as one regular expression:
+        discovery asks every file and directory about every default exclude)."""
+        anywhere, bare = _compiled_patterns(patterns)
+        if anywhere is None:
+            return False
+        if anywhere.match(os.path.normcase(self.relative)) or anywhere.match(os.path.normcase(self.absolute)):
             return True
-        if "/" not in pattern:
-            return any(fnmatch.fnmatch(part, pattern) for part in self.parts)
-        return False
+        return bare is not None and any(bare.match(os.path.normcase(part)) for part in self.parts)
+
+
+@lru_cache(maxsize=64)
+def _compiled_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """``patterns`` as two expressions: all of them (matched against the whole path), and
+    those without a ``/`` (matched against each part too); None for none. As
+    ``fnmatch.fnmatch``, case folded where the platform folds it (``os.path.normcase``)."""
+
+    def one(chosen: list[str]) -> re.Pattern[str] | None:
+        if not chosen:
+            return None
+        return re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(pattern))})" for pattern in chosen))
+
+    return one(list(patterns)), one([pattern for pattern in patterns if "/" not in pattern])
 
 
 #: Configuration files, in the order they win within one directory (as ruff's

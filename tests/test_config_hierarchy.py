@@ -174,3 +174,32 @@ def test_excludes_never_match_directories_above_the_search(tmp_path):
     (project / "pkg" / "build" / "generated.py").write_text(HAZARD)
     found = lint(str(project), cwd=tmp_path)
     assert {Path(f.path).relative_to(project).as_posix() for f in found} == {"pkg/m.py"}
+
+
+def test_excludes_matched_at_once_answer_as_each_pattern_alone(tmp_path):
+    """``is_excluded`` matches every pattern in one expression: the answer is fnmatch's,
+    pattern by pattern, for whole paths, absolute paths and bare names."""
+    import fnmatch
+
+    from synclint.config import _PathForms
+
+    patterns = (".git", "build", "*.egg-info", "tests/*", "src/gen/**", "[ab]*", "?x", "docs/conf.py", ".history")
+    paths = ["build", "pkg/build/x.py", "pkg/a.egg-info", "tests/t.py", "sub/tests/t.py", "src/gen/deep/m.py",
+             "alpha.py", "pkg/beta/m.py", "xx", "docs/conf.py", "other/docs/conf.py", "pkg/.history/m_1.py",
+             "pkg/model.py", "Build/m.py"]
+
+    def one_by_one(forms, pattern):
+        if fnmatch.fnmatch(forms.relative, pattern) or fnmatch.fnmatch(forms.absolute, pattern):
+            return True
+        return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in forms.parts)
+
+    answers = []
+    for path in paths:
+        for ancestors in (True, False):
+            forms = _PathForms(str(tmp_path / path), tmp_path, ancestors)
+            expected = [one_by_one(forms, pattern) for pattern in patterns]
+            assert [forms.match(pattern) for pattern in patterns] == expected, path
+            assert forms.match_any(patterns) == any(expected), path
+            answers.append(any(expected))
+    assert forms.match_any(()) is False
+    assert True in answers and False in answers
