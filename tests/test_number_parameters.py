@@ -519,3 +519,22 @@ def test_a_default_of_a_module_run_by_calls_the_index_does_not_see_is_not_passed
     net = _REGISTRY + _BLOCKS.replace("class Block", f"{decorator}\nclass Block").replace("Block() for", f"{built} for")
     net = net.replace("def __init__(self):\n        super().__init__()\n        self.blocks", "def __init__(self, kind):\n        super().__init__()\n        self.blocks")
     assert _findings(tmp_path, net=net) == [("net.py", 14, 12, "SL202")]
+
+
+def test_a_number_forwarded_down_a_chain_asked_deepest_first(tmp_path: Path):
+    """The helpers are asked in the order their files sort (the deepest first): each is
+    asked again when its caller's parameter is found, down the whole chain."""
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    sources = {
+        "a.py": "import torch\n\ndef d(n, device):\n    return torch.arange(n, device=device)\n",
+        "b.py": "from a import d\n\ndef c(n, device):\n    return d(n, device)\n",
+        "c.py": "from b import c\n\ndef b(n, device):\n    return c(n, device)\n",
+        "z.py": "from c import b\n\ndef run(x):\n    n = x.shape[0]\n    return b(n, x.device)\n",
+    }
+    summaries = {str(tmp_path / name): summarize(source) for name, source in sources.items()}
+    index = ProjectIndex(summaries, tmp_path)
+    found = {(Path(key).name, qualname, name) for (key, qualname), name in index.number_parameters()}
+    assert {("a.py", "d", "n"), ("b.py", "c", "n"), ("c.py", "b", "n")} <= found
+    assert not any(name == "device" for _file, _function, name in found)

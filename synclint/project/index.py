@@ -10,6 +10,7 @@ content hash (:mod:`synclint.project.store`); resolving and the hotness pass
 from __future__ import annotations
 
 import builtins
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -644,17 +645,28 @@ class ProjectIndex:
                 for name, value in function.defaults.items()
                 if name in function.kept_params and isinstance(value, (bool, int, float, str))
             )
-        changed = True
-        while changed:
-            changed = False
-            for callee, wheres, name, sites, defaulted in candidates:
-                if (callee, name) in found:
-                    continue
-                if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found)
-                       or any(where in wheres and name in attributes for where, name in call.attribute_args)
-                       or (defaulted and _leaves_out(call, wheres)) for call in sites):
-                    found.add((callee, name))
-                    changed = True
+        # A candidate's answer changes only when a parameter of a function holding one of its
+        # calls is found (the call may forward it): each is asked once, and again only then.
+        waiting: dict[FunctionId, list[int]] = {}
+        for number, (_callee, _wheres, _name, sites, _defaulted) in enumerate(candidates):
+            for owner in {owners[id(call)] for call in sites if call.forwarded}:
+                waiting.setdefault(owner, []).append(number)
+        pending = deque(range(len(candidates)))
+        queued = set(pending)
+        while pending:
+            number = pending.popleft()
+            queued.discard(number)
+            callee, wheres, name, sites, defaulted = candidates[number]
+            if (callee, name) in found:
+                continue
+            if all(self._passes(getattr(call, field), call, owners[id(call)], wheres, found)
+                   or any(where in wheres and name in attributes for where, name in call.attribute_args)
+                   or (defaulted and _leaves_out(call, wheres)) for call in sites):
+                found.add((callee, name))
+                for again in waiting.get(callee, ()):
+                    if again not in queued:
+                        pending.append(again)
+                        queued.add(again)
         return frozenset(found)
 
     def unresolved_calls(self) -> UnresolvedCalls:
