@@ -97,11 +97,12 @@ def _lint_with_facts(files: Sequence[Path], settings: Settings | Configuration, 
     skip_hidden = not options.include_cold
     # (path, its settings, cache key, project facts) of each file to analyse
     pending: list[tuple[str, Settings, str | None, FileFacts | None]] = []
+    directories: dict[str, str] = {}  # (see resolved_key)
     for file in files:
         path = str(file)
         own = settings.settings_for(file)  # resolved here: a bad configuration file stops the run
         cache = cache_for(own)
-        file_facts = facts.get(resolved_key(file)) if facts else None
+        file_facts = facts.get(resolved_key(file, directories)) if facts else None
         digest = _digest(file, own) if cache is not None else None
         if digest is not None and file_facts is not None:
             digest = f"{digest}|{file_facts.digest}"  # what the rest of the project says counts too

@@ -1004,3 +1004,23 @@ def test_a_library_whose_tests_alone_train_is_no_host_only_project(tmp_path: Pat
 
     found = [f for f in _lint([tmp_path], include_cold=True) if Path(f.path).name == "optim.py"]
     assert found and all(f.why != HOST_ONLY_PROJECT for f in found)
+
+
+def test_resolved_keys_with_a_directory_memo_equal_realpath(tmp_path: Path, monkeypatch) -> None:
+    """However a file's path is spelled (relative, through ``..``, a linked directory, a
+    linked file), the key with the run's directory memo is ``os.path.realpath``'s."""
+    from synclint.project.store import resolved_key
+
+    real = tmp_path / "real" / "pkg"
+    real.mkdir(parents=True)
+    (real / "m.py").write_text("x = 1\n")
+    (real / "target.py").write_text("y = 2\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "real", target_is_directory=True)
+    (real / "alias.py").symlink_to(real / "target.py")
+    monkeypatch.chdir(tmp_path)
+    spellings = ["real/pkg/m.py", "linked/pkg/m.py", "real/pkg/../pkg/m.py", str(real / "alias.py"),
+                 "linked/pkg/alias.py", "real/pkg/missing.py", "linked/pkg/missing.py"]
+    memo: dict[str, str] = {}
+    keys = [resolved_key(spelling, memo) for spelling in spellings]
+    assert keys == [os.path.realpath(spelling) for spelling in spellings]
+    assert keys[0] == keys[1] == keys[2] and keys[3] == keys[4] == str(real / "target.py")

@@ -37,10 +37,21 @@ _UNPARSED_ASYNC = FileSummary(SUMMARY_VERSION, {}, {}, {}, stores_by_computed_na
 
 
 
-def resolved_key(path: str | Path) -> str:
-    """The one spelling of a file's path the index uses."""
+def resolved_key(path: str | Path, directories: dict[str, str] | None = None) -> str:
+    """The one spelling of a file's path the index uses. ``directories``: the resolved form
+    of each directory met so far, for a run over many files (one ``lstat`` a file, not one
+    for every part of its path)."""
     try:
-        return os.path.realpath(path)  # (what ``Path.resolve`` returns, without building Paths)
+        if directories is None:
+            return os.path.realpath(path)  # (what ``Path.resolve`` returns, without building Paths)
+        absolute = os.path.abspath(path)
+        directory, name = os.path.split(absolute)
+        if not name or os.path.islink(absolute):
+            return os.path.realpath(absolute)
+        real = directories.get(directory)
+        if real is None:
+            real = directories[directory] = os.path.realpath(directory)
+        return os.path.join(real, name)
     except (OSError, RuntimeError, ValueError):
         return os.path.abspath(path)
 
@@ -71,8 +82,9 @@ def _facts_for_files(
     files: Iterable[str | Path], cache_directory: Path | None, jobs: int, meanwhile: Callable[[], None] | None
 ) -> dict[str, FileFacts]:
     by_root: dict[tuple[Path, bool], list[str]] = {}
+    directories: dict[str, str] = {}
     for file in files:
-        key = resolved_key(file)
+        key = resolved_key(file, directories)
         if not key.endswith((".py", ".ipynb")):
             continue
         directory = Path(key).parent
