@@ -43,9 +43,15 @@ class EarlyWorker:
     ends the process whether it was used or not."""
 
     def __init__(self, prepare: Callable[[], None]) -> None:
+        """Raises OSError when no process can be forked (the pipes are closed again)."""
         to_child, self._to_worker = os.pipe()
         self._from_worker, to_parent = os.pipe()
-        self._pid = os.fork()
+        try:
+            self._pid = os.fork()
+        except OSError:
+            for fd in (to_child, self._to_worker, self._from_worker, to_parent):
+                os.close(fd)
+            raise
         if self._pid == 0:  # the worker: never returns
             os.close(self._to_worker)
             os.close(self._from_worker)

@@ -140,7 +140,10 @@ def _early_worker(options: RunOptions) -> EarlyWorker | None:
 
     if not options.use_cache or (options.jobs or default_jobs()) < 2 or not can_start("synclint.engine"):
         return None
-    return EarlyWorker(load_checker)
+    try:
+        return EarlyWorker(load_checker)
+    except OSError:  # (no process to spare: the run checks in this one, as without a second core)
+        return None
 
 
 def project_facts(files: Sequence[Path], options: RunOptions, early: EarlyWorker | None = None) -> dict[str, FileFacts]:

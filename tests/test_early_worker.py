@@ -145,3 +145,19 @@ def test_a_recheck_after_an_edit_checks_the_file_in_the_worker_with_the_same_fin
     assert again[-2:] == [False, False]  # checked in the worker
     assert again[:-2] == [["model.py", "SL101", 7, 18], ["train.py", "SL401", 8, 20], ["train.py", "SL201", 9, 15]]
     assert again[:-2] == run(tmp_path / "fresh-cache")[:-2]
+
+
+def test_a_run_that_cannot_fork_checks_in_its_own_process(tmp_path, monkeypatch):
+    """No process to spare (``fork`` fails): no worker, no descriptor left open, and the
+    run's findings are the usual ones."""
+    from synclint import early_worker
+    from synclint.runner import RunOptions, _early_worker
+
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(early_worker.os, "fork", refuse)
+    monkeypatch.setattr(early_worker, "can_start", lambda loaded: True)
+    assert _early_worker(RunOptions(jobs=2, cache_dir=tmp_path / "cache")) is None
+    assert set(os.listdir("/proc/self/fd")) == before
