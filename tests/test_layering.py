@@ -61,3 +61,12 @@ def test_what_the_engine_leaves_out_is_decided_below_the_rules(module):
     above = ("synclint.rules", "synclint.engine", "synclint.fixers", "synclint.reporters", "synclint.notebook",
              "synclint.runner", "synclint.cli")
     assert [(f, n) for f, n in _imported_by(module) if n.startswith(above)] == []
+
+
+@pytest.mark.parametrize("module", ["early_worker", "parallel"])
+def test_the_process_plumbing_is_handed_the_check_and_imports_none_of_it(module):
+    # The runner hands them ``check_one`` and ``load_checker``: importing the checker (or the
+    # index) here would load it in the main process, which the early worker exists to avoid.
+    above = ("synclint.analysis", "synclint.rules", "synclint.engine", "synclint.fixers", "synclint.reporters",
+             "synclint.notebook", "synclint.runner", "synclint.cli", "synclint.project")
+    assert [(f, n) for f, n in _imported_by(module) if n.startswith(above)] == []
