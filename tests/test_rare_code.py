@@ -2984,3 +2984,48 @@ def test_a_memoised_function_that_reads_a_tensor_attribute_of_a_parameter_is_key
     # a new one every step), so `@lru_cache` keeps nothing across steps and the copy is hot.
     found = _found(FAIRSEQ_GUIDED_ATTENTION)
     assert found[(12, "SL403")][0] == "hot"
+
+
+EARLY_RETURNS = """
+    import math
+    import torch
+    class Task(torch.nn.Module):
+        def validation_step(self, batch, batch_idx):
+            X, y = batch
+            loss = self.model(X).sum()
+            self.log("loss", loss.item())
+            if self.current_epoch == 0 or math.log2(self.current_epoch) % 1 > 0 or batch_idx > 0:
+                return
+            self.plot(X.cpu().numpy())
+        def training_step(self, batch, step):
+            loss = self.model(batch).sum()
+            if step % 100 != 0:
+                return loss
+            print(loss.item())
+            return loss
+    class Accumulating(torch.nn.Module):
+        def training_step(self, batch, step):
+            loss = self.model(batch).sum()
+            loss.backward()
+            if (step + 1) % self.accum_steps != 0:
+                return loss
+            self.optimizer.step()
+            print(loss.item())
+        def forward(self, x, i):
+            if i > 0:
+                return x
+            return x.nonzero()
+"""
+
+
+def test_the_rest_after_an_early_return_off_the_first_batch_or_the_logging_steps_is_cold():
+    # pyannote's validation_step plots its first batch (in some epochs) after an early return
+    # one clause of which is `batch_idx > 0`; a return off the logging steps leaves the rest
+    # periodic. Not off a gradient accumulation boundary (the rest steps the optimizer), nor
+    # past a counter that is no batch index (`i` of a forward).
+    found = _found(EARLY_RETURNS)
+    assert found[(8, "SL201")][0] == "hot"
+    assert found[(11, "SL201")] == ("cold", "first batch only (once per pass over the data)")
+    assert found[(16, "SL201")] == ("cold", "periodic (after an early return when not logging)")
+    assert found[(25, "SL201")][0] == "hot"
+    assert found[(29, "SL101")][0] == "hot"

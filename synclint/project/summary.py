@@ -841,12 +841,61 @@ def _schedule_parts(test: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _exits_unless_periodic(node: ast.If) -> bool:
-    """``if not should_log: return``: what follows runs only on logging steps."""
+#: Why the code after an early return taken off the logging steps is cold.
+AFTER_RETURN_OFF_PERIOD = "periodic (after an early return when not logging)"
+
+
+def _exits_unless_rare(node: ast.If, loops: list[tuple[ast.AST, bool]], counters: Collection[str] = ()) -> str | None:
+    """Why what follows ``if ...: return`` runs rarely, or None: the return is taken unless
+    a logging step (``if not should_log: return``, ``if step % 100 != 0: return``) or the
+    first batch (``if batch_idx > 0: return``), also as one clause of an ``or``, each of
+    which must be false to go on (pyannote's ``validation_step``: ``if current_epoch == 0
+    or math.log2(current_epoch) % 1 > 0 or batch_idx > 0: return``, then plots of the
+    first batch). Not off a gradient accumulation boundary (``if (step + 1) % accum != 0:
+    return`` goes on to step the optimizer: that is the training step)."""
+    if node.orelse or not node.body or not isinstance(node.body[-1], ast.Return):
+        return None
     test = node.test
-    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or node.orelse:
+    clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    for clause in clauses:
+        if isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not) and _is_periodic_guard(clause.operand):
+            return AFTER_RETURN_OFF_PERIOD
+        if _off_a_logging_period(clause, counters):
+            return AFTER_RETURN_OFF_PERIOD
+        counter = _past_the_first(clause)
+        if counter is not None and _is_first_batch_only(
+                ast.Compare(left=counter, ops=[ast.Eq()], comparators=[ast.Constant(0)]), loops, counters):
+            return FIRST_BATCH_ONLY
+    return None
+
+
+def _off_a_logging_period(test: ast.AST, counters: Collection[str]) -> bool:
+    """``step % 100`` (its truth) or ``step % 100 != 0`` of a step counter, not of a gradient
+    accumulation boundary: true on every step but the logging ones."""
+    if not _off_the_period(test):
         return False
-    return _is_periodic_guard(test.operand) and isinstance(node.body[-1], ast.Return)
+    sides = (test,) if isinstance(test, ast.BinOp) else (test.left, *test.comparators)  # type: ignore[attr-defined]
+    for side in sides:
+        if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod):
+            if _ACCUMULATION.search((dotted(side.right) or "").rsplit(".", 1)[-1]):
+                return False
+            left, counter = _counter(side.left)
+            return bool(_STEP_COUNTER.search(counter)) or (isinstance(left, ast.Name) and left.id in counters)
+    return False
+
+
+def _past_the_first(test: ast.AST) -> ast.AST | None:
+    """The counter of ``counter > 0``, ``counter != 0``, ``counter >= 1`` (either way round):
+    true on every pass but the first."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    for counter, bound, past in ((left, right, (ast.Gt, ast.NotEq)), (right, left, (ast.Lt, ast.NotEq))):
+        if isinstance(bound, ast.Constant) and type(bound.value) is int and (
+                (bound.value == 0 and isinstance(op, past))
+                or (bound.value == 1 and isinstance(op, ast.GtE if counter is left else ast.LtE))):
+            return counter
+    return None
 
 
 #: The index of the batch within a pass over the data, or of the step: ``batch_idx``,
@@ -1519,9 +1568,10 @@ class _CallWalker:
             return
         if isinstance(node, ast.If):
             self._expressions([node.test])
-            if depth == 0 and _exits_unless_periodic(node):
+            rare_after = _exits_unless_rare(node, self.loops, _batch_counters(self.loops, self.enumerations, node.lineno))
+            if depth == 0 and rare_after is not None:
                 self.statements(node.body, depth + 1)
-                self.rest_cold = "periodic (after an early return when not logging)"
+                self.rest_cold = rare_after
                 return
             if _is_state_initialisation(node.test):
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
