@@ -467,3 +467,51 @@ def test_a_module_imported_by_a_name_no_path_split_gave_may_be_any(tmp_path: Pat
     loader = _GET_OBJ_FROM_STR + "\n\ndef load_module(module):\n    return importlib.import_module(module)\n"
     assert find_module_loading_in_packages(loader) == ("`import_module`", frozenset())
     assert _findings(tmp_path, _program(imports="import registry", **{"registry.py": loader}))[-1:] == _hot()
+
+
+def _shadowed_project(tmp_path: Path, train_extra: str = "", files: dict[str, str] | None = None) -> Path:
+    """CCNet's shape: a top-level package ``loss/`` that the script imports, and an older
+    ``utils/loss.py`` (imported only by ``utils/criterion.py``, which nothing imports) that
+    ``import loss`` would reach only if ``utils/`` were on ``sys.path``."""
+    project = tmp_path / "project"
+    for folder in ("loss", "utils"):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "__init__.py").write_text("")
+    (project / "loss" / "criterion.py").write_text(
+        "import torch\n\n\nclass Criterion(torch.nn.Module):\n    def forward(self, x):\n        return x.sum()\n")
+    (project / "utils" / "loss.py").write_text(
+        "import torch\n\n\nclass OhemLoss(torch.nn.Module):\n    def forward(self, x):\n        return x.nonzero()\n")
+    (project / "utils" / "criterion.py").write_text(
+        "from .loss import OhemLoss\n\n\ndef build():\n    return OhemLoss()\n")
+    (project / "train.py").write_text(
+        f"import torch\nfrom loss.criterion import Criterion\n{train_extra}\n\ndef train(loader):\n"
+        "    criterion = Criterion()\n    for batch in loader:\n        criterion(batch.cuda())\n\n\n"
+        "if __name__ == '__main__':\n    train([torch.ones(3)])\n")
+    for name, text in (files or {}).items():
+        (project / name).write_text(text)
+    return project
+
+
+def _reported(project: Path) -> set[tuple[str, str, int]]:
+    return {(Path(f.path).relative_to(project).as_posix(), f.code, f.line)
+            for f in lint_paths([project], Settings(root=project), RunOptions(jobs=1, use_cache=False))}
+
+
+def test_a_tail_that_names_another_module_whole_imports_nothing_else(tmp_path: Path):
+    # ``from loss.criterion import ...`` names the package ``loss/``; it reaches ``utils/loss.py``
+    # only through the tail ``loss``, which Python finds first in the project's directory.
+    project = _shadowed_project(tmp_path)
+    assert ("utils/loss.py", "SL101", 6) not in _reported(project)
+    assert ("train.py", "SL401", 8) in _reported(project)
+
+
+@pytest.mark.parametrize("files, train_extra", [
+    ({}, "import sys\nsys.path.insert(0, 'utils')"),
+    ({"run.sh": "PYTHONPATH=utils python train.py\n"}, ""),
+    ({"utils/tool.py": "import loss\n\nif __name__ == '__main__':\n    loss.OhemLoss()(None)\n"}, ""),
+])
+def test_a_shadowed_tail_counts_where_its_directory_may_be_on_the_path(tmp_path: Path, files, train_extra):
+    # ``sys.path`` changed in the program, ``PYTHONPATH`` set by a script, or a script beside
+    # ``utils/loss.py`` (its directory is ``sys.path[0]``): ``import loss`` may reach it.
+    project = _shadowed_project(tmp_path, train_extra, files)
+    assert ("utils/loss.py", "SL101", 6) in _reported(project)

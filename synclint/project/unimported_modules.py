@@ -19,7 +19,12 @@ A module (a file of the project index) is *unimported* when all of these hold:
   import Model`` after a ``sys.path`` insertion: either may find the file, so both count),
   and when it ends with the module's dotted name (SlowFast's ``from
   vision.fair.slowfast.tools.train_net import train``: the project vendored under a
-  longer package path). A Python file the index could not read (Python 2) is searched
+  longer package path). Not a tail that is another project module's whole dotted name:
+  CCNet's ``from loss.criterion import ...`` names its top-level package ``loss/``, which
+  Python finds first, not ``utils/loss.py``; unless the tail's directory may be on
+  ``sys.path``: the importer sits in it (a script beside ``utils/loss.py``), or the
+  project changes the path (a file of the program spells ``sys.path``, a script,
+  configuration file or page ``PYTHONPATH``). A Python file the index could not read (Python 2) is searched
   as text for every tail. An import only from modules that never run counts for nothing:
   those modules are found together (no chain of imports reaches them from a file that
   may run, *transitively*: what only dead code imports is dead too).
@@ -88,6 +93,7 @@ The code of an unimported module is cold: it never runs, and so is what only it 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -115,7 +121,7 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     tails = _candidate_tails(index, decided)
     if not tails or not any(entry.summary.is_script and decided(key) is None for key, entry in index.entries.items()):
         return {}  # (nothing to ask, or a project of modules only: a library its users import)
-    imports, unread = _imports(index, tails)
+    imports, unread, through_shadows = _imports(index, tails)
     spelled = spelled_in(sorted(unread), {tail for names in tails.values() for tail in names}) if unread else set()
     live = {key for key, names in tails.items() if names & spelled}
     dead = _unreached(index, imports, tails.keys(), live)
@@ -124,10 +130,15 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
     forms = {form for key in dead for form in _spellings(tails[key])}
     loaded: set[str] = set()
     own = {key: _spellings(tails[key]) & forms for key in dead}
-    spelled = _spelled_in_python(index, decided, forms, unread, loaded, own)
+    path_changes: list[bool] = []
+    spelled = _spelled_in_python(index, decided, forms, unread, loaded, own, path_changes)
     if spelled is None:
         return {}
     spelled |= spelled_in(index.naming_files, forms - spelled)
+    if through_shadows and (path_changes or _changes_the_path(index.naming_files)):
+        for key, shadowed in through_shadows.items():  # (the tails may resolve where the project puts them)
+            imports.setdefault(key, set()).update(shadowed)
+        dead = _unreached(index, imports, tails.keys(), live)
     if loaded & {index.root.name, natural_root(index.root).name}:
         return {}  # (``"proj." + name``, run from above the project's directory ``proj``: any of its modules)
     while revived := {key for key in dead if not spelled.isdisjoint(_spellings(tails[key]))
@@ -138,7 +149,8 @@ def unimported_modules(index: ProjectIndex, decided: Callable[[str], str | None]
 
 
 def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None], forms: set[str],
-                       unread: set[str], loaded: set[str], own: dict[str, set[str]]) -> set[str] | None:
+                       unread: set[str], loaded: set[str], own: dict[str, set[str]],
+                       path_changes: list[bool] | None = None) -> set[str] | None:
     """Those of ``forms`` that the project's Python files spell outside their import
     statements (resolved already: ``from pkg.losses import x`` in a module that never runs
     must not make ``pkg.losses`` run); None when a file of the program could import any
@@ -160,6 +172,8 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
             return None  # (unreadable since it was summarised: it may import any of them)
         in_program = not _outside_the_program(decided(key))
         split_paths.read(text, in_program)
+        if path_changes is not None and in_program and not path_changes and _PATH_CHANGE.search(text):
+            path_changes.append(True)  # (``sys.path`` changed: see :func:`_shadowed_tail`)
         if in_program:
             marker, packages = find_module_loading_in_packages(text)
             if marker is not None:
@@ -172,6 +186,19 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
             spelled |= spelled_names(strings_and_comments(text), itself - spelled, {})[0]
     loaded |= split_paths.packages
     return spelled
+
+
+def _changes_the_path(paths: Iterable[str]) -> bool:
+    """A script, configuration file or page sets ``PYTHONPATH`` (or a notebook changes
+    ``sys.path``)."""
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                if _PATH_CHANGE.search(handle.read(16 << 20).decode("utf-8", "replace")):
+                    return True
+        except OSError:
+            return True
+    return False
 
 
 def _in_packages(tails: Iterable[str], packages: set[str]) -> bool:
@@ -228,22 +255,31 @@ class _Lookup(NamedTuple):
     #: A package's dotted name (or a tail) -> the candidates directly in it (``from a.b import *``).
     packages: dict[str, set[str]]
 
-    def named(self, module: str, names: tuple[str, ...]) -> set[str]:
+    def named(self, module: str, names: tuple[str, ...],
+              shadowed: Callable[[str, str], bool] = lambda name, key: False) -> tuple[set[str], set[str]]:
         """The candidates an import statement of ``names`` from ``module`` names (see the
-        module's docstring)."""
+        module's docstring), and those of them it names only through a tail that
+        ``shadowed(name, candidate)`` says another module's whole name takes."""
         parts = module.split(".") if module else []
         dotted = {".".join(parts[:cut]) for cut in range(1, len(parts) + 1)}
         dotted.update(f"{module}.{name}" if module else name for name in names if name != "*")
-        found = {key for name in dotted for key in self.by_tail.get(name, ())}
+        found: set[str] = set()
+        only_shadowed: set[str] = set()
+        for name in dotted:
+            for key in self.by_tail.get(name, ()):
+                (only_shadowed if shadowed(name, key) else found).add(key)
         found.update(self.by_name[suffix] for name in dotted for suffix in dotted_tails(name) if suffix in self.by_name)
         if "*" in names:
             found.update(key for suffix in dotted_tails(module) for key in self.packages.get(suffix, ()))
-        return found
+        return found, only_shadowed - found
 
 
-def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dict[str, set[str]], set[str]]:
-    """File -> the candidates its import statements name; and the Python files the index
-    could not read (searched as text: they may import any)."""
+def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]
+             ) -> tuple[dict[str, set[str]], set[str], dict[str, set[str]]]:
+    """File -> the candidates its import statements name; the Python files the index could
+    not read (searched as text: they may import any); and file -> the candidates its
+    imports name only through a shadowed tail (:func:`_shadowed_tail`), which count only
+    where the project changes ``sys.path``."""
     lookup = _Lookup({}, {name: key for name, key in index.modules.items() if key in tails}, {})
     for key, names in tails.items():
         for tail in names:
@@ -251,16 +287,46 @@ def _imports(index: ProjectIndex, tails: dict[str, frozenset[str]]) -> tuple[dic
             if "." in tail:
                 lookup.packages.setdefault(tail.rpartition(".")[0], set()).add(key)
     imports: dict[str, set[str]] = {}
+    through_shadows: dict[str, set[str]] = {}
     unread = set()
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
             unread.add(key)
             continue
+
+        def shadowed(name: str, candidate: str, importer: str = key) -> bool:
+            return _shadowed_tail(index, importer, name, candidate)
+
         for level, module, names in entry.summary.module_imports:
-            named = lookup.named(index.absolute_module(key, level, module), names) - {key}
+            named, only_shadowed = lookup.named(index.absolute_module(key, level, module), names, shadowed)
+            named.discard(key)
+            only_shadowed.discard(key)
             if named:
                 imports.setdefault(key, set()).update(named)
-    return imports, unread
+            if only_shadowed:
+                through_shadows.setdefault(key, set()).update(only_shadowed)
+    return imports, unread, through_shadows
+
+
+def _shadowed_tail(index: ProjectIndex, importer: str, name: str, candidate: str) -> bool:
+    """``import loss`` names CCNet's top-level package ``loss/``, whose whole dotted name it
+    is, not ``utils/loss.py``, whose tail it only is: Python finds the package first, from
+    the project's directory, unless the directory the tail resolves in (``utils/``) is on
+    ``sys.path``: the importer's own (a script beside ``utils/loss.py``), or one the project
+    inserts (see :func:`unimported_modules`)."""
+    whole = index.modules.get(name)
+    if whole is None or whole == candidate:
+        return False
+    depth = name.count(".") + 1
+    if os.path.basename(candidate) == "__init__.py":
+        depth += 1
+    resolves_in = Path(candidate).parents[depth - 1]
+    return Path(importer).parent != resolves_in
+
+
+#: Text that puts a directory on ``sys.path`` for the program: ``sys.path.insert(0, "utils")``,
+#: ``PYTHONPATH=utils python train.py``.
+_PATH_CHANGE = re.compile(r"\bsys\.path\b|\bPYTHONPATH\b")
 
 
 def _unreached(index: ProjectIndex, imports: dict[str, set[str]], candidates: Iterable[str],
