@@ -3029,3 +3029,31 @@ def test_the_rest_after_an_early_return_off_the_first_batch_or_the_logging_steps
     assert found[(16, "SL201")] == ("cold", "periodic (after an early return when not logging)")
     assert found[(25, "SL201")][0] == "hot"
     assert found[(29, "SL101")][0] == "hot"
+
+
+ACCUMULATING_UNDER_ANOTHER_NAME = """
+    import torch
+    class Accumulating(torch.nn.Module):
+        def training_step(self, batch, step):
+            loss = self.model(batch).sum()
+            loss.backward()
+            if (step + 1) % self.grad_steps != 0:
+                return loss
+            self.optimizer.step()
+            print(loss.item())
+        def validation_step(self, batch, step):
+            loss = self.model(batch).sum()
+            if not (step + 1) % self.n_acc == 0:
+                return loss
+            self.scaler.step(self.opt)
+            print(loss.item())
+"""
+
+
+def test_the_rest_after_an_early_return_off_an_accumulation_boundary_of_any_name_is_hot():
+    # An early return off `(step + 1) % self.grad_steps` whose rest steps the optimizer is a
+    # gradient accumulation boundary whatever the divisor is called (as for an `if` block,
+    # see _steps_the_optimizer): the rest is the training step, not a logging step.
+    found = _found(ACCUMULATING_UNDER_ANOTHER_NAME)
+    assert found[(10, "SL201")][0] == "hot"
+    assert found[(16, "SL201")][0] == "hot"

@@ -1736,10 +1736,16 @@ class _CallWalker:
         CUDA check (``if torch.cuda.is_available(): return decode_cuda(...)``) only off CUDA
         (:func:`~synclint.project.rare_blocks.returns_on_cuda`)."""
         for position, statement in enumerate(statements):
+            cold_before = self.rest_cold
             self.statement(statement, depth)
             if not isinstance(statement, ast.If) or position + 1 == len(statements):
                 continue  # (both forms start with an ``if``: no copy of the rest for other statements)
             rest = statements[position + 1:]
+            if self.rest_cold == AFTER_RETURN_OFF_PERIOD and _steps_the_optimizer(rest):
+                # ``if (step + 1) % self.grad_steps != 0: return``, then ``optimizer.step()``:
+                # a gradient accumulation boundary, whatever the divisor is called (as for
+                # an ``if`` block): the rest is the training step, not a logging step.
+                self.rest_cold = cold_before
             if fills_after_a_hit(statement, rest, self.persistent) and not self._holds_a_step_loop(rest):
                 self._quiet_block(rest, _LAZY_INITIALISATION, depth - 1)
                 return
