@@ -1024,3 +1024,18 @@ def test_resolved_keys_with_a_directory_memo_equal_realpath(tmp_path: Path, monk
     keys = [resolved_key(spelling, memo) for spelling in spellings]
     assert keys == [os.path.realpath(spelling) for spelling in spellings]
     assert keys[0] == keys[1] == keys[2] and keys[3] == keys[4] == str(real / "target.py")
+
+
+def test_resolved_keys_with_a_directory_memo_resolve_links_before_parent_steps(tmp_path: Path, monkeypatch) -> None:
+    """``deep/../m.py`` with ``deep`` a link to ``real/pkg/sub`` is ``real/pkg/m.py`` (the
+    link first, then ``..``, as ``os.path.realpath`` and ``Path.resolve`` do), not the
+    ``m.py`` beside ``deep`` that cutting ``..`` from the spelling names."""
+    from synclint.project.store import resolved_key
+
+    real = tmp_path / "real" / "pkg"
+    (real / "sub").mkdir(parents=True)
+    (real / "m.py").write_text("x = 1\n")
+    (tmp_path / "deep").symlink_to(real / "sub", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    for spelling in ["deep/../m.py", str(tmp_path / "deep" / ".." / "m.py")]:
+        assert resolved_key(spelling, {}) == os.path.realpath(spelling) == str(Path(spelling).resolve())

@@ -42,7 +42,9 @@ def resolved_key(path: str | Path, directories: dict[str, str] | None = None) ->
     of each directory met so far, for a run over many files (one ``lstat`` a file, not one
     for every part of its path)."""
     try:
-        if directories is None:
+        if directories is None or os.pardir in os.fspath(path):
+            # (``abspath`` would cut ``link/..`` before ``link`` is resolved: ``realpath``
+            # resolves the link first, as ``Path.resolve`` does.)
             return os.path.realpath(path)  # (what ``Path.resolve`` returns, without building Paths)
         absolute = os.path.abspath(path)
         directory, name = os.path.split(absolute)
