@@ -515,3 +515,18 @@ def test_a_shadowed_tail_counts_where_its_directory_may_be_on_the_path(tmp_path:
     # ``utils/loss.py`` (its directory is ``sys.path[0]``): ``import loss`` may reach it.
     project = _shadowed_project(tmp_path, train_extra, files)
     assert ("utils/loss.py", "SL101", 6) in _reported(project)
+
+
+@pytest.mark.parametrize("files, train_extra", [
+    ({"pytest.ini": "[pytest]\npythonpath = utils\n"}, ""),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\npythonpath = [\"utils\"]\n"}, ""),
+    ({}, "import site\nsite.addsitedir('utils')"),
+])
+def test_a_shadowed_tail_counts_where_pytest_or_site_puts_its_directory_on_the_path(
+        tmp_path: Path, files, train_extra):
+    # pytest's ``pythonpath`` option (lower case) and ``site.addsitedir`` put ``utils/`` on
+    # ``sys.path`` too: a test's ``import loss`` may reach ``utils/loss.py``.
+    (tmp_path / "project" / "tests").mkdir(parents=True)
+    files = {"tests/test_loss.py": "import loss\n\n\ndef test_loss():\n    loss.OhemLoss()(None)\n", **files}
+    project = _shadowed_project(tmp_path, train_extra, files)
+    assert ("utils/loss.py", "SL101", 6) in _reported(project)

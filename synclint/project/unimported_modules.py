@@ -23,8 +23,8 @@ A module (a file of the project index) is *unimported* when all of these hold:
   CCNet's ``from loss.criterion import ...`` names its top-level package ``loss/``, which
   Python finds first, not ``utils/loss.py``; unless the tail's directory may be on
   ``sys.path``: the importer sits in it (a script beside ``utils/loss.py``), or the
-  project changes the path (a file of the program spells ``sys.path``, a script,
-  configuration file or page ``PYTHONPATH``). A Python file the index could not read (Python 2) is searched
+  project changes the path (a file of the program spells ``sys.path`` or ``addsitedir``, a
+  script, configuration file or page ``PYTHONPATH``, or pytest's ``pythonpath``). A Python file the index could not read (Python 2) is searched
   as text for every tail. An import only from modules that never run counts for nothing:
   those modules are found together (no chain of imports reaches them from a file that
   may run, *transitively*: what only dead code imports is dead too).
@@ -325,8 +325,9 @@ def _shadowed_tail(index: ProjectIndex, importer: str, name: str, candidate: str
 
 
 #: Text that puts a directory on ``sys.path`` for the program: ``sys.path.insert(0, "utils")``,
-#: ``PYTHONPATH=utils python train.py``.
-_PATH_CHANGE = re.compile(r"\bsys\.path\b|\bPYTHONPATH\b")
+#: ``PYTHONPATH=utils python train.py``, ``site.addsitedir("utils")``, pytest's ``pythonpath
+#: = utils`` (its option is spelled in lower case).
+_PATH_CHANGE = re.compile(r"\bsys\.path\b|\b(?i:pythonpath)\b|\baddsitedir\b")
 
 
 def _unreached(index: ProjectIndex, imports: dict[str, set[str]], candidates: Iterable[str],
