@@ -530,3 +530,16 @@ def test_a_shadowed_tail_counts_where_pytest_or_site_puts_its_directory_on_the_p
     files = {"tests/test_loss.py": "import loss\n\n\ndef test_loss():\n    loss.OhemLoss()(None)\n", **files}
     project = _shadowed_project(tmp_path, train_extra, files)
     assert ("utils/loss.py", "SL101", 6) in _reported(project)
+
+
+@pytest.mark.parametrize("files", [
+    {"tests/conftest.py": "import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'utils'))\n"},
+    {"tests/test_path.py": "import sys\n\nsys.path.append('utils')\n"},
+])
+def test_a_shadowed_tail_counts_where_a_test_puts_its_directory_on_the_path(tmp_path: Path, files):
+    # A test's imports count (its code runs, under pytest), and so does the ``sys.path`` it
+    # (or its ``conftest.py``) changes: ``import loss`` in a test may reach ``utils/loss.py``.
+    (tmp_path / "project" / "tests").mkdir(parents=True)
+    files = {"tests/test_loss.py": "import loss\n\n\ndef test_loss():\n    loss.OhemLoss()(None)\n", **files}
+    project = _shadowed_project(tmp_path, "", files)
+    assert ("utils/loss.py", "SL101", 6) in _reported(project)

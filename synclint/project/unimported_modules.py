@@ -23,7 +23,7 @@ A module (a file of the project index) is *unimported* when all of these hold:
   CCNet's ``from loss.criterion import ...`` names its top-level package ``loss/``, which
   Python finds first, not ``utils/loss.py``; unless the tail's directory may be on
   ``sys.path``: the importer sits in it (a script beside ``utils/loss.py``), or the
-  project changes the path (a file of the program spells ``sys.path`` or ``addsitedir``, a
+  project changes the path (a Python file, a test's too, spells ``sys.path`` or ``addsitedir``, a
   script, configuration file or page ``PYTHONPATH``, or pytest's ``pythonpath``). A Python file the index could not read (Python 2) is searched
   as text for every tail. An import only from modules that never run counts for nothing:
   those modules are found together (no chain of imports reaches them from a file that
@@ -172,8 +172,10 @@ def _spelled_in_python(index: ProjectIndex, decided: Callable[[str], str | None]
             return None  # (unreadable since it was summarised: it may import any of them)
         in_program = not _outside_the_program(decided(key))
         split_paths.read(text, in_program)
-        if path_changes is not None and in_program and not path_changes and _PATH_CHANGE.search(text):
-            path_changes.append(True)  # (``sys.path`` changed: see :func:`_shadowed_tail`)
+        if path_changes is not None and not path_changes and _PATH_CHANGE.search(text):
+            # (``sys.path`` changed: see :func:`_shadowed_tail`; by a test or its
+            # ``conftest.py`` too, whose imports count as well)
+            path_changes.append(True)
         if in_program:
             marker, packages = find_module_loading_in_packages(text)
             if marker is not None:
