@@ -76,9 +76,14 @@ def _libcst_version() -> str:
             version_file = Path(directory) / "_version.py"
             if version_file.is_file():
                 return hashlib.blake2b(version_file.read_bytes(), digest_size=16).hexdigest()
-    except (ImportError, ValueError, OSError):  # not installed as a package: the source hash still applies
+    except (ImportError, ValueError, OSError):
         pass
-    return "?"
+    try:  # (a build without ``_version.py``: the distribution's version, the slower way)
+        from importlib.metadata import version
+
+        return version("libcst")
+    except Exception:  # not installed as a distribution: the source hash still applies
+        return "?"
 
 
 def content_hash(data: bytes) -> str:

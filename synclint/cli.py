@@ -438,6 +438,9 @@ def _watch(paths, run_once, changes=None) -> None:
 
     click.echo("Watching for file changes.", err=True)
     attempt()
+    from synclint.runner import load_checker
+
+    load_checker()  # (once, while it waits: later runs check here, not in an early worker each)
     try:
         for batch in changes if changes is not None else python_changes(paths):
             if sys.stdout.isatty():

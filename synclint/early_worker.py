@@ -11,8 +11,10 @@ forked after this process has loaded the checker.
 
 Only where ``fork`` is safe and cheap: Linux (macOS's and Windows' spawned processes
 start a new interpreter, which costs more than the import saves), a process with one
-thread (forking a process with threads may copy a held lock), and one that has not
-loaded the checker already (a language server or a test session has it: nothing to gain).
+thread (forking a process with threads may copy a held lock) and without torch (whose
+native thread pools Python does not count), and one that has not loaded the checker
+already (a language server, a test session or ``--watch`` after its first run has it:
+nothing to gain).
 Plain ``os.fork`` and pipes, not ``multiprocessing``, whose import alone costs a tenth of
 what the worker saves.
 """
@@ -34,7 +36,7 @@ def can_start(loaded_module: str) -> bool:
     """Whether an early worker could help a run in this process: see the module docstring
     (``loaded_module``: a module the checker imports; loaded already, there is nothing to gain)."""
     return (sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
-            and loaded_module not in sys.modules)
+            and loaded_module not in sys.modules and "torch" not in sys.modules)
 
 
 class EarlyWorker:

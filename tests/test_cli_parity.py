@@ -372,6 +372,17 @@ def test_watch_checks_again_after_each_batch_of_changes(tmp_path: Path, capsys):
     assert "File change detected" in capsys.readouterr().err
 
 
+def test_watch_loads_the_checker_once_after_its_first_run(tmp_path: Path, monkeypatch):
+    # Later runs then check in this process: an early worker for each would import libcst again.
+    import synclint.runner
+    from synclint import cli as cli_module
+
+    events = []
+    monkeypatch.setattr(synclint.runner, "load_checker", lambda: events.append("load"))
+    cli_module._watch((str(tmp_path),), lambda: events.append("run"), iter([{"a.py"}, {"b.py"}]))
+    assert events == ["run", "load", "run", "run"]
+
+
 # -- progress ------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -161,3 +162,11 @@ def test_a_run_that_cannot_fork_checks_in_its_own_process(tmp_path, monkeypatch)
     monkeypatch.setattr(early_worker, "can_start", lambda loaded: True)
     assert _early_worker(RunOptions(jobs=2, cache_dir=tmp_path / "cache")) is None
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+def test_no_worker_in_a_process_that_has_loaded_torch(monkeypatch):
+    # (torch's native thread pools are threads Python does not count: no fork beside them)
+    monkeypatch.setitem(sys.modules, "torch", object())
+    assert not can_start("a module nobody loads")
+    monkeypatch.delitem(sys.modules, "torch")
+    assert can_start("a module nobody loads") == (threading.active_count() == 1)

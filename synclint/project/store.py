@@ -42,7 +42,8 @@ def resolved_key(path: str | Path, directories: dict[str, str] | None = None) ->
     of each directory met so far, for a run over many files (one ``lstat`` a file, not one
     for every part of its path)."""
     try:
-        if directories is None or os.pardir in os.fspath(path):
+        if directories is None or os.pardir in os.fspath(path) or os.name == "nt":
+            # (On Windows ``realpath`` also fixes the case of the name: no shortcut there.)
             # (``abspath`` would cut ``link/..`` before ``link`` is resolved: ``realpath``
             # resolves the link first, as ``Path.resolve`` does.)
             return os.path.realpath(path)  # (what ``Path.resolve`` returns, without building Paths)
