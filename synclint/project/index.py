@@ -634,17 +634,19 @@ class ProjectIndex:
             # ``self.encoder(x, layer)`` passes a number. Not where calls it does not see
             # may pass it (:meth:`runs_unseen`, :meth:`_built_unseen`): ``block(x, t)`` over
             # an ``nn.ModuleList`` hands ``forward(self, x, t=0.0)`` a tensor.
-            found.update(
-                (fid, name)
-                for key, entry in self.entries.items()
-                for qualname, function in entry.summary.functions.items()
-                if not self.callers().get(fid := (key, qualname))
-                and not self.runs_unseen(fid)
-                and not (function.cls is not None and function.name in ("forward", "__call__")
-                         and self._built_unseen((key, qualname.rpartition(".")[0])))
-                for name, value in function.defaults.items()
-                if name in function.kept_params and isinstance(value, (bool, int, float, str))
-            )
+            callers = self.callers()
+            for key, entry in self.entries.items():
+                for qualname, function in entry.summary.functions.items():
+                    defaulted = [name for name, value in function.defaults.items()
+                                 if name in function.kept_params and isinstance(value, (bool, int, float, str))]
+                    # (The cheap tests first: most functions have no such default, and asking
+                    # whether a ``forward``'s instances are all followed walks the project.)
+                    if not defaulted or callers.get(fid := (key, qualname)) or self.runs_unseen(fid):
+                        continue
+                    if function.cls is not None and function.name in ("forward", "__call__") and self._built_unseen(
+                            (key, qualname.rpartition(".")[0])):
+                        continue
+                    found.update((fid, name) for name in defaulted)
         # A candidate's answer changes only when a parameter of a function holding one of its
         # calls is found (the call may forward it): each is asked once, and again only then.
         waiting: dict[FunctionId, list[int]] = {}
