@@ -1568,8 +1568,9 @@ class _CallWalker:
             return
         if isinstance(node, ast.If):
             self._expressions([node.test])
-            rare_after = _exits_unless_rare(node, self.loops, _batch_counters(self.loops, self.enumerations, node.lineno))
-            if depth == 0 and rare_after is not None:
+            counters = _batch_counters(self.loops, self.enumerations, node.lineno)
+            rare_after = _exits_unless_rare(node, self.loops, counters) if depth == 0 else None
+            if rare_after is not None:
                 self.statements(node.body, depth + 1)
                 self.rest_cold = rare_after
                 return
@@ -1577,7 +1578,6 @@ class _CallWalker:
                 self._quiet_block(node.body, "first step only (state initialisation)", depth)
                 self.statements(node.orelse, depth + 1)
                 return
-            counters = _batch_counters(self.loops, self.enumerations, node.lineno)
             if _is_first_batch_only(node.test, self.loops, counters):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
                 self.statements(node.orelse, depth + 1)
