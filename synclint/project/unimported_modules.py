@@ -23,8 +23,9 @@ A module (a file of the project index) is *unimported* when all of these hold:
   CCNet's ``from loss.criterion import ...`` names its top-level package ``loss/``, which
   Python finds first, not ``utils/loss.py``; unless the tail's directory may be on
   ``sys.path``: the importer sits in it (a script beside ``utils/loss.py``), or the
-  project changes the path (a Python file, a test's too, spells ``sys.path`` or ``addsitedir``, a
-  script, configuration file or page ``PYTHONPATH``, or pytest's ``pythonpath``). A Python file the index could not read (Python 2) is searched
+  project changes the path (a Python file, a test's too, spells ``sys.path`` or
+  ``addsitedir``; a script, configuration file or page ``PYTHONPATH``, or pytest's
+  ``pythonpath``). A Python file the index could not read (Python 2) is searched
   as text for every tail. An import only from modules that never run counts for nothing:
   those modules are found together (no chain of imports reaches them from a file that
   may run, *transitively*: what only dead code imports is dead too).
