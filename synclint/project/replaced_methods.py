@@ -69,19 +69,17 @@ def replaced_methods(
     methods) already found never built or never named."""
     if not is_a_program_nobody_installs(index, decided):
         return {}
-    candidates = _candidates(index, decided, unnamed)
+    trees = _Trees()  # (each file parsed once: a candidate's own, and its subclasses')
+    candidates = _candidates(index, decided, unnamed, trees)
     if candidates:
         candidates = _not_reached_past_the_resolver(index, candidates)
     if not candidates:
         return {}
     # The subclasses' headers name their bases; nothing else of theirs is blanked.
     headers: dict[str, list[tuple[int, int]]] = {}
-    trees: dict[str, ast.Module | None] = {}  # (a file of many subclasses is parsed once)
     for cid in candidates:
         for sub in index.subclasses(cid):
-            if sub[0] not in trees:
-                trees[sub[0]] = _parsed(sub[0])
-            headers.setdefault(sub[0], []).append(_header(index, sub, trees[sub[0]]))
+            headers.setdefault(sub[0], []).append(_header(index, sub, trees.of(sub[0])))
     left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
     if left:
         left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]})}
@@ -95,7 +93,7 @@ def replaced(class_name: str, method: str) -> str:
 
 
 def _candidates(
-    index: ProjectIndex, decided: Callable[[str], bool], unnamed: Mapping[ClassId, str | None]
+    index: ProjectIndex, decided: Callable[[str], bool], unnamed: Mapping[ClassId, str | None], trees: _Trees
 ) -> dict[ClassId, list[str]]:
     """Undecorated top-level classes with project subclasses, each with its methods that
     are steps on their own (a root, a loop over batches) and that no subclass inherits."""
@@ -125,17 +123,16 @@ def _candidates(
                 if all(index.method(sub[0], sub[1], method) != fid for sub in subclasses) and all(
                         call.target.startswith("self.") for call, _plain in callers.get(fid, ())):
                     methods.append(method)
-            if methods and not _names_itself(key, name):
+            if methods and not _names_itself(trees.of(key), name):
                 found[cid] = methods
     return found
 
 
-def _names_itself(key: str, name: str) -> bool:
+def _names_itself(tree: ast.Module | None, name: str) -> bool:
     """Whether top-level class ``name``'s own body spells it (``functools.partial(Train._train,
     self)``, ``getattr(Train, "_train")``) or its ``__class__`` cell: a reference, not a call,
     that may run the base's method where the resolved calls show nothing. A file that cannot
-    be parsed may."""
-    tree = _parsed(key)
+    be parsed (``tree`` None) may."""
     if tree is None:
         return True
     for node in tree.body:
@@ -164,12 +161,19 @@ def _not_reached_past_the_resolver(index: ProjectIndex, candidates: dict[ClassId
     return {cid: methods for cid, methods in left.items() if methods}
 
 
-def _parsed(key: str) -> ast.Module | None:
-    """File ``key``'s tree, or None when it does not parse."""
-    try:
-        return ast.parse(python_text_of(key) or "")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+class _Trees:
+    """The project files' trees, each parsed when first asked for (None: it does not parse)."""
+
+    def __init__(self) -> None:
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def of(self, key: str) -> ast.Module | None:
+        if key not in self._trees:
+            try:
+                self._trees[key] = ast.parse(python_text_of(key) or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[key] = None
+        return self._trees[key]
 
 
 def _header(index: ProjectIndex, cid: ClassId, tree: ast.Module | None) -> tuple[int, int]:
