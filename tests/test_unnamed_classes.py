@@ -87,6 +87,61 @@ def test_a_class_named_only_in_a_string_stays_a_root_but_a_comment_builds_nothin
     assert _findings(tmp_path, _program("\n# loss = RankLoss()\n")) == [("losses.py", 6, 16, "SL101", "unknown", UNNAMED)]
 
 
+def test_an_error_message_names_nothing(tmp_path: Path):
+    # s4's `JITLamb` raises `RuntimeError('Lamb does not support sparse gradients.')`: the
+    # message builds no `Lamb`. A string elsewhere still may (a registry key).
+    message = '\n\ndef check(x):\n    if x:\n        raise ValueError(\n            "RankLoss needs targets"\n        )\n'
+    assert _findings(tmp_path / "raise", _program(message)) == [_loss_row(UNNAMED)]
+    inline = '\n\ndef check(x):\n    if x: raise ValueError("RankLoss needs targets")\n'
+    assert _findings(tmp_path / "inline", _program(inline)) == [_loss_row(HOT)]
+    returned = '\n\ndef check(x):\n    if x:\n        return ValueError("RankLoss")\n'
+    assert _findings(tmp_path / "return", _program(returned)) == [_loss_row(HOT)]
+
+
+#: A dataset base whose subclasses register themselves by name (s4's ``SequenceDataset``).
+_REGISTRY = """\
+class Registered{header}:
+    registry = {{}}
+{body}
+
+class Speech(Registered):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("header", "body", "why"),
+    [
+        ("", "\n    def __init_subclass__(cls, **kwargs):\n        super().__init_subclass__(**kwargs)\n"
+             "        cls.registry[cls.__name__] = cls\n", UNNAMED),
+        ("(metaclass=RegistryMeta)", "", UNNAMED),
+        ("(metaclass=abc.ABCMeta)", "", UNNAMED),
+        # The marker outside a class that holds it: it may reach any class.
+        ("", "\n\n# classes register in __init_subclass__\n", HOT),
+        ("", "\n\ndef make():\n    class Local:\n        def __init_subclass__(cls):\n            pass\n", HOT),
+    ],
+    ids=["__init_subclass__", "a metaclass", "ABCMeta", "in a comment", "in a nested class"],
+)
+def test_a_registry_by_subclassing_builds_only_its_subclasses(tmp_path: Path, header, body, why):
+    # A registry filled by `__init_subclass__` or a metaclass may build the subclasses of
+    # the class that holds it by a computed name, and nothing else: an unrelated loss class
+    # that no text names stays unnamed.
+    more = {"datasets.py": _REGISTRY.format(header=header, body=body)}
+    assert _findings(tmp_path, _program(**more)) == [_loss_row(why)]
+
+
+@pytest.mark.parametrize("base", ["Registered", "datasets.Registered", "Speech"])
+def test_a_subclass_of_a_registry_stays_a_root(tmp_path: Path, base):
+    # The loss derives from the registering class (directly, by a module's attribute, or
+    # through another subclass): the registry may build it by name.
+    body = "\n    def __init_subclass__(cls, **kwargs):\n        cls.registry[cls.__name__] = cls\n"
+    losses = _LOSSES.format(decorator="").replace(
+        "import torch\n", "import torch\nimport datasets\nfrom datasets import Registered, Speech\n"
+    ).replace("(torch.nn.Module)", f"({base}, torch.nn.Module)")
+    more = {"datasets.py": _REGISTRY.format(header="", body=body)}
+    assert _findings(tmp_path, _program(losses=losses, **more)) == [("losses.py", 8, 16, "SL101", "hot", HOT)]
+
+
 @pytest.mark.parametrize(
     ("extra", "why"),
     [

@@ -176,9 +176,11 @@ def _starts_at(chain: str, modules: set[str]) -> bool:
 
 def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]:
     """(start, end) offsets, in order, of what in ``source`` runs nothing, as Python's
-    tokenizer reads it: its comments, and the strings that are statements of their own
-    (docstrings, code put in triple quotes); ``[(-1, -1)]`` when it cannot (a syntax it does
-    not know: then a ``#`` outside quotes on the line is taken as a comment)."""
+    tokenizer reads it: its comments, the strings that are statements of their own
+    (docstrings, code put in triple quotes), and the strings of a ``raise`` statement (its
+    message: s4's ``raise RuntimeError('Lamb does not support sparse gradients.')`` in
+    ``JITLamb`` builds no ``Lamb``); ``[(-1, -1)]`` when it cannot (a syntax it does not
+    know: then a ``#`` outside quotes on the line is taken as a comment)."""
     import io
     import tokenize
 
@@ -186,6 +188,8 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
     # The strings of the logical line so far, while nothing else is on it: such a line
     # is a statement of strings (implicitly joined) when it ends.
     statement: list[tuple[int, int]] | None = []
+    # The strings of the logical line so far, when it is a ``raise`` statement (None otherwise).
+    raising: list[tuple[int, int]] | None = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             # (Only a comment's or a string's own place: the end marker of a file whose
@@ -195,12 +199,16 @@ def _comment_spans(source: str, line_starts: list[int]) -> list[tuple[int, int]]
             elif token.type == tokenize.STRING and "f" not in _prefix(token.string):
                 if statement is not None:
                     statement.append(_span(token, line_starts))
+                elif raising is not None:
+                    raising.append(_span(token, line_starts))
             elif token.type == tokenize.NEWLINE:
-                spans.extend(statement or ())
-                statement = []
+                spans.extend(statement or raising or ())
+                statement, raising = [], None
             elif token.type in (tokenize.INDENT, tokenize.DEDENT):
                 statement = [] if statement == [] else statement
             elif token.type != tokenize.NL:
+                if statement == [] and token.type == tokenize.NAME and token.string == "raise":
+                    raising = []
                 statement = None
     except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
         return [(-1, -1)]

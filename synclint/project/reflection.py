@@ -130,6 +130,10 @@ class Reflection(NamedTuple):
     #: file that imports the name may (``from config import MODELS``, ``getattr(MODELS,
     #: name)``).
     exported: frozenset[tuple[str, str | None]] = frozenset()
+    #: The file's classes whose subclasses may be registered by their own definition and
+    #: built by a computed name: each defines ``__init_subclass__`` or declares a metaclass
+    #: (see :func:`registering_classes`). Nothing else may be built so.
+    registries: frozenset[str] = frozenset()
 
 
 def find_reflection(source: str) -> Reflection:
@@ -165,10 +169,14 @@ def find_reflection(source: str) -> Reflection:
     file binds it, and of the package of that name. Text, not the tree: a match in a
     comment or a string counts too, and the search costs a scan, not a walk.
     """
+    registries: set[str] = set()
     for hint, pattern in _MARKERS:
         if hint in source and (marker := pattern.search(source)) is not None:
-            return Reflection("`sys.modules`" if hint == "sys.modules" else f"`{marker.group().rstrip('( =')}`",
-                              frozenset())
+            scoped = registering_classes(source, pattern) if hint in _SCOPED_HINTS else None
+            if scoped is None:
+                return Reflection("`sys.modules`" if hint == "sys.modules" else f"`{marker.group().rstrip('( =')}`",
+                                  frozenset())
+            registries |= scoped
     if _uses_own_globals(source):
         if has_star_import(source):
             return Reflection("`globals()` with `import *`", frozenset())
@@ -224,7 +232,39 @@ def find_reflection(source: str) -> Reflection:
             if package is None:
                 return Reflection(f"`{match.group().rstrip('([ ').removeprefix('sys.modules.')}`", frozenset())
             packages.add(package)
-    return Reflection(None, frozenset(modules), frozenset(packages), frozenset(exported))
+    return Reflection(None, frozenset(modules), frozenset(packages), frozenset(exported), frozenset(registries))
+
+
+#: Markers whose reach a class definition bounds: ``__init_subclass__`` runs for the
+#: subclasses of the class that defines it, a metaclass for the class that declares it and
+#: its subclasses. A registry they fill (s4's ``SequenceDataset.registry[cls._name_] =
+#: cls``) may build those classes by a computed name, and no other.
+_SCOPED_HINTS = frozenset({"__init_subclass__", "metaclass"})
+
+
+def registering_classes(source: str, pattern: re.Pattern[str]) -> set[str] | None:
+    """The top-level classes of ``source`` that define ``__init_subclass__`` or declare a
+    metaclass, when every match of ``pattern`` (the marker) lies in the definition of one of
+    them; else None: the marker elsewhere (a comment, a string, a nested class, a function)
+    may reach any class. A source that does not parse: None."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    spans: dict[str, tuple[int, int]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (
+            any(keyword.arg == "metaclass" and ast.unparse(keyword.value) not in ("ABCMeta", "abc.ABCMeta")
+                for keyword in node.keywords)
+            or any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init_subclass__"
+                   for item in node.body)
+        ):
+            spans[node.name] = (node.lineno, node.end_lineno or node.lineno)
+    for match in pattern.finditer(source):
+        line = source.count("\n", 0, match.start()) + 1
+        if not any(first <= line <= last for first, last in spans.values()):
+            return None
+    return set(spans)
 
 
 #: ``eval``/``exec`` of a dotted name built at run time from a template: ReChorus's

@@ -19,7 +19,8 @@ A top-level class is *unnamed* when all of these hold:
   of any other Python file of the project where code or a string may refer to it (code,
   a string, ``__all__``, an import, a base of another class; not a comment, which runs
   nothing: Point-MAE's ``# metrics = validate(...)``, nor a string that is a statement
-  of its own: a docstring, GraphCL's call of ``eval_loss`` put in triple quotes), nor of its own file outside its
+  of its own: a docstring, GraphCL's call of ``eval_loss`` put in triple quotes, nor one in a
+  ``raise`` statement: an error message), nor of its own file outside its
   own definition (code in a class runs only once the class does) but as an attribute
   (``model.eval()`` calls no function ``eval`` of the file), nor of a configuration file,
   shell script, notebook or documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
@@ -76,7 +77,10 @@ and the project allows the question at all:
 * **No file of the program (tests, benchmarks and export tools aside: their context is
   decided) uses reflection that could build a class by a computed name**, as its
   text spells it (a comment or a string counts too): ``__subclasses__``,
-  ``__init_subclass__``, a metaclass (other than ``ABCMeta``),
+  ``__init_subclass__`` or a metaclass (other than ``ABCMeta``) outside the header and body
+  of a top-level class that defines or declares it (such a class's registry, s4's
+  ``SequenceDataset.registry[cls._name_] = cls``, may build it and its subclasses, found
+  by the last part of each base's spelling, and nothing else),
   ``sys.modules`` listed or iterated, or a module fetched by a computed name
   (``import_module``/``__import__`` of one, ``sys.modules[name]``) in a file that also
   fetches a member of something by a computed name (``getattr(module, class_name)``,
@@ -331,6 +335,7 @@ def unnamed_in_python(
     # them comes from outside the project, however its modules are laid out.)
     project_packages = {part for module in index.modules for part in module.split(".")}
     split_paths = SplitPathTemplates()  # (``get_obj_from_str(path)``: what its templates' packages hold)
+    registries: set[str] = set()  # (classes whose subclasses a registry of their own may build)
     for key, entry in index.entries.items():
         if "<module>" not in entry.summary.functions:
             unread.append(key)
@@ -340,7 +345,7 @@ def unnamed_in_python(
             return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
         split_paths.read(text, not decided(key))
         if not decided(key):
-            reached = reflection_reach(index, key, text)
+            reached = reflection_reach(index, key, text, registries)
             if reached is None:
                 return set(), [], set()
             # ``models.__dict__[args.arch]``: what that module holds may be built, nothing else.
@@ -385,7 +390,29 @@ def unnamed_in_python(
     if split_paths.packages and left:
         reached = {module for package in split_paths.packages for module in _modules_under(index, package)}
         left = {(owner, name) for owner, name in left if not module_holds(index, reached, owner, name)}
+    if registries and left:
+        registered = _subclasses_by_name(index, registries)
+        left = {(owner, name) for owner, name in left if name not in registered}
     return left, unread, passed_on
+
+
+def _subclasses_by_name(index: ProjectIndex, names: set[str]) -> set[str]:
+    """``names`` and the names of the project's classes that derive from one of them, by the
+    last part of each base's spelling (``base.SequenceDataset``), to a fixpoint: a base the
+    index cannot resolve still counts, and a class another of the same name derives from
+    counts too (more classes are only more that may be built)."""
+    found = set(names)
+    classes = [(name, {base.rpartition(".")[2] for base in klass.bases if base})
+               for entry in index.entries.values() for name, klass in entry.summary.classes.items()]
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in classes:
+            short = name.rpartition(".")[2]
+            if short not in found and bases & found:
+                found.add(short)
+                changed = True
+    return found
 
 
 def _defined_here(summary: FileSummary) -> frozenset[str]:
@@ -504,7 +531,7 @@ def _offers_its_namespace(path: str) -> bool:
 
 
 
-def reflection_reach(index: ProjectIndex, key: str, text: str) -> set[str] | None:
+def reflection_reach(index: ProjectIndex, key: str, text: str, registries: set[str] | None = None) -> set[str] | None:
     """The project modules (file keys) whose members the program's file ``key`` lists or
     fetches by a computed name (``s2m_resnet.__dict__[backbone_name]``, ``getattr(models,
     cfg.arch)``, ``getattr(import_module("models." + arch), name)``: every module of
@@ -512,10 +539,16 @@ def reflection_reach(index: ProjectIndex, key: str, text: str) -> set[str] | Non
     ``__subclasses__``, ``import_module`` of a computed name...), or fetches from a project
     module that star-imports (its namespace holds names it never spells). (Not asked of a
     test that patches ``sys.modules`` or a benchmark that imports a module by name: what
-    they build runs in the test or the benchmark, not in the program's steps.)"""
+    they build runs in the test or the benchmark, not in the program's steps.)
+
+    ``registries``: where the names of the file's classes whose subclasses a registry of
+    their own may build (``__init_subclass__``, a metaclass) are added; without it, such a
+    class rules out every class, as ``__subclasses__`` does."""
     reflection = find_reflection(text)
-    if reflection.marker is not None:
+    if reflection.marker is not None or (reflection.registries and registries is None):
         return None
+    if registries is not None:
+        registries |= reflection.registries
     packages = set(reflection.packages)
     # (``MODELS = importlib.import_module(sys.argv[1])``, imported by a file that may look
     # a member of it up by a computed name: ``getattr(MODELS, name)``)

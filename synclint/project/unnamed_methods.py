@@ -126,7 +126,8 @@ def unnamed_methods(
                    for level, module, _name in entry.summary.imports.values()):
                 return {}
             computed, listed = _computed_lookups(text)
-            if listed or _MEMBERS_LISTED.search(text) or find_reflection(text).marker is not None:
+            reflection = find_reflection(text)
+            if listed or _MEMBERS_LISTED.search(text) or reflection.marker is not None or reflection.registries:
                 return {}
             looks_up = looks_up or computed
         # (A candidate's own code does not name it: a recursive call runs only once it does.
