@@ -849,12 +849,12 @@ def test_the_index_and_the_per_file_analysis_share_one_loader_vocabulary() -> No
 
 
 def test_a_cold_chain_names_its_root_once() -> None:
-    from synclint.project.hotness import _called_only_from
+    from synclint.project.hotness import called_only_from
 
-    first = _called_only_from("test or benchmark code")
+    first = called_only_from("test or benchmark code")
     assert first == "called only from test or benchmark code"
-    assert _called_only_from(first) == first
-    assert _called_only_from("construction or setup (`__init__`)") == "called only from construction or setup code"
+    assert called_only_from(first) == first
+    assert called_only_from("construction or setup (`__init__`)") == "called only from construction or setup code"
 
 
 def _lint_project(root: Path, files: dict[str, str]) -> list:
@@ -1039,3 +1039,55 @@ def test_resolved_keys_with_a_directory_memo_resolve_links_before_parent_steps(t
     monkeypatch.chdir(tmp_path)
     for spelling in ["deep/../m.py", str(tmp_path / "deep" / ".." / "m.py")]:
         assert resolved_key(spelling, {}) == os.path.realpath(spelling) == str(Path(spelling).resolve())
+
+
+_CONSTRUCTION_PASS = """
+    import torch
+
+
+    def class_weights(loader):
+        counts = torch.zeros(10, device="cuda")
+        for batch in loader:
+            labels = batch["label"].cuda()
+            present = torch.unique(labels)
+            counts[present] += count(labels, present){backward}
+        return counts
+
+
+    def count(labels, present):
+        return labels.bincount().nonzero()
+
+
+    class Trainer:
+        def __init__(self, loader):
+            self.weights = class_weights(loader)
+    {more}"""
+
+
+@pytest.mark.parametrize(
+    ("backward", "more", "expected"),
+    [
+        ("", "", {(9, "cold"), (15, "cold")}),
+        # The loop trains: a trainer that runs its training as it is built.
+        ("\n        labels.float().sum().backward()", "", {(9, "hot"), (16, "hot")}),
+        # A step calls it too.
+        ("", "\n    def training_step(self, loader):\n        return class_weights(loader)\n",
+         {(9, "hot"), (15, "hot")}),
+        # An epoch hook calls it too: each pass of its loop is an inference step.
+        ("", "\n    def on_validation_epoch_end(self, loader):\n        return class_weights(loader)\n",
+         {(9, "hot"), (15, "hot")}),
+    ],
+    ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it"],
+)
+def test_a_pass_over_batches_made_at_construction_runs_once(backward, more, expected):
+    # ChangeFormer's `get_alpha`, called from `CDTrainer.__init__`, counts each class's
+    # pixels over the training loader to weigh its focal loss: a pass made once, as the
+    # trainer is built; nor is `count`, called in that loop, reached from a step.
+    source = textwrap.dedent(_CONSTRUCTION_PASS).format(backward=backward, more=more)
+    findings = check_source(source, "example.py", include_cold=True)
+    found = {(f.line, f.context) for f in findings if f.code in ("SL102", "SL101")}
+    assert found == expected, [(f.line, f.code, f.context, f.why) for f in findings]
+    if expected == {(9, "cold"), (15, "cold")}:
+        whys = {f.line: f.why for f in findings if f.line in (9, 15)}
+        assert whys[9] == "runs once: a pass over batches in code called only from construction or setup"
+        assert whys[15].startswith("called only where it runs rarely: runs once: a pass over batches"), whys

@@ -113,4 +113,3 @@ def _once_site(call, owner: FunctionId, contexts, found, index: ProjectIndex) ->
     if function is None or not within_spans(call.line, function.once_spans):
         return None
     return MODULE_SITE if module else f"`{owner[1]}` outside its loops"
-

@@ -20,7 +20,16 @@ from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
 from synclint.project.cold_reasons import HOST_ONLY_PROJECT, is_never_named, is_self_test
-from synclint.project.hotness import COLD, HOT, UNKNOWN_CONTEXT, Context, contexts_and_skipped_blocks, file_context
+from synclint.project.hotness import (
+    COLD,
+    CONSTRUCTION_PASS,
+    HOT,
+    UNKNOWN_CONTEXT,
+    Context,
+    contexts_and_skipped_blocks,
+    file_context,
+    passes_at_construction,
+)
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
 from synclint.project.layout import dotted_tails
@@ -221,6 +230,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # A piece of a split project does not hold every call: a caller in another piece may
     # run the function every step.
     once = {} if split else functions_called_once(index, contexts)
+    passes = passes_at_construction(index, contexts)
     # The project's notebooks run its loaders too (a training loop in a notebook that imports
     # them), and import its modules; their code cells are read once, here (index.naming_files
     # holds them, and their stats are part of the facts cache's state). Not in a piece of a
@@ -234,7 +244,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # (Each file's share of the parameters every call passes a host tensor, or a number.)
     host_params, number_params = _by_file(index.host_parameters(decided)), _by_file(index.number_parameters(decided))
     for key, entry in index.entries.items():
-        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once,
+        result[key] = _file_facts(index, key, entry.summary, contexts, skipped, whole_project, once, passes,
                                   host_params, number_params, unimported.get(key), blocking_only, split,
                                   split or key in imported, host_only)
     return result
@@ -342,7 +352,7 @@ def in_project(own: FileFacts, project: FileFacts | None) -> FileFacts:
 
 
 def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, skipped, whole_project: bool,
-                once: dict[FunctionId, str],
+                once: dict[FunctionId, str], passes: set[FunctionId],
                 host_params: dict[str, list[tuple[str, str]]], number_params_by_file: dict[str, list[tuple[str, str]]],
                 never_runs: str | None = None,
                 blocking_copies_only: bool = False, split: bool = False,
@@ -394,6 +404,10 @@ def _file_facts(index: ProjectIndex, key: str, summary: FileSummary, contexts, s
     regions += [(first, last, Context(COLD, runs_once(once[key, qualname])))
                 for qualname, function in summary.functions.items() if (key, qualname) in once
                 for first, last in function.once_spans]
+    # (Its loops over batches too, when only construction calls it and nothing there trains.)
+    regions += [(region.start, region.end, Context(COLD, CONSTRUCTION_PASS))
+                for qualname, function in summary.functions.items() if (key, qualname) in passes
+                for region in function.regions if region.kind == HOT]
     tensor_params = _tensor_parameters(index, key, summary)
     host_names = {(qualname, name) for qualname, function in summary.functions.items() for name in function.host_names}
     host_names.update(host_params.get(key, ()))

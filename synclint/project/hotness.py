@@ -43,6 +43,7 @@ from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.run_once import within_spans
 from synclint.project.step_branches import SkippedBlocks, blocks_the_step_skips
 from synclint.project.summary import (
+    CONSTRUCTION,
     EPOCH_HOOK,
     STEP_NAMES,
     is_optimizer_class,
@@ -140,7 +141,7 @@ _PLOTTING_MODULE = re.compile(r"^(\w+_)?(visuali[sz](e|es|ation|ations|er|ers)|v
 _PLOTTING_DIR = re.compile(r"^(visu|viz|visuali[sz]e|visuali[sz]ations?|plots|plotting)$")
 
 
-def _called_only_from(why: str) -> str:
+def called_only_from(why: str) -> str:
     """The why of a function only cold code calls, named after the root of the chain:
     "called only from test or benchmark code", never "called only from called only
     from ... code code" (nor "called only from called only where it runs rarely: error
@@ -156,7 +157,7 @@ def _called_only_from(why: str) -> str:
 def _weakly_cold(name: str, why: str) -> bool:
     """Cold by a naming convention that hot code may break (``build_*``, ``setup_*``, an
     epoch hook a training step calls itself)."""
-    return (why == "construction or setup" and name not in _STRONGLY_COLD) or why == EPOCH_HOOK
+    return (why == CONSTRUCTION and name not in _STRONGLY_COLD) or why == EPOCH_HOOK
 
 
 def path_context(parts: tuple[str, ...]) -> str | None:
@@ -286,12 +287,20 @@ def contexts_and_skipped_blocks(
     contexts = compute_contexts(index, unnamed=unnamed, unimported=unimported)
     for _round in range(_MAX_SKIP_ROUNDS):
         found = blocks_the_step_skips(index, contexts, quiet, closed or {})
-        if found == skipped:
+        # (The calls in the loops of a pass made at construction are no steps' either.)
+        found_quiet = {**_pass_calls(index, passes_at_construction(index, contexts)), **_calls_in(index, found)}
+        if found == skipped and found_quiet == quiet:
             break
-        skipped = found
-        quiet = _calls_in(index, skipped)
+        skipped, quiet = found, found_quiet
         contexts = compute_contexts(index, quiet, unnamed, unimported)
     return contexts, skipped
+
+
+def _pass_calls(index: ProjectIndex, passes: set[FunctionId]) -> dict[int, str]:
+    """The calls (by identity) made in the loops over batches of ``passes``, with why."""
+    calls = index.resolved_calls()
+    return {id(call): CONSTRUCTION_PASS for fid in sorted(passes) for call, _callee in calls.get(fid, ())
+            if call.batch_loop is not None}
 
 
 def _calls_in(index: ProjectIndex, skipped: dict[FunctionId, SkippedBlocks]) -> dict[int, str]:
@@ -475,7 +484,7 @@ def compute_contexts(
             if callee not in contexts and deciding and all(
                 caller in contexts and contexts[caller].is_cold for caller in deciding
             ):
-                why = _called_only_from(
+                why = called_only_from(
                     _program_why([contexts[caller].why for caller in deciding], contexts[fid].why)
                 )
                 if why == SELF_TEST_HELPER and index.runs_unseen(callee):
@@ -528,3 +537,43 @@ def _program_why(caller_whys: list[str], default: str) -> str:
     would hide rules that matter in setup code too (see :func:`outside_the_program`)."""
     return next((why for why in caller_whys if not outside_the_program(why)), default)
 
+
+#: Why a loop over batches in a function only construction calls runs once per object.
+CONSTRUCTION_PASS = "runs once: a pass over batches in code called only from construction or setup"
+
+
+def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Context]) -> set[FunctionId]:
+    """The functions only construction or setup code calls (``__init__``, ``setup``,
+    ``build_*``, directly or through other such functions: their context says so) that reach
+    no backward pass (their own code or any project function they call, as far as the index
+    resolves calls). Their loops over batches are a pass the object makes once, as it is
+    built, not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``,
+    counts each class's pixels over the training loader to weigh a focal loss. (Other cold
+    callers leave such a loop a step: an epoch hook's validation pass runs an inference step
+    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training.)"""
+    why = called_only_from(CONSTRUCTION)
+    whys = (CONSTRUCTION, why)
+    callers = index.callers()
+    owners = index.call_owners()
+    # (The context's why names one of the callers' roots: every caller must be construction's.)
+    return {fid for fid, context in contexts.items()
+            if context.is_cold and context.why == why
+            and all(contexts.get(owners[id(call)], UNKNOWN_CONTEXT).why in whys for call, _plain in callers.get(fid, ()))
+            and not _reaches_a_backward(index, fid)}
+
+
+def _reaches_a_backward(index: ProjectIndex, fid: FunctionId) -> bool:
+    """Whether ``fid`` or a project function it calls (transitively) runs a backward pass."""
+    calls = index.resolved_calls()
+    seen = {fid}
+    pending = [fid]
+    while pending:
+        current = pending.pop()
+        function = index.function(current)
+        if function is None or function.backward or function.trains:
+            return True
+        for _call, callee in calls.get(current, ()):
+            if callee not in seen:
+                seen.add(callee)
+                pending.append(callee)
+    return False

@@ -138,6 +138,8 @@ STEP_NAMES = frozenset(
     {"training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
      "compute_loss", "run_step", "fit_one_batch", "training_step_end", "train_batch", "eval_batch"}
 )
+#: The cold why of construction and setup code (``__init__``, ``setup``, ``build_*``).
+CONSTRUCTION = "construction or setup"
 _COLD_NAMES = frozenset(
     {"__init__", "__post_init__", "__repr__", "__str__", "extra_repr", "setup", "reset_parameters",
      "_reset_parameters", "init_weights", "_init_weights", "reset", "__setstate__", "__getstate__",
@@ -1380,7 +1382,7 @@ class _Builder:
         decorators = _decorator_names(node)
         cold = None
         if name in _COLD_NAMES or name.startswith(_COLD_PREFIXES) or _COLD_WORDS.search(name) or _LOGGING.search(name):
-            cold = "construction or setup" if name not in ("__repr__", "__str__", "extra_repr") else "a repr"
+            cold = CONSTRUCTION if name not in ("__repr__", "__str__", "extra_repr") else "a repr"
             if name.startswith(("test_",)):
                 cold = "test code"
             elif _COLD_WORDS.search(name) or name.startswith(("export", "_export", "onnx", "_onnx", "symbolic", "_symbolic")):
