@@ -3057,3 +3057,63 @@ def test_the_rest_after_an_early_return_off_an_accumulation_boundary_of_any_name
     found = _found(ACCUMULATING_UNDER_ANOTHER_NAME)
     assert found[(10, "SL201")][0] == "hot"
     assert found[(16, "SL201")][0] == "hot"
+
+
+#: StyleGAN2-ADA's training loop (and StyleGAN3's, EG3D's, GET3D's, projected-gan's): the
+#: step, then a `continue` until the next tick, then once per tick a status line and metrics.
+TICK_LOOP = """
+    import torch
+    def training_loop(G, opt, training_set_iterator, batch_size, kimg_per_tick, total_kimg):
+        cur_nimg = 0
+        cur_tick = 0
+        tick_start_nimg = cur_nimg
+        while True:
+            images = next(training_set_iterator).to("cuda", non_blocking=True)
+            loss = G(images).mean()
+            loss.backward()
+            opt.step()
+            cur_nimg += batch_size
+            done = (cur_nimg >= total_kimg * 1000)
+            if {guard}:
+                continue
+            print(f"loss {{loss.item()}}")
+            stats = torch.stack([p.norm() for p in G.parameters()]).nonzero()
+            cur_tick += 1
+            {reset}
+            if done:
+                break
+"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "reset", "cold"),
+    [
+        ("(not done) and (cur_tick != 0) and (cur_nimg < tick_start_nimg + kimg_per_tick * 1000)",
+         "tick_start_nimg = cur_nimg", True),
+        ("cur_nimg - tick_start_nimg < kimg_per_tick * 1000", "tick_start_nimg = cur_nimg", True),
+        ("tick_start_nimg + kimg_per_tick > cur_nimg", "tick_start_nimg += kimg_per_tick", True),
+        # The bound never moves on: not a period (a resumed run skipping what it has seen).
+        ("cur_nimg < tick_start_nimg + kimg_per_tick * 1000", "pass", False),
+        # No deadline at all: only the first pass and the last are rare... but every other
+        # pass goes on too: `done` alone is false on every pass but the last.
+        ("(not done) and (cur_tick != 0)", "tick_start_nimg = cur_nimg", False),
+        # A clause that is false on ordinary passes (a skipped bad batch): every step goes on.
+        ("(cur_nimg < tick_start_nimg + kimg_per_tick) and torch.isfinite(loss)", "tick_start_nimg = cur_nimg", False),
+        # `or`: the rest runs whenever the deadline has passed... or not: any true clause skips.
+        ("(cur_nimg < tick_start_nimg + kimg_per_tick) or cur_tick == 0", "tick_start_nimg = cur_nimg", False),
+    ],
+    ids=["stylegan", "difference", "advanced bound", "bound never moves", "no deadline", "a bad-batch skip", "or"],
+)
+def test_the_rest_of_a_loop_after_a_continue_until_the_next_period_is_periodic(guard, reset, cold):
+    found = _found(TICK_LOOP.format(guard=guard, reset=reset))
+    why = "periodic (after a `continue` taken until the next period)"
+    for at in ((16, "SL201"), (17, "SL101")):
+        assert (found[at] == ("cold", why)) if cold else (found[at][0] == "hot"), found
+
+
+def test_a_continue_until_the_next_period_before_the_optimizer_step_is_an_accumulation():
+    # The rest steps the optimizer: the step itself, whatever the guard looks like.
+    source = TICK_LOOP.format(guard="cur_nimg < tick_start_nimg + kimg_per_tick", reset="tick_start_nimg = cur_nimg")
+    source = source.replace("            cur_tick += 1\n", "            cur_tick += 1\n            opt.step()\n")
+    found = _found(source)
+    assert found[(16, "SL201")][0] == "hot", found

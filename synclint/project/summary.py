@@ -103,6 +103,7 @@ from synclint.project.scopes import (
     runs_at_most_once,
     walk_nodes,
 )
+from synclint.project.period_guards import continues_until_a_period, past_the_first
 from synclint.project.redefined import redefined_functions
 from synclint.project.tensor_fallbacks import TensorFallback, tensor_fallbacks
 from synclint.project.run_once import code_apart, run_once_spans, straight_line_spans
@@ -845,6 +846,9 @@ def _schedule_parts(test: ast.AST) -> list[ast.AST]:
 
 #: Why the code after an early return taken off the logging steps is cold.
 AFTER_RETURN_OFF_PERIOD = "periodic (after an early return when not logging)"
+#: Why the rest of a loop's body after ``if ...: continue`` until the next period is cold
+#: (see :mod:`synclint.project.period_guards`).
+AFTER_CONTINUE_OFF_PERIOD = "periodic (after a `continue` taken until the next period)"
 
 
 def _exits_unless_rare(node: ast.If, loops: list[tuple[ast.AST, bool]], counters: Collection[str] = ()) -> str | None:
@@ -864,7 +868,7 @@ def _exits_unless_rare(node: ast.If, loops: list[tuple[ast.AST, bool]], counters
             return AFTER_RETURN_OFF_PERIOD
         if _off_a_logging_period(clause, counters):
             return AFTER_RETURN_OFF_PERIOD
-        counter = _past_the_first(clause)
+        counter = past_the_first(clause)
         if counter is not None and _is_first_batch_only(
                 ast.Compare(left=counter, ops=[ast.Eq()], comparators=[ast.Constant(0)]), loops, counters):
             return FIRST_BATCH_ONLY
@@ -884,20 +888,6 @@ def _off_a_logging_period(test: ast.AST, counters: Collection[str]) -> bool:
             left, counter = _counter(side.left)
             return bool(_STEP_COUNTER.search(counter)) or (isinstance(left, ast.Name) and left.id in counters)
     return False
-
-
-def _past_the_first(test: ast.AST) -> ast.AST | None:
-    """The counter of ``counter > 0``, ``counter != 0``, ``counter >= 1`` (either way round):
-    true on every pass but the first."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return None
-    op, left, right = test.ops[0], test.left, test.comparators[0]
-    for counter, bound, past in ((left, right, (ast.Gt, ast.NotEq)), (right, left, (ast.Lt, ast.NotEq))):
-        if isinstance(bound, ast.Constant) and type(bound.value) is int and (
-                (bound.value == 0 and isinstance(op, past))
-                or (bound.value == 1 and isinstance(op, ast.GtE if counter is left else ast.LtE))):
-            return counter
-    return None
 
 
 #: The index of the batch within a pass over the data, or of the step: ``batch_idx``,
@@ -1737,7 +1727,13 @@ class _CallWalker:
         :func:`~synclint.project.rare_blocks.fills_after_a_hit`), and what follows one on a
         CUDA check (``if torch.cuda.is_available(): return decode_cuda(...)``) only off CUDA
         (:func:`~synclint.project.rare_blocks.returns_on_cuda`)."""
+        in_loop = bool(self.loops) and statements is getattr(self.loops[-1][0], "body", None)
         for position, statement in enumerate(statements):
+            if in_loop and isinstance(statement, ast.If) and continues_until_a_period(statement, rest := statements[position + 1:]) \
+                    and not _steps_the_optimizer(rest) and not self._holds_a_step_loop(rest):
+                self.statement(statement, depth)
+                self._quiet_block(rest, AFTER_CONTINUE_OFF_PERIOD, depth - 1)
+                return
             cold_before = self.rest_cold
             self.statement(statement, depth)
             if not isinstance(statement, ast.If) or position + 1 == len(statements):
