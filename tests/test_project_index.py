@@ -1091,3 +1091,42 @@ def test_a_pass_over_batches_made_at_construction_runs_once(backward, more, expe
         whys = {f.line: f.why for f in findings if f.line in (9, 15)}
         assert whys[9] == "runs once: a pass over batches in code called only from construction or setup"
         assert whys[15].startswith("called only where it runs rarely: runs once: a pass over batches"), whys
+
+
+_TRAINS_AT_CONSTRUCTION = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, loader, optimizer):
+            self.model, self.loader, self.optimizer = model, loader, optimizer
+            self.fit()
+
+        def fit(self):
+            for batch in self.loader:
+    {body}
+                print(loss.item())
+    """
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The loss's backward pass runs in a method the index cannot resolve.
+        "            loss = self.model.compute_losses(batch)\n            self.optimizer.step()",
+        "            loss = self.model(batch).sum()\n"
+        "            grads = torch.autograd.grad(loss, self.model.parameters())",
+        "            loss = self.model.train_step(batch, self.optimizer)",
+    ],
+    ids=["an optimizer's step", "autograd.grad", "a training step by its name"],
+)
+def test_a_training_loop_run_at_construction_stays_a_step(body):
+    # A trainer that trains as it is built (`Trainer.__init__` calls `self.fit()`): its loop
+    # is the run's steps, though no `.backward()` of its own or of a callee the index
+    # resolves shows it.
+    source = textwrap.dedent(_TRAINS_AT_CONSTRUCTION).replace("{body}", body)
+    findings = check_source(source, "example.py", include_cold=True)
+    line = source.splitlines().index(next(s for s in source.splitlines() if "loss.item()" in s)) + 1
+    assert [(f.line, f.code, f.context, f.why) for f in findings if f.line == line] == [
+        (line, "SL201", "hot", "the loop over `self.loader` in `Trainer.fit`")
+    ]

@@ -48,6 +48,7 @@ from synclint.project.summary import (
     STEP_NAMES,
     is_optimizer_class,
     is_test_file,
+    steps_an_optimizer,
 )
 
 HOT, UNKNOWN, COLD = "hot", "unknown", "cold"
@@ -546,7 +547,8 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     """The functions only construction or setup code calls (``__init__``, ``setup``,
     ``build_*``, directly or through other such functions: their context says so) that reach
     no backward pass (their own code or any project function they call, as far as the index
-    resolves calls). Their loops over batches are a pass the object makes once, as it is
+    resolves calls) and step no optimizer, take no ``autograd.grad`` and call no training
+    step by its name (a backward pass the index cannot see: see :func:`_reaches_a_backward`). Their loops over batches are a pass the object makes once, as it is
     built, not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``,
     counts each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
@@ -563,17 +565,30 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
 
 
 def _reaches_a_backward(index: ProjectIndex, fid: FunctionId) -> bool:
-    """Whether ``fid`` or a project function it calls (transitively) runs a backward pass."""
+    """Whether ``fid`` or a project function it calls (transitively) runs a backward pass,
+    or trains where the index cannot follow it: it steps an optimizer (``optimizer.step()``
+    after a loss a callee the index cannot resolve backpropagates), takes gradients with
+    ``autograd.grad``, or calls a training step by its name (``model.train_step(batch)``)."""
     calls = index.resolved_calls()
     seen = {fid}
     pending = [fid]
     while pending:
         current = pending.pop()
         function = index.function(current)
-        if function is None or function.backward or function.trains:
+        if function is None or function.backward or function.trains or any(
+            _trains_out_of_sight(call.target) for call in function.calls
+        ):
             return True
         for _call, callee in calls.get(current, ()):
             if callee not in seen:
                 seen.add(callee)
                 pending.append(callee)
     return False
+
+
+def _trains_out_of_sight(target: str) -> bool:
+    """A call that trains whatever the index resolves: an optimizer's step (``optimizer.step``,
+    ``scaler.step``, ``opt.zero_grad``), ``autograd.grad``, a training step by its name."""
+    receiver, _, name = target.rpartition(".")
+    return (steps_an_optimizer(target) or (name == "grad" and receiver.endswith("autograd"))
+            or name in STEP_NAMES)

@@ -800,6 +800,13 @@ def _off_the_period(test: ast.AST) -> bool:
 _OPTIMIZER_NAME = re.compile(r"(optim|^opt$|_opt$|scaler)", re.I)
 
 
+def steps_an_optimizer(target: str) -> bool:
+    """A call's dotted target steps an optimizer or clears its gradients (``optimizer.step``,
+    ``self.scaler.step``, ``opt.zero_grad``)."""
+    receiver, _, name = target.rpartition(".")
+    return name in ("step", "zero_grad") and _OPTIMIZER_NAME.search(receiver.rsplit(".", 1)[-1]) is not None
+
+
 def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
     """The block steps an optimizer (``optimizer.step()``, ``scaler.step(opt)``,
     ``opt.zero_grad()``): a gradient accumulation boundary (``stepping = (it + 1) % args.ac
