@@ -130,16 +130,18 @@ def test_a_registry_by_subclassing_builds_only_its_subclasses(tmp_path: Path, he
     assert _findings(tmp_path, _program(**more)) == [_loss_row(why)]
 
 
-@pytest.mark.parametrize("base", ["Registered", "datasets.Registered", "Speech"])
+@pytest.mark.parametrize("base", ["Registered", "datasets.Registered", "Speech", "Base", "Registered[int]"])
 def test_a_subclass_of_a_registry_stays_a_root(tmp_path: Path, base):
-    # The loss derives from the registering class (directly, by a module's attribute, or
-    # through another subclass): the registry may build it by name.
+    # The loss derives from the registering class (directly, by a module's attribute,
+    # through another subclass, under the name an import gives it, or by a base that is no
+    # dotted name): the registry may build it by name.
     body = "\n    def __init_subclass__(cls, **kwargs):\n        cls.registry[cls.__name__] = cls\n"
     losses = _LOSSES.format(decorator="").replace(
-        "import torch\n", "import torch\nimport datasets\nfrom datasets import Registered, Speech\n"
+        "import torch\n",
+        "import torch\nimport datasets\nfrom datasets import Registered, Speech\nfrom datasets import Registered as Base\n",
     ).replace("(torch.nn.Module)", f"({base}, torch.nn.Module)")
     more = {"datasets.py": _REGISTRY.format(header="", body=body)}
-    assert _findings(tmp_path, _program(losses=losses, **more)) == [("losses.py", 8, 16, "SL101", "hot", HOT)]
+    assert _findings(tmp_path, _program(losses=losses, **more)) == [("losses.py", 9, 16, "SL101", "hot", HOT)]
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,8 @@ and the project allows the question at all:
   ``__init_subclass__`` or a metaclass (other than ``ABCMeta``) outside the header and body
   of a top-level class that defines or declares it (such a class's registry, s4's
   ``SequenceDataset.registry[cls._name_] = cls``, may build it and its subclasses, found
-  by the last part of each base's spelling, and nothing else),
+  by the last part of each base's spelling or the name it is imported as, or by a base
+  that is no dotted name, and nothing else),
   ``sys.modules`` listed or iterated, or a module fetched by a computed name
   (``import_module``/``__import__`` of one, ``sys.modules[name]``) in a file that also
   fetches a member of something by a computed name (``getattr(module, class_name)``,
@@ -398,18 +399,26 @@ def unnamed_in_python(
 
 def _subclasses_by_name(index: ProjectIndex, names: set[str]) -> set[str]:
     """``names`` and the names of the project's classes that derive from one of them, by the
-    last part of each base's spelling (``base.SequenceDataset``), to a fixpoint: a base the
+    last part of each base's spelling (``base.SequenceDataset``), or the name a file imports
+    under another (``from base import SequenceDataset as Base``), to a fixpoint: a base the
     index cannot resolve still counts, and a class another of the same name derives from
-    counts too (more classes are only more that may be built)."""
+    counts too (more classes are only more that may be built); so does a class with a base
+    that is no dotted name (``SequenceDataset[Config]``, ``make_base()``): it may be one."""
     found = set(names)
-    classes = [(name, {base.rpartition(".")[2] for base in klass.bases if base})
-               for entry in index.entries.values() for name, klass in entry.summary.classes.items()]
+    classes = []
+    for entry in index.entries.values():
+        imports = entry.summary.imports
+        for name, klass in entry.summary.classes.items():
+            bases = {base.rpartition(".")[2] for base in klass.bases if base}
+            bases |= {imported for base in klass.bases if base in imports
+                      and (imported := imports[base][2]) is not None}
+            classes.append((name, bases, "" in klass.bases))
     changed = True
     while changed:
         changed = False
-        for name, bases in classes:
+        for name, bases, unspelled in classes:
             short = name.rpartition(".")[2]
-            if short not in found and bases & found:
+            if short not in found and (unspelled or bases & found):
                 found.add(short)
                 changed = True
     return found
