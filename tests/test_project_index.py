@@ -1076,8 +1076,10 @@ _CONSTRUCTION_PASS = """
         # An epoch hook calls it too: each pass of its loop is an inference step.
         ("", "\n    def on_validation_epoch_end(self, loader):\n        return class_weights(loader)\n",
          {(9, "hot"), (15, "hot")}),
+        # It is passed as a value too: whoever holds it may call it every step.
+        ("", "\n    def hooks(self):\n        return [class_weights]\n", {(9, "hot"), (15, "hot")}),
     ],
-    ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it"],
+    ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it", "passed as a value"],
 )
 def test_a_pass_over_batches_made_at_construction_runs_once(backward, more, expected):
     # ChangeFormer's `get_alpha`, called from `CDTrainer.__init__`, counts each class's

@@ -552,14 +552,16 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     built, not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``,
     counts each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
-    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training.)"""
+    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training. So
+    does a function the project passes as a value, ``self.refresh = self.class_weights``:
+    it may run where the index sees no call, see :meth:`ProjectIndex.runs_unseen`.)"""
     why = called_only_from(CONSTRUCTION)
     whys = (CONSTRUCTION, why)
     callers = index.callers()
     owners = index.call_owners()
     # (The context's why names one of the callers' roots: every caller must be construction's.)
     return {fid for fid, context in contexts.items()
-            if context.is_cold and context.why == why
+            if context.is_cold and context.why == why and not index.runs_unseen(fid)
             and all(contexts.get(owners[id(call)], UNKNOWN_CONTEXT).why in whys for call, _plain in callers.get(fid, ()))
             and not _reaches_a_backward(index, fid)}
 
