@@ -1132,3 +1132,20 @@ def test_a_training_loop_run_at_construction_stays_a_step(body):
     assert [(f.line, f.code, f.context, f.why) for f in findings if f.line == line] == [
         (line, "SL201", "hot", "the loop over `self.loader` in `Trainer.fit`")
     ]
+
+
+def test_a_piece_of_a_split_project_makes_no_pass_at_construction():
+    # A huge tree is indexed piece by piece: a step in another piece may call
+    # `class_weights` too, so its loop stays the loop over batches it is (as a function
+    # called once stays unknown there: see test_called_once).
+    from synclint.project.facts import facts_for_project
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    source = textwrap.dedent(_CONSTRUCTION_PASS).format(backward="", more="")
+    key = "/project/piece/weights.py"
+    whole = facts_for_project(ProjectIndex({key: summarize(source)}, Path("/project/piece")))[key]
+    assert whole.context_at(9) == Context(COLD, "runs once: a pass over batches in code called only from construction or setup")
+    piece = facts_for_project(ProjectIndex({key: summarize(source)}, Path("/project/piece")), split=True)[key]
+    assert (piece.context_at(9).kind, piece.context_at(9).why) == ("hot", "the loop over `loader` in `class_weights`")
+    assert (piece.context_at(15).kind, piece.context_at(15).why) == ("hot", "the loop over `loader` in `class_weights` -> `count`")

@@ -273,7 +273,7 @@ _MAX_SKIP_ROUNDS = 4
 
 def contexts_and_skipped_blocks(
     index: ProjectIndex, unnamed: Unnamed = _NONE_UNNAMED, closed: Mapping[FunctionId, SkippedBlocks] | None = None,
-    unimported: Mapping[str, str] = MappingProxyType({}),
+    unimported: Mapping[str, str] = MappingProxyType({}), split: bool = False,
 ) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
     """The context of every function, and the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
@@ -282,14 +282,18 @@ def contexts_and_skipped_blocks(
     ``unnamed``: top-level classes nothing in the project builds, whose code roots nothing;
     ``closed``: the blocks a constant never lets run
     (:func:`~synclint.project.step_branches.blocks_closed_by_constants`); ``unimported``: the
-    modules that never run (:mod:`synclint.project.unimported_modules`), with why."""
+    modules that never run (:mod:`synclint.project.unimported_modules`), with why; ``split``:
+    the index is a piece of a split project, whose callers in other pieces it does not
+    hold, so it shows no function called only from construction (no pass at construction,
+    see :func:`passes_at_construction`)."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
     contexts = compute_contexts(index, unnamed=unnamed, unimported=unimported)
     for _round in range(_MAX_SKIP_ROUNDS):
         found = blocks_the_step_skips(index, contexts, quiet, closed or {})
         # (The calls in the loops of a pass made at construction are no steps' either.)
-        found_quiet = {**_pass_calls(index, passes_at_construction(index, contexts)), **_calls_in(index, found)}
+        passes = set() if split else passes_at_construction(index, contexts)
+        found_quiet = {**_pass_calls(index, passes), **_calls_in(index, found)}
         if found == skipped and found_quiet == quiet:
             break
         skipped, quiet = found, found_quiet
