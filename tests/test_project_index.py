@@ -1149,3 +1149,27 @@ def test_a_piece_of_a_split_project_makes_no_pass_at_construction():
     piece = facts_for_project(ProjectIndex({key: summarize(source)}, Path("/project/piece")), split=True)[key]
     assert (piece.context_at(9).kind, piece.context_at(9).why) == ("hot", "the loop over `loader` in `class_weights`")
     assert (piece.context_at(15).kind, piece.context_at(15).why) == ("hot", "the loop over `loader` in `class_weights` -> `count`")
+
+
+def test_passes_at_construction_walk_the_call_graph_once(monkeypatch):
+    # A chain of helpers each called only from construction, each with a loop over batches:
+    # whether each reaches a backward pass is one walk of the call graph, not one per helper
+    # (2,000 of them took 20 seconds).
+    from synclint.project.facts import facts_for_project
+    from synclint.project.index import ProjectIndex
+    from synclint.project.summary import summarize
+
+    n = 300
+    lines = ["import torch", "", "", "class Trainer:", "    def __init__(self, loader):",
+             "        self.first = helper_0(loader)", "", ""]
+    for i in range(n):
+        lines += [f"def helper_{i}(loader):", f"    helper_{i + 1}(loader)" if i + 1 < n else "    pass",
+                  "    for batch in loader:", "        batch.cuda()", "", ""]
+    key = "/project/chain.py"
+    index = ProjectIndex({key: summarize("\n".join(lines))}, Path("/project"))
+    asked = []
+    function = ProjectIndex.function
+    monkeypatch.setattr(ProjectIndex, "function", lambda self, fid: asked.append(fid) or function(self, fid))
+    facts = facts_for_project(index)[key]
+    assert facts.context_at(11).why == "runs once: a pass over batches in code called only from construction or setup"
+    assert len(asked) < 30 * n, len(asked)

@@ -552,9 +552,10 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     ``build_*``, directly or through other such functions: their context says so) that reach
     no backward pass (their own code or any project function they call, as far as the index
     resolves calls) and step no optimizer, take no ``autograd.grad`` and call no training
-    step by its name (a backward pass the index cannot see: see :func:`_reaches_a_backward`). Their loops over batches are a pass the object makes once, as it is
-    built, not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``,
-    counts each class's pixels over the training loader to weigh a focal loss. (Other cold
+    step by its name (a backward pass the index cannot see: see :func:`_trains_itself`), and
+    that loop over batches. Those loops are a pass the object makes once, as it is built,
+    not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``, counts
+    each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
     per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training. So
     does a function the project passes as a value, ``self.refresh = self.class_weights``:
@@ -563,33 +564,49 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     whys = (CONSTRUCTION, why)
     callers = index.callers()
     owners = index.call_owners()
-    # (The context's why names one of the callers' roots: every caller must be construction's.)
-    return {fid for fid, context in contexts.items()
-            if context.is_cold and context.why == why and not index.runs_unseen(fid)
-            and all(contexts.get(owners[id(call)], UNKNOWN_CONTEXT).why in whys for call, _plain in callers.get(fid, ()))
-            and not _reaches_a_backward(index, fid)}
+    # (The context's why names one of the callers' roots: every caller must be construction's.
+    # Only a function with a loop over batches has anything a pass would make cold.)
+    candidates = [fid for fid, context in contexts.items()
+                  if context.is_cold and context.why == why and not index.runs_unseen(fid)
+                  and (function := index.function(fid)) is not None
+                  and any(region.kind == HOT for region in function.regions)
+                  and all(contexts.get(owners[id(call)], UNKNOWN_CONTEXT).why in whys
+                          for call, _plain in callers.get(fid, ()))]
+    if not candidates:
+        return set()
+    training = _training_functions(index)
+    return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)}
 
 
-def _reaches_a_backward(index: ProjectIndex, fid: FunctionId) -> bool:
-    """Whether ``fid`` or a project function it calls (transitively) runs a backward pass,
-    or trains where the index cannot follow it: it steps an optimizer (``optimizer.step()``
-    after a loss a callee the index cannot resolve backpropagates), takes gradients with
-    ``autograd.grad``, or calls a training step by its name (``model.train_step(batch)``)."""
+def _training_functions(index: ProjectIndex) -> set[FunctionId]:
+    """The functions that run a backward pass, or train where the index cannot follow it
+    (:func:`_trains_itself`), and those that call one of them, transitively, as far as the
+    index resolves calls: one walk of the call graph backwards, not one forwards per function."""
     calls = index.resolved_calls()
-    seen = {fid}
-    pending = [fid]
+    callers_of: dict[FunctionId, set[FunctionId]] = {}
+    for owner, owned in calls.items():
+        for _call, callee in owned:
+            callers_of.setdefault(callee, set()).add(owner)
+    found = {fid for fid in {*calls, *callers_of} if _trains_itself(index, fid)}
+    pending = list(found)
     while pending:
-        current = pending.pop()
-        function = index.function(current)
-        if function is None or function.backward or function.trains or any(
-            _trains_out_of_sight(call.target) for call in function.calls
-        ):
-            return True
-        for _call, callee in calls.get(current, ()):
-            if callee not in seen:
-                seen.add(callee)
-                pending.append(callee)
-    return False
+        for caller in callers_of.get(pending.pop(), ()):
+            if caller not in found:
+                found.add(caller)
+                pending.append(caller)
+    return found
+
+
+def _trains_itself(index: ProjectIndex, fid: FunctionId) -> bool:
+    """Whether ``fid``'s own code runs a backward pass, or trains where the index cannot
+    follow it: it steps an optimizer (``optimizer.step()`` after a loss a callee the index
+    cannot resolve backpropagates), takes gradients with ``autograd.grad``, or calls a
+    training step by its name (``model.train_step(batch)``). (A function the index does not
+    hold may.)"""
+    function = index.function(fid)
+    return function is None or function.backward or function.trains or any(
+        _trains_out_of_sight(call.target) for call in function.calls
+    )
 
 
 def _trains_out_of_sight(target: str) -> bool:
