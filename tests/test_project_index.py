@@ -1078,8 +1078,12 @@ _CONSTRUCTION_PASS = """
          {(9, "hot"), (15, "hot")}),
         # It is passed as a value too: whoever holds it may call it every step.
         ("", "\n    def hooks(self):\n        return [class_weights]\n", {(9, "hot"), (15, "hot")}),
+        # The trainer is built anew on every pass over the batches: so is its pass.
+        ("", "\n\ndef train(train_loader, val_loader):\n    for batch in train_loader:\n        Trainer(val_loader)\n",
+         {(9, "hot"), (15, "hot")}),
     ],
-    ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it", "passed as a value"],
+    ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it", "passed as a value",
+         "built every step"],
 )
 def test_a_pass_over_batches_made_at_construction_runs_once(backward, more, expected):
     # ChangeFormer's `get_alpha`, called from `CDTrainer.__init__`, counts each class's

@@ -557,7 +557,8 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``, counts
     each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
-    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training. So
+    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training; and
+    one an ``__init__`` calls of a class built every step, in a loop over batches. So
     does a function the project passes as a value, ``self.refresh = self.class_weights``:
     it may run where the index sees no call, see :meth:`ProjectIndex.runs_unseen`.)"""
     why = called_only_from(CONSTRUCTION)
@@ -570,12 +571,26 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
                   if context.is_cold and context.why == why and not index.runs_unseen(fid)
                   and (function := index.function(fid)) is not None
                   and any(region.kind == HOT for region in function.regions)
-                  and all(contexts.get(owners[id(call)], UNKNOWN_CONTEXT).why in whys
+                  and all(contexts.get(owner := owners[id(call)], UNKNOWN_CONTEXT).why in whys
+                          and not _built_per_step(index, owner, contexts)
                           for call, _plain in callers.get(fid, ()))]
     if not candidates:
         return set()
     training = _training_functions(index)
     return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)}
+
+
+def _built_per_step(index: ProjectIndex, owner: FunctionId, contexts: dict[FunctionId, Context]) -> bool:
+    """``owner`` is a class's ``__init__`` and the project builds the class, or a subclass,
+    in a loop over batches or in hot code (``Weigher(val_loader)`` in a training loop): it
+    runs every step, and so does what it calls."""
+    class_name, _, name = owner[1].rpartition(".")
+    if name != "__init__" or not class_name:
+        return False
+    built = index.constructions()
+    cid = (owner[0], class_name)
+    return any(call.batch_loop is not None or contexts.get(builder, UNKNOWN_CONTEXT).is_hot
+               for sub in (cid, *index.subclasses(cid)) for call, builder in built.get(sub, ()))
 
 
 def _training_functions(index: ProjectIndex) -> set[FunctionId]:
