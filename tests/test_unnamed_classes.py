@@ -144,6 +144,18 @@ def test_a_subclass_of_a_registry_stays_a_root(tmp_path: Path, base):
     assert _findings(tmp_path, _program(losses=losses, **more)) == [("losses.py", 9, 16, "SL101", "hot", HOT)]
 
 
+def test_a_subclass_of_a_nested_registry_stays_a_root(tmp_path: Path):
+    # A class nested in a registering class declares a metaclass of its own: its
+    # subclasses (`Registered.Options`) may be built by name too.
+    datasets = "class Registered(metaclass=RegistryMeta):\n    class Options(metaclass=OptionsMeta):\n        pass\n"
+    losses = _LOSSES.format(decorator="").replace(
+        "import torch\n", "import torch\nfrom datasets import Registered\n"
+    ).replace("(torch.nn.Module)", "(Registered.Options, torch.nn.Module)")
+    assert _findings(tmp_path, _program(losses=losses, **{"datasets.py": datasets})) == [
+        ("losses.py", 7, 16, "SL101", "hot", HOT)
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "why"),
     [

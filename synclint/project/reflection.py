@@ -244,27 +244,35 @@ _SCOPED_HINTS = frozenset({"__init_subclass__", "metaclass"})
 
 def registering_classes(source: str, pattern: re.Pattern[str]) -> set[str] | None:
     """The top-level classes of ``source`` that define ``__init_subclass__`` or declare a
-    metaclass, when every match of ``pattern`` (the marker) lies in the definition of one of
-    them; else None: the marker elsewhere (a comment, a string, a nested class, a function)
+    metaclass, and the classes nested in them that do too, when every match of ``pattern``
+    (the marker) lies in the definition of one of those top-level classes; else None: the marker elsewhere (a comment, a string, a nested class, a function)
     may reach any class. A source that does not parse: None."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     spans: dict[str, tuple[int, int]] = {}
+    nested: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and (
-            any(keyword.arg == "metaclass" and ast.unparse(keyword.value) not in ("ABCMeta", "abc.ABCMeta")
-                for keyword in node.keywords)
-            or any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init_subclass__"
-                   for item in node.body)
-        ):
+        if isinstance(node, ast.ClassDef) and _registers(node):
             spans[node.name] = (node.lineno, node.end_lineno or node.lineno)
+            # (A class nested in it that holds a registry of its own: ``Outer.Inner``'s
+            # subclasses, found by the last part of their bases' spelling, may be built too.)
+            nested |= {inner.name for inner in ast.walk(node)
+                       if isinstance(inner, ast.ClassDef) and inner is not node and _registers(inner)}
     for match in pattern.finditer(source):
         line = source.count("\n", 0, match.start()) + 1
         if not any(first <= line <= last for first, last in spans.values()):
             return None
-    return set(spans)
+    return set(spans) | nested
+
+
+def _registers(node: ast.ClassDef) -> bool:
+    """The class declares a metaclass (other than ``ABCMeta``) or defines ``__init_subclass__``."""
+    return any(keyword.arg == "metaclass" and ast.unparse(keyword.value) not in ("ABCMeta", "abc.ABCMeta")
+               for keyword in node.keywords) or any(
+        isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init_subclass__"
+        for item in node.body)
 
 
 #: ``eval``/``exec`` of a dotted name built at run time from a template: ReChorus's
