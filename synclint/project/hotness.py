@@ -557,10 +557,11 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``, counts
     each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
-    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training; and
-    one an ``__init__`` calls of a class built every step, in a loop over batches. So
-    does a function the project passes as a value, ``self.refresh = self.class_weights``:
-    it may run where the index sees no call, see :meth:`ProjectIndex.runs_unseen`.)"""
+    per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training; one
+    the ``__init__`` of a class built every step calls (the class, or a subclass, built in a
+    loop over batches or in hot code: see :func:`_built_per_step`); and one of a function the
+    project passes as a value, ``self.refresh = self.class_weights``: it may run where the
+    index sees no call, see :meth:`ProjectIndex.runs_unseen`.)"""
     why = called_only_from(CONSTRUCTION)
     whys = (CONSTRUCTION, why)
     callers = index.callers()
