@@ -1081,9 +1081,14 @@ _CONSTRUCTION_PASS = """
         # The trainer is built anew on every pass over the batches: so is its pass.
         ("", "\n\ndef train(train_loader, val_loader):\n    for batch in train_loader:\n        Trainer(val_loader)\n",
          {(9, "hot"), (15, "hot")}),
+        # So is the pass a helper of its `__init__` makes (a helper called only from construction).
+        ("", "\n\nclass Holder:\n    def __init__(self, loader):\n        self.weights = weights_of(loader)\n\n\n"
+             "def weights_of(loader):\n    return class_weights(loader)\n\n\n"
+             "def train(train_loader, val_loader):\n    for batch in train_loader:\n        Holder(val_loader)\n",
+         {(9, "hot"), (15, "hot")}),
     ],
     ids=["only construction", "the loop trains", "a step calls it", "an epoch hook calls it", "passed as a value",
-         "built every step"],
+         "built every step", "built every step, through a helper"],
 )
 def test_a_pass_over_batches_made_at_construction_runs_once(backward, more, expected):
     # ChangeFormer's `get_alpha`, called from `CDTrainer.__init__`, counts each class's

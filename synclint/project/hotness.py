@@ -558,14 +558,16 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     each class's pixels over the training loader to weigh a focal loss. (Other cold
     callers leave such a loop a step: an epoch hook's validation pass runs an inference step
     per batch. So does a loop that trains: a ``Trainer.__init__`` that runs the training; one
-    the ``__init__`` of a class built every step calls (the class, or a subclass, built in a
-    loop over batches or in hot code: see :func:`_built_per_step`); and one of a function the
+    the ``__init__`` of a class built every step calls, directly or through construction
+    code (the class, or a subclass, built in a loop over batches or in hot code: see
+    :func:`_built_per_step`); and one of a function the
     project passes as a value, ``self.refresh = self.class_weights``: it may run where the
     index sees no call, see :meth:`ProjectIndex.runs_unseen`.)"""
     why = called_only_from(CONSTRUCTION)
     whys = (CONSTRUCTION, why)
     callers = index.callers()
     owners = index.call_owners()
+    built_per_step: dict[FunctionId, bool] = {}
     # (The context's why names one of the callers' roots: every caller must be construction's.
     # Only a function with a loop over batches has anything a pass would make cold.)
     candidates = [fid for fid, context in contexts.items()
@@ -573,7 +575,7 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
                   and (function := index.function(fid)) is not None
                   and any(region.kind == HOT for region in function.regions)
                   and all(contexts.get(owner := owners[id(call)], UNKNOWN_CONTEXT).why in whys
-                          and not _built_per_step(index, owner, contexts)
+                          and not _built_per_step(index, owner, contexts, built_per_step)
                           for call, _plain in callers.get(fid, ()))]
     if not candidates:
         return set()
@@ -581,17 +583,28 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)}
 
 
-def _built_per_step(index: ProjectIndex, owner: FunctionId, contexts: dict[FunctionId, Context]) -> bool:
+def _built_per_step(index: ProjectIndex, owner: FunctionId, contexts: dict[FunctionId, Context],
+                    memo: dict[FunctionId, bool]) -> bool:
     """``owner`` is a class's ``__init__`` and the project builds the class, or a subclass,
     in a loop over batches or in hot code (``Weigher(val_loader)`` in a training loop): it
-    runs every step, and so does what it calls."""
+    runs every step, and so does what it calls; or ``owner`` is called only from
+    construction code and one of its callers is such an ``__init__``, or calls one in turn.
+    (``memo``: what is known, per function; one being asked counts as not built so.)"""
+    if owner in memo:
+        return memo[owner]
+    memo[owner] = False
     class_name, _, name = owner[1].rpartition(".")
-    if name != "__init__" or not class_name:
-        return False
-    built = index.constructions()
-    cid = (owner[0], class_name)
-    return any(call.batch_loop is not None or contexts.get(builder, UNKNOWN_CONTEXT).is_hot
-               for sub in (cid, *index.subclasses(cid)) for call, builder in built.get(sub, ()))
+    if name == "__init__" and class_name:
+        built = index.constructions()
+        cid = (owner[0], class_name)
+        found = any(call.batch_loop is not None or contexts.get(builder, UNKNOWN_CONTEXT).is_hot
+                    for sub in (cid, *index.subclasses(cid)) for call, builder in built.get(sub, ()))
+    else:
+        owners = index.call_owners()
+        found = contexts.get(owner, UNKNOWN_CONTEXT).why == called_only_from(CONSTRUCTION) and any(
+            _built_per_step(index, owners[id(call)], contexts, memo) for call, _plain in index.callers().get(owner, ()))
+    memo[owner] = found
+    return found
 
 
 def _training_functions(index: ProjectIndex) -> set[FunctionId]:
