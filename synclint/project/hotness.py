@@ -567,7 +567,7 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     whys = (CONSTRUCTION, why)
     callers = index.callers()
     owners = index.call_owners()
-    built_per_step: dict[FunctionId, bool] = {}
+    built_per_step = _built_per_step(index, contexts)
     # (The context's why names one of the callers' roots: every caller must be construction's.
     # Only a function with a loop over batches has anything a pass would make cold.)
     candidates = [fid for fid, context in contexts.items()
@@ -575,7 +575,7 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
                   and (function := index.function(fid)) is not None
                   and any(region.kind == HOT for region in function.regions)
                   and all(contexts.get(owner := owners[id(call)], UNKNOWN_CONTEXT).why in whys
-                          and not _built_per_step(index, owner, contexts, built_per_step)
+                          and owner not in built_per_step
                           for call, _plain in callers.get(fid, ()))]
     if not candidates:
         return set()
@@ -583,27 +583,25 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)}
 
 
-def _built_per_step(index: ProjectIndex, owner: FunctionId, contexts: dict[FunctionId, Context],
-                    memo: dict[FunctionId, bool]) -> bool:
-    """``owner`` is a class's ``__init__`` and the project builds the class, or a subclass,
-    in a loop over batches or in hot code (``Weigher(val_loader)`` in a training loop): it
-    runs every step, and so does what it calls; or ``owner`` is called only from
-    construction code and one of its callers is such an ``__init__``, or calls one in turn.
-    (``memo``: what is known, per function; one being asked counts as not built so.)"""
-    if owner in memo:
-        return memo[owner]
-    memo[owner] = False
-    class_name, _, name = owner[1].rpartition(".")
-    if name == "__init__" and class_name:
-        built = index.constructions()
-        cid = (owner[0], class_name)
-        found = any(call.batch_loop is not None or contexts.get(builder, UNKNOWN_CONTEXT).is_hot
-                    for sub in (cid, *index.subclasses(cid)) for call, builder in built.get(sub, ()))
-    else:
-        owners = index.call_owners()
-        found = contexts.get(owner, UNKNOWN_CONTEXT).why == called_only_from(CONSTRUCTION) and any(
-            _built_per_step(index, owners[id(call)], contexts, memo) for call, _plain in index.callers().get(owner, ()))
-    memo[owner] = found
+def _built_per_step(index: ProjectIndex, contexts: dict[FunctionId, Context]) -> set[FunctionId]:
+    """The ``__init__`` methods of classes the project builds, itself or a subclass, in a loop
+    over batches or in hot code (``Weigher(val_loader)`` in a training loop): each runs every
+    step, and so does what it calls; with the functions called only from construction code
+    that they call, transitively (one walk down the call graph)."""
+    construction = called_only_from(CONSTRUCTION)
+    found: set[FunctionId] = set()
+    for cid, sites in index.constructions().items():
+        if any(call.batch_loop is not None or contexts.get(builder, UNKNOWN_CONTEXT).is_hot for call, builder in sites):
+            for base in index.class_bases(cid):
+                if index.function((base[0], f"{base[1]}.__init__")) is not None:
+                    found.add((base[0], f"{base[1]}.__init__"))
+    calls = index.resolved_calls()
+    pending = list(found)
+    while pending:
+        for _call, callee in calls.get(pending.pop(), ()):
+            if callee not in found and contexts.get(callee, UNKNOWN_CONTEXT).why == construction:
+                found.add(callee)
+                pending.append(callee)
     return found
 
 
