@@ -551,8 +551,8 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     """The functions only construction or setup code calls (``__init__``, ``setup``,
     ``build_*``, directly or through other such functions: their context says so) that reach
     no backward pass (their own code or any project function they call, as far as the index
-    resolves calls) and step no optimizer, take no ``autograd.grad`` and call no training
-    step by its name (a backward pass the index cannot see: see :func:`_trains_itself`), and
+    resolves calls) and step no optimizer, take no ``autograd.grad`` and call no step by
+    its name (:data:`STEP_NAMES`, evaluation steps too: a backward pass the index cannot see: see :func:`_trains_itself`), and
     that loop over batches. Those loops are a pass the object makes once, as it is built,
     not a step: ChangeFormer's ``get_alpha``, called from ``CDTrainer.__init__``, counts
     each class's pixels over the training loader to weigh a focal loss. (Other cold
@@ -627,9 +627,9 @@ def _training_functions(index: ProjectIndex) -> set[FunctionId]:
 def _trains_itself(index: ProjectIndex, fid: FunctionId) -> bool:
     """Whether ``fid``'s own code runs a backward pass, or trains where the index cannot
     follow it: it steps an optimizer (``optimizer.step()`` after a loss a callee the index
-    cannot resolve backpropagates), takes gradients with ``autograd.grad``, or calls a
-    training step by its name (``model.train_step(batch)``). (A function the index does not
-    hold may.)"""
+    cannot resolve backpropagates), takes gradients with ``autograd.grad``, or calls a step
+    by its name (``model.train_step(batch)``; any of :data:`STEP_NAMES`, an evaluation
+    step's too, which is a step either way). (A function the index does not hold may.)"""
     function = index.function(fid)
     return function is None or function.backward or function.trains or any(
         _trains_out_of_sight(call.target) for call in function.calls
@@ -638,7 +638,7 @@ def _trains_itself(index: ProjectIndex, fid: FunctionId) -> bool:
 
 def _trains_out_of_sight(target: str) -> bool:
     """A call that trains whatever the index resolves: an optimizer's step (``optimizer.step``,
-    ``scaler.step``, ``opt.zero_grad``), ``autograd.grad``, a training step by its name."""
+    ``scaler.step``, ``opt.zero_grad``), ``autograd.grad``, a step by its name (:data:`STEP_NAMES`)."""
     receiver, _, name = target.rpartition(".")
     return (steps_an_optimizer(target) or (name == "grad" and receiver.endswith("autograd"))
             or name in STEP_NAMES)
