@@ -1850,3 +1850,28 @@ def test_a_loop_target_rebound_to_something_else_derives_nothing():
     # says nothing of where the loader's ``y`` lives.
     found = _in_order(MOVED_FROM_A_REBOUND_TARGET, "train.py")
     assert (9, 15, "SL201") in found and (17, 15, "SL201") in found
+
+
+HOST_ARRAY_ITEMS = """
+import torch
+def evaluate(loader, model):
+    for samples in loader:
+        predictions = model(samples["image"].cuda())
+        targets = samples["label"].cuda()
+        predictions = predictions.max(1)[1].cpu().numpy()
+        targets = targets.cpu().numpy()
+        for pred, tgt in zip(predictions, targets):
+            print(pred.item(), tgt.item())
+        for row in targets:
+            print(row.item())
+        for logit in model(samples["image"].cuda()):
+            print(logit.item())
+"""
+
+
+def test_the_items_of_a_host_array_are_host_values():
+    # LAVIS's classification task reads `tgt.item()` of each element of
+    # `targets.cpu().numpy()`: numpy scalars, read where they already are. The copies to the
+    # host are the syncs; the items of a device tensor still are too.
+    found = _in_order(HOST_ARRAY_ITEMS, "evaluate.py")
+    assert [(line, code) for line, _column, code in found if code == "SL201"] == [(7, "SL201"), (8, "SL201"), (14, "SL201")]

@@ -1226,6 +1226,11 @@ class FlowState:
             return Kind.TENSOR
         if kind is Kind.TENSOR_DICT_SEQUENCE:
             return Kind.TENSOR_DICT
+        if kind.is_host_array:
+            # The rows of a host array, or its numpy scalars (``for tgt in targets.cpu().numpy():
+            # tgt.item()``, LAVIS's classification task): host values. (A DataFrame's items are
+            # its column labels; a Series', its values: host values too.)
+            return Kind.NUMPY
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             if iterable.func.value == "range":
                 return Kind.PYTHON
