@@ -3117,3 +3117,43 @@ def test_a_continue_until_the_next_period_before_the_optimizer_step_is_an_accumu
     source = source.replace("            cur_tick += 1\n", "            cur_tick += 1\n            opt.step()\n")
     found = _found(source)
     assert found[(16, "SL201")][0] == "hot", found
+
+
+#: ESPnet's `PositionalEncoding.extend_pe` (copied into wenet, FunASR, CosyVoice, auto_avsr):
+#: the table grows when an input is longer than it.
+EXTEND_PE = """
+    import torch
+    class PositionalEncoding(torch.nn.Module):
+        def extend_pe(self, x):
+            if self.pe is not None:
+                if {size} >= x.size(1):
+                    if self.pe.dtype != x.dtype or self.pe.device != x.device:
+                        self.pe = self.pe.to(dtype=x.dtype, device=x.device)
+                    return
+            pe = torch.zeros(x.size(1), self.d_model)
+            {store}
+        def forward(self, x):
+            self.extend_pe(x)
+            return x + self.pe[:, : x.size(1)]
+"""
+
+
+@pytest.mark.parametrize(
+    ("size", "store", "lazy"),
+    [
+        ("self.pe.size(1)", "self.pe = pe.to(device=x.device)", True),
+        ("self.pe.shape[1]", "self.pe = pe.to(device=x.device)", True),
+        ("len(self.pe)", "self.pe = pe.to(device=x.device)", True),
+        # The rest never stores the table: every longer input rebuilds it.
+        ("self.pe.size(1)", "self.other = pe.to(device=x.device)", False),
+        # The size of something the rest does not grow.
+        ("self.max_len", "self.pe = pe.to(device=x.device)", False),
+        # A local: every call misses.
+        ("pe_len(x)", "self.pe = pe.to(device=x.device)", False),
+    ],
+    ids=["size()", "shape", "len", "no store", "a fixed bound", "a call"],
+)
+def test_a_table_that_grows_for_longer_inputs_is_rebuilt_rarely(size, store, lazy):
+    found = _found(EXTEND_PE.format(size=size, store=store))
+    lazy_why = "once per key (lazy initialisation: a cache filled on a miss)"
+    assert (found[(11, "SL403")] == ("cold", lazy_why)) if lazy else (found[(11, "SL403")][0] == "hot"), found

@@ -317,9 +317,13 @@ def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set
     """``if self.cell_anchors is not None: return`` (nnDetection's anchor generator), then
     the rest of the block computes and stores ``self.cell_anchors``: what follows the early
     return runs only on a miss, as the body of ``if self.cell_anchors is None:`` would
-    (:func:`is_lazy_initialisation`, asked of the test's negation)."""
-    if not (isinstance(statement, ast.If) and not statement.orelse and statement.body
-            and isinstance(statement.body[-1], ast.Return) and rest):
+    (:func:`is_lazy_initialisation`, asked of the test's negation). Or a cache that grows
+    (:func:`_grows_after_a_hit`)."""
+    if not (isinstance(statement, ast.If) and not statement.orelse and statement.body and rest):
+        return False
+    if _grows_after_a_hit(statement, rest, persistent):
+        return True
+    if not isinstance(statement.body[-1], ast.Return):
         return False
     missed = _negated(statement.test)
     if missed is None:
@@ -333,6 +337,55 @@ def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set
     kept = [(target, value) for target, value in pairs if root_name(target) in persistent]
     missing = [_missing_entry(condition) for condition in _conditions(missed)]
     return bool(kept) and all(entry is not None and _fills(entry, pairs, kept, persistent) for entry in missing)
+
+
+#: Reads of a tensor's size: ``self.pe.size(1)``, ``self.pe.shape[1]``, ``len(self.pe)``.
+_SIZE_METHODS = frozenset({"size", "numel"})
+
+
+def _grows_after_a_hit(statement: ast.If, rest: list[ast.stmt], persistent: set[str]) -> bool:
+    """ESPnet's ``PositionalEncoding.extend_pe`` (copied into wenet, FunASR, CosyVoice,
+    auto_avsr...): ``if self.pe is not None: if self.pe.size(1) >= x.size(1): ...; return``,
+    then the rest builds a longer table and stores ``self.pe``. The nested tests are one
+    ``and``; each clause must say the state is there (``self.pe is not None``) or at least as
+    large as the input (a size of it, ``>=`` or ``>`` something), and the rest must store
+    that state on every miss: it runs once per longer input, not every step (a size it is
+    checked against that the rest never stores would send every longer input there)."""
+    clauses, body = list(_and_clauses(statement.test)), statement.body
+    while len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
+        clauses += _and_clauses(body[0].test)
+        body = body[0].body
+    if not body or not isinstance(body[-1], ast.Return):
+        return False
+    states: list[ast.AST] = []
+    sized = False
+    for clause in clauses:
+        if _compares_to_none(clause, ast.IsNot):
+            states.append(clause.left)  # type: ignore[attr-defined]
+            continue
+        state = _size_of(_larger_side(clause))
+        if state is None:
+            return False
+        states.append(state)
+        sized = True
+    if not sized or not all(isinstance(state, ast.Attribute) and root_name(state) in persistent for state in states):
+        return False
+    stored = {ast.dump(target) for target, _value in _assignments(_run_on_every_miss(rest))}
+    return all(ast.dump(_as_store(state)) in stored for state in states)
+
+
+def _size_of(node: ast.AST | None) -> ast.AST | None:
+    """``t`` of ``t.size(1)``, ``t.shape[1]``, ``t.shape``, ``len(t)`` or ``t.numel()``, else None."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _SIZE_METHODS:
+            return node.func.value
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+            return node.args[0]
+    return None
 
 
 def _run_on_every_miss(rest: list[ast.stmt]) -> list[ast.stmt]:
