@@ -802,3 +802,22 @@ def test_a_helper_that_only_cold_code_and_unbuilt_classes_call_is_cold(tmp_path:
     program = {"model.py": _LOGGED, "train.py": _BUILDS_MODEL.format(built="Logged").replace("import Model", "import Logged")}
     rows = _findings(tmp_path, program, installable=False)
     assert [row[1:] for row in rows] == [(5, 12, "SL101", "cold", "called only from epoch or phase hook code")]
+
+
+@pytest.mark.parametrize(
+    ("page", "why"),
+    [
+        ("# Losses\n\nWe adapted RankLoss from the [RankLoss](https://example.org) paper.\n", UNNAMED),
+        ("Train with `--loss RankLoss`.\n", HOT),
+        ("Train with:\n\n```python\ncriterion = losses.RankLoss()\n```\n", HOT),
+        ("Train with:\n\n    criterion = losses.RankLoss()\n", HOT),
+        # (an unclosed fence runs to the end of the page)
+        ("Train with:\n\n~~~\ncriterion = RankLoss()\n", HOT),
+    ],
+    ids=["prose", "a code span", "a fenced block", "an indented block", "an unclosed fence"],
+)
+def test_a_markdown_page_names_a_class_in_its_code_not_in_its_prose(tmp_path: Path, page, why):
+    # se3_diffusion's README credits "the [AlphaFold](...)" model whose vendored copy
+    # nothing builds: prose names where code came from; a page that tells users to build a
+    # class shows the code.
+    assert _findings(tmp_path, _program(**{"README.md": page})) == [_loss_row(why)]

@@ -307,18 +307,46 @@ def python_text_of(path: str) -> str | None:
         return None
 
 
-def spelled_in(paths: Iterable[str], names: set[str]) -> set[str]:
+def spelled_in(paths: Iterable[str], names: set[str], code_in_markdown: bool = False) -> set[str]:
     """Those of ``names`` that some file of ``paths`` spells as a word. A file that
-    cannot be read may spell any of them."""
+    cannot be read may spell any of them. ``code_in_markdown``: a Markdown page spells only
+    in its code (fenced or indented blocks, inline code spans), not in its prose: a page
+    that tells users to build a class shows how (``loss = APLoss()``, ``--loss APLoss``,
+    `` `APLoss` ``), while prose names what the code came from (se3_diffusion's README
+    credits "the [AlphaFold](...)" model, whose vendored ``AlphaFold`` class nothing builds)."""
     left = set(names)
     found: set[str] = set()
     for path in paths:
         if not left:
             break
-        spelled = _spelled_in_file(path, left)
+        if code_in_markdown and path.endswith(".md"):
+            spelled = _spelled_in_markdown_code(path, left)
+        else:
+            spelled = _spelled_in_file(path, left)
         found |= spelled
         left -= spelled
     return found
+
+
+#: A fenced code block of Markdown (``` or ~~~, to the same fence or the end of the page).
+_FENCED = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+#: An indented code line (four spaces or a tab), or an inline code span.
+_INDENTED = re.compile(r"^(?: {4}|\t)[^\n]*$", re.MULTILINE)
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+
+
+def _spelled_in_markdown_code(path: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that the code of a Markdown page spells as a word."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return set(names)
+    fenced = [match.group() for match in _FENCED.finditer(text)]
+    prose = _FENCED.sub("\n", text)
+    code = "\n".join([*fenced, *_INDENTED.findall(prose), *(match.group(2) for match in _CODE_SPAN.finditer(prose))])
+    encoded = code.encode("utf-8")
+    return {name for name in names if _spelled_as_word(encoded, name.encode("utf-8"))}
 
 
 def _spelled_in_file(path: str, names: set[str]) -> set[str]:

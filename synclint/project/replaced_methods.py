@@ -82,7 +82,7 @@ def replaced_methods(
             headers.setdefault(sub[0], []).append(_header(index, sub, trees.of(sub[0])))
     left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
     if left:
-        left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]})}
+        left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]}, code_in_markdown=True)}
     return {(key, f"{name}.{method}"): replaced(name, method)
             for key, name in sorted(left) for method in candidates[(key, name)]}
 

@@ -172,7 +172,7 @@ def unnamed_classes(
         unnamed, unread, passed_on = unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
         names = {name for _key, name in unnamed}
         if names:
-            spelled = spelled_in(list(index.naming_files) + unread, names)
+            spelled = spelled_in(list(index.naming_files) + unread, names, code_in_markdown=True)
             unnamed = {(key, name) for key, name in unnamed if name not in spelled}
         # (Each class's code read once, all the round's names asked of it at once: a project
         # of hundreds of such classes is no slower by their product.)

@@ -138,7 +138,7 @@ def unnamed_methods(
         for name in names & spans.keys():
             names -= named_words(blanked(text, spans[name]), {name}, {})[0]
     if names:
-        names -= spelled_in(list(index.naming_files) + unread, names)
+        names -= spelled_in(list(index.naming_files) + unread, names, code_in_markdown=True)
     if looks_up:  # (a template anywhere may build the name a lookup somewhere fetches)
         names = {name for name in names if not any(template.fullmatch(name) for template in templates)}
     return {(key, qualname): None for key, qualname, _function in candidates if qualname.rsplit(".", 1)[1] in names}
