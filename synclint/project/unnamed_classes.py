@@ -25,7 +25,8 @@ A top-level class is *unnamed* when all of these hold:
   (``model.eval()`` calls no function ``eval`` of the file), nor of a configuration file,
   shell script, notebook or documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
   pkg.losses.APLoss`` builds a class by path, a run script may pass ``--loss APLoss``, a
-  README may tell users to). A Python file the
+  README may tell users to; a Markdown page in its code only, blocks and spans, not in its
+  prose: se3_diffusion's README credits "the [AlphaFold](...)" model). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
   names ``A``: a base is named by every subclass, named or not. A file that defines a
   class or function of the same name at top level (and does not import the name) means
