@@ -3157,3 +3157,40 @@ def test_a_table_that_grows_for_longer_inputs_is_rebuilt_rarely(size, store, laz
     found = _found(EXTEND_PE.format(size=size, store=store))
     lazy_why = "once per key (lazy initialisation: a cache filled on a miss)"
     assert (found[(11, "SL403")] == ("cold", lazy_why)) if lazy else (found[(11, "SL403")][0] == "hot"), found
+
+
+#: A `continue` guard that reads like a deadline, where the rest is not once per period.
+NOT_A_PERIOD = """
+    import torch
+    def loop(model, loader, opt, interval, rank, max_samples):
+        step = 0
+        next_log = 0
+        n_seen = 0
+        for images in loader:
+            loss = model(images.cuda()).mean()
+            step += 1
+            if {guard}:
+                continue
+            print(loss.item())
+            {move}
+"""
+
+
+@pytest.mark.parametrize(
+    ("guard", "move"),
+    [
+        # An evaluation loop that skips once past a limit: nothing moves `max_samples` on
+        # every pass, only the rest moves `n_seen`: the rest runs on every pass up to the limit.
+        ("max_samples < n_seen", "n_seen += images.shape[0]"),
+        # The bound moved on only under a condition: every pass in between goes on.
+        ("step < next_log", "if step % 1000 == 0: next_log = step + interval"),
+        # ...or only by a nested function, which moves its own local.
+        ("step < next_log", "def later(): next_log = step + interval"),
+        # ...or only after a `continue` of the rest (on rank 0): the other ranks go on every pass.
+        ("step < next_log", "if rank != 0: continue\n            next_log = step + interval"),
+    ],
+    ids=["a limit", "moved under a condition", "moved in a nested function", "moved after a continue"],
+)
+def test_a_continue_guard_whose_bound_the_rest_may_not_move_on_is_no_period(guard, move):
+    found = _found(NOT_A_PERIOD.format(guard=guard, move=move))
+    assert found[(12, "SL201")][0] == "hot", found

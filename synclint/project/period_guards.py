@@ -13,10 +13,12 @@ What follows the ``continue`` runs once per tick (thousands of images), not per 
 Read from the control flow, not from names: the rest of the body runs only when one
 clause of the guard is false, and each clause must be false rarely:
 
-* a **deadline**: a counter compared with a bound (``cur_nimg < tick_start_nimg + K``,
+* a **deadline**: a counter the loop moves on before the guard (``cur_nimg += batch_size``,
+  or the loop's target) compared with a bound (``cur_nimg < tick_start_nimg + K``,
   ``cur_nimg - tick_start_nimg < K``, ``step < next_log``) that the rest itself moves
-  past the counter (``tick_start_nimg = cur_nimg``, ``next_log = step + interval``): false
-  once per period. The guard must hold one;
+  past the counter (``tick_start_nimg = cur_nimg``, ``next_log = step + interval``) by a
+  statement it always runs (not under a condition, nor after a ``continue`` of its own,
+  nor in a nested function): false once per period. The guard must hold one;
 * a counter **past the first** pass (``cur_tick != 0``, ``i > 0``): false on the first only;
 * ``not done`` of a **termination flag** the loop breaks on (``if done: break``): false on
   the last pass only.
@@ -46,10 +48,10 @@ def past_the_first(test: ast.AST) -> ast.AST | None:
     return None
 
 
-def continues_until_a_period(node: ast.If, rest: list[ast.stmt]) -> bool:
-    """``node`` is ``if ...: continue`` whose guard is true on every pass of the loop but
+def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, before: list[ast.stmt]) -> bool:
+    """``node`` is ``if ...: continue`` whose guard is true on every pass of ``loop`` but
     the rare ones (see the module's docstring); ``rest``: the statements of the loop's body
-    after it."""
+    after it, ``before``: those before it."""
     if node.orelse or len(node.body) != 1 or not isinstance(node.body[0], ast.Continue):
         return False
     test = node.test
@@ -57,21 +59,25 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt]) -> bool:
     moved: dict[str, list[ast.expr]] = {}  # bound -> the values the rest assigns it
     advanced: set[str] = set()  # bounds the rest adds to (``next_log += interval``)
     breaks_on: set[str] = set()
-    for statement in rest:
-        for child in walk_nodes(statement):
-            if isinstance(child, ast.Assign):
-                for target in child.targets:
-                    if (name := _text(target)) is not None:
-                        moved.setdefault(name, []).append(child.value)
-            elif isinstance(child, ast.AugAssign) and isinstance(child.op, ast.Add):
-                if (name := _text(child.target)) is not None:
-                    advanced.add(name)
-            elif isinstance(child, ast.If) and any(isinstance(s, ast.Break) for s in child.body):
-                if (name := _text(child.test)) is not None:
-                    breaks_on.add(name)
+    always = _always_run(rest)
+    for statement in always:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if (name := _text(target)) is not None:
+                    moved.setdefault(name, []).append(statement.value)
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+            if (name := _text(statement.target)) is not None:
+                advanced.add(name)
+    # ``if done: break`` of the rest's own statements, reached whenever the rest runs.
+    reached = next((position for position, statement in enumerate(rest) if _leaves_the_pass(statement)), len(rest))
+    for statement in rest[:reached + 1]:
+        if isinstance(statement, ast.If) and any(isinstance(s, ast.Break) for s in statement.body):
+            if (name := _text(statement.test)) is not None:
+                breaks_on.add(name)
+    counters = _moved_texts([*before, loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else before)
     deadline = False
     for clause in clauses:
-        if _before_the_next_period(clause, moved, advanced):
+        if _before_the_next_period(clause, moved, advanced, counters):
             deadline = True
         elif past_the_first(clause) is not None:
             continue
@@ -81,10 +87,14 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt]) -> bool:
     return deadline
 
 
-def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], advanced: set[str]) -> bool:
+def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], advanced: set[str],
+                            counters: set[str]) -> bool:
     """``counter < bound + K`` (or ``counter - bound < K``, ``counter < bound``, and the
-    same the other way round), where the rest moves ``bound`` on to the counter (``bound =
-    counter``, ``bound = counter + interval``) or by a period (``bound += interval``)."""
+    same the other way round), where the loop moves ``counter`` on outside the rest (one of
+    ``counters``: else only the rest moves either side, and runs on every pass until the
+    guard holds, as ``if max_samples < n_seen: continue`` then ``n_seen += n``) and the rest
+    moves ``bound`` on to the counter (``bound = counter``, ``bound = counter + interval``)
+    or by a period (``bound += interval``)."""
     if not (isinstance(clause, ast.Compare) and len(clause.ops) == 1):
         return False
     op, small, big = clause.ops[0], clause.left, clause.comparators[0]
@@ -96,7 +106,7 @@ def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], a
         counter, bounds = _text(small.left), [small.right]
     else:
         counter, bounds = _text(small), _terms(big)
-    if counter is None:
+    if counter is None or counter not in counters:
         return False
     for bound in bounds:
         name = _text(bound)
@@ -105,6 +115,58 @@ def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], a
         if name in advanced or any(counter in {_text(term) for term in _terms(value)} for value in moved.get(name, ())):
             return True
     return False
+
+
+def _always_run(rest: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``rest`` that run whenever it does: its own simple statements and
+    those of its ``with`` blocks, up to the first that may leave the pass (``break``,
+    ``continue``, ``return``, or a compound statement holding one); no branch, loop, ``try``
+    or nested function."""
+    kept: list[ast.stmt] = []
+    for statement in rest:
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            kept.extend(_always_run(statement.body))
+            if _leaves_the_pass(statement):
+                break
+            continue
+        if _leaves_the_pass(statement):
+            break
+        if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)):
+            kept.append(statement)
+        # (a branch, a loop, a ``try``, a nested function: what it assigns may not be assigned)
+    return kept
+
+
+def _leaves_the_pass(node: ast.AST, in_a_loop: bool = False) -> bool:
+    """``node`` may end the loop's pass: a ``return``, or a ``break`` or ``continue`` not of
+    a loop nested in it (a nested function's are its own)."""
+    if isinstance(node, ast.Return) or (isinstance(node, (ast.Break, ast.Continue)) and not in_a_loop):
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    loop = isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+    orelse = {id(child) for child in node.orelse} if loop else set()  # (a loop's ``else`` is outside it)
+    return any(_leaves_the_pass(child, in_a_loop or (loop and id(child) not in orelse))
+               for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+
+
+def _moved_texts(nodes: list[ast.AST]) -> set[str]:
+    """The names and attribute chains bound in ``nodes`` (``cur_nimg += n``) and the names
+    of a loop's target among them (``step``, ``(i, batch)``)."""
+    texts: set[str] = set()
+    for node in nodes:
+        for child in walk_nodes(node):
+            if isinstance(child, ast.Assign):
+                targets = child.targets
+            elif isinstance(child, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+                targets = [child.target]
+            else:
+                continue
+            for target in targets:
+                texts.update(text for part in walk_nodes(target) if (text := _text(part)) is not None)
+        if not isinstance(node, ast.stmt):  # a loop's target
+            texts.update(text for part in walk_nodes(node) if (text := _text(part)) is not None)
+    return texts
 
 
 def _terms(node: ast.AST) -> list[ast.AST]:

@@ -1733,10 +1733,14 @@ class _CallWalker:
         (``if self.anchors is not None: return``) runs only on a miss (see
         :func:`~synclint.project.rare_blocks.fills_after_a_hit`), and what follows one on a
         CUDA check (``if torch.cuda.is_available(): return decode_cuda(...)``) only off CUDA
-        (:func:`~synclint.project.rare_blocks.returns_on_cuda`)."""
+        (:func:`~synclint.project.rare_blocks.returns_on_cuda`). In the body of the innermost
+        loop, what follows ``if ...: continue`` taken until the next period runs once per
+        period (:func:`~synclint.project.period_guards.continues_until_a_period`), unless it
+        steps the optimizer or holds a loop of steps."""
         in_loop = bool(self.loops) and statements is getattr(self.loops[-1][0], "body", None)
         for position, statement in enumerate(statements):
-            if in_loop and isinstance(statement, ast.If) and continues_until_a_period(statement, rest := statements[position + 1:]) \
+            if in_loop and isinstance(statement, ast.If) and continues_until_a_period(
+                    statement, rest := statements[position + 1:], self.loops[-1][0], statements[:position]) \
                     and not _steps_the_optimizer(rest) and not self._holds_a_step_loop(rest):
                 self.statement(statement, depth)
                 self._quiet_block(rest, AFTER_CONTINUE_OFF_PERIOD, depth - 1)
