@@ -3162,7 +3162,7 @@ def test_a_table_that_grows_for_longer_inputs_is_rebuilt_rarely(size, store, laz
 #: A `continue` guard that reads like a deadline, where the rest is not once per period.
 NOT_A_PERIOD = """
     import torch
-    def loop(model, loader, opt, interval, rank, max_samples):
+    def loop(model, loader, opt, interval, rank, max_samples, epoch):
         step = 0
         next_log = 0
         n_seen = 0
@@ -3188,8 +3188,12 @@ NOT_A_PERIOD = """
         ("step < next_log", "def later(): next_log = step + interval"),
         # ...or only after a `continue` of the rest (on rank 0): the other ranks go on every pass.
         ("step < next_log", "if rank != 0: continue\n            next_log = step + interval"),
+        # A "past the first" clause on a counter this loop never moves (the epoch of an outer
+        # loop): false on every pass of the first epoch.
+        ("(epoch != 0) and (step < next_log)", "next_log = step + interval"),
     ],
-    ids=["a limit", "moved under a condition", "moved in a nested function", "moved after a continue"],
+    ids=["a limit", "moved under a condition", "moved in a nested function", "moved after a continue",
+         "past the first of another loop"],
 )
 def test_a_continue_guard_whose_bound_the_rest_may_not_move_on_is_no_period(guard, move):
     found = _found(NOT_A_PERIOD.format(guard=guard, move=move))

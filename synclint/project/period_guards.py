@@ -19,7 +19,8 @@ clause of the guard is false, and each clause must be false rarely:
   past the counter (``tick_start_nimg = cur_nimg``, ``next_log = step + interval``) by a
   statement it always runs (not under a condition, nor after a ``continue`` of its own,
   nor in a nested function): false once per period. The guard must hold one;
-* a counter **past the first** pass (``cur_tick != 0``, ``i > 0``): false on the first only;
+* a counter **past the first** pass (``cur_tick != 0``, ``i > 0``) that the loop moves on
+  (before the guard, or adds to in what the rest always runs): false on the first only;
 * ``not done`` of a **termination flag** the loop breaks on (``if done: break``): false on
   the last pass only.
 
@@ -79,8 +80,9 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
     for clause in clauses:
         if _before_the_next_period(clause, moved, advanced, counters):
             deadline = True
-        elif past_the_first(clause) is not None:
-            continue
+        elif (counter := past_the_first(clause)) is not None and (
+                _text(counter) in counters or _text(counter) in advanced):
+            continue  # (a counter this loop moves on: one it never moves, an outer loop's, may stay 0)
         elif not (isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not)
                   and _text(clause.operand) in breaks_on):
             return False
