@@ -3198,3 +3198,29 @@ NOT_A_PERIOD = """
 def test_a_continue_guard_whose_bound_the_rest_may_not_move_on_is_no_period(guard, move):
     found = _found(NOT_A_PERIOD.format(guard=guard, move=move))
     assert found[(12, "SL201")][0] == "hot", found
+
+
+#: A memory bank filled by what each call appends to it, up to a fixed capacity.
+FILLED_TO_CAPACITY = """
+    import torch
+    class Memory(torch.nn.Module):
+        def push(self, feats):
+            if self.bank is not None:
+                if self.bank.size(0) >= {bound}:
+                    return
+            print(feats.norm().item())
+            self.bank = feats if self.bank is None else torch.cat([self.bank, feats])
+        def forward(self, x):
+            feats = self.encoder(x)
+            self.push(feats)
+            return feats
+"""
+
+
+@pytest.mark.parametrize(("bound", "lazy"), [("feats.size(0)", True), ("self.capacity", False), ("4096", False)],
+                         ids=["the input's size", "a capacity", "a constant"])
+def test_a_cache_checked_against_a_fixed_capacity_is_no_grow_for_longer_inputs(bound, lazy):
+    # Checked against the input's size, one miss makes the bank fit it (ESPnet's extend_pe);
+    # checked against a capacity, every call appends and misses until the bank is full.
+    found = _found(FILLED_TO_CAPACITY.format(bound=bound))
+    assert (found[(8, "SL201")][0] == "cold") if lazy else (found[(8, "SL201")][0] == "hot"), found

@@ -348,7 +348,9 @@ def _grows_after_a_hit(statement: ast.If, rest: list[ast.stmt], persistent: set[
     auto_avsr...): ``if self.pe is not None: if self.pe.size(1) >= x.size(1): ...; return``,
     then the rest builds a longer table and stores ``self.pe``. The nested tests are one
     ``and``; each clause must say the state is there (``self.pe is not None``) or at least as
-    large as the input (a size of it, ``>=`` or ``>`` something), and the rest must store
+    large as the input (a size of it, ``>=`` or ``>`` something that reads a size of a
+    value not in state: ``x.size(1)``, ``x.size(1) * 2 - 1``; not a capacity, which a bank
+    appended to on every call reaches only after many misses), and the rest must store
     that state on every miss: it runs once per longer input, not every step (a size it is
     checked against that the rest never stores would send every longer input there)."""
     clauses, body = list(_and_clauses(statement.test)), statement.body
@@ -364,14 +366,32 @@ def _grows_after_a_hit(statement: ast.If, rest: list[ast.stmt], persistent: set[
             states.append(clause.left)  # type: ignore[attr-defined]
             continue
         state = _size_of(_larger_side(clause))
-        if state is None:
-            return False
+        if state is None or not _reads_a_size_of_the_input(_smaller_side(clause), persistent):
+            return False  # (``self.bank.size(0) >= self.capacity``: every call appends until full)
         states.append(state)
         sized = True
     if not sized or not all(isinstance(state, ast.Attribute) and root_name(state) in persistent for state in states):
         return False
     stored = {ast.dump(target) for target, _value in _assignments(_run_on_every_miss(rest))}
     return all(ast.dump(_as_store(state)) in stored for state in states)
+
+
+def _smaller_side(condition: ast.AST) -> ast.AST | None:
+    """The side ``a >= b`` or ``b < a`` says is the smaller (``b``), or None."""
+    if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1):
+        return None
+    if isinstance(condition.ops[0], (ast.Gt, ast.GtE)):
+        return condition.comparators[0]
+    if isinstance(condition.ops[0], (ast.Lt, ast.LtE)):
+        return condition.left
+    return None
+
+
+def _reads_a_size_of_the_input(node: ast.AST | None, persistent: set[str]) -> bool:
+    """``node`` reads the size of something other than state (``x.size(1)``, ``x.size(1) * 2
+    - 1``): the size the table must grow to, which one miss makes it reach."""
+    return node is not None and any(
+        (sized := _size_of(part)) is not None and root_name(sized) not in persistent for part in walk_nodes(node))
 
 
 def _size_of(node: ast.AST | None) -> ast.AST | None:
