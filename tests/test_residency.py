@@ -1875,3 +1875,22 @@ def test_the_items_of_a_host_array_are_host_values():
     # host are the syncs; the items of a device tensor still are too.
     found = _in_order(HOST_ARRAY_ITEMS, "evaluate.py")
     assert [(line, code) for line, _column, code in found if code == "SL201"] == [(7, "SL201"), (8, "SL201"), (14, "SL201")]
+
+
+OBJECT_ARRAY_ITEMS = """
+import numpy as np
+import torch
+def evaluate(loader, model):
+    for samples in loader:
+        scores = [model(image.cuda()).max() for image in samples["images"]]
+        ragged = np.array(scores, dtype=object)
+        for score in ragged:
+            print(score.item())
+"""
+
+
+def test_the_items_of_an_object_array_are_not_host_values():
+    # `dtype=object` keeps the objects it is given (here CUDA tensors): its items are not
+    # numpy scalars, and `score.item()` still copies each one to the host.
+    found = _in_order(OBJECT_ARRAY_ITEMS, "evaluate.py")
+    assert (9, 19, "SL201") in found, found

@@ -362,7 +362,9 @@ class KindInference:
     def _qualified_call_kind(self, qualified: str, node: cst.Call) -> Kind:
         root = qualified.split(".", 1)[0]
         if root in NUMPY_ROOTS or qualified.startswith("jax.numpy."):
-            return Kind.NUMPY
+            # ``np.array(scores, dtype=object)`` keeps the objects it is given (CUDA tensors,
+            # maybe): not an array of host numbers.
+            return Kind.UNKNOWN if any(_object_dtype(arg) for arg in node.args if arg.keyword is not None) else Kind.NUMPY
         if root in PANDAS_ROOTS:
             return Kind.PANDAS
         if root != "torch":
@@ -504,3 +506,17 @@ def _against_none(node: cst.Comparison) -> bool:
     target = node.comparisons[0]
     return isinstance(target.operator, (cst.Equal, cst.NotEqual)) and any(
         isinstance(side, cst.Name) and side.value == "None" for side in (node.left, target.comparator))
+
+
+def _object_dtype(arg: cst.Arg) -> bool:
+    """``dtype=object``, ``dtype="O"``, ``dtype=np.object_``."""
+    if arg.keyword is None or arg.keyword.value != "dtype":
+        return False
+    value = arg.value
+    if isinstance(value, cst.Name):
+        return value.value == "object"
+    if isinstance(value, cst.Attribute):
+        return value.attr.value == "object_"
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value in ("O", "object")
+    return False
