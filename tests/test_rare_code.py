@@ -3188,12 +3188,15 @@ NOT_A_PERIOD = """
         ("step < next_log", "def later(): next_log = step + interval"),
         # ...or only after a `continue` of the rest (on rank 0): the other ranks go on every pass.
         ("step < next_log", "if rank != 0: continue\n            next_log = step + interval"),
+        # ...or only after a `try` whose handler continues.
+        ("step < next_log", "try:\n                rank.check()\n            except ValueError:\n                continue\n"
+                            "            next_log = step + interval"),
         # A "past the first" clause on a counter this loop never moves (the epoch of an outer
         # loop): false on every pass of the first epoch.
         ("(epoch != 0) and (step < next_log)", "next_log = step + interval"),
     ],
     ids=["a limit", "moved under a condition", "moved in a nested function", "moved after a continue",
-         "past the first of another loop"],
+         "moved after a handler's continue", "past the first of another loop"],
 )
 def test_a_continue_guard_whose_bound_the_rest_may_not_move_on_is_no_period(guard, move):
     found = _found(NOT_A_PERIOD.format(guard=guard, move=move))

@@ -149,7 +149,8 @@ def _leaves_the_pass(node: ast.AST, in_a_loop: bool = False) -> bool:
     loop = isinstance(node, (ast.For, ast.AsyncFor, ast.While))
     orelse = {id(child) for child in node.orelse} if loop else set()  # (a loop's ``else`` is outside it)
     return any(_leaves_the_pass(child, in_a_loop or (loop and id(child) not in orelse))
-               for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+               for child in ast.iter_child_nodes(node)
+               if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)))  # (a handler's, a case's too)
 
 
 def _moved_texts(nodes: list[ast.AST]) -> set[str]:
