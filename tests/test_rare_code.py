@@ -3091,7 +3091,9 @@ TICK_LOOP = """
         ("(not done) and (cur_tick != 0) and (cur_nimg < tick_start_nimg + kimg_per_tick * 1000)",
          "tick_start_nimg = cur_nimg", True),
         ("cur_nimg - tick_start_nimg < kimg_per_tick * 1000", "tick_start_nimg = cur_nimg", True),
-        ("tick_start_nimg + kimg_per_tick > cur_nimg", "tick_start_nimg += kimg_per_tick", True),
+        ("tick_start_nimg + kimg_per_tick > cur_nimg", "tick_start_nimg = cur_nimg", True),
+        # Moved on by an amount, which may be less than the counter moves in a pass.
+        ("cur_nimg < tick_start_nimg + kimg_per_tick", "tick_start_nimg += 1", False),
         # The bound never moves on: not a period (a resumed run skipping what it has seen).
         ("cur_nimg < tick_start_nimg + kimg_per_tick * 1000", "pass", False),
         # No deadline at all: only the first pass and the last are rare... but every other
@@ -3102,7 +3104,8 @@ TICK_LOOP = """
         # `or`: the rest runs whenever the deadline has passed... or not: any true clause skips.
         ("(cur_nimg < tick_start_nimg + kimg_per_tick) or cur_tick == 0", "tick_start_nimg = cur_nimg", False),
     ],
-    ids=["stylegan", "difference", "advanced bound", "bound never moves", "no deadline", "a bad-batch skip", "or"],
+    ids=["stylegan", "difference", "reversed", "bound moved by an amount", "bound never moves", "no deadline",
+         "a bad-batch skip", "or"],
 )
 def test_the_rest_of_a_loop_after_a_continue_until_the_next_period_is_periodic(guard, reset, cold):
     found = _found(TICK_LOOP.format(guard=guard, reset=reset))

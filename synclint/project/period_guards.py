@@ -58,7 +58,7 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
     test = node.test
     clauses = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     moved: dict[str, list[ast.expr]] = {}  # bound -> the values the rest assigns it
-    advanced: set[str] = set()  # bounds the rest adds to (``next_log += interval``)
+    advanced: set[str] = set()  # what the rest adds to (``cur_tick += 1``)
     breaks_on: set[str] = set()
     always = _always_run(rest)
     for statement in always:
@@ -78,7 +78,7 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
     counters = _moved_texts([*before, loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else before)
     deadline = False
     for clause in clauses:
-        if _before_the_next_period(clause, moved, advanced, counters):
+        if _before_the_next_period(clause, moved, counters):
             deadline = True
         elif (counter := past_the_first(clause)) is not None and (
                 _text(counter) in counters or _text(counter) in advanced):
@@ -89,14 +89,14 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
     return deadline
 
 
-def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], advanced: set[str],
-                            counters: set[str]) -> bool:
+def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], counters: set[str]) -> bool:
     """``counter < bound + K`` (or ``counter - bound < K``, ``counter < bound``, and the
     same the other way round), where the loop moves ``counter`` on outside the rest (one of
     ``counters``: else only the rest moves either side, and runs on every pass until the
     guard holds, as ``if max_samples < n_seen: continue`` then ``n_seen += n``) and the rest
-    moves ``bound`` on to the counter (``bound = counter``, ``bound = counter + interval``)
-    or by a period (``bound += interval``)."""
+    moves ``bound`` on to the counter (``bound = counter``, ``bound = counter + interval``).
+    Not ``bound += interval``: by less than the counter moves in a pass, the rest would
+    run on every pass once it has run."""
     if not (isinstance(clause, ast.Compare) and len(clause.ops) == 1):
         return False
     op, small, big = clause.ops[0], clause.left, clause.comparators[0]
@@ -114,7 +114,7 @@ def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], a
         name = _text(bound)
         if name is None or name == counter:
             continue
-        if name in advanced or any(counter in {_text(term) for term in _terms(value)} for value in moved.get(name, ())):
+        if any(counter in {_text(term) for term in _terms(value)} for value in moved.get(name, ())):
             return True
     return False
 

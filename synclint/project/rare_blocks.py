@@ -339,7 +339,8 @@ def fills_after_a_hit(statement: ast.stmt, rest: list[ast.stmt], persistent: set
     return bool(kept) and all(entry is not None and _fills(entry, pairs, kept, persistent) for entry in missing)
 
 
-#: Reads of a tensor's size: ``self.pe.size(1)``, ``self.pe.shape[1]``, ``len(self.pe)``.
+#: Methods that read a tensor's size (``self.pe.size(1)``, ``self.pe.numel()``); ``.shape`` and ``len()``
+#: are read by :func:`_size_of` too.
 _SIZE_METHODS = frozenset({"size", "numel"})
 
 
