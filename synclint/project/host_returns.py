@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from synclint.project.scopes import NESTED_SCOPES, child_nodes, parameter_defaults, walk_nodes
+from synclint.project.scopes import NESTED_SCOPES, child_nodes, dotted_name, parameter_defaults, walk_nodes
 
 #: Factories that build a tensor from Python data: host without ``device=``.
 _FACTORIES = frozenset(
@@ -218,13 +218,13 @@ class _Walker:
             return found  # ``device = x.device``: x's residency decides
         if isinstance(node, ast.Attribute) and node.attr == "device":
             return self.condition(node.value)  # ``x.device`` of a host tensor
-        if isinstance(node, ast.Call) and _dotted(node.func) in ("torch.device",) and node.args:
+        if isinstance(node, ast.Call) and dotted_name(node.func) in ("torch.device",) and node.args:
             return self._device(node.args[0])
         raise _Unknown
 
     def _call(self, node: ast.Call) -> frozenset[tuple[str, str]]:
         func = node.func
-        name = _dotted(func) or ""
+        name = dotted_name(func) or ""
         device = next((k.value for k in node.keywords if k.arg == "device"), None)
         if name.startswith("torch."):
             short = name.rsplit(".", 1)[1]
@@ -253,7 +253,7 @@ class _Walker:
             if method == "to":
                 found = receiver
                 for arg in node.args:
-                    if _dotted(arg) and (_dotted(arg) or "").startswith("torch."):
+                    if dotted_name(arg) and (dotted_name(arg) or "").startswith("torch."):
                         continue  # a dtype: ``.to(torch.float)``
                     found |= self._device(arg)
                 for keyword in node.keywords:
@@ -264,14 +264,3 @@ class _Walker:
                 return self._arguments(node, skip=("device", "dtype")) | receiver | self._device(device)
             return receiver | self._arguments(node, skip=("dtype",))
         raise _Unknown
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from synclint.project.scopes import walk_nodes
+from synclint.project.scopes import dotted_name, walk_nodes
 
 
 def past_the_first(test: ast.AST) -> ast.AST | None:
@@ -64,16 +64,16 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
     for statement in always:
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
-                if (name := _text(target)) is not None:
+                if (name := dotted_name(target)) is not None:
                     moved.setdefault(name, []).append(statement.value)
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
-            if (name := _text(statement.target)) is not None:
+            if (name := dotted_name(statement.target)) is not None:
                 advanced.add(name)
     # ``if done: break`` of the rest's own statements, reached whenever the rest runs.
     reached = next((position for position, statement in enumerate(rest) if _leaves_the_pass(statement)), len(rest))
     for statement in rest[:reached + 1]:
         if isinstance(statement, ast.If) and any(isinstance(s, ast.Break) for s in statement.body):
-            if (name := _text(statement.test)) is not None:
+            if (name := dotted_name(statement.test)) is not None:
                 breaks_on.add(name)
     counters = _moved_texts([*before, loop.target] if isinstance(loop, (ast.For, ast.AsyncFor)) else before)
     deadline = False
@@ -81,10 +81,10 @@ def continues_until_a_period(node: ast.If, rest: list[ast.stmt], loop: ast.AST, 
         if _before_the_next_period(clause, moved, counters):
             deadline = True
         elif (counter := past_the_first(clause)) is not None and (
-                _text(counter) in counters or _text(counter) in advanced):
+                dotted_name(counter) in counters or dotted_name(counter) in advanced):
             continue  # (a counter this loop moves on: one it never moves, an outer loop's, may stay 0)
         elif not (isinstance(clause, ast.UnaryOp) and isinstance(clause.op, ast.Not)
-                  and _text(clause.operand) in breaks_on):
+                  and dotted_name(clause.operand) in breaks_on):
             return False
     return deadline
 
@@ -105,16 +105,16 @@ def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], c
     elif not isinstance(op, (ast.Lt, ast.LtE)):
         return False
     if isinstance(small, ast.BinOp) and isinstance(small.op, ast.Sub):  # counter - bound < K
-        counter, bounds = _text(small.left), [small.right]
+        counter, bounds = dotted_name(small.left), [small.right]
     else:
-        counter, bounds = _text(small), _terms(big)
+        counter, bounds = dotted_name(small), _terms(big)
     if counter is None or counter not in counters:
         return False
     for bound in bounds:
-        name = _text(bound)
+        name = dotted_name(bound)
         if name is None or name == counter:
             continue
-        if any(counter in {_text(term) for term in _terms(value)} for value in moved.get(name, ())):
+        if any(counter in {dotted_name(term) for term in _terms(value)} for value in moved.get(name, ())):
             return True
     return False
 
@@ -166,9 +166,9 @@ def _moved_texts(nodes: list[ast.AST]) -> set[str]:
             else:
                 continue
             for target in targets:
-                texts.update(text for part in walk_nodes(target) if (text := _text(part)) is not None)
+                texts.update(text for part in walk_nodes(target) if (text := dotted_name(part)) is not None)
         if not isinstance(node, ast.stmt):  # a loop's target
-            texts.update(text for part in walk_nodes(node) if (text := _text(part)) is not None)
+            texts.update(text for part in walk_nodes(node) if (text := dotted_name(part)) is not None)
     return texts
 
 
@@ -177,15 +177,3 @@ def _terms(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return [*_terms(node.left), *_terms(node.right)]
     return [node]
-
-
-def _text(node: ast.AST) -> str | None:
-    """``a.b.c`` for a name or an attribute chain, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

@@ -176,3 +176,15 @@ def runs_at_most_once(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
         else:
             pending.extend(node.orelse if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else [])
     return True
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or an attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
