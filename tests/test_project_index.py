@@ -1182,3 +1182,27 @@ def test_passes_at_construction_walk_the_call_graph_once(monkeypatch):
     facts = facts_for_project(index)[key]
     assert facts.context_at(11).why == "runs once: a pass over batches in code called only from construction or setup"
     assert len(asked) < 30 * n, len(asked)
+
+
+def test_a_pass_that_a_training_caller_makes_is_a_step():
+    # RobustVideoMatting's `Trainer.__init__` runs `self.train()`, whose epochs call
+    # `validate()`: a loop over batches every epoch, not a pass made as the trainer is built.
+    source = textwrap.dedent("""
+        import torch
+
+        class Trainer:
+            def __init__(self, loader, valid_loader):
+                self.train(loader, valid_loader)
+
+            def train(self, loader, valid_loader):
+                for epoch in range(10):
+                    self.validate(valid_loader)
+                    for batch in loader:
+                        self.model(batch.cuda()).sum().backward()
+
+            def validate(self, valid_loader):
+                for batch in valid_loader:
+                    print(self.model(batch.cuda()).nonzero())
+    """)
+    found = {(f.line, f.code): f.context for f in check_source(source, "example.py", include_cold=True)}
+    assert found[(16, "SL101")] == "hot", found

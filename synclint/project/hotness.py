@@ -580,7 +580,10 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     if not candidates:
         return set()
     training = _training_functions(index)
-    return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)}
+    # (Nor one that a caller which trains calls: RobustVideoMatting's ``Trainer.__init__``
+    # runs ``self.train()``, whose epochs call ``validate()``, a loop over batches each epoch.)
+    return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)
+            and not any(owners[id(call)] in training for call, _plain in callers.get(fid, ()))}
 
 
 def _built_per_step(index: ProjectIndex, contexts: dict[FunctionId, Context]) -> set[FunctionId]:
