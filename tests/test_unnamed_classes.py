@@ -816,8 +816,10 @@ def test_a_helper_that_only_cold_code_and_unbuilt_classes_call_is_cold(tmp_path:
     ],
     ids=["prose", "a code span", "a fenced block", "an indented block", "an unclosed fence"],
 )
-def test_a_markdown_page_names_a_class_in_its_code_not_in_its_prose(tmp_path: Path, page, why):
-    # se3_diffusion's README credits "the [AlphaFold](...)" model whose vendored copy
-    # nothing builds: prose names where code came from; a page that tells users to build a
-    # class shows the code.
-    assert _findings(tmp_path, _program(**{"README.md": page})) == [_loss_row(why)]
+def test_a_program_s_markdown_page_names_a_class_in_its_code_not_in_its_prose(tmp_path: Path, page, why):
+    # A README that credits "the [AlphaFold](...)" model whose vendored copy nothing
+    # builds: prose names where code came from; a page that tells users to build a class
+    # shows the code. In a library, prose documents the API (DeepRobust's README lists its
+    # `Fast` defence in a table): it names the class.
+    assert _findings(tmp_path / "program", _program(**{"README.md": page}), installable=False) == [_loss_row(why)]
+    assert _findings(tmp_path / "library", _program(**{"README.md": page})) == [_loss_row(HOT)]

@@ -310,10 +310,11 @@ def python_text_of(path: str) -> str | None:
 def spelled_in(paths: Iterable[str], names: set[str], code_in_markdown: bool = False) -> set[str]:
     """Those of ``names`` that some file of ``paths`` spells as a word. A file that
     cannot be read may spell any of them. ``code_in_markdown``: a Markdown page spells only
-    in its code (fenced or indented blocks, inline code spans), not in its prose: a page
-    that tells users to build a class shows how (``loss = APLoss()``, ``--loss APLoss``,
-    `` `APLoss` ``), while prose names what the code came from (se3_diffusion's README
-    credits "the [AlphaFold](...)" model, whose vendored ``AlphaFold`` class nothing builds)."""
+    in its code (fenced or indented blocks, inline code spans), not in its prose: a program's
+    page that tells users to build a class shows how (``loss = APLoss()``, ``--loss
+    APLoss``, `` `APLoss` ``), while prose names what the code came from ("the
+    [AlphaFold](...)" model, whose vendored ``AlphaFold`` class nothing builds). (Callers
+    ask it of projects nobody installs: a library's prose documents its API.)"""
     left = set(names)
     found: set[str] = set()
     for path in paths:

@@ -25,8 +25,10 @@ A top-level class is *unnamed* when all of these hold:
   (``model.eval()`` calls no function ``eval`` of the file), nor of a configuration file,
   shell script, notebook or documentation page (:data:`~synclint.project.layout.NAMING_SUFFIXES`: Hydra's ``_target_:
   pkg.losses.APLoss`` builds a class by path, a run script may pass ``--loss APLoss``, a
-  README may tell users to; a Markdown page in its code only, blocks and spans, not in its
-  prose: se3_diffusion's README credits "the [AlphaFold](...)" model). A Python file the
+  README may tell users to; in a project nobody installs, a Markdown page in its code only,
+  blocks and spans, not in its prose, which credits where code came from, "the
+  [AlphaFold](...)" model; a library's prose documents its API: DeepRobust's README lists
+  its `Fast` defence in a table). A Python file the
   index could not read is searched as text, like configuration files. ``class B(A)``
   names ``A``: a base is named by every subclass, named or not. A file that defines a
   class or function of the same name at top level (and does not import the name) means
@@ -161,6 +163,8 @@ def unnamed_classes(
     found: dict[ClassId, str | None] = {}
     if not candidates:
         return found
+    # (A Markdown page's prose names nothing in a program; a library's documents its API.)
+    program = not is_installable(natural_root(index.root))
     closed_lines = _closed_lines(closed)
     built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
     # What only a class that never runs names never runs either (FairMOT's loss function
@@ -173,7 +177,7 @@ def unnamed_classes(
         unnamed, unread, passed_on = unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
         names = {name for _key, name in unnamed}
         if names:
-            spelled = spelled_in(list(index.naming_files) + unread, names, code_in_markdown=True)
+            spelled = spelled_in(list(index.naming_files) + unread, names, code_in_markdown=program)
             unnamed = {(key, name) for key, name in unnamed if name not in spelled}
         # (Each class's code read once, all the round's names asked of it at once: a project
         # of hundreds of such classes is no slower by their product.)
