@@ -1206,3 +1206,36 @@ def test_a_pass_that_a_training_caller_makes_is_a_step():
     """)
     found = {(f.line, f.code): f.context for f in check_source(source, "example.py", include_cold=True)}
     assert found[(16, "SL101")] == "hot", found
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("model(batch.cuda())", "hot"),  # a model given to the constructor
+        ("self.classifier(batch.cuda())", "hot"),  # a module the object holds
+        ("embed(model, batch.cuda())", "hot"),  # a helper that runs one
+        ("torch.unique(batch.cuda())", "cold"),  # counting only
+    ],
+    ids=["a model", "a module attribute", "a helper that runs a model", "counting"],
+)
+def test_a_pass_at_construction_that_runs_a_model_is_an_inference_pass(call, expected):
+    # DiffDock's dataset computes ESM embeddings with `model(toks)` over a loader in its
+    # `__init__`: each batch is an inference step, however rarely the pass runs.
+    source = textwrap.dedent(f"""
+        import torch
+
+        def embed(model, x):
+            return model(x)
+
+        class Embedder:
+            def __init__(self, model, loader):
+                self.embeddings = self.embed_all(model, loader)
+
+            def embed_all(self, model, loader):
+                out = []
+                for batch in loader:
+                    out.append({call}.cpu())
+                return out
+    """)
+    found = {(f.line, f.code): f.context for f in check_source(source, "example.py", include_cold=True)}
+    assert found[(14, "SL201")] == expected, found

@@ -17,6 +17,7 @@ the project does not call itself).
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections import deque
 from collections.abc import Mapping
@@ -583,7 +584,45 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     # (Nor one that a caller which trains calls: RobustVideoMatting's ``Trainer.__init__``
     # runs ``self.train()``, whose epochs call ``validate()``, a loop over batches each epoch.)
     return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)
-            and not any(owners[id(call)] in training for call, _plain in callers.get(fid, ()))}
+            and not any(owners[id(call)] in training for call, _plain in callers.get(fid, ()))
+            and not _may_run_a_model(index, fid)}
+
+
+#: Builtins a loop may call without running a model (``max``, ``len``, ``list``...).
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _may_run_a_model(index: ProjectIndex, fid: FunctionId) -> bool:
+    """Whether a loop over batches of ``fid`` calls something that may be a model: a name
+    other than a builtin's, or an attribute of ``self``, that is no project function
+    (``model(toks)``, ``self.classifier(x)``), a module's ``forward``/``__call__``, or a
+    project function that calls such a thing itself. Such a loop is an inference pass, each
+    batch an inference step, however rarely it runs: DiffDock's dataset computes ESM
+    embeddings with ``model(toks)`` over a loader in its ``__init__``. A pass that only counts
+    (``torch.unique``, ``.item()``, ``max``, a helper that does the same) is not."""
+    function = index.function(fid)
+    if function is None:
+        return True
+    seen: set[FunctionId] = {fid}
+    pending = [(fid, function, True)]
+    while pending:
+        current, summary, in_loop_only = pending.pop()
+        for call in summary.calls:
+            if in_loop_only and call.batch_loop is None:
+                continue
+            target = call.target
+            if "." in target and not target.startswith("self."):
+                continue  # (``torch.unique``, ``labels.bincount``: a library's or a value's method)
+            if target in _BUILTINS:
+                continue
+            callee = index.resolve_call(current[0], summary, target)
+            callee_summary = index.function(callee) if callee is not None else None
+            if callee_summary is None or callee_summary.name in ("forward", "__call__"):
+                return True
+            if callee not in seen:
+                seen.add(callee)
+                pending.append((callee, callee_summary, False))
+    return False
 
 
 def _built_per_step(index: ProjectIndex, contexts: dict[FunctionId, Context]) -> set[FunctionId]:
