@@ -568,16 +568,21 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     whys = (CONSTRUCTION, why)
     callers = index.callers()
     owners = index.call_owners()
-    built_per_step = _built_per_step(index, contexts)
-    # (The context's why names one of the callers' roots: every caller must be construction's.
-    # Only a function with a loop over batches has anything a pass would make cold.)
+    # (Only a function with a loop over batches has anything a pass would make cold: most
+    # projects have none, and pay for nothing below.)
     candidates = [fid for fid, context in contexts.items()
-                  if context.is_cold and context.why == why and not index.runs_unseen(fid)
+                  if context.is_cold and context.why == why
                   and (function := index.function(fid)) is not None
                   and any(region.kind == HOT for region in function.regions)
-                  and all(contexts.get(owner := owners[id(call)], UNKNOWN_CONTEXT).why in whys
-                          and owner not in built_per_step
-                          for call, _plain in callers.get(fid, ()))]
+                  and not index.runs_unseen(fid)]
+    if not candidates:
+        return set()
+    built_per_step = _built_per_step(index, contexts)
+    # (The context's why names one of the callers' roots: every caller must be construction's.)
+    candidates = [fid for fid in candidates
+                  if all(contexts.get(owner := owners[id(call)], UNKNOWN_CONTEXT).why in whys
+                         and owner not in built_per_step
+                         for call, _plain in callers.get(fid, ()))]
     if not candidates:
         return set()
     training = _training_functions(index)
