@@ -3230,3 +3230,14 @@ def test_a_cache_checked_against_a_fixed_capacity_is_no_grow_for_longer_inputs(b
     # checked against a capacity, every call appends and misses until the bank is full.
     found = _found(FILLED_TO_CAPACITY.format(bound=bound))
     assert (found[(8, "SL201")][0] == "cold") if lazy else (found[(8, "SL201")][0] == "hot"), found
+
+
+@pytest.mark.parametrize("step", ["self.optimizer_step()", "engine.step()", "accelerator.backward(loss)"])
+def test_a_continue_until_the_next_period_before_a_helper_s_step_is_an_accumulation(step):
+    # A helper (or an engine) steps the optimizer in the rest: an accumulation boundary
+    # written as a deadline (`if step - last_update < accum: continue`), the training step.
+    source = TICK_LOOP.format(guard="cur_nimg < tick_start_nimg + kimg_per_tick", reset="tick_start_nimg = cur_nimg")
+    source = source.replace("            cur_tick += 1\n", f"            cur_tick += 1\n            {step}\n")
+    found = _found(source)
+    assert found[(16, "SL201")][0] == "hot", found
+

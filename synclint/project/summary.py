@@ -818,6 +818,18 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
     )
 
 
+def _calls_a_step(body: list[ast.stmt]) -> bool:
+    """The block calls something named for a step or a backward pass (``self.optimizer_step()``,
+    ``engine.step()``, ``accelerator.backward(loss)``): behind a guard that looks like a
+    period it may be a gradient accumulation boundary that a helper steps, the training step
+    itself."""
+    return any(
+        isinstance(node, ast.Call) and (name := (dotted(node.func) or "").rsplit(".", 1)[-1].lower())
+        and ("step" in name or "backward" in name)
+        for statement in body for node in ast.walk(statement)
+    )
+
+
 def _tests_a_flag(test: ast.AST, flags: set[str]) -> bool:
     """``if apply_gp:`` or ``if apply_gp and x:``, with ``apply_gp`` one of ``flags``
     (``not apply_gp`` runs on the other steps); ``if early_phase or late_phase:`` when
@@ -1741,7 +1753,7 @@ class _CallWalker:
         for position, statement in enumerate(statements):
             if in_loop and isinstance(statement, ast.If) and continues_until_a_period(
                     statement, rest := statements[position + 1:], self.loops[-1][0], statements[:position]) \
-                    and not _steps_the_optimizer(rest) and not self._holds_a_step_loop(rest):
+                    and not _steps_the_optimizer(rest) and not _calls_a_step(rest) and not self._holds_a_step_loop(rest):
                 self.statement(statement, depth)
                 self._quiet_block(rest, AFTER_CONTINUE_OFF_PERIOD, depth - 1)
                 return
