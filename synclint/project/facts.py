@@ -28,7 +28,6 @@ from synclint.project.hotness import (
     Context,
     contexts_and_skipped_blocks,
     file_context,
-    passes_at_construction,
 )
 from synclint.project.host_returns import HostCondition
 from synclint.project.index import ClassId, FunctionId, ProjectIndex, argument_places
@@ -218,11 +217,11 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         unnamed = unnamed_classes(index, decided, closed)
         unnamed.update(unnamed_methods(index, decided, set(unnamed)))
         unnamed.update(replaced_methods(index, decided, unnamed))
-    contexts, skipped = contexts_and_skipped_blocks(index, unnamed, closed, unimported, split)
+    contexts, skipped, passes = contexts_and_skipped_blocks(index, unnamed, closed, unimported, split)
     if (unnamed or unimported) and not any(context.is_hot for context in contexts.values()):
         # Its only steps were those classes' or modules': a library, which its users build and import.
         unimported = {}
-        contexts, skipped = contexts_and_skipped_blocks(index, closed=closed, split=split)
+        contexts, skipped, passes = contexts_and_skipped_blocks(index, closed=closed, split=split)
     # Reachability says something only about a project whose steps the index found:
     # in a library of helpers (or a snippet), nothing being called is the normal state.
     # A piece of a huge project counts as having steps (they may be in another piece).
@@ -230,7 +229,6 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
     # A piece of a split project does not hold every call: a caller in another piece may
     # run the function every step (or its loop over batches).
     once = {} if split else functions_called_once(index, contexts)
-    passes = set() if split else passes_at_construction(index, contexts)
     # The project's notebooks run its loaders too (a training loop in a notebook that imports
     # them), and import its modules; their code cells are read once, here (index.naming_files
     # holds them, and their stats are part of the facts cache's state). Not in a piece of a

@@ -275,8 +275,8 @@ _MAX_SKIP_ROUNDS = 4
 def contexts_and_skipped_blocks(
     index: ProjectIndex, unnamed: Unnamed = _NONE_UNNAMED, closed: Mapping[FunctionId, SkippedBlocks] | None = None,
     unimported: Mapping[str, str] = MappingProxyType({}), split: bool = False,
-) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks]]:
-    """The context of every function, and the blocks the step's calls never enter
+) -> tuple[dict[FunctionId, Context], dict[FunctionId, SkippedBlocks], set[FunctionId]]:
+    """The context of every function, the blocks the step's calls never enter
     (:mod:`synclint.project.step_branches`). A call made in such a block makes its callee
     hot no more than a call on an error path does, which can leave the step's calls of
     another function all passing one value: so the two are computed until they agree.
@@ -286,7 +286,8 @@ def contexts_and_skipped_blocks(
     modules that never run (:mod:`synclint.project.unimported_modules`), with why; ``split``:
     the index is a piece of a split project, whose callers in other pieces it does not
     hold, so it shows no function called only from construction (no pass at construction,
-    see :func:`passes_at_construction`)."""
+    see :func:`passes_at_construction`). And the passes at construction of those contexts,
+    whose loops' lines are cold and whose calls in them the contexts count as quiet."""
     skipped: dict[FunctionId, SkippedBlocks] = {}
     quiet: dict[int, str] = {}
     contexts = compute_contexts(index, unnamed=unnamed, unimported=unimported)
@@ -299,7 +300,9 @@ def contexts_and_skipped_blocks(
             break
         skipped, quiet = found, found_quiet
         contexts = compute_contexts(index, quiet, unnamed, unimported)
-    return contexts, skipped
+    else:  # (out of rounds: the passes of the contexts last computed)
+        passes = set() if split else passes_at_construction(index, contexts)
+    return contexts, skipped, passes
 
 
 def _pass_calls(index: ProjectIndex, passes: set[FunctionId]) -> dict[int, str]:
@@ -588,7 +591,7 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
     training = _training_functions(index)
     # (Nor one that a caller which trains calls: RobustVideoMatting's ``Trainer.__init__``
     # runs ``self.train()``, whose epochs call ``validate()``, a loop over batches each epoch.)
-    return {fid for fid in candidates if fid not in training and not _trains_itself(index, fid)
+    return {fid for fid in candidates if fid not in training
             and not any(owners[id(call)] in training for call, _plain in callers.get(fid, ()))
             and not _may_run_a_model(index, fid)}
 
@@ -656,16 +659,12 @@ def _training_functions(index: ProjectIndex) -> set[FunctionId]:
     """The functions that run a backward pass, or train where the index cannot follow it
     (:func:`_trains_itself`), and those that call one of them, transitively, as far as the
     index resolves calls: one walk of the call graph backwards, not one forwards per function."""
-    calls = index.resolved_calls()
-    callers_of: dict[FunctionId, set[FunctionId]] = {}
-    for owner, owned in calls.items():
-        for _call, callee in owned:
-            callers_of.setdefault(callee, set()).add(owner)
-    found = {fid for fid in {*calls, *callers_of} if _trains_itself(index, fid)}
+    callers, owners = index.callers(), index.call_owners()
+    found = {fid for fid in {*index.resolved_calls(), *callers} if _trains_itself(index, fid)}
     pending = list(found)
     while pending:
-        for caller in callers_of.get(pending.pop(), ()):
-            if caller not in found:
+        for call, _plain in callers.get(pending.pop(), ()):
+            if (caller := owners[id(call)]) not in found:
                 found.add(caller)
                 pending.append(caller)
     return found

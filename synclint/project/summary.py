@@ -811,11 +811,8 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
     """The block steps an optimizer (``optimizer.step()``, ``scaler.step(opt)``,
     ``opt.zero_grad()``): a gradient accumulation boundary (``stepping = (it + 1) % args.ac
     == 0``, whatever the divisor is called), which is the training step, not a schedule."""
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("step", "zero_grad")
-        and _OPTIMIZER_NAME.search((dotted(node.func.value) or "").rsplit(".", 1)[-1])
-        for statement in body for node in ast.walk(statement)
-    )
+    return any(isinstance(node, ast.Call) and steps_an_optimizer(dotted(node.func) or "")
+               for statement in body for node in ast.walk(statement))
 
 
 def _calls_a_step(body: list[ast.stmt]) -> bool:
