@@ -3114,10 +3114,14 @@ def test_the_rest_of_a_loop_after_a_continue_until_the_next_period_is_periodic(g
         assert (found[at] == ("cold", why)) if cold else (found[at][0] == "hot"), found
 
 
-def test_a_continue_until_the_next_period_before_the_optimizer_step_is_an_accumulation():
-    # The rest steps the optimizer: the step itself, whatever the guard looks like.
+@pytest.mark.parametrize("step", ["opt.step()", "opt.zero_grad()", "self.optimizer_step()", "engine.step()",
+                                  "accelerator.backward(loss)"])
+def test_a_continue_until_the_next_period_before_a_step_is_an_accumulation(step):
+    # The rest steps the optimizer, itself or through a helper or an engine: an accumulation
+    # boundary written as a deadline (`if step - last_update < accum: continue`), the
+    # training step, whatever the guard looks like.
     source = TICK_LOOP.format(guard="cur_nimg < tick_start_nimg + kimg_per_tick", reset="tick_start_nimg = cur_nimg")
-    source = source.replace("            cur_tick += 1\n", "            cur_tick += 1\n            opt.step()\n")
+    source = source.replace("            cur_tick += 1\n", f"            cur_tick += 1\n            {step}\n")
     found = _found(source)
     assert found[(16, "SL201")][0] == "hot", found
 
@@ -3230,14 +3234,3 @@ def test_a_cache_checked_against_a_fixed_capacity_is_no_grow_for_longer_inputs(b
     # checked against a capacity, every call appends and misses until the bank is full.
     found = _found(FILLED_TO_CAPACITY.format(bound=bound))
     assert (found[(8, "SL201")][0] == "cold") if lazy else (found[(8, "SL201")][0] == "hot"), found
-
-
-@pytest.mark.parametrize("step", ["self.optimizer_step()", "engine.step()", "accelerator.backward(loss)"])
-def test_a_continue_until_the_next_period_before_a_helper_s_step_is_an_accumulation(step):
-    # A helper (or an engine) steps the optimizer in the rest: an accumulation boundary
-    # written as a deadline (`if step - last_update < accum: continue`), the training step.
-    source = TICK_LOOP.format(guard="cur_nimg < tick_start_nimg + kimg_per_tick", reset="tick_start_nimg = cur_nimg")
-    source = source.replace("            cur_tick += 1\n", f"            cur_tick += 1\n            {step}\n")
-    found = _found(source)
-    assert found[(16, "SL201")][0] == "hot", found
-

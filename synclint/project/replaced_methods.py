@@ -43,10 +43,10 @@ import re
 from collections.abc import Callable, Mapping
 
 from synclint.project.index import ClassId, ProjectIndex
-from synclint.project.layout import is_installable, natural_root
-from synclint.project.mentions import python_text_of, spelled_in
+from synclint.project.mentions import python_text_of
 from synclint.project.unnamed_classes import (
     is_a_program_nobody_installs,
+    spelled_outside_python,
     unnamed_in_python,
 )
 
@@ -83,7 +83,8 @@ def replaced_methods(
             headers.setdefault(sub[0], []).append(_header(index, sub, trees.of(sub[0])))
     left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
     if left:
-        left -= {cid for cid in left if cid[1] in spelled_in(list(index.naming_files) + unread, {cid[1]}, code_in_markdown=not is_installable(natural_root(index.root)))}
+        spelled = spelled_outside_python(index, unread, {name for _key, name in left})
+        left = {cid for cid in left if cid[1] not in spelled}
     return {(key, f"{name}.{method}"): replaced(name, method)
             for key, name in sorted(left) for method in candidates[(key, name)]}
 

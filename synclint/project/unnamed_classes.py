@@ -163,8 +163,6 @@ def unnamed_classes(
     found: dict[ClassId, str | None] = {}
     if not candidates:
         return found
-    # (A Markdown page's prose names nothing in a program; a library's documents its API.)
-    program = not is_installable(natural_root(index.root))
     closed_lines = _closed_lines(closed)
     built_in_closed = _named_in_closed_blocks(closed_lines, {name for _key, name in candidates})
     # What only a class that never runs names never runs either (FairMOT's loss function
@@ -177,7 +175,7 @@ def unnamed_classes(
         unnamed, unread, passed_on = unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
         names = {name for _key, name in unnamed}
         if names:
-            spelled = spelled_in(list(index.naming_files) + unread, names, code_in_markdown=program)
+            spelled = spelled_outside_python(index, unread, names)
             unnamed = {(key, name) for key, name in unnamed if name not in spelled}
         # (Each class's code read once, all the round's names asked of it at once: a project
         # of hundreds of such classes is no slower by their product.)
@@ -200,6 +198,15 @@ def unnamed_classes(
         for key, _name, span in spans:
             dead.setdefault(key, []).append(span)
         dead_code += code
+
+
+def spelled_outside_python(index: ProjectIndex, unread: list[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that the project's configuration files, scripts, notebooks or
+    pages spell, or the Python files it could not read (``unread``): each may build what
+    it names. A Markdown page's prose names nothing in a project nobody installs (it credits
+    where code came from); a library's prose documents its API (see :func:`spelled_in`)."""
+    return spelled_in(list(index.naming_files) + unread, names,
+                      code_in_markdown=not is_installable(natural_root(index.root)))
 
 
 def _span(index: ProjectIndex, key: str, name: str) -> tuple[int, int]:

@@ -45,11 +45,10 @@ import re
 from collections.abc import Callable
 
 from synclint.project.index import ClassId, ProjectIndex
-from synclint.project.layout import is_installable, natural_root
-from synclint.project.mentions import blanked, named_words, python_text_of, spelled_in
+from synclint.project.mentions import blanked, named_words, python_text_of
 from synclint.project.reflection import find_reflection
 from synclint.project.summary import FunctionSummary
-from synclint.project.unnamed_classes import is_a_program_nobody_installs
+from synclint.project.unnamed_classes import is_a_program_nobody_installs, spelled_outside_python
 
 #: Methods torch's own base classes call by name (``nn.Module.__call__`` runs
 #: ``forward``; an optimizer's ``step``, a scheduler's ``get_lr``, an autograd
@@ -139,7 +138,7 @@ def unnamed_methods(
         for name in names & spans.keys():
             names -= named_words(blanked(text, spans[name]), {name}, {})[0]
     if names:
-        names -= spelled_in(list(index.naming_files) + unread, names, code_in_markdown=not is_installable(natural_root(index.root)))
+        names -= spelled_outside_python(index, unread, names)
     if looks_up:  # (a template anywhere may build the name a lookup somewhere fetches)
         names = {name for name in names if not any(template.fullmatch(name) for template in templates)}
     return {(key, qualname): None for key, qualname, _function in candidates if qualname.rsplit(".", 1)[1] in names}
