@@ -2306,6 +2306,36 @@ def test_a_schedule_that_steps_the_optimizer_is_the_training_step(line, periodic
     assert (found == ("cold", "periodic (logging every N steps)")) is periodic
 
 
+LAZY_REGULARISATION = """
+    import torch
+
+
+    def train(generator, loader, g_optim, args):
+        for i, x in enumerate(loader):
+            generator(x.cuda()).mean().backward()
+            g_optim.step()
+            g_regularize = i % args.g_reg_every == 0
+            if g_regularize:
+                generator(x.cuda()).pow(2).mean().backward()
+                g_optim.step()
+                print(generator.mean_path_length.item())
+            if i % args.d_reg_every == 0:
+                generator(x.cuda()).abs().mean().backward()
+                g_optim.step()
+                d_optim.step()
+                print(generator.r1.item())
+    """
+
+
+@pytest.mark.parametrize(("line", "periodic"), [(13, True), (18, False)])
+def test_a_schedule_that_steps_an_optimizer_stepped_on_every_step_again_is_periodic(line, periodic):
+    # GPEN and rosinality's StyleGAN2: `g_optim.step()` on every step, then `if g_regularize:`
+    # (`i % args.g_reg_every == 0`) regularises and steps it again: lazy regularisation every
+    # 4th step, not the gradient accumulation boundary. A block that also steps an optimizer
+    # the step did not (`d_optim`) may be that boundary: it stays hot.
+    found = _found(LAZY_REGULARISATION)[(line, "SL201")]
+    assert (found == ("cold", "periodic (logging every N steps)")) is periodic
+
 FIRST_BATCH_ONLY = """
     import torch
 

@@ -68,6 +68,22 @@ def test_a_loop_fetching_a_batch_in_its_body_is_a_step():
     }
 
 
+def test_a_private_batch_fetcher_draws_batches_too():
+    # flair's language model trainer: `data, targets = self._get_batch(data_source, i, n)`
+    # in `evaluate`'s loop: a loop over batches, so the `total_loss.item()` returned after
+    # it runs once per evaluation.
+    source = """
+        import torch
+        class Trainer:
+            def evaluate(self, data_source, n):
+                total_loss = 0
+                for i in range(0, data_source.size(0) - 1, n):
+                    data, targets = self._get_batch(data_source, i, n)
+                    total_loss += self.model(data).sum()
+                return total_loss.item() / len(data_source)
+        """
+    assert _found(source, include_cold=True) == {(9, 16, "SL201"): "cold"}
+
 def test_an_epoch_loop_around_the_fetching_loop_is_not_a_step():
     source = """
         import torch

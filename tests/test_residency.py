@@ -77,6 +77,44 @@ def test_packed_sequence_batch_sizes_are_host_through_unpacking_and_call_sites()
     assert _codes(RNN) == [("SL201", 25, 21), ("SL201", 39, 16)]
 
 
+REBOUND_TO_HOST = """
+    import torch
+    from torch import nn
+
+
+    class Sift(nn.Module):
+        def extract(self, image):
+            return image.cpu().numpy()
+
+        def describe(self, image):
+            return image.cpu().numpy()
+
+        def forward(self, data, extra):
+            image = data["image"]
+            image = image.cpu()
+            pred = []
+            for k in range(len(image)):
+                img = image[k]
+                if "size" in data:
+                    img = img[:, :4]
+                pred.append(self.extract(img))
+                other = image[k]
+                if k > 0:
+                    other = extra[k]
+                for step in range(2):
+                    self.describe(other)
+                    other = extra
+            return pred
+"""
+
+
+def test_a_name_rebound_to_a_host_tensor_is_passed_as_one():
+    # glue-factory's SIFT: `image = image.cpu()` after `image = data["image"]`, then
+    # `extract_single_image(image[k])`: the helper's `.cpu()` copies a host tensor. Not
+    # where a branch may rebind the name to a device tensor (`other = extra[k]`), nor in a
+    # loop whose earlier pass rebinds it.
+    assert _codes(REBOUND_TO_HOST) == [("SL201", 11, 16), ("SL201", 15, 17)]
+
 def test_packed_sequences_are_found_by_annotation_isinstance_packer_and_copies():
     tree = ast.parse(textwrap.dedent('''
         def f(a: PackedSequence, b, c, x):
@@ -1731,6 +1769,31 @@ def test_names_unpacked_from_a_loader_batch_are_its_fields():
     found = [(f.line, f.column, f.code, f.fix is not None) for f in check_source(source, "train.py", include_cold=True)]
     assert found == [(4, 14, "SL402", True), (7, 21, "SL401", False), (7, 33, "SL401", False)]
 
+
+UNPACKED_IN_THE_BODY = """
+import torch
+def evaluate(model, eval_loader, device):
+    for t, batch in enumerate(eval_loader):
+        idx, question, length, *rest = batch
+        question = question.to(device)
+        out = model(question)
+        print(length.item(), question.sum().item(), rest[0].item())
+        targets = torch.cat([length, length])
+        print(targets[0].item(), torch.cat([length, out])[0].item())
+"""
+
+
+def test_names_unpacked_from_a_batch_in_the_body_are_its_fields():
+    # habitat-lab's PACMAN trainer: `idx, question, answer, actions, action_length, goal_pos =
+    # batch`, then only `question` goes to the device: `action_length.item()` reads a host
+    # tensor, as for names the loop header unpacks; so does a concatenation of host fields
+    # alone (1d-tokenizer's `torch.cat([target, target])`), and a starred name's list of the
+    # other fields. A concatenation with a device tensor is on the device.
+    assert _in_order(UNPACKED_IN_THE_BODY, "evaluate.py") == [
+        (6, 20, "SL401"),
+        (8, 30, "SL201"),
+        (10, 34, "SL201"),
+    ]
 
 def test_per_sample_moves_of_host_tensors_to_the_device_are_launches():
     # Work on host tensors alone launches no kernels, but a sample of them made on (or

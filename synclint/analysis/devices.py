@@ -132,14 +132,16 @@ class DeviceInference:
 
     def _elements_on_host(self, elements) -> bool:
         """A list or tuple display holding tensors, every one of them on the host, beside
-        Python values only (an element of unknown kind may be a device tensor)."""
+        Python values only (an element of unknown kind may be a device tensor, unless it is
+        known to be on the host: 1d-tokenizer's ``torch.cat([target, target])`` of a field of
+        a host batch, whose kind the loader leaves unknown)."""
         found = False
         for element in elements:
             value = element.value
             kind = self.flow.kind_of(value)
             if kind is Kind.PYTHON and not isinstance(element, cst.StarredElement):
                 continue
-            if not (kind.is_tensor or kind is Kind.TENSOR_SEQUENCE) or not self.on_host(value):
+            if not (kind.is_tensor or kind in (Kind.TENSOR_SEQUENCE, Kind.UNKNOWN)) or not self.on_host(value):
                 return False
             found = True
         return found

@@ -262,6 +262,20 @@ class _BatchUses(cst.CSTVisitor):
                 for element in target.elements:
                     self._bind(element.value, value)
                 return
+            if (isinstance(value, cst.Name) and self._holds_batch(value.value)
+                    and all(isinstance(element.value, cst.Name) for element in target.elements)):
+                # habitat-lab's ``idx, question, answer, actions, length = batch``: each name
+                # is a field of the batch, as ``images = batch[0]`` binds one (a starred
+                # one, a list of fields, is not).
+                for element in target.elements:
+                    name = element.value.value  # type: ignore[attr-defined]  (names only)
+                    if isinstance(element, cst.StarredElement):
+                        self.bound_otherwise.add(name)
+                    else:
+                        self.fields[name] = value.value
+                    self.derived.discard(name)
+                    self.bindings.append((name, value))
+                return
         if isinstance(target, (cst.Subscript, cst.Attribute)):
             root, _ = root_name(target, (cst.Subscript, cst.Attribute))
             batch = root if self._holds_batch(root) else self.fields.get(root or "") or self.elements.get(root or "")

@@ -97,6 +97,7 @@ from synclint.project.scopes import (
     child_nodes,
     field_values,
     function_nodes,
+    names_bound_by,
     nested_scopes,
     own_nodes,
     parameter_defaults,
@@ -534,7 +535,7 @@ def _runs_a_loop_over_batches(statements: list[ast.stmt], loaders: set[str]) -> 
 
 #: A call that fetches the next batch: ``get_batch("train")`` (nanoGPT),
 #: ``train_loader.next_batch()`` (llm.c), ``self.sample_batch()``.
-_BATCH_FETCH = re.compile(r"^(next|get|sample|fetch|load)_batch$")
+_BATCH_FETCH = re.compile(r"^_?(next|get|sample|fetch|load)_batch$")  # ``self._get_batch(data, i)``
 #: Methods that run a backward pass (``loss.backward()``, ``scaler.scale(loss).backward()``,
 #: ``accelerator.backward(loss)``, Lightning's ``self.manual_backward(loss)``): a loop that
 #: runs one on every pass is a training loop, whatever it iterates, each pass a step.
@@ -813,6 +814,41 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
     == 0``, whatever the divisor is called), which is the training step, not a schedule."""
     return any(isinstance(node, ast.Call) and steps_an_optimizer(dotted(node.func) or "")
                for statement in body for node in ast.walk(statement))
+
+
+def _optimizers_stepped(statements: Iterable[ast.stmt]) -> set[str]:
+    """The receivers of the optimizer steps among ``statements`` that are calls on their own
+    (``g_optim.step()``, ``self.optimizer_d.step()``, ``opt.zero_grad()``): what a block of
+    straight-line code steps whenever it runs."""
+    return {
+        (dotted(node.value.func) or "").rpartition(".")[0]
+        for node in statements
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        and steps_an_optimizer(dotted(node.value.func) or "")
+    }
+
+
+def _steps_again(body: list[ast.stmt], earlier: list[ast.stmt]) -> bool:
+    """Every optimizer the block steps was stepped already by a statement of the enclosing
+    block before it: StyleGAN2's lazy regularisation (``g_optim.step()`` on every step, then
+    ``g_regularize = i % args.g_reg_every == 0``; ``if g_regularize: ...;
+    g_optim.step()``) is an extra step on a schedule, not the gradient accumulation boundary
+    (which steps the optimizer only behind its guard)."""
+    inside = {
+        (dotted(node.func) or "").rpartition(".")[0]
+        for statement in body for node in ast.walk(statement)
+        if isinstance(node, ast.Call) and steps_an_optimizer(dotted(node.func) or "")
+    }
+    return bool(inside) and inside <= _optimizers_stepped(earlier)
+
+
+#: Statements whose blocks may run or not, or run again (``with`` runs straight through).
+_BRANCHING_STATEMENTS = (ast.If, ast.For, ast.AsyncFor, ast.While, *TRY_STATEMENTS, ast.Match)
+
+
+def _bound_in(node: ast.stmt) -> frozenset[str]:
+    """The names ``node`` binds in its own scope (nested functions' bodies left out)."""
+    return frozenset(name for current in own_nodes([node]) for name in names_bound_by(current))
 
 
 def _calls_a_step(body: list[ast.stmt]) -> bool:
@@ -1505,6 +1541,15 @@ class _CallWalker:
         #: Names every binding of which (so far) is a schedule (``apply_gp = self.steps % 4 == 0``).
         self.schedule_flags: set[str] = set()
         self._not_schedule: set[str] = set()
+        #: Names that hold a host tensor (or ``None``) here, as the walk goes in order (not
+        #: only those every binding of which is one: ``image = image.cpu()`` after ``image =
+        #: data["image"]``), for the arguments the calls pass.
+        self.host_now: set[str] = set()
+        #: Per ``if`` (or other compound statement) being walked: :attr:`host_now` at the end
+        #: of each of its blocks.
+        self._block_exits: list[list[frozenset[str]]] = []
+        #: The statements before the one being walked in its block (see :func:`_steps_again`).
+        self._earlier: list[ast.stmt] = []
 
     def statement(self, node: ast.stmt, depth: int = 0) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1539,6 +1584,48 @@ class _CallWalker:
         self._statement(node, depth)
 
     def _statement(self, node: ast.stmt, depth: int) -> None:
+        """Walk ``node``, keeping :attr:`host_now` as it goes: a name bound to a host tensor
+        holds one until rebound; a compound statement (but ``with``, which runs straight
+        through) may or may not run its blocks, so what they bind is known after it only as
+        unknown, and what a loop binds already at its first pass (an earlier pass may have
+        rebound it)."""
+        earlier, self._earlier = self._earlier, []  # (blocks nested in ``node`` set their own)
+        if isinstance(node, ast.If):
+            # Either block runs: a name each leaves on the host (or does not rebind) is there
+            # after it (``if "image_size" in data: img = img[:, :h, :w]``).
+            entry = frozenset(self.host_now)
+            self._block_exits.append([])
+            try:
+                self._walk_statement(node, depth, earlier)
+            finally:
+                exits = self._block_exits.pop()
+            reaching = [*exits, *(() if node.orelse else (entry,))]
+            joined = frozenset.intersection(*reaching) if reaching else frozenset()
+            bound = _bound_in(node) if (entry or joined) else frozenset()
+            self.host_now = set((entry - bound) | (joined & bound))
+            return
+        if isinstance(node, _BRANCHING_STATEMENTS):
+            bound = _bound_in(node) if self.host_now else frozenset()
+            self.host_now.difference_update(bound)
+            self._block_exits.append([])  # (not read: the blocks of ``node`` log here, not in an enclosing ``if``'s)
+            try:
+                self._walk_statement(node, depth, earlier)
+            finally:
+                self._block_exits.pop()
+                if self.host_now:
+                    self.host_now.difference_update(bound or _bound_in(node))
+            return
+        if isinstance(node, ast.Assign) and all(isinstance(target, ast.Name) for target in node.targets):
+            host = self._is_host(node.value)
+            self._walk_statement(node, depth, earlier)
+            for target in node.targets:
+                (self.host_now.add if host else self.host_now.discard)(target.id)  # type: ignore[union-attr]
+            return
+        self._walk_statement(node, depth, earlier)
+        if self.host_now and not isinstance(node, (ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue)):
+            self.host_now.difference_update(_bound_in(node))
+
+    def _walk_statement(self, node: ast.stmt, depth: int, earlier: list[ast.stmt]) -> None:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attribute(node.targets[0]):
             built = _built_or_none(node.value)
             if built is not None:
@@ -1593,9 +1680,7 @@ class _CallWalker:
             if (
                 _is_periodic_guard(node.test, counters)
                 or _tests_a_flag(node.test, self.schedule_flags)
-            ) and not _steps_the_optimizer(
-                node.body
-            ):
+            ) and (not _steps_the_optimizer(node.body) or _steps_again(node.body, earlier)):
                 self._quiet_block(node.body, "periodic (logging every N steps)", depth)
             else:
                 self._branch(node.body, self._rare_branch(node), depth)
@@ -1624,7 +1709,10 @@ class _CallWalker:
             self._expressions([part for item in node.items for part in (item.context_expr, item.optional_vars)])
             # A ``with`` body runs straight through, like the statements around it: a loop
             # over batches inside ``with autocast():`` ends the step as one outside would.
-            self.statements(node.body, depth)
+            self.host_now.difference_update(
+                name for item in node.items if item.optional_vars is not None
+                for leaf in walk_nodes(item.optional_vars) for name in names_bound_by(leaf))
+            self._block(node.body, depth)
             return
         if isinstance(node, ast.Raise):
             self.quiet.append("error path")
@@ -1738,6 +1826,17 @@ class _CallWalker:
         self.owner.regions.append(Region(node.lineno, node.end_lineno or node.lineno, "cold", why))
 
     def statements(self, statements, depth: int = 0) -> None:
+        """Walk a block's ``statements`` (:meth:`_block`), which may not run: the host tensors
+        the names held on entry are what they hold after it (see :meth:`_statement`)."""
+        entry = set(self.host_now)
+        try:
+            self._block(statements, depth)
+            if self._block_exits:
+                self._block_exits[-1].append(frozenset(self.host_now))
+        finally:
+            self.host_now = entry
+
+    def _block(self, statements, depth: int = 0) -> None:
         """Walk a block's ``statements``; what follows an early return on a cache hit
         (``if self.anchors is not None: return``) runs only on a miss (see
         :func:`~synclint.project.rare_blocks.fills_after_a_hit`), and what follows one on a
@@ -1748,6 +1847,7 @@ class _CallWalker:
         steps the optimizer or holds a loop of steps."""
         in_loop = bool(self.loops) and statements is getattr(self.loops[-1][0], "body", None)
         for position, statement in enumerate(statements):
+            self._earlier = statements[:position]
             if in_loop and isinstance(statement, ast.If) and continues_until_a_period(
                     statement, rest := statements[position + 1:], self.loops[-1][0], statements[:position]) \
                     and not _steps_the_optimizer(rest) and not _calls_a_step(rest) and not self._holds_a_step_loop(rest):
@@ -1840,12 +1940,13 @@ class _CallWalker:
                                          attributes, self.held.get(id(node), ""), literals))
 
     def _is_host(self, node: ast.AST) -> bool:
-        """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`)."""
+        """A host tensor or ``None`` (a name that holds one of them, see :mod:`synclint.project.residency`,
+        or one here: :attr:`host_now`)."""
         if isinstance(node, ast.Constant):
             return node.value is None
         if isinstance(node, ast.Name):
-            return node.id in self.owner.host_names
-        return is_host_field(node, self.owner.packed) or _host_expression(node, set())
+            return node.id in self.owner.host_names or node.id in self.host_now
+        return is_host_field(node, self.owner.packed) or _host_expression(node, self.host_now)
 
     def _is_tensor(self, node: ast.AST) -> bool:
         """Visibly a tensor: torch math, a tensor-only method, or a name bound to one."""
