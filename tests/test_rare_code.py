@@ -1018,6 +1018,44 @@ def test_a_block_on_the_first_batch_runs_once_per_pass():
     assert found[(20, "SL201")][0] == "hot"  # the first epoch is many steps
 
 
+FIRST_BATCHES = """
+    import torch
+    class Task(torch.nn.Module):
+        def validation_step(self, batch, batch_idx):
+            y_hat = self(batch["image"])
+            if batch_idx < 10 and self.logger:
+                batch["prediction"] = y_hat.cpu()
+            if 3 >= batch_idx:
+                print(y_hat.max().item())
+            if batch_idx < 1000:
+                print(y_hat.min().item())
+            return y_hat
+    def train(model, loader, opt, warmup):
+        for i, x in enumerate(loader):
+            loss = model(x.cuda()).sum()
+            if i < 5:
+                print(loss.item())
+            for step in range(3):
+                if step < 2:
+                    print(loss.mean().item())
+            if warmup < 10:
+                print(loss.std().item())
+"""
+
+
+def test_a_block_on_the_first_few_batches_runs_a_few_times_per_pass():
+    # torchgeo's trainers plot their first ten validation batches: `if batch_idx < 10 and
+    # ... self.logger: ... pred["boxes"].cpu()`. Not a bound over 100 batches, nor a counter of
+    # a loop inside the step (`step` of `range(3)`), nor a name that counts no batches.
+    found = _found(FIRST_BATCHES)
+    few = ("cold", "first batches only (a few per pass over the data)")
+    assert found[(7, "SL201")] == few
+    assert found[(9, "SL201")] == few
+    assert found[(11, "SL201")][0] == "hot"
+    assert found[(17, "SL201")] == few
+    assert found[(20, "SL201")][0] == "hot"
+    assert found[(22, "SL201")][0] == "hot"
+
 INNER_LOOP_FIRST_PASS = """
     import torch
     class Decoder(torch.nn.Module):

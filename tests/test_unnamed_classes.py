@@ -75,6 +75,20 @@ def test_an_unnamed_loss_class_is_unreached_and_hidden_by_default(tmp_path: Path
     assert _findings(tmp_path, _program(), include_cold=False) == []
 
 
+@pytest.mark.parametrize(("installable", "where", "expected"), [
+    (False, "tests/test_losses.py", ("cold", "test code only: only the project's tests name `RankLoss`")),
+    (False, "train_tools.py", ("hot", HOT)),
+    (True, "tests/test_losses.py", ("hot", HOT)),
+])
+def test_a_class_only_the_tests_name_runs_only_in_them(tmp_path: Path, installable: bool, where: str, expected):
+    # TraDeS vendors nuscenes-devkit, whose `MTPLoss` only the devkit's tests build: in a
+    # program nobody installs, the program never runs it. Named by the program too, it is a
+    # root as before; in a package users install, they may build it as the tests do.
+    test = "from losses import RankLoss\n\n\ndef test_rank():\n    RankLoss()(None)\n"
+    files = _program(**{where: test})
+    found = [row for row in _findings(tmp_path, files, installable=installable) if row[0] == "losses.py"]
+    assert found == [("losses.py", 6, 16, "SL101", *expected)]
+
 def test_a_class_named_in_another_python_file_stays_a_root(tmp_path: Path):
     extra = "\n\ndef criterion():\n    from losses import RankLoss\n    return RankLoss()\n"
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]

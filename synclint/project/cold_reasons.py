@@ -31,6 +31,9 @@ DOCUMENTATION_CODE = "documentation code (its snippets and examples)"
 #: :func:`synclint.project.facts.host_only_project`): its tensors live on the host.
 HOST_ONLY_PROJECT = ("a project that never names a device (no `cuda`, `gpu`, `device` or accelerator in its code "
                      "or configuration): its tensors live on the host")
+#: Why a whole file is cold as test code, by its name or by its folder (see
+#: :func:`synclint.project.hotness.file_context`).
+TEST_CONTEXTS = frozenset({"test code", "test or benchmark code"})
 #: The ``__main__`` block of a module other files import (see :mod:`synclint.project.self_tests`).
 SELF_TEST = "a self-test or demo (the `__main__` block of a module that other files of the project import)"
 #: A function that only such blocks call, and no file hands on as a value.
@@ -55,6 +58,12 @@ def never_named(class_name: str, only_passed_on: bool = False, only_inside: Sequ
     if only_inside:
         return f"{_NEVER_NAMED}`{class_name}` but code that never runs ({_listed(only_inside)})"
     return f"{_NEVER_NAMED}`{class_name}`" + (" but imports that pass it on" if only_passed_on else "")
+
+
+def built_only_by_tests(class_name: str) -> str:
+    """Why a class only the project's tests name never runs in the program (a cold why: the
+    tests do build it)."""
+    return f"test code only: only the project's tests name `{class_name}`"
 
 
 def _listed(names: Sequence[str]) -> str:

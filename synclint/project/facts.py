@@ -19,7 +19,7 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
-from synclint.project.cold_reasons import HOST_ONLY_PROJECT, is_never_named, is_self_test
+from synclint.project.cold_reasons import HOST_ONLY_PROJECT, TEST_CONTEXTS, is_never_named, is_self_test
 from synclint.project.hotness import (
     COLD,
     CONSTRUCTION_PASS,
@@ -214,7 +214,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         closed = _with_self_tests(index, closed, importers)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         decided = _decided_by(index, unimported)
-        unnamed = unnamed_classes(index, decided, closed)
+        unnamed = unnamed_classes(index, decided, closed, lambda key: file_context(index, key) in TEST_CONTEXTS)
         unnamed.update(unnamed_methods(index, decided, set(unnamed)))
         unnamed.update(replaced_methods(index, decided, unnamed))
     contexts, skipped, passes = contexts_and_skipped_blocks(index, unnamed, closed, unimported, split)

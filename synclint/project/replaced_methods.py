@@ -81,7 +81,7 @@ def replaced_methods(
     for cid in candidates:
         for sub in index.subclasses(cid):
             headers.setdefault(sub[0], []).append(_header(index, sub, trees.of(sub[0])))
-    left, unread, _passed_on = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
+    left, unread, _passed_on, _tested = unnamed_in_python(index, set(candidates), decided, {}, {}, headers)
     if left:
         spelled = spelled_outside_python(index, unread, {name for _key, name in left})
         left = {cid for cid in left if cid[1] not in spelled}

@@ -188,6 +188,8 @@ _DATA_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__next__"
 _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 #: Why a block under ``if batch_idx == 0:`` is quiet.
 FIRST_BATCH_ONLY = "first batch only (once per pass over the data)"
+#: Why ``if batch_idx < 10:`` is cold.
+FIRST_BATCHES_ONLY = "first batches only (a few per pass over the data)"
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
 _PERIODIC_NAME = re.compile(
     r"(^|_)(log|logging|print|display|plot|vis|visuali[sz]e|save|checkpoint|ckpt|interval|every|freq|"
@@ -976,6 +978,37 @@ def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], count
     return False
 
 
+#: A per-pass batch index by its name (not ``step`` or ``iteration``, which count the whole
+#: run: ``if step < 2000:`` is a warm-up, every step of it).
+_PASS_BATCH_INDEX = re.compile(r"^batch_?(idx|nb|i|id|num|index|no|n|number)$", re.I)
+#: The most batches of a pass a guard of :func:`_is_first_batches_only` may let through.
+_FEW_BATCHES = 100
+
+
+def _is_first_batches_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], counters: Collection[str] = ()) -> bool:
+    """``if batch_idx < 10 and self.logger:`` (torchgeo's trainers plot their first ten
+    validation batches), ``batch_i <= 3``: the block runs on a few batches of each pass over
+    the data, not every step. Only a per-pass batch index by its name (Lightning's
+    ``batch_idx``) or a batch counter of an enclosing loop over batches (``counters``) that
+    no other enclosing loop binds, below a constant of at most :data:`_FEW_BATCHES`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_is_first_batches_only(value, loops, counters) for value in test.values)
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, (ast.Gt, ast.GtE)):
+        left, right = right, left
+    elif not isinstance(op, (ast.Lt, ast.LtE)):
+        return False
+    if not (isinstance(right, ast.Constant) and type(right.value) is int and 0 < right.value <= _FEW_BATCHES):
+        return False
+    if not isinstance(left, ast.Name):
+        return False
+    if left.id in _loop_counters(loops):
+        return False
+    return left.id in counters or _PASS_BATCH_INDEX.match(left.id) is not None
+
+
 def _enumerates(node: ast.AST, enumerations: Collection[str] = ()) -> bool:
     """``enumerate(...)``, or a progress bar around one (``tqdm(enumerate(loader))``), or a
     local bound to either (``enumerations``): what it yields starts with a running index."""
@@ -1675,6 +1708,10 @@ class _CallWalker:
                 return
             if _is_first_batch_only(node.test, self.loops, counters):
                 self._quiet_block(node.body, FIRST_BATCH_ONLY, depth)
+                self.statements(node.orelse, depth + 1)
+                return
+            if _is_first_batches_only(node.test, self.loops, counters):
+                self._quiet_block(node.body, FIRST_BATCHES_ONLY, depth)
                 self.statements(node.orelse, depth + 1)
                 return
             if (

@@ -129,7 +129,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
-from synclint.project.cold_reasons import never_named
+from synclint.project.cold_reasons import built_only_by_tests, never_named
 from synclint.project.index import ClassId, FunctionId, ProjectIndex
 from synclint.project.layout import is_installable, natural_root
 from synclint.project.loss_names import is_loss_function
@@ -148,13 +148,17 @@ Blocks = tuple[tuple[int, int, str], ...]
 
 
 def unnamed_classes(
-    index: ProjectIndex, decided: Callable[[str], bool], closed: Mapping[FunctionId, Blocks] = MappingProxyType({})
+    index: ProjectIndex, decided: Callable[[str], bool], closed: Mapping[FunctionId, Blocks] = MappingProxyType({}),
+    tests: Callable[[str], bool] = lambda key: False,
 ) -> dict[ClassId, str | None]:
     """The top-level classes (file key, name) of ``index`` that nothing in the project names
     (or names only in ``closed`` blocks, which never run, and imports), and that hold a
     root; none when reflection could build a class by a computed name. Each with why when
     only closed blocks name it (it is never built), else None. ``decided``: whether a
-    file's context is already decided (its classes are left alone).
+    file's context is already decided (its classes are left alone); ``tests``: whether a
+    file is test code, which in a project nobody installs builds what it names only for
+    the tests (TraDeS's vendored nuscenes-devkit: `MTPLoss`, named only by the devkit's
+    tests): such a class is cold, with that why.
 
     The project's Python files are read again here, and only here: few projects have
     candidates, so no summary pays for the search (the index's cache state holds every
@@ -172,7 +176,8 @@ def unnamed_classes(
     dead_code: list[tuple[str, str]] = []  # (name, code) of the classes whose lines ``dead`` holds
     asked = set(candidates)
     while True:
-        unnamed, unread, passed_on = unnamed_in_python(index, asked, decided, closed_lines, built_in_closed, dead)
+        unnamed, unread, passed_on, tested = unnamed_in_python(
+            index, asked, decided, closed_lines, built_in_closed, dead, tests)
         names = {name for _key, name in unnamed}
         if names:
             spelled = spelled_outside_python(index, unread, names)
@@ -181,7 +186,9 @@ def unnamed_classes(
         # of hundreds of such classes is no slower by their product.)
         namers = _dead_namers(dead_code, {name for _key, name in unnamed}) if dead else {}
         for key, name in sorted(unnamed):
-            if name in passed_on and name not in built_in_closed:
+            if name in tested:
+                found[(key, name)] = built_only_by_tests(name)
+            elif name in passed_on and name not in built_in_closed:
                 found[(key, name)] = never_named(name, only_passed_on=True)
             elif dead:
                 found[(key, name)] = never_named(name, only_inside=namers.get(name, []))
@@ -327,7 +334,8 @@ def unnamed_in_python(
     index: ProjectIndex, candidates: set[ClassId], decided: Callable[[str], bool],
     closed_lines: dict[str, list[tuple[int, int, str]]], built_in_closed: Mapping[str, str],
     dead: Mapping[str, list[tuple[int, int]]] = MappingProxyType({}),
-) -> tuple[set[ClassId], list[str], set[str]]:
+    tests: Callable[[str], bool] = lambda key: False,
+) -> tuple[set[ClassId], list[str], set[str], set[str]]:
     """Those of ``candidates`` that no Python file the index parsed names: as a word of
     another file (two classes of one name in two files name each other), or in their own
     file outside their own definition; none when one of them could build a class by a
@@ -337,8 +345,11 @@ def unnamed_in_python(
     from its own namespace (``globals()[name]``) what it imports stays named. And the Python files it
     could not parse (their words are unknown: they are searched as text, like
     configuration files), and the names only such imports spell. The lines of ``dead``
-    (file key -> spans of code that never runs) name nothing."""
+    (file key -> spans of code that never runs) name nothing. In a project nobody
+    installs, the files ``tests`` says are test code name nothing either: the names of
+    ``candidates`` they alone spell are returned last (the program never builds those)."""
     left = set(candidates)
+    tested: set[str] = set()
     unread = []
     passed_on: set[str] = set()
     # A package users install may re-export a class for them (``__init__.py``'s import,
@@ -355,12 +366,12 @@ def unnamed_in_python(
             continue
         text = python_text_of(key)
         if text is None:
-            return set(), [], set()  # (unreadable since it was summarised: it may name any of them)
+            return set(), [], set(), set()  # (unreadable since it was summarised: it may name any of them)
         split_paths.read(text, not decided(key))
         if not decided(key):
             reached = reflection_reach(index, key, text, registries)
             if reached is None:
-                return set(), [], set()
+                return set(), [], set(), set()
             # ``models.__dict__[args.arch]``: what that module holds may be built, nothing else.
             left = {(owner, name) for owner, name in left if not module_holds(index, reached, owner, name)}
         # ``globals()[name]``: the file builds from its own namespace, its classes and what
@@ -390,6 +401,9 @@ def unnamed_in_python(
             still, still_outside = named_words(blanked(text, quiet), rescued, defined, shadowed, modules)
             spelled, outside = (spelled - rescued) | still, (outside - rescued) | still_outside
         named = {(owner, name) for owner, name in left if name in (outside if owner == key else spelled)}
+        if not imports_name and tests(key):
+            tested.update(name for _owner, name in named)  # (built there for the tests only)
+            continue
         # A name the file imports from a project definition names that definition by its bare
         # mentions (the import line among them), and no other one of the name.
         elsewhere = _imported_definitions(index, key, {name for owner, name in named if owner != key}, project_packages)
@@ -406,7 +420,7 @@ def unnamed_in_python(
     if registries and left:
         registered = _subclasses_by_name(index, registries)
         left = {(owner, name) for owner, name in left if name not in registered}
-    return left, unread, passed_on
+    return left, unread, passed_on, tested & {name for _owner, name in left}
 
 
 def _subclasses_by_name(index: ProjectIndex, names: set[str]) -> set[str]:
