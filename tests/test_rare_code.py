@@ -1056,6 +1056,51 @@ def test_a_block_on_the_first_few_batches_runs_a_few_times_per_pass():
     assert found[(20, "SL201")][0] == "hot"
     assert found[(22, "SL201")][0] == "hot"
 
+LEAVING_THE_LOOP = """
+    import sys
+    import torch
+    def run_training(model, loader, opt, max_steps):
+        step = 0
+        for x in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            opt.step()
+            step += 1
+            if step >= max_steps:
+                save(loss.item())
+                return
+            if torch.isnan(loss).any():
+                print(loss.item())
+                sys.exit(1)
+            if step == max_steps - 1:
+                print(loss.max().item())
+                break
+            for k in range(3):
+                if k == step:
+                    print(loss.min().item())
+                    break
+            if step > 5:
+                if step % 2:
+                    continue
+                print(loss.std().item())
+                return
+"""
+
+
+def test_a_block_that_leaves_the_loop_over_batches_runs_once():
+    # openvla's run_training: `if metrics.global_step >= self.max_steps:
+    # self.save_checkpoint(..., loss.item()); return`, the final checkpoint. Likewise a block
+    # that ends the program or breaks out of the loop over batches; not one that breaks out
+    # of a loop inside the step, nor one that may `continue` the loop instead.
+    found = _found(LEAVING_THE_LOOP)
+    once = ("cold", "runs once (it leaves the loop over batches)")
+    assert found[(12, "SL201")] == once
+    assert found[(14, "SL202")][0] == "hot"  # (the test runs every step)
+    assert found[(15, "SL201")] == once
+    assert found[(18, "SL201")] == once
+    assert found[(22, "SL201")][0] == "hot"
+    assert found[(27, "SL201")][0] == "hot"
+
 INNER_LOOP_FIRST_PASS = """
     import torch
     class Decoder(torch.nn.Module):

@@ -190,6 +190,8 @@ _OPTIMIZER_BASE = re.compile(r"(^|\.)(\w*Optimizer|Optimizer)$")
 FIRST_BATCH_ONLY = "first batch only (once per pass over the data)"
 #: Why ``if batch_idx < 10:`` is cold.
 FIRST_BATCHES_ONLY = "first batches only (a few per pass over the data)"
+#: Why a block that leaves the loop over batches is cold (see :func:`_leaves_the_batch_loop`).
+LEAVES_THE_LOOP = "runs once (it leaves the loop over batches)"
 #: ``if step % log_every == 0:``-style guards: their bodies run periodically.
 _PERIODIC_NAME = re.compile(
     r"(^|_)(log|logging|print|display|plot|vis|visuali[sz]e|save|checkpoint|ckpt|interval|every|freq|"
@@ -1009,6 +1011,35 @@ def _is_first_batches_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], cou
     return left.id in counters or _PASS_BATCH_INDEX.match(left.id) is not None
 
 
+#: Calls that end the program: a block ending in one runs once.
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _leaves_the_batch_loop(body: list[ast.stmt], loops: list[tuple[ast.AST, bool]]) -> bool:
+    """The block ends by leaving the innermost enclosing loop over batches for good: a
+    ``return``, a call that ends the program (``sys.exit(0)``), or a ``break`` of that loop
+    itself (not of a loop inside the step), with no ``continue`` before it that could go on
+    looping. It runs once per run of the loop: openvla's ``if metrics.global_step >=
+    self.max_steps: self.save_checkpoint(..., loss.item()); return``, the final checkpoint."""
+    if not body or not any(over_batches for _loop, over_batches in loops):
+        return False
+    last = body[-1]
+    leaves = isinstance(last, ast.Return) or (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and (dotted(last.value.func) or "") in _EXITS
+    ) or (isinstance(last, ast.Break) and loops[-1][1])
+    if not leaves:
+        return False
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Continue):
+            return False
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
+    return True
+
+
 def _enumerates(node: ast.AST, enumerations: Collection[str] = ()) -> bool:
     """``enumerate(...)``, or a progress bar around one (``tqdm(enumerate(loader))``), or a
     local bound to either (``enumerations``): what it yields starts with a running index."""
@@ -1712,6 +1743,10 @@ class _CallWalker:
                 return
             if _is_first_batches_only(node.test, self.loops, counters):
                 self._quiet_block(node.body, FIRST_BATCHES_ONLY, depth)
+                self.statements(node.orelse, depth + 1)
+                return
+            if self.batch_loops and _leaves_the_batch_loop(node.body, self.loops):
+                self._quiet_block(node.body, LEAVES_THE_LOOP, depth)
                 self.statements(node.orelse, depth + 1)
                 return
             if (
