@@ -115,6 +115,40 @@ def test_a_name_rebound_to_a_host_tensor_is_passed_as_one():
     # loop whose earlier pass rebinds it.
     assert _codes(REBOUND_TO_HOST) == [("SL201", 11, 16), ("SL201", 15, 17)]
 
+
+SHADOWED_OR_REBOUND_BY_A_WALRUS = """
+    import torch
+    from torch import nn
+
+
+    class Sift(nn.Module):
+        def each(self, image):
+            return image.cpu().numpy()
+
+        def logged(self, image):
+            return image.cpu().numpy()
+
+        def tested(self, image):
+            return image.cpu().numpy()
+
+        def forward(self, data, extra):
+            img = data["image"].cpu()
+            out = [self.each(img) for img in extra]
+            print(img := extra[0])
+            self.logged(img)
+            mask = data["mask"].cpu()
+            if (mask := extra[1]) is not None:
+                self.tested(mask)
+            return out
+"""
+
+
+def test_a_host_name_shadowed_by_a_comprehension_or_rebound_by_a_walrus_is_not_passed_as_one():
+    # `img` holds a host tensor, but the comprehension's own `img` is each of `extra`, and a
+    # walrus (in an expression statement, or in an `if` test) rebinds the name to a device
+    # tensor: the helpers' `.cpu()` copy device tensors.
+    assert _at(SHADOWED_OR_REBOUND_BY_A_WALRUS, "SL201") == [(8, 16), (11, 16), (14, 16), (17, 15), (19, 15), (21, 16)]
+
 def test_packed_sequences_are_found_by_annotation_isinstance_packer_and_copies():
     tree = ast.parse(textwrap.dedent('''
         def f(a: PackedSequence, b, c, x):

@@ -92,6 +92,7 @@ from synclint.project.rare_blocks import (
     true_only_on_non_finite,
 )
 from synclint.project.scopes import (
+    COMPREHENSIONS,
     TRY_STATEMENTS,
     all_nodes,
     child_nodes,
@@ -853,6 +854,13 @@ _BRANCHING_STATEMENTS = (ast.If, ast.For, ast.AsyncFor, ast.While, *TRY_STATEMEN
 def _bound_in(node: ast.stmt) -> frozenset[str]:
     """The names ``node`` binds in its own scope (nested functions' bodies left out)."""
     return frozenset(name for current in own_nodes([node]) for name in names_bound_by(current))
+
+
+def _walrus_targets(node: ast.stmt) -> set[str]:
+    """The names a walrus in ``node`` binds (``print(img := extra[0])``, ``if (m := f()) is
+    not None:``), in its blocks too: they may rebind a name anywhere in the statement."""
+    return {current.target.id for current in own_nodes([node])
+            if isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name)}
 
 
 def _calls_a_step(body: list[ast.stmt]) -> bool:
@@ -1654,6 +1662,10 @@ class _CallWalker:
         unknown, and what a loop binds already at its first pass (an earlier pass may have
         rebound it)."""
         earlier, self._earlier = self._earlier, []  # (blocks nested in ``node`` set their own)
+        if self.host_now:
+            # A walrus rebinds its name where it stands, before the blocks and the calls
+            # after it in the statement: whatever it held, it is unknown from the start.
+            self.host_now.difference_update(_walrus_targets(node))
         if isinstance(node, ast.If):
             # Either block runs: a name each leaves on the host (or does not rebind) is there
             # after it (``if "image_size" in data: img = img[:, :h, :w]``).
@@ -1964,6 +1976,17 @@ class _CallWalker:
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.Lambda,)):
+                continue
+            if isinstance(node, COMPREHENSIONS) and self.host_now:
+                # A comprehension's own names shadow the enclosing ones: ``[f(img) for img
+                # in extra]`` passes each of ``extra``, whatever ``img`` holds outside.
+                bound = {name for generator in node.generators for leaf in walk_nodes(generator.target)
+                         for name in names_bound_by(leaf)}
+                saved, self.host_now = self.host_now, self.host_now - bound
+                try:
+                    self._expressions(child_nodes(node))
+                finally:
+                    self.host_now = saved
                 continue
             if isinstance(node, ast.Call):
                 self._call(node)
