@@ -2419,6 +2419,48 @@ def test_a_schedule_that_steps_an_optimizer_stepped_on_every_step_again_is_perio
     found = _found(LAZY_REGULARISATION)[(line, "SL201")]
     assert (found == ("cold", "periodic (logging every N steps)")) is periodic
 
+
+def test_a_schedule_that_steps_an_optimizer_only_cleared_on_every_step_is_the_training_step():
+    # `opt.zero_grad()` on every step clears gradients, it steps nothing: the block that
+    # steps `opt` behind `i % args.update_every == 0` is the only step, the training step.
+    source = """
+        import torch
+        def train(model, loader, opt, args):
+            for i, x in enumerate(loader):
+                opt.zero_grad()
+                model(x.cuda()).mean().backward()
+                update = i % args.update_every == 0
+                if update:
+                    opt.step()
+                    print(model.loss.item())
+        """
+    assert _found(source)[(10, "SL201")][0] == "hot"
+
+
+def test_a_schedule_that_steps_another_optimizer_through_the_scaler_is_the_training_step():
+    # `scaler.step(d_optim)` on every step steps `d_optim`, not `g_optim`: the block behind
+    # `i % args.g_every == 0` that runs `scaler.step(g_optim)` is the generator's step.
+    source = """
+        import torch
+        def train(G, D, loader, g_optim, d_optim, scaler, args):
+            for i, x in enumerate(loader):
+                scaler.scale(D(x.cuda()).mean()).backward()
+                scaler.step(d_optim)
+                scaler.update()
+                if i % args.g_every == 0:
+                    scaler.scale(G(x.cuda()).mean()).backward()
+                    scaler.step(g_optim)
+                    scaler.update()
+                    print(G.loss.item())
+                if i % args.d_reg_every == 0:
+                    scaler.scale(D(x.cuda()).pow(2).mean()).backward()
+                    scaler.step(d_optim)
+                    print(D.r1.item())
+        """
+    found = _found(source)
+    assert found[(12, "SL201")][0] == "hot"
+    assert found[(16, "SL201")] == ("cold", "periodic (logging every N steps)")
+
 FIRST_BATCH_ONLY = """
     import torch
 

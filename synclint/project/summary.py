@@ -823,14 +823,24 @@ def _steps_the_optimizer(body: list[ast.stmt]) -> bool:
 
 def _optimizers_stepped(statements: Iterable[ast.stmt]) -> set[str]:
     """The receivers of the optimizer steps among ``statements`` that are calls on their own
-    (``g_optim.step()``, ``self.optimizer_d.step()``, ``opt.zero_grad()``): what a block of
-    straight-line code steps whenever it runs."""
+    (``g_optim.step()``, ``self.optimizer_d.step()``; not ``opt.zero_grad()``, which clears
+    gradients and steps nothing): what a block of straight-line code steps whenever it runs."""
     return {
-        (dotted(node.value.func) or "").rpartition(".")[0]
+        _stepped(node.value)
         for node in statements
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-        and steps_an_optimizer(dotted(node.value.func) or "")
+        and steps_an_optimizer(dotted(node.value.func) or "") and (dotted(node.value.func) or "").endswith(".step")
     }
+
+
+def _stepped(call: ast.Call) -> str:
+    """What an optimizer step steps: its receiver (``g_optim`` of ``g_optim.step()``), or
+    the optimizer a gradient scaler steps (``d_optim`` of ``scaler.step(d_optim)``: one
+    scaler steps several optimizers)."""
+    receiver = (dotted(call.func) or "").rpartition(".")[0]
+    if "scaler" in receiver.rsplit(".", 1)[-1].lower() and call.args:
+        return dotted(call.args[0]) or f"{receiver}(?)"
+    return receiver
 
 
 def _steps_again(body: list[ast.stmt], earlier: list[ast.stmt]) -> bool:
@@ -840,7 +850,7 @@ def _steps_again(body: list[ast.stmt], earlier: list[ast.stmt]) -> bool:
     g_optim.step()``) is an extra step on a schedule, not the gradient accumulation boundary
     (which steps the optimizer only behind its guard)."""
     inside = {
-        (dotted(node.func) or "").rpartition(".")[0]
+        _stepped(node)
         for statement in body for node in ast.walk(statement)
         if isinstance(node, ast.Call) and steps_an_optimizer(dotted(node.func) or "")
     }
