@@ -1101,6 +1101,26 @@ def test_a_block_that_leaves_the_loop_over_batches_runs_once():
     assert found[(22, "SL201")][0] == "hot"
     assert found[(27, "SL201")][0] == "hot"
 
+
+def test_a_block_that_runs_a_loop_of_steps_before_it_leaves_the_loop_is_not_once():
+    # Pre-training, then `if step >= args.pretrain_steps:` fine-tunes over another loader
+    # and returns: the block runs once, but each pass of its loop is a training step.
+    source = """
+        import torch
+        def train(model, loader, finetune_loader, opt, args):
+            for step, x in enumerate(loader):
+                model(x.cuda()).sum().backward()
+                opt.step()
+                if step >= args.pretrain_steps:
+                    for y in finetune_loader:
+                        ft = model(y.cuda()).sum()
+                        ft.backward()
+                        opt.step()
+                        print(ft.item())
+                    return
+        """
+    assert _found(source)[(12, "SL201")][0] == "hot"
+
 INNER_LOOP_FIRST_PASS = """
     import torch
     class Decoder(torch.nn.Module):

@@ -1767,7 +1767,8 @@ class _CallWalker:
                 self._quiet_block(node.body, FIRST_BATCHES_ONLY, depth)
                 self.statements(node.orelse, depth + 1)
                 return
-            if self.batch_loops and _leaves_the_batch_loop(node.body, self.loops):
+            if self.batch_loops and _leaves_the_batch_loop(node.body, self.loops) \
+                    and not self._holds_a_step_loop(node.body):  # (a phase of training that then returns: each pass a step)
                 self._quiet_block(node.body, LEAVES_THE_LOOP, depth)
                 self.statements(node.orelse, depth + 1)
                 return
