@@ -1121,6 +1121,25 @@ def test_a_block_that_runs_a_loop_of_steps_before_it_leaves_the_loop_is_not_once
         """
     assert _found(source)[(12, "SL201")][0] == "hot"
 
+
+def test_a_continue_in_the_else_of_an_inner_loop_goes_on_with_the_loop_over_batches():
+    # `for ... else: continue` continues the enclosing loop: the block may not leave it.
+    source = """
+        import torch
+        def run(model, loader, done):
+            for x in loader:
+                loss = model(x.cuda()).sum()
+                if done(loss):
+                    for k in range(3):
+                        if k == 2:
+                            break
+                    else:
+                        continue
+                    print(loss.item())
+                    return
+        """
+    assert _found(source)[(12, "SL201")][0] == "hot"
+
 INNER_LOOP_FIRST_PASS = """
     import torch
     class Decoder(torch.nn.Module):

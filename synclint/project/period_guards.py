@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from synclint.project.scopes import dotted_name, walk_nodes
+from synclint.project.scopes import dotted_name, sides_of_less, walk_nodes
 
 
 def past_the_first(test: ast.AST) -> ast.AST | None:
@@ -97,13 +97,10 @@ def _before_the_next_period(clause: ast.AST, moved: dict[str, list[ast.expr]], c
     moves ``bound`` on to the counter (``bound = counter``, ``bound = counter + interval``).
     Not ``bound += interval``: by less than the counter moves in a pass, the rest would
     run on every pass once it has run."""
-    if not (isinstance(clause, ast.Compare) and len(clause.ops) == 1):
+    sides = sides_of_less(clause)
+    if sides is None:
         return False
-    op, small, big = clause.ops[0], clause.left, clause.comparators[0]
-    if isinstance(op, (ast.Gt, ast.GtE)):
-        small, big = big, small
-    elif not isinstance(op, (ast.Lt, ast.LtE)):
-        return False
+    small, big = sides
     if isinstance(small, ast.BinOp) and isinstance(small.op, ast.Sub):  # counter - bound < K
         counter, bounds = dotted_name(small.left), [small.right]
     else:

@@ -163,19 +163,35 @@ def runs_at_most_once(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     """The loop's body ends with an unconditional ``break`` that no ``continue`` can skip:
     it runs once at most, the first pass (vits' ``evaluate`` takes the first batch of its
     loader and breaks; the synthesis after the loop runs once per call)."""
-    if not loop.body or not isinstance(loop.body[-1], ast.Break):
-        return False
-    pending = list(loop.body)
+    return bool(loop.body) and isinstance(loop.body[-1], ast.Break) and not continues_its_loop(loop.body)
+
+
+def continues_its_loop(body: list[ast.stmt]) -> bool:
+    """A ``continue`` among ``body``'s statements goes on to the enclosing loop's next pass:
+    one outside the loops ``body`` holds (their ``else`` clauses are outside them) and
+    outside nested scopes."""
+    pending: list[ast.AST] = list(body)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Continue):
-            return False
+            return True
         if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
                                  ast.ClassDef, ast.Lambda)):
             pending.extend(ast.iter_child_nodes(node))
         else:
             pending.extend(node.orelse if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else [])
-    return True
+    return False
+
+
+def sides_of_less(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """The smaller and the bigger side of a comparison by one ``<``, ``<=``, ``>`` or ``>=``
+    (``(a, b)`` for ``a < b`` and for ``b > a``), or None for any other node."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    if isinstance(op, (ast.Gt, ast.GtE)):
+        return right, left
+    return (left, right) if isinstance(op, (ast.Lt, ast.LtE)) else None
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -96,6 +96,7 @@ from synclint.project.scopes import (
     TRY_STATEMENTS,
     all_nodes,
     child_nodes,
+    continues_its_loop,
     field_values,
     function_nodes,
     names_bound_by,
@@ -103,6 +104,7 @@ from synclint.project.scopes import (
     own_nodes,
     parameter_defaults,
     runs_at_most_once,
+    sides_of_less,
     walk_nodes,
 )
 from synclint.project.period_guards import continues_until_a_period, past_the_first
@@ -1013,13 +1015,10 @@ def _is_first_batches_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], cou
     no other enclosing loop binds, below a constant of at most :data:`_FEW_BATCHES`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_is_first_batches_only(value, loops, counters) for value in test.values)
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+    sides = sides_of_less(test)
+    if sides is None:
         return False
-    op, left, right = test.ops[0], test.left, test.comparators[0]
-    if isinstance(op, (ast.Gt, ast.GtE)):
-        left, right = right, left
-    elif not isinstance(op, (ast.Lt, ast.LtE)):
-        return False
+    left, right = sides
     if not (isinstance(right, ast.Constant) and type(right.value) is int and 0 < right.value <= _FEW_BATCHES):
         return False
     if not isinstance(left, ast.Name):
@@ -1045,17 +1044,7 @@ def _leaves_the_batch_loop(body: list[ast.stmt], loops: list[tuple[ast.AST, bool
     leaves = isinstance(last, ast.Return) or (
         isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and (dotted(last.value.func) or "") in _EXITS
     ) or (isinstance(last, ast.Break) and loops[-1][1])
-    if not leaves:
-        return False
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Continue):
-            return False
-        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
-                                 ast.ClassDef, ast.Lambda)):
-            pending.extend(ast.iter_child_nodes(node))
-    return True
+    return leaves and not continues_its_loop(body)
 
 
 def _enumerates(node: ast.AST, enumerations: Collection[str] = ()) -> bool:
