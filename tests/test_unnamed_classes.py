@@ -89,6 +89,19 @@ def test_a_class_only_the_tests_name_runs_only_in_them(tmp_path: Path, installab
     found = [row for row in _findings(tmp_path, files, installable=installable) if row[0] == "losses.py"]
     assert found == [("losses.py", 6, 16, "SL101", *expected)]
 
+
+@pytest.mark.parametrize(("where", "text", "extra"), [
+    ("test_online.py", "from losses import RankLoss\n\n\ndef main():\n    RankLoss()(None)\n", ""),
+    ("test_asr.py", "from losses import RankLoss\n\n\ndef test_rank():\n    RankLoss()(None)\n",
+     "\n\ndef solve():\n    from test_asr import test_rank\n"),
+])
+def test_a_file_named_like_a_test_that_the_program_runs_names_its_classes(tmp_path: Path, where, text, extra):
+    # Trajectron++'s `test_online.py` is the online inference script its README runs (no
+    # test in it); End-to-end-ASR's `bin/test_asr.py` is the solver `main.py --test` imports.
+    found = [row for row in _findings(tmp_path, _program(extra, **{where: text}), installable=False)
+             if row[0] == "losses.py"]
+    assert found == [("losses.py", 6, 16, "SL101", "hot", HOT)]
+
 def test_a_class_named_in_another_python_file_stays_a_root(tmp_path: Path):
     extra = "\n\ndef criterion():\n    from losses import RankLoss\n    return RankLoss()\n"
     assert _findings(tmp_path, _program(extra)) == [("losses.py", 6, 16, "SL101", "hot", HOT)]

@@ -34,6 +34,8 @@ HOST_ONLY_PROJECT = ("a project that never names a device (no `cuda`, `gpu`, `de
 #: Why a whole file is cold as test code, by its name or by its folder (see
 #: :func:`synclint.project.hotness.file_context`).
 TEST_CONTEXTS = frozenset({"test code", "test or benchmark code"})
+#: Why a file in a test or benchmark folder (``tests/``) is cold.
+TEST_OR_BENCHMARK_CODE = "test or benchmark code"
 #: The ``__main__`` block of a module other files import (see :mod:`synclint.project.self_tests`).
 SELF_TEST = "a self-test or demo (the `__main__` block of a module that other files of the project import)"
 #: A function that only such blocks call, and no file hands on as a value.

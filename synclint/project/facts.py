@@ -19,7 +19,13 @@ from functools import cached_property
 from synclint.project.argument_syncs import CallSiteSync, call_site_syncs
 from synclint.project.async_copies import notebook_code, text_copies_asynchronously
 from synclint.project.called_once import functions_called_once, runs_once
-from synclint.project.cold_reasons import HOST_ONLY_PROJECT, TEST_CONTEXTS, is_never_named, is_self_test
+from synclint.project.cold_reasons import (
+    HOST_ONLY_PROJECT,
+    TEST_CONTEXTS,
+    TEST_OR_BENCHMARK_CODE,
+    is_never_named,
+    is_self_test,
+)
 from synclint.project.hotness import (
     COLD,
     CONSTRUCTION_PASS,
@@ -214,7 +220,7 @@ def facts_for_project(index: ProjectIndex, whole_project: bool = True, split: bo
         closed = _with_self_tests(index, closed, importers)
         unimported = unimported_modules(index, lambda key: file_context(index, key))
         decided = _decided_by(index, unimported)
-        unnamed = unnamed_classes(index, decided, closed, lambda key: file_context(index, key) in TEST_CONTEXTS)
+        unnamed = unnamed_classes(index, decided, closed, _tests_only(index, importers))
         unnamed.update(unnamed_methods(index, decided, set(unnamed)))
         unnamed.update(replaced_methods(index, decided, unnamed))
     contexts, skipped, passes = contexts_and_skipped_blocks(index, unnamed, closed, unimported, split)
@@ -271,6 +277,32 @@ def _with_self_tests(index: ProjectIndex, closed: dict[FunctionId, SkippedBlocks
     for fid, blocks in found.items():
         merged[fid] = (*merged.get(fid, ()), *blocks)
     return merged
+
+
+def _tests_only(index: ProjectIndex, importers: dict[str, set[str]]) -> Callable[[str], bool]:
+    """Whether a file is a test and nothing else: test code by its path (see
+    :func:`~synclint.project.hotness.file_context`) that no other file of the program imports
+    (End-to-end-ASR's ``bin/test_asr.py`` is the solver ``main.py --test`` imports), and
+    that is a test by its code too when only its name says so: a test function or a
+    ``TestCase`` (Trajectron++'s ``test_online.py`` is the online inference script its README
+    runs). What such a file alone names, the program never builds."""
+    names_of: dict[str, list[str]] = {}
+    for name, key in index.modules.items():
+        names_of.setdefault(key, []).append(name)
+
+    def tests(key: str) -> bool:
+        why = file_context(index, key)
+        if why not in TEST_CONTEXTS:
+            return False
+        if any(file_context(index, importer) not in TEST_CONTEXTS
+               for name in names_of.get(key, ()) for importer in importers.get(name, ())):
+            return False
+        summary = index.entries[key].summary
+        return why == TEST_OR_BENCHMARK_CODE or any(
+            qualname.rsplit(".", 1)[-1].startswith("test") for qualname in summary.functions
+        ) or any(base.rsplit(".", 1)[-1] == "TestCase" for klass in summary.classes.values() for base in klass.bases)
+
+    return tests
 
 
 def _decided_by(index: ProjectIndex, unimported: dict[str, str]) -> Callable[[str], bool]:

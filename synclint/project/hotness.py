@@ -34,6 +34,7 @@ from synclint.project.cold_reasons import (  # re-exported: the reasons hotness 
     SELF_TEST,
     SELF_TEST_HELPER,
     TEMPLATE_CODE,
+    TEST_OR_BENCHMARK_CODE,
     TYPE_STUB,
     UNREACHED,
     is_never_named,
@@ -172,7 +173,7 @@ def path_context(parts: tuple[str, ...]) -> str | None:
         return TEMPLATE_CODE  # ``{{cookiecutter.directory_name}}/run_{{cookiecutter.name}}.py``
     for part in parts[:-1]:
         if part in _TEST_DIRS:
-            return "test or benchmark code"
+            return TEST_OR_BENCHMARK_CODE
         if part in _EXPORT_DIRS:
             return "export code"
         if part in _DOC_DIRS:
