@@ -597,10 +597,6 @@ def passes_at_construction(index: ProjectIndex, contexts: dict[FunctionId, Conte
             and not _may_run_a_model(index, fid)}
 
 
-#: Builtins a loop may call without running a model (``max``, ``len``, ``list``...).
-_BUILTINS = frozenset(dir(builtins))
-
-
 def _may_run_a_model(index: ProjectIndex, fid: FunctionId) -> bool:
     """Whether a loop over batches of ``fid`` calls something that may be a model: a name
     other than a builtin's, or an attribute of ``self``, that is no project function
@@ -622,8 +618,8 @@ def _may_run_a_model(index: ProjectIndex, fid: FunctionId) -> bool:
             target = call.target
             if "." in target and not target.startswith("self."):
                 continue  # (``torch.unique``, ``labels.bincount``: a library's or a value's method)
-            if target in _BUILTINS:
-                continue
+            if hasattr(builtins, target):
+                continue  # (``max``, ``len``, ``list``...: no model)
             callee = index.resolve_call(current[0], summary, target)
             callee_summary = index.function(callee) if callee is not None else None
             if callee_summary is None or callee_summary.name in ("forward", "__call__"):

@@ -35,7 +35,15 @@ import re
 from collections.abc import Collection, Container
 from typing import NamedTuple
 
-from synclint.project.scopes import NESTED_SCOPES, child_nodes, function_nodes, names_bound_by, own_nodes, walk_nodes
+from synclint.project.scopes import (
+    NESTED_SCOPES,
+    child_nodes,
+    function_nodes,
+    names_bound_by,
+    names_bound_in,
+    own_nodes,
+    walk_nodes,
+)
 
 #: Calls that say the code runs under TorchScript, a tracer or an ONNX export, not in an
 #: eager step (``torch.jit.is_scripting()``, ``torch.jit.is_tracing()``,
@@ -647,7 +655,7 @@ def _bound_in_loop(loop: ast.AST, parts: list[ast.AST], exempt: Collection[int],
     nodes) but the ``exempt`` ones (by identity), ``global``/``nonlocal`` names, and the
     ``rearmed`` names a nested function may set again."""
     target = loop.target if isinstance(loop, (ast.For, ast.AsyncFor)) else None
-    bound = {name for part in walk_nodes(target) for name in names_bound_by(part)} if target is not None else set()
+    bound = names_bound_in(target) if target is not None else set()
     bound.update(rearmed)
     for part in parts:
         if isinstance(part, (ast.Global, ast.Nonlocal)):

@@ -119,6 +119,12 @@ def names_bound_by(node: ast.AST) -> Iterator[str]:
         yield node.rest
 
 
+def names_bound_in(target: ast.AST) -> set[str]:
+    """The names an assignment target binds, nested ones too (``a, (b, *c)``; not ``self``
+    of ``self.x``, nor ``i`` of ``x[i]``, which it only reads)."""
+    return {name for part in walk_nodes(target) for name in names_bound_by(part)}
+
+
 def parameter_defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
     """Each parameter that has a default, with its default's expression (positional ones
     take the last defaults, in order; keyword-only ones their own)."""

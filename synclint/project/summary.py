@@ -100,6 +100,7 @@ from synclint.project.scopes import (
     field_values,
     function_nodes,
     names_bound_by,
+    names_bound_in,
     nested_scopes,
     own_nodes,
     parameter_defaults,
@@ -966,13 +967,15 @@ def _off_a_logging_period(test: ast.AST, counters: Collection[str]) -> bool:
     return False
 
 
+#: The name of a batch's index within a pass over the data (``batch_idx``, Lightning's
+#: ``batch_nb``, ``batch_i``).
+_PASS_BATCH_INDEX_NAME = r"batch_?(idx|nb|i|id|num|index|no|n|number)"
+
 #: The index of the batch within a pass over the data, or of the step: ``batch_idx``,
 #: ``batch_nb`` (Lightning's hooks), ``self.global_step``, ``iteration``. Not ``i`` (as often
 #: a layer's index, ``if i == 0:`` in a forward that runs every step) nor ``epoch`` (the
 #: first epoch is many steps).
-_BATCH_INDEX = re.compile(
-    r"^(batch_?(idx|nb|i|id|num|index|no|n|number)|(global_)?step|iteration|iter|itr|n_iter|iter_num)$", re.I
-)
+_BATCH_INDEX = re.compile(rf"^({_PASS_BATCH_INDEX_NAME}|(global_)?step|iteration|iter|itr|n_iter|iter_num)$", re.I)
 
 
 def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], counters: Collection[str] = ()) -> bool:
@@ -1002,7 +1005,7 @@ def _is_first_batch_only(test: ast.AST, loops: list[tuple[ast.AST, bool]], count
 
 #: A per-pass batch index by its name (not ``step`` or ``iteration``, which count the whole
 #: run: ``if step < 2000:`` is a warm-up, every step of it).
-_PASS_BATCH_INDEX = re.compile(r"^batch_?(idx|nb|i|id|num|index|no|n|number)$", re.I)
+_PASS_BATCH_INDEX = re.compile(rf"^{_PASS_BATCH_INDEX_NAME}$", re.I)
 #: The most batches of a pass a guard of :func:`_is_first_batches_only` may let through.
 _FEW_BATCHES = 100
 
@@ -1793,9 +1796,9 @@ class _CallWalker:
             self._expressions([part for item in node.items for part in (item.context_expr, item.optional_vars)])
             # A ``with`` body runs straight through, like the statements around it: a loop
             # over batches inside ``with autocast():`` ends the step as one outside would.
-            self.host_now.difference_update(
-                name for item in node.items if item.optional_vars is not None
-                for leaf in walk_nodes(item.optional_vars) for name in names_bound_by(leaf))
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self.host_now.difference_update(names_bound_in(item.optional_vars))
             self._block(node.body, depth)
             return
         if isinstance(node, ast.Raise):
@@ -1980,8 +1983,7 @@ class _CallWalker:
             if isinstance(node, COMPREHENSIONS) and self.host_now:
                 # A comprehension's own names shadow the enclosing ones: ``[f(img) for img
                 # in extra]`` passes each of ``extra``, whatever ``img`` holds outside.
-                bound = {name for generator in node.generators for leaf in walk_nodes(generator.target)
-                         for name in names_bound_by(leaf)}
+                bound = {name for generator in node.generators for name in names_bound_in(generator.target)}
                 saved, self.host_now = self.host_now, self.host_now - bound
                 try:
                     self._expressions(child_nodes(node))
